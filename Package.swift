@@ -1,0 +1,41 @@
+// swift-tools-version: 6.0
+import PackageDescription
+
+let package = Package(
+    name: "Larder",
+    products: [
+        .executable(name: "larder", targets: ["larder"]),
+        .library(name: "LarderClient", targets: ["LarderClient"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+    ],
+    targets: [
+        // The system zlib, found through pkg-config (Debian: zlib1g-dev).
+        .systemLibrary(
+            name: "CZlib",
+            pkgConfig: "zlib",
+            providers: [.apt(["zlib1g-dev"])]
+        ),
+        // Keys, value files, gzip and the barrier-queue disk store. No HTTP here.
+        // A tiny leveled line logger shared by the libraries.
+        .target(name: "LarderLog"),
+        .target(name: "LarderStore", dependencies: ["CZlib", "LarderLog"]),
+        // Sockets, the incremental parser, connections and responses. No storage here.
+        .target(name: "LarderHTTP", dependencies: ["LarderLog"]),
+        // Routes that wire HTTP requests to the store.
+        .target(name: "LarderApp", dependencies: ["LarderStore", "LarderHTTP"]),
+        // A small blocking HTTP client for Larder, used by the tests too.
+        .target(name: "LarderClient"),
+        .executableTarget(
+            name: "larder",
+            dependencies: [
+                "LarderApp",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .testTarget(name: "LarderStoreTests", dependencies: ["LarderStore", "CZlib"]),
+        .testTarget(name: "LarderHTTPTests", dependencies: ["LarderHTTP", "LarderClient"]),
+        .testTarget(name: "LarderAppTests", dependencies: ["LarderApp", "LarderStore", "LarderClient", "CZlib"]),
+    ]
+)

@@ -1,0 +1,107 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Severity of a log line, lowest first. `info` is where request lines go.
+public enum LogLevel: Int, Comparable, Sendable, CaseIterable {
+    case trace, debug, info, notice, warning, error, critical
+
+    public init?(name: String) {
+        switch name.lowercased() {
+        case "trace": self = .trace
+        case "debug": self = .debug
+        case "info": self = .info
+        case "notice": self = .notice
+        case "warning", "warn": self = .warning
+        case "error": self = .error
+        case "critical": self = .critical
+        default: return nil
+        }
+    }
+
+    public var name: String {
+        switch self {
+        case .trace: "trace"
+        case .debug: "debug"
+        case .info: "info"
+        case .notice: "notice"
+        case .warning: "warning"
+        case .error: "error"
+        case .critical: "critical"
+        }
+    }
+
+    public static func < (lhs: LogLevel, rhs: LogLevel) -> Bool { lhs.rawValue < rhs.rawValue }
+}
+
+/// A small line logger. Each line goes out in one `write(2)` so lines from
+/// different threads never interleave; the level check is a plain comparison
+/// so a disabled level costs nothing on the request path.
+public struct Logger: Sendable {
+    public let level: LogLevel
+    public let label: String
+    private let fd: Int32
+
+    public init(label: String, level: LogLevel, fd: Int32 = 2) {
+        self.label = label
+        self.level = level
+        self.fd = fd
+    }
+
+    /// A logger that prints nothing (tests that do not want noise).
+    public static func silent(label: String = "larder") -> Logger {
+        Logger(label: label, level: .critical, fd: -1)
+    }
+
+    @inline(__always)
+    public func enabled(_ l: LogLevel) -> Bool { fd >= 0 && l >= level }
+
+    public func log(_ l: LogLevel, _ message: @autoclosure () -> String) {
+        guard enabled(l) else { return }
+        var line = Logger.timestamp()
+        line += " "
+        line += l.name
+        line += " "
+        line += label
+        line += ": "
+        line += message()
+        line += "\n"
+        var bytes = Array(line.utf8)
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes.withUnsafeMutableBytes { raw in
+                Glibc.write(fd, raw.baseAddress! + offset, raw.count - offset)
+            }
+            if n < 0 {
+                if errno == EINTR { continue }
+                return
+            }
+            offset += n
+        }
+        bytes.removeAll()
+    }
+
+    public func trace(_ m: @autoclosure () -> String) { log(.trace, m()) }
+    public func debug(_ m: @autoclosure () -> String) { log(.debug, m()) }
+    public func info(_ m: @autoclosure () -> String) { log(.info, m()) }
+    public func notice(_ m: @autoclosure () -> String) { log(.notice, m()) }
+    public func warning(_ m: @autoclosure () -> String) { log(.warning, m()) }
+    public func error(_ m: @autoclosure () -> String) { log(.error, m()) }
+
+    /// ISO 8601 UTC with milliseconds, e.g. 2026-11-22T10:00:00.123Z.
+    static func timestamp() -> String {
+        var ts = timespec()
+        clock_gettime(CLOCK_REALTIME, &ts)
+        var t = ts.tv_sec
+        var tmv = tm()
+        gmtime_r(&t, &tmv)
+        let ms = Int(ts.tv_nsec / 1_000_000)
+        func pad(_ v: Int32, _ w: Int) -> String {
+            let s = String(v)
+            return String(repeating: "0", count: max(0, w - s.count)) + s
+        }
+        return "\(pad(tmv.tm_year + 1900, 4))-\(pad(tmv.tm_mon + 1, 2))-\(pad(tmv.tm_mday, 2))T"
+            + "\(pad(tmv.tm_hour, 2)):\(pad(tmv.tm_min, 2)):\(pad(tmv.tm_sec, 2)).\(pad(Int32(ms), 3))Z"
+    }
+}

@@ -1,0 +1,142 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Thin wrappers over the system calls the store uses, turning `-1` into a
+/// `StoreError` that names the call, the path and errno.
+enum POSIX {
+    static func open(_ path: String, _ flags: Int32, _ mode: mode_t = 0o644) throws -> Int32 {
+        while true {
+            let fd = Glibc.open(path, flags | O_CLOEXEC, mode)
+            if fd >= 0 { return fd }
+            if errno == EINTR { continue }
+            throw StoreError.posix("open", path)
+        }
+    }
+
+    /// Writes every byte or throws.
+    static func writeAll(_ fd: Int32, _ buffer: UnsafeRawBufferPointer, path: String) throws {
+        var offset = 0
+        while offset < buffer.count {
+            let n = Glibc.write(fd, buffer.baseAddress! + offset, buffer.count - offset)
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw StoreError.posix("write", path)
+            }
+            offset += n
+        }
+    }
+
+    static func pwriteAll(_ fd: Int32, _ buffer: UnsafeRawBufferPointer, at position: Int, path: String) throws {
+        var offset = 0
+        while offset < buffer.count {
+            let n = Glibc.pwrite(fd, buffer.baseAddress! + offset, buffer.count - offset, off_t(position + offset))
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw StoreError.posix("pwrite", path)
+            }
+            offset += n
+        }
+    }
+
+    /// Reads up to `buffer.count` bytes at `position`; fewer only at end of file.
+    static func pread(_ fd: Int32, _ buffer: UnsafeMutableRawBufferPointer, at position: Int, path: String) throws -> Int {
+        var total = 0
+        while total < buffer.count {
+            let n = Glibc.pread(fd, buffer.baseAddress! + total, buffer.count - total, off_t(position + total))
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw StoreError.posix("read", path)
+            }
+            if n == 0 { break }
+            total += n
+        }
+        return total
+    }
+
+    static func fsync(_ fd: Int32, path: String) throws {
+        if Glibc.fsync(fd) != 0 { throw StoreError.posix("fsync", path) }
+    }
+
+    /// fsync a directory so a rename or create inside it survives power loss.
+    static func fsyncDirectory(_ path: String) throws {
+        let fd = try open(path, O_RDONLY | O_DIRECTORY)
+        defer { Glibc.close(fd) }
+        try fsync(fd, path: path)
+    }
+
+    static func fileSize(_ fd: Int32, path: String) throws -> Int {
+        var st = stat()
+        if fstat(fd, &st) != 0 { throw StoreError.posix("fstat", path) }
+        return Int(st.st_size)
+    }
+
+    /// lstat; nil when the path does not exist.
+    static func lstatIfExists(_ path: String) throws -> stat? {
+        var st = stat()
+        if Glibc.lstat(path, &st) == 0 { return st }
+        if errno == ENOENT || errno == ENOTDIR { return nil }
+        throw StoreError.posix("lstat", path)
+    }
+
+    static func isDirectory(_ st: stat) -> Bool { (st.st_mode & S_IFMT) == S_IFDIR }
+    static func isRegularFile(_ st: stat) -> Bool { (st.st_mode & S_IFMT) == S_IFREG }
+
+    /// Names in a directory, without `.` and `..`. nil when it does not exist.
+    static func directoryEntries(_ path: String) throws -> [(name: [UInt8], isDirectory: Bool)]? {
+        guard let dir = opendir(path) else {
+            if errno == ENOENT || errno == ENOTDIR { return nil }
+            throw StoreError.posix("opendir", path)
+        }
+        defer { closedir(dir) }
+        var result: [(name: [UInt8], isDirectory: Bool)] = []
+        while let entry = readdir(dir) {
+            let name: [UInt8] = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                let len = strnlen(raw.baseAddress!.assumingMemoryBound(to: CChar.self), raw.count)
+                return Array(raw[0..<len])
+            }
+            if name == [0x2E] || name == [0x2E, 0x2E] { continue }
+            var isDir = entry.pointee.d_type == UInt8(DT_DIR)
+            if entry.pointee.d_type == UInt8(DT_UNKNOWN) {
+                let full = path + "/" + String(decoding: name, as: UTF8.self)
+                if let st = try? lstatIfExists(full) { isDir = isDirectory(st) }
+            }
+            result.append((name, isDir))
+        }
+        return result
+    }
+
+    /// Creates every missing directory of `path` below `base` (which exists).
+    /// Returns true when it created any, so the caller can fsync parents.
+    @discardableResult
+    static func makeDirectories(base: String, relative components: [String], fsyncParents: Bool) throws -> Bool {
+        var current = base
+        var created = false
+        for component in components {
+            let parent = current
+            current += "/" + component
+            if mkdir(current, 0o755) == 0 {
+                created = true
+                if fsyncParents { try fsyncDirectory(parent) }
+            } else if errno != EEXIST {
+                throw StoreError.posix("mkdir", current)
+            }
+        }
+        return created
+    }
+
+    /// Deletes a file tree without following links. Errors on single entries
+    /// are skipped: this runs on trash the store has already let go of.
+    static func removeTree(_ path: String) {
+        if let entries = try? directoryEntries(path) {
+            for entry in entries {
+                let child = path + "/" + String(decoding: entry.name, as: UTF8.self)
+                if entry.isDirectory { removeTree(child) } else { unlink(child) }
+            }
+            rmdir(path)
+        } else {
+            unlink(path)
+        }
+    }
+}

@@ -1,0 +1,128 @@
+/// A validated key: one or more `/`-separated segments of UTF-8.
+///
+/// Rules (API.md, Keys): no empty, `.` or `..` segment, no control bytes, no
+/// backslash, segments of at most 255 bytes, keys of at most 1024 bytes,
+/// valid UTF-8. Validation runs on the percent-decoded bytes, so `%2e%2e`
+/// is caught like `..`.
+public struct StoreKey: Hashable, Sendable, CustomStringConvertible {
+    public static let maxKeyBytes = 1024
+    public static let maxSegmentBytes = 255
+
+    /// The key as text, segments joined by `/`.
+    public let string: String
+    public let segments: [String]
+
+    public var description: String { string }
+
+    /// Validates an already percent-decoded key.
+    public init(_ string: String) throws {
+        try self.init(bytes: Array(string.utf8))
+    }
+
+    /// Validates raw key bytes (after percent-decoding).
+    public init(bytes: [UInt8]) throws {
+        if bytes.isEmpty { throw StoreError.invalidKey("the key is empty") }
+        if bytes.count > Self.maxKeyBytes {
+            throw StoreError.invalidKey("the key is \(bytes.count) bytes; at most \(Self.maxKeyBytes) are allowed")
+        }
+        self.segments = try Self.validatedSegments(bytes)
+        self.string = String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Percent-decodes the path after `/store/` and validates it.
+    public init(percentEncoded path: Substring) throws {
+        try self.init(bytes: try Self.percentDecode(path))
+    }
+
+    /// Splits and checks segments; shared with `StorePrefix`.
+    static func validatedSegments(_ bytes: [UInt8]) throws -> [String] {
+        guard String(validating: bytes, as: UTF8.self) != nil else {
+            throw StoreError.invalidKey("the key is not valid UTF-8")
+        }
+        var segments: [String] = []
+        var start = 0
+        var index = 0
+        while index <= bytes.count {
+            if index == bytes.count || bytes[index] == 0x2F {
+                let segment = bytes[start..<index]
+                try checkSegment(segment)
+                segments.append(String(decoding: segment, as: UTF8.self))
+                start = index + 1
+            } else {
+                let b = bytes[index]
+                if b < 0x20 || b == 0x7F {
+                    throw StoreError.invalidKey("the key contains the control byte 0x\(String(b, radix: 16))")
+                }
+                if b == 0x5C { throw StoreError.invalidKey("the key contains a backslash") }
+                // C1 control characters U+0080...U+009F are encoded as C2 80...C2 9F.
+                if b == 0xC2, index + 1 < bytes.count, (0x80...0x9F).contains(bytes[index + 1]) {
+                    throw StoreError.invalidKey("the key contains a control character")
+                }
+            }
+            index += 1
+        }
+        return segments
+    }
+
+    private static func checkSegment(_ segment: ArraySlice<UInt8>) throws {
+        if segment.isEmpty { throw StoreError.invalidKey("the key has an empty segment") }
+        if segment.elementsEqual([0x2E]) || segment.elementsEqual([0x2E, 0x2E]) {
+            throw StoreError.invalidKey("'.' and '..' are not allowed as key segments")
+        }
+        if segment.count > maxSegmentBytes {
+            throw StoreError.invalidKey("a key segment is \(segment.count) bytes; at most \(maxSegmentBytes) are allowed")
+        }
+    }
+
+    /// `%XX` → byte. A `%` not followed by two hex digits is an invalid key.
+    public static func percentDecode(_ text: Substring) throws -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(text.utf8.count)
+        var iterator = text.utf8.makeIterator()
+        while let byte = iterator.next() {
+            if byte == 0x25 {
+                guard let h = iterator.next().flatMap(hexValue), let l = iterator.next().flatMap(hexValue) else {
+                    throw StoreError.invalidKey("a '%' in the key is not followed by two hex digits")
+                }
+                out.append(h << 4 | l)
+            } else {
+                out.append(byte)
+            }
+        }
+        return out
+    }
+
+    private static func hexValue(_ c: UInt8) -> UInt8? {
+        switch c {
+        case 0x30...0x39: c - 0x30
+        case 0x41...0x46: c - 0x41 + 10
+        case 0x61...0x66: c - 0x61 + 10
+        default: nil
+        }
+    }
+}
+
+/// A listing or bulk-delete prefix: zero or more whole segments, written
+/// with a trailing `/` (`users/archive/`), or empty for the whole store.
+public struct StorePrefix: Hashable, Sendable, CustomStringConvertible {
+    public let segments: [String]
+
+    public static let root = StorePrefix(validated: [])
+
+    init(validated segments: [String]) { self.segments = segments }
+
+    /// `text` is the percent-decoded path after `/store/`, ending in `/` or empty.
+    public init(bytes: [UInt8]) throws {
+        var trimmed = bytes
+        if trimmed.last == 0x2F { trimmed.removeLast() }
+        if trimmed.isEmpty { self.segments = []; return }
+        if trimmed.count + 1 > StoreKey.maxKeyBytes {
+            throw StoreError.invalidKey("the prefix is longer than a key may be")
+        }
+        self.segments = try StoreKey.validatedSegments(trimmed)
+    }
+
+    /// The prefix as the API writes it: `a/b/`, or "" for the root.
+    public var string: String { segments.isEmpty ? "" : segments.joined(separator: "/") + "/" }
+    public var description: String { string }
+}

@@ -1,0 +1,216 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A pull stream of bytes: `read` fills the buffer and returns the count,
+/// 0 at the end. The HTTP layer sends response bodies from these.
+public protocol ValueByteStream: AnyObject {
+    func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int
+    func close()
+}
+
+/// An open value file. Opening happens under the key's read lock; once the
+/// descriptor is open, a concurrent replace or delete cannot change what
+/// this reads (rename and unlink leave open files alone).
+public final class StoredValue: @unchecked Sendable {
+    /// Values up to this size are read in one go and served from memory.
+    static let prefetchSize = 64 * 1024
+
+    public let metadata: ValueMetadata
+    /// Size of the gzip file on disk.
+    public let fileSize: Int
+    let headerLength: Int
+    let path: String
+    let zlib: ZlibPool
+    private var fd: Int32
+    /// The file's first bytes; all of them when `fileSize <= prefetchSize`.
+    private let prefetched: [UInt8]
+
+    init(fd: Int32, path: String, zlib: ZlibPool) throws {
+        self.fd = fd
+        self.path = path
+        self.zlib = zlib
+        do {
+            fileSize = try POSIX.fileSize(fd, path: path)
+            var buffer = [UInt8](repeating: 0, count: min(fileSize, Self.prefetchSize))
+            var n = try buffer.withUnsafeMutableBytes { (raw) in try POSIX.pread(fd, raw, at: 0, path: path) }
+            buffer.removeLast(buffer.count - n)
+            var parsed = try buffer.withUnsafeBytes { (raw) in try ValueFileHeader.parse(raw, path: path) }
+            if case .needMore(let needed) = parsed, needed <= fileSize, needed > buffer.count {
+                buffer = [UInt8](repeating: 0, count: needed)
+                n = try buffer.withUnsafeMutableBytes { (raw) in try POSIX.pread(fd, raw, at: 0, path: path) }
+                buffer.removeLast(buffer.count - n)
+                parsed = try buffer.withUnsafeBytes { (raw) in try ValueFileHeader.parse(raw, path: path) }
+            }
+            guard case .complete(let meta, let length) = parsed else {
+                throw StoreError.corrupt(path: path, reason: "the gzip header is truncated")
+            }
+            metadata = meta
+            headerLength = length
+            prefetched = buffer
+        } catch {
+            Glibc.close(fd)
+            throw error
+        }
+    }
+
+    deinit { close() }
+
+    public func close() {
+        if fd >= 0 { Glibc.close(fd); fd = -1 }
+    }
+
+    var isFullyLoaded: Bool { prefetched.count == fileSize }
+
+    /// Length of the gzip representation: the file, or for a body stored as
+    /// sent, the client's header followed by the file after ours.
+    public var gzipLength: Int {
+        if let original = metadata.originalGzipHeader { return original.count + fileSize - headerLength }
+        return fileSize
+    }
+
+    /// The gzip representation in memory, for small values; nil when large.
+    public func gzipBytes() -> [UInt8]? {
+        guard isFullyLoaded else { return nil }
+        if let original = metadata.originalGzipHeader { return original + prefetched[headerLength...] }
+        return prefetched
+    }
+
+    /// The value in memory, for small values; nil when large.
+    public func identityBytes() throws -> [UInt8]? {
+        guard isFullyLoaded, metadata.size <= UInt64(Self.prefetchSize * 64) else { return nil }
+        let inflater = try zlib.inflater()
+        defer { zlib.recycle(inflater) }
+        let total = Int(metadata.size)
+        var out = [UInt8](repeating: 0, count: total)
+        var produced = 0
+        var consumed = 0
+        try prefetched.withUnsafeBytes { (input) in
+            try out.withUnsafeMutableBytes { (output) in
+                while consumed < input.count {
+                    // One spare byte of room reveals a value longer than its metadata says.
+                    if produced == total {
+                        var spare: UInt8 = 0
+                        let extra = try withUnsafeMutableBytes(of: &spare) { (s) in
+                            try inflater.step(UnsafeRawBufferPointer(rebasing: input[consumed...]), s)
+                        }
+                        if extra.produced > 0 { throw StoreError.corrupt(path: path, reason: "the value is longer than recorded") }
+                        consumed += extra.consumed
+                        if extra.consumed == 0 { break }
+                        continue
+                    }
+                    let r = try inflater.step(UnsafeRawBufferPointer(rebasing: input[consumed...]),
+                                              UnsafeMutableRawBufferPointer(rebasing: output[produced...]))
+                    consumed += r.consumed
+                    produced += r.produced
+                    if r.consumed == 0 && r.produced == 0 { break }
+                }
+            }
+        }
+        guard produced == total, inflater.isComplete else {
+            throw StoreError.corrupt(path: path, reason: "the value decompresses to \(produced) bytes, not \(total)")
+        }
+        return out
+    }
+
+    /// Streams the gzip representation from disk.
+    public func gzipStream() -> ValueByteStream {
+        GzipFileStream(value: self, prefix: metadata.originalGzipHeader ?? [],
+                       start: metadata.originalGzipHeader == nil ? 0 : headerLength)
+    }
+
+    /// Streams the value, decompressing while it reads.
+    public func identityStream() throws -> ValueByteStream {
+        try InflatingFileStream(value: self, inflater: try zlib.inflater())
+    }
+
+    func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int) throws -> Int {
+        guard fd >= 0 else { return 0 }
+        return try POSIX.pread(fd, buffer, at: offset, path: path)
+    }
+}
+
+/// The gzip file's bytes as they are (with the client's header in front
+/// for a body stored as sent).
+final class GzipFileStream: ValueByteStream {
+    private let value: StoredValue
+    private var prefix: [UInt8]
+    private var offset: Int
+
+    init(value: StoredValue, prefix: [UInt8], start: Int) {
+        self.value = value
+        self.prefix = prefix
+        self.offset = start
+    }
+
+    func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        if !prefix.isEmpty {
+            let n = min(prefix.count, buffer.count)
+            prefix.withUnsafeBytes { buffer.baseAddress!.copyMemory(from: $0.baseAddress!, byteCount: n) }
+            prefix.removeFirst(n)
+            return n
+        }
+        let n = try value.read(into: buffer, at: offset)
+        offset += n
+        return n
+    }
+
+    func close() { value.close() }
+}
+
+/// The value, inflated from the file in 64 KiB reads.
+final class InflatingFileStream: ValueByteStream {
+    private let value: StoredValue
+    private var inflater: Inflater?
+    private let input: UnsafeMutableRawBufferPointer
+    private var inputStart = 0
+    private var inputEnd = 0
+    private var fileOffset = 0
+    private var produced: UInt64 = 0
+
+    init(value: StoredValue, inflater: Inflater) throws {
+        self.value = value
+        self.inflater = inflater
+        self.input = .allocate(byteCount: 1 << 16, alignment: 16)
+    }
+
+    deinit {
+        close()
+        input.deallocate()
+    }
+
+    func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        guard let inflater else { return 0 }
+        while true {
+            if inputStart == inputEnd {
+                // Output zlib could not hand over last time (the buffer was full).
+                let pending = try inflater.step(UnsafeRawBufferPointer(start: nil, count: 0), buffer)
+                if pending.produced > 0 {
+                    produced += UInt64(pending.produced)
+                    return pending.produced
+                }
+                let n = try value.read(into: input, at: fileOffset)
+                fileOffset += n
+                inputStart = 0
+                inputEnd = n
+                if n == 0 {
+                    guard inflater.isComplete, produced == value.metadata.size else {
+                        throw StoreError.corrupt(path: value.path, reason: "the gzip data ends early")
+                    }
+                    return 0
+                }
+            }
+            let r = try inflater.step(UnsafeRawBufferPointer(rebasing: input[inputStart..<inputEnd]), buffer)
+            inputStart += r.consumed
+            produced += UInt64(r.produced)
+            if r.produced > 0 { return r.produced }
+            if r.consumed == 0 { throw StoreError.corrupt(path: value.path, reason: "inflate made no progress") }
+        }
+    }
+
+    func close() {
+        if let i = inflater { value.zlib.recycle(i); inflater = nil }
+        value.close()
+    }
+}

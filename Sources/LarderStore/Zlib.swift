@@ -1,0 +1,166 @@
+import CZlib
+
+/// Streaming raw deflate (no wrapper: the store writes its own gzip header
+/// and trailer so it can carry metadata in the header's extra field).
+/// Not thread-safe: one user at a time, pooled by `ZlibPool`.
+final class Deflater {
+    private var stream = z_stream()
+    let level: Int32
+
+    init(level: Int32) throws {
+        self.level = level
+        let rc = deflateInit2_(&stream, level, Z_DEFLATED, -MAX_WBITS, 8, Z_DEFAULT_STRATEGY,
+                               ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size))
+        if rc != Z_OK { throw StoreError.zlib(operation: "deflateInit2", code: rc) }
+    }
+
+    deinit { deflateEnd(&stream) }
+
+    func reset() { deflateReset(&stream) }
+
+    /// Compresses `input` and appends the output to `output`. With `finish`
+    /// the stream is ended (call once, last).
+    func compress(_ input: UnsafeRawBufferPointer, finish: Bool, into output: inout [UInt8]) throws {
+        stream.next_in = UnsafeMutablePointer(mutating: input.baseAddress?.assumingMemoryBound(to: Bytef.self))
+        stream.avail_in = uInt(input.count)
+        let flush = finish ? Z_FINISH : Z_NO_FLUSH
+        while true {
+            let room = max(Int(deflateBound(&stream, uLong(stream.avail_in))), 4096)
+            let before = output.count
+            output.reserveCapacity(before + room)
+            var produced = 0
+            var rc: Int32 = Z_OK
+            // Grow the array by `room`, let zlib fill it, then trim.
+            output.append(contentsOf: repeatElement(0, count: room))
+            output.withUnsafeMutableBytes { raw in
+                stream.next_out = raw.baseAddress!.advanced(by: before).assumingMemoryBound(to: Bytef.self)
+                stream.avail_out = uInt(room)
+                rc = deflate(&stream, flush)
+                produced = room - Int(stream.avail_out)
+            }
+            output.removeLast(room - produced)
+            if rc == Z_STREAM_END { return }
+            if rc != Z_OK && rc != Z_BUF_ERROR { throw StoreError.zlib(operation: "deflate", code: rc) }
+            if !finish && stream.avail_in == 0 { return }
+            if rc == Z_BUF_ERROR && produced == 0 && stream.avail_in == 0 && !finish { return }
+        }
+    }
+}
+
+/// Streaming gzip inflate (`MAX_WBITS + 16`), across concatenated members
+/// as `zcat` does. Not thread-safe; pooled by `ZlibPool`.
+final class Inflater {
+    private var stream = z_stream()
+    /// True between members: at the start, and after a member's trailer.
+    private(set) var atMemberBoundary = true
+    private var startedAnyMember = false
+
+    init() throws {
+        let rc = inflateInit2_(&stream, MAX_WBITS + 16, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size))
+        if rc != Z_OK { throw StoreError.zlib(operation: "inflateInit2", code: rc) }
+    }
+
+    deinit { inflateEnd(&stream) }
+
+    func reset() {
+        inflateReset(&stream)
+        atMemberBoundary = true
+        startedAnyMember = false
+    }
+
+    /// Whether a complete stream (at least one whole member) has been seen.
+    var isComplete: Bool { atMemberBoundary && startedAnyMember }
+
+    /// One inflate call: consumes from `input`, writes into `output`.
+    /// Crosses member boundaries like `zcat`. Throws `.invalidGzip` on bad data.
+    func step(_ input: UnsafeRawBufferPointer, _ output: UnsafeMutableRawBufferPointer) throws -> (consumed: Int, produced: Int) {
+        if atMemberBoundary {
+            // Nothing pending between members; only new input starts the next.
+            if input.count == 0 { return (0, 0) }
+            if startedAnyMember { inflateReset(&stream) }
+            atMemberBoundary = false
+            startedAnyMember = true
+        }
+        stream.next_in = UnsafeMutablePointer(mutating: input.baseAddress?.assumingMemoryBound(to: Bytef.self))
+        stream.avail_in = uInt(input.count)
+        stream.next_out = output.baseAddress!.assumingMemoryBound(to: Bytef.self)
+        stream.avail_out = uInt(output.count)
+        let rc = CZlib.inflate(&stream, Z_NO_FLUSH)
+        let consumed = input.count - Int(stream.avail_in)
+        let produced = output.count - Int(stream.avail_out)
+        switch rc {
+        case Z_STREAM_END:
+            atMemberBoundary = true
+        case Z_OK:
+            break
+        case Z_BUF_ERROR:
+            // With no input this only means nothing was pending.
+            if consumed == 0 && produced == 0 && input.count > 0 { throw StoreError.invalidGzip("the deflate data is inconsistent") }
+        case Z_DATA_ERROR:
+            let message = stream.msg.map { String(cString: $0) } ?? "data error"
+            throw StoreError.invalidGzip(message)
+        case Z_NEED_DICT:
+            throw StoreError.invalidGzip("a preset dictionary is required")
+        case Z_MEM_ERROR:
+            throw StoreError.zlib(operation: "inflate", code: rc)
+        default:
+            throw StoreError.invalidGzip("zlib inflate returned \(rc)")
+        }
+        return (consumed, produced)
+    }
+
+    /// Inflates all of `input`, handing the output to `sink` in pieces of at
+    /// most `scratch.count` bytes.
+    func inflate(_ input: UnsafeRawBufferPointer, scratch: UnsafeMutableRawBufferPointer,
+                 sink: (UnsafeRawBufferPointer) throws -> Void) throws {
+        var offset = 0
+        while true {
+            let (consumed, produced) = try step(UnsafeRawBufferPointer(rebasing: input[offset...]), scratch)
+            offset += consumed
+            if produced > 0 { try sink(UnsafeRawBufferPointer(rebasing: scratch[0..<produced])) }
+            // A full scratch may mean more output is pending inside zlib.
+            if produced == scratch.count { continue }
+            if offset >= input.count || (consumed == 0 && produced == 0) { return }
+        }
+    }
+}
+
+enum CRC32 {
+    static func update(_ crc: UInt32, _ bytes: UnsafeRawBufferPointer) -> UInt32 {
+        guard bytes.count > 0 else { return crc }
+        return UInt32(CZlib.crc32(uLong(crc), bytes.baseAddress!.assumingMemoryBound(to: Bytef.self), uInt(bytes.count)))
+    }
+}
+
+/// Reuses zlib streams: deflateInit allocates about 256 KiB, which would
+/// dominate the cost of storing a 1 KiB value.
+final class ZlibPool: @unchecked Sendable {
+    // Guarded by `lock`.
+    private var deflaters: [Deflater] = []
+    private var inflaters: [Inflater] = []
+    private let lock = NSLockLite()
+    let level: Int32
+    private let keep = 16
+
+    init(level: Int32) { self.level = level }
+
+    func deflater() throws -> Deflater {
+        if let d = lock.withLock({ deflaters.popLast() }) { return d }
+        return try Deflater(level: level)
+    }
+
+    func recycle(_ d: Deflater) {
+        d.reset()
+        lock.withLock { if deflaters.count < keep { deflaters.append(d) } }
+    }
+
+    func inflater() throws -> Inflater {
+        if let i = lock.withLock({ inflaters.popLast() }) { return i }
+        return try Inflater()
+    }
+
+    func recycle(_ i: Inflater) {
+        i.reset()
+        lock.withLock { if inflaters.count < keep { inflaters.append(i) } }
+    }
+}

@@ -1,1 +1,138 @@
-print("x")
+import ArgumentParser
+import Dispatch
+import Foundation
+import LarderApp
+import LarderHTTP
+import LarderLog
+import LarderStore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+struct Larder: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "larder",
+        abstract: "A local HTTP/1.1 storage server: values by key over plain HTTP, gzip files on disk.",
+        subcommands: [Serve.self],
+        defaultSubcommand: Serve.self
+    )
+}
+
+struct Serve: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Start the server (the default subcommand).",
+        discussion: "Every option can also be set with the environment variable named in its help; the flag wins."
+    )
+
+    @Option(help: "Address to bind. [env: LARDER_HOST] (default: 127.0.0.1)")
+    var host: String?
+
+    @Option(help: "TCP port; 0 picks a free one and the log says which. [env: LARDER_PORT] (default: 8080)")
+    var port: Int?
+
+    @Option(name: .customLong("data-dir"), help: "Data directory. [env: LARDER_DATA_DIR] (default: ./larder-data)")
+    var dataDir: String?
+
+    @Flag(name: .customLong("no-fsync"), help: "Skip fsync before acknowledging writes (fast, for tests). [env: LARDER_NO_FSYNC=1]")
+    var noFsync = false
+
+    @Option(name: .customLong("gzip-level"), help: "zlib level 1-9 for stored values. [env: LARDER_GZIP_LEVEL] (default: \(DiskStoreOptions.defaultGzipLevel))")
+    var gzipLevel: Int?
+
+    @Option(name: .customLong("max-value-size"), help: "Largest value in bytes (413 above). [env: LARDER_MAX_VALUE_SIZE] (default: 1073741824)")
+    var maxValueSize: Int64?
+
+    @Option(name: .customLong("max-request-line"), help: "Longest request line in bytes (414 above). [env: LARDER_MAX_REQUEST_LINE] (default: 8192)")
+    var maxRequestLine: Int?
+
+    @Option(name: .customLong("max-header-bytes"), help: "Largest header section in bytes (431 above). [env: LARDER_MAX_HEADER_BYTES] (default: 32768)")
+    var maxHeaderBytes: Int?
+
+    @Option(name: .customLong("header-timeout"), help: "Seconds to receive a request head (408 after). [env: LARDER_HEADER_TIMEOUT] (default: 10)")
+    var headerTimeout: Double?
+
+    @Option(name: .customLong("idle-timeout"), help: "Seconds an idle keep-alive connection or a stalled body/reader is kept. [env: LARDER_IDLE_TIMEOUT] (default: 60)")
+    var idleTimeout: Double?
+
+    @Option(name: .customLong("max-connections"), help: "Open connections at most (503 above). [env: LARDER_MAX_CONNECTIONS] (default: 4096)")
+    var maxConnections: Int?
+
+    @Option(name: .customLong("log-level"), help: "trace, debug, info (one line per request), notice, warning, error. [env: LARDER_LOG_LEVEL] (default: info)")
+    var logLevel: String?
+
+    @Option(name: .customLong("public-dir"), help: "Directory of the browser viewer. [env: LARDER_PUBLIC_DIR] (default: ./Public if it exists)")
+    var publicDir: String?
+
+    func validate() throws {
+        let env = ProcessInfo.processInfo.environment
+        if let level = gzipLevel ?? env["LARDER_GZIP_LEVEL"].flatMap({ Int($0) }), !(1...9).contains(level) {
+            throw ValidationError("--gzip-level must be from 1 to 9")
+        }
+        if let name = logLevel ?? env["LARDER_LOG_LEVEL"], LogLevel(name: name) == nil {
+            throw ValidationError("--log-level must be one of: \(LogLevel.allCases.map(\.name).joined(separator: ", "))")
+        }
+    }
+
+    func makeConfiguration() throws -> LarderConfiguration {
+        let env = ProcessInfo.processInfo.environment
+        func value<T>(_ flag: T?, _ name: String, _ parse: (String) -> T?) throws -> T? {
+            if let flag { return flag }
+            guard let text = env[name], !text.isEmpty else { return nil }
+            guard let parsed = parse(text) else { throw ValidationError("\(name)='\(text)' is not valid") }
+            return parsed
+        }
+        var config = LarderConfiguration(dataDirectory: try value(dataDir, "LARDER_DATA_DIR", { $0 }) ?? "./larder-data")
+        if let v = try value(host, "LARDER_HOST", { $0 }) { config.http.host = v }
+        if let v = try value(port, "LARDER_PORT", { Int($0) }) { config.http.port = v }
+        let envNoFsync = env["LARDER_NO_FSYNC"].map { ["1", "true", "yes"].contains($0.lowercased()) } ?? false
+        config.store.fsync = !(noFsync || envNoFsync)
+        if let v = try value(gzipLevel, "LARDER_GZIP_LEVEL", { Int($0) }) { config.store.gzipLevel = Int32(v) }
+        if let v = try value(maxValueSize, "LARDER_MAX_VALUE_SIZE", { Int64($0) }) { config.http.maxBodyBytes = v }
+        if let v = try value(maxRequestLine, "LARDER_MAX_REQUEST_LINE", { Int($0) }) { config.http.maxRequestLineBytes = v }
+        if let v = try value(maxHeaderBytes, "LARDER_MAX_HEADER_BYTES", { Int($0) }) { config.http.maxHeaderBytes = v }
+        if let v = try value(headerTimeout, "LARDER_HEADER_TIMEOUT", { Double($0) }) { config.http.headerTimeout = v }
+        if let v = try value(idleTimeout, "LARDER_IDLE_TIMEOUT", { Double($0) }) { config.http.idleTimeout = v }
+        if let v = try value(maxConnections, "LARDER_MAX_CONNECTIONS", { Int($0) }) { config.http.maxConnections = v }
+        if let v = try value(logLevel, "LARDER_LOG_LEVEL", { LogLevel(name: $0) == nil ? nil : $0 }) {
+            config.logLevel = LogLevel(name: v)!
+        }
+        if let v = try value(publicDir, "LARDER_PUBLIC_DIR", { $0 }) {
+            config.publicDirectory = v
+        } else if FileManager.default.fileExists(atPath: "Public/index.html") {
+            config.publicDirectory = "Public"
+        }
+        return config
+    }
+
+    func run() throws {
+        let config = try makeConfiguration()
+        signal(SIGPIPE, SIG_IGN)
+        let server: LarderServer
+        do {
+            server = try LarderServer(configuration: config)
+            try server.start()
+        } catch {
+            FileHandle.standardError.write(Data("larder: \(error)\n".utf8))
+            Foundation.exit(1)
+        }
+        // SIGINT/SIGTERM: stop accepting, finish in-flight requests, exit 0.
+        var sources: [DispatchSourceSignal] = []
+        for sig in [SIGINT, SIGTERM] {
+            signal(sig, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: sig, queue: .main)
+            source.setEventHandler {
+                server.logger.notice("signal \(sig): shutting down")
+                DispatchQueue.global().async {
+                    server.shutdown()
+                    server.logger.notice("stopped")
+                    Foundation.exit(0)
+                }
+            }
+            source.resume()
+            sources.append(source)
+        }
+        withExtendedLifetime(sources) { dispatchMain() }
+    }
+}
+
+Larder.main()

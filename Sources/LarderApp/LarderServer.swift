@@ -1,0 +1,40 @@
+import LarderHTTP
+import LarderLog
+import LarderStore
+
+/// A running Larder: the disk store and the HTTP server wired together.
+/// The `larder` executable and the tests both build it here.
+public final class LarderServer: Sendable {
+    public let configuration: LarderConfiguration
+    public let store: DiskStore
+    public let http: HTTPServer
+    public let logger: Logger
+
+    /// Opens the store (taking its lock) and prepares the server.
+    public init(configuration: LarderConfiguration, logger: Logger? = nil) throws {
+        self.configuration = configuration
+        let logger = logger ?? Logger(label: "larder", level: configuration.logLevel)
+        self.logger = logger
+        self.store = try DiskStore(options: configuration.store, logger: logger)
+        let router = LarderRouter(store: store, publicDirectory: configuration.publicDirectory, logger: logger)
+        self.http = HTTPServer(configuration: configuration.http, handler: router, logger: logger)
+    }
+
+    /// Binds and starts serving.
+    public func start() throws {
+        try http.start()
+        logger.notice("larder listening on http://\(Self.hostForURL(configuration.http.host)):\(http.port) with data in \(store.options.dataDirectory)")
+    }
+
+    public var port: Int { http.port }
+
+    /// Stops accepting, finishes in-flight requests, closes connections.
+    public func shutdown() {
+        http.shutdown()
+        store.drainBackgroundWork()
+    }
+
+    static func hostForURL(_ host: String) -> String {
+        host.contains(":") ? "[\(host)]" : host
+    }
+}

@@ -1,0 +1,40 @@
+import LarderHTTP
+import LarderStore
+
+/// `a=1&b=x%2Fy` → ["a": "1", "b": "x/y"]. `+` stays `+` (RFC 3986; send
+/// `%20` for a space). The first of repeated names wins.
+struct QueryParameters {
+    private var values: [String: String] = [:]
+
+    init(_ query: Substring?) throws(HTTPError) {
+        guard let query, !query.isEmpty else { return }
+        for pair in query.split(separator: "&", omittingEmptySubsequences: true) {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            guard let name = Self.decode(parts[0]) else {
+                throw HTTPError(.badRequest, "invalid_argument", "the query has a malformed percent escape")
+            }
+            let value = parts.count > 1 ? Self.decode(parts[1]) : ""
+            guard let value else {
+                throw HTTPError(.badRequest, "invalid_argument", "the query parameter '\(name)' has a malformed percent escape")
+            }
+            if values[name] == nil { values[name] = value }
+        }
+    }
+
+    subscript(name: String) -> String? { values[name] }
+
+    private static func decode(_ s: Substring) -> String? {
+        guard let bytes = try? StoreKey.percentDecode(s) else { return nil }
+        return String(validating: bytes, as: UTF8.self)
+    }
+
+    /// An integer parameter within bounds, or a 400 that says what is wrong.
+    func integer(_ name: String, default value: Int, range: ClosedRange<Int>, clampUpper: Bool = false) throws(HTTPError) -> Int {
+        guard let text = values[name] else { return value }
+        guard let n = Int(text), n >= range.lowerBound, clampUpper || n <= range.upperBound else {
+            throw HTTPError(.badRequest, "invalid_argument",
+                            "'\(name)' must be a whole number from \(range.lowerBound) to \(range.upperBound)")
+        }
+        return min(n, range.upperBound)
+    }
+}

@@ -1,0 +1,44 @@
+import Foundation
+import LarderHTTP
+
+/// Serves the browser viewer from `Public/`: `/` is `index.html`,
+/// `/viewer/<path>` any file below it.
+struct StaticFiles: Sendable {
+    let directory: String
+
+    func handle(_ request: HTTPRequestHead) throws(HTTPError) -> HTTPResponse {
+        guard request.method == .get || request.method == .head else {
+            throw HTTPError(.methodNotAllowed, "method_not_allowed", "the viewer is read-only", headers: [("Allow", "GET, HEAD")])
+        }
+        let path = request.path
+        var relative = path == "/" || path == "/viewer" || path == "/viewer/" ? "index.html" : String(path.dropFirst("/viewer/".count))
+        if relative.hasSuffix("/") { relative += "index.html" }
+        let segments = relative.split(separator: "/")
+        guard !segments.contains(where: { $0 == ".." || $0 == "." || $0.hasPrefix(".") }) else {
+            throw HTTPError(.notFound, "not_found", "no such file in the viewer")
+        }
+        let file = directory + "/" + segments.joined(separator: "/")
+        guard let data = FileManager.default.contents(atPath: file) else {
+            throw HTTPError(.notFound, "not_found", "no such file in the viewer")
+        }
+        var response = HTTPResponse(status: .ok, headers: [("Content-Type", Self.contentType(of: file))], body: .bytes(Array(data)))
+        if request.method == .head {
+            response.headers.append(("Content-Length", String(data.count)))
+            response.body = .empty
+        }
+        return response
+    }
+
+    static func contentType(of file: String) -> String {
+        switch file.split(separator: ".").last?.lowercased() {
+        case "html": "text/html; charset=utf-8"
+        case "js", "mjs": "text/javascript; charset=utf-8"
+        case "css": "text/css; charset=utf-8"
+        case "json": "application/json"
+        case "svg": "image/svg+xml"
+        case "png": "image/png"
+        case "ico": "image/x-icon"
+        default: "application/octet-stream"
+        }
+    }
+}

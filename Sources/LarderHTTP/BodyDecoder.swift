@@ -1,0 +1,149 @@
+/// Frames a request body: a fixed Content-Length, or chunked transfer
+/// coding decoded incrementally (RFC 9112 7.1), with the body limit enforced
+/// on the decoded size.
+struct BodyDecoder {
+    private enum State {
+        case fixed(remaining: Int64)
+        case chunkSize(value: Int64, digits: Int)
+        case chunkExtension
+        case chunkSizeLF
+        case chunkData(remaining: Int64)
+        case chunkDataCR
+        case chunkDataLF
+        case trailerLineStart
+        case trailerLine
+        case trailerLineLF(empty: Bool)
+        case done
+    }
+
+    private var state: State
+    private let maxBytes: Int64
+    private let maxLineBytes = 4096
+    private var lineBytes = 0
+    private var trailerBytes = 0
+    private let maxTrailerBytes: Int
+    private(set) var received: Int64 = 0
+
+    init(contentLength: Int64, maxBytes: Int64) {
+        state = contentLength == 0 ? .done : .fixed(remaining: contentLength)
+        self.maxBytes = maxBytes
+        self.maxTrailerBytes = 0
+    }
+
+    init(chunkedWithMaxBytes maxBytes: Int64, maxTrailerBytes: Int) {
+        state = .chunkSize(value: 0, digits: 0)
+        self.maxBytes = maxBytes
+        self.maxTrailerBytes = maxTrailerBytes
+    }
+
+    var isDone: Bool { if case .done = state { return true } else { return false } }
+
+    private static func bad(_ message: String) -> HTTPError {
+        HTTPError(.badRequest, "bad_request", message, closeConnection: true)
+    }
+
+    /// Decodes from `input`, handing body bytes to `emit`. Returns how many
+    /// input bytes were used; stops at the end of the body.
+    mutating func decode(_ input: UnsafeRawBufferPointer, emit: (UnsafeRawBufferPointer) throws -> Void) throws -> Int {
+        var i = 0
+        while i < input.count {
+            switch state {
+            case .done:
+                return i
+            case .fixed(let remaining):
+                let n = Int(min(Int64(input.count - i), remaining))
+                try emit(UnsafeRawBufferPointer(rebasing: input[i..<(i + n)]))
+                i += n
+                state = remaining - Int64(n) == 0 ? .done : .fixed(remaining: remaining - Int64(n))
+            case .chunkData(let remaining):
+                let n = Int(min(Int64(input.count - i), remaining))
+                try emit(UnsafeRawBufferPointer(rebasing: input[i..<(i + n)]))
+                i += n
+                state = remaining - Int64(n) == 0 ? .chunkDataCR : .chunkData(remaining: remaining - Int64(n))
+            default:
+                try step(input[i])
+                i += 1
+            }
+        }
+        return i
+    }
+
+    /// One framing byte of the chunked coding.
+    private mutating func step(_ c: UInt8) throws {
+        switch state {
+        case .chunkSize(let value, let digits):
+            lineBytes += 1
+            if let h = Self.hex(c) {
+                guard digits < 15 else { throw Self.bad("a chunk size is too large") }
+                state = .chunkSize(value: value << 4 | Int64(h), digits: digits + 1)
+            } else if digits > 0 && (c == 0x3B || c == 0x20 || c == 0x09) {
+                pendingSize = value
+                state = .chunkExtension
+            } else if digits > 0 && c == 0x0D {
+                pendingSize = value
+                state = .chunkSizeLF
+            } else if digits > 0 && c == 0x0A {
+                try endSizeLine(value)
+            } else {
+                throw Self.bad("a chunk size line is malformed")
+            }
+        case .chunkExtension:
+            lineBytes += 1
+            if lineBytes > maxLineBytes { throw Self.bad("a chunk extension is too long") }
+            if c == 0x0D { state = .chunkSizeLF } else if c == 0x0A { try endSizeLine(pendingSize) }
+            else if c < 0x20 && c != 0x09 { throw Self.bad("a chunk extension contains a control character") }
+        case .chunkSizeLF:
+            guard c == 0x0A else { throw Self.bad("a chunk size line has a bare CR") }
+            try endSizeLine(pendingSize)
+        case .chunkDataCR:
+            if c == 0x0D { state = .chunkDataLF } else if c == 0x0A { state = .chunkSize(value: 0, digits: 0) }
+            else { throw Self.bad("chunk data is longer than its size") }
+        case .chunkDataLF:
+            guard c == 0x0A else { throw Self.bad("chunk data is not followed by CRLF") }
+            state = .chunkSize(value: 0, digits: 0)
+        case .trailerLineStart:
+            if c == 0x0D { state = .trailerLineLF(empty: true) } else if c == 0x0A { state = .done }
+            else { try countTrailer(); state = .trailerLine }
+        case .trailerLine:
+            try countTrailer()
+            if c == 0x0D { state = .trailerLineLF(empty: false) } else if c == 0x0A { state = .trailerLineStart }
+        case .trailerLineLF(let empty):
+            guard c == 0x0A else { throw Self.bad("a trailer line has a bare CR") }
+            state = empty ? .done : .trailerLineStart
+        case .fixed, .chunkData, .done:
+            break
+        }
+    }
+
+    /// The size parsed so far; kept while skipping an extension.
+    private var pendingSize: Int64 = 0
+
+    private mutating func endSizeLine(_ size: Int64) throws {
+        lineBytes = 0
+        if size == 0 {
+            state = .trailerLineStart
+            return
+        }
+        received += size
+        if received > maxBytes {
+            throw HTTPError(.payloadTooLarge, "payload_too_large", "the body is larger than \(maxBytes) bytes", closeConnection: true)
+        }
+        state = .chunkData(remaining: size)
+    }
+
+    private mutating func countTrailer() throws {
+        trailerBytes += 1
+        if trailerBytes > maxTrailerBytes {
+            throw HTTPError(.headersTooLarge, "headers_too_large", "the chunked trailer section is too large", closeConnection: true)
+        }
+    }
+
+    private static func hex(_ c: UInt8) -> UInt8? {
+        switch c {
+        case 0x30...0x39: c - 0x30
+        case 0x41...0x46: c - 0x41 + 10
+        case 0x61...0x66: c - 0x61 + 10
+        default: nil
+        }
+    }
+}

@@ -1,0 +1,66 @@
+/// Header fields of a request, kept as ranges into the bytes of the request
+/// head: no String is built for a header nobody asks about.
+public struct HTTPHeaders: Sendable, Sequence {
+    let bytes: [UInt8]
+    let fields: [(name: Range<Int>, value: Range<Int>)]
+
+    init(bytes: [UInt8], fields: [(name: Range<Int>, value: Range<Int>)]) {
+        self.bytes = bytes
+        self.fields = fields
+    }
+
+    public init(_ pairs: [(String, String)] = []) {
+        var bytes: [UInt8] = []
+        var fields: [(name: Range<Int>, value: Range<Int>)] = []
+        for (name, value) in pairs {
+            let n = bytes.count
+            bytes.append(contentsOf: name.utf8)
+            let v = bytes.count
+            bytes.append(contentsOf: value.utf8)
+            fields.append((n..<v, v..<bytes.count))
+        }
+        self.init(bytes: bytes, fields: fields)
+    }
+
+    public var count: Int { fields.count }
+
+    /// The first value of the field `name` (case-insensitive).
+    public subscript(name: String) -> String? {
+        for field in fields where matches(field.name, name) {
+            return String(decoding: bytes[field.value], as: UTF8.self)
+        }
+        return nil
+    }
+
+    /// Every value of the field `name`, in order.
+    public func values(_ name: String) -> [String] {
+        fields.filter { matches($0.name, name) }.map { String(decoding: bytes[$0.value], as: UTF8.self) }
+    }
+
+    public func contains(_ name: String) -> Bool {
+        fields.contains { matches($0.name, name) }
+    }
+
+    private func matches(_ range: Range<Int>, _ name: String) -> Bool {
+        guard range.count == name.utf8.count else { return false }
+        var i = range.lowerBound
+        for c in name.utf8 {
+            if asciiLower(bytes[i]) != asciiLower(c) { return false }
+            i += 1
+        }
+        return true
+    }
+
+    public func makeIterator() -> AnyIterator<(name: String, value: String)> {
+        var index = 0
+        return AnyIterator {
+            guard index < fields.count else { return nil }
+            defer { index += 1 }
+            let f = fields[index]
+            return (String(decoding: bytes[f.name], as: UTF8.self), String(decoding: bytes[f.value], as: UTF8.self))
+        }
+    }
+}
+
+@inline(__always)
+func asciiLower(_ c: UInt8) -> UInt8 { c >= 0x41 && c <= 0x5A ? c | 0x20 : c }

@@ -1,0 +1,311 @@
+/// Parses request heads incrementally from a byte buffer (RFC 9112).
+///
+/// Strict where leniency enables request smuggling: no whitespace before a
+/// colon, no obs-fold, no bare CR, no Content-Length together with
+/// Transfer-Encoding, no conflicting Content-Lengths, chunked must be the
+/// final (and only) transfer coding. A lone LF ends a line, as RFC 9112 2.2
+/// allows. Each failure is an `HTTPError` with the status to answer.
+struct HTTPRequestParser {
+    enum Result {
+        case incomplete
+        case complete(HTTPRequestHead, consumed: Int)
+        case failure(HTTPError)
+        /// Only empty lines so far; drop these bytes.
+        case skip(Int)
+    }
+
+    let maxRequestLineBytes: Int
+    let maxHeaderBytes: Int
+    /// Where the search for the end of the head resumes, so a head that
+    /// trickles in byte by byte is not rescanned from the start each time.
+    private var scanned = 0
+
+    init(configuration: HTTPServerConfiguration) {
+        maxRequestLineBytes = configuration.maxRequestLineBytes
+        maxHeaderBytes = configuration.maxHeaderBytes
+    }
+
+    /// Call with the unconsumed bytes; on `.complete` the next call starts
+    /// after `consumed`.
+    mutating func parse(_ buffer: UnsafeRawBufferPointer) -> Result {
+        // Empty lines before a request line are ignored (RFC 9112 2.2).
+        var start = 0
+        while start < buffer.count && (buffer[start] == 0x0D || buffer[start] == 0x0A) { start += 1 }
+        if start == buffer.count {
+            scanned = 0
+            return start > 0 ? .skip(start) : .incomplete
+        }
+
+        // Find the end of the request line.
+        guard let lineEnd = Self.find(0x0A, in: buffer, from: start) else {
+            scanned = 0
+            if buffer.count - start > maxRequestLineBytes {
+                return .failure(HTTPError(.uriTooLong, "uri_too_long",
+                                          "the request line is longer than \(maxRequestLineBytes) bytes", closeConnection: true))
+            }
+            return .incomplete
+        }
+        let requestLineLength = lineEnd - start - (lineEnd > start && buffer[lineEnd - 1] == 0x0D ? 1 : 0)
+        if requestLineLength > maxRequestLineBytes {
+            return .failure(HTTPError(.uriTooLong, "uri_too_long",
+                                      "the request line is longer than \(maxRequestLineBytes) bytes", closeConnection: true))
+        }
+
+        // Find the empty line that ends the header section.
+        var headEnd: Int? = nil  // index just past the final LF
+        var lf = max(scanned, lineEnd)
+        while let next = Self.find(0x0A, in: buffer, from: lf) {
+            if next + 1 < buffer.count && buffer[next + 1] == 0x0A { headEnd = next + 2; break }
+            if next + 2 < buffer.count && buffer[next + 1] == 0x0D && buffer[next + 2] == 0x0A { headEnd = next + 3; break }
+            if next + 2 >= buffer.count { break }
+            lf = next + 1
+        }
+        guard let end = headEnd else {
+            scanned = max(lineEnd, buffer.count - 3)
+            if buffer.count - lineEnd > maxHeaderBytes {
+                return .failure(HTTPError(.headersTooLarge, "headers_too_large",
+                                          "the header section is larger than \(maxHeaderBytes) bytes", closeConnection: true))
+            }
+            return .incomplete
+        }
+        scanned = 0
+        if end - lineEnd > maxHeaderBytes + 2 {
+            return .failure(HTTPError(.headersTooLarge, "headers_too_large",
+                                      "the header section is larger than \(maxHeaderBytes) bytes", closeConnection: true))
+        }
+        do {
+            let head = try Self.parseHead(UnsafeRawBufferPointer(rebasing: buffer[start..<end]),
+                                          requestLineEnd: lineEnd - start)
+            return .complete(head, consumed: end)
+        } catch let error as HTTPError {
+            return .failure(error)
+        } catch {
+            return .failure(HTTPError(.badRequest, "bad_request", "\(error)", closeConnection: true))
+        }
+    }
+
+    static func find(_ byte: UInt8, in buffer: UnsafeRawBufferPointer, from: Int) -> Int? {
+        guard from < buffer.count else { return nil }
+        guard let p = memchr(buffer.baseAddress! + from, Int32(byte), buffer.count - from) else { return nil }
+        return buffer.baseAddress!.distance(to: UnsafeRawPointer(p))
+    }
+
+    private static func bad(_ message: String) -> HTTPError {
+        HTTPError(.badRequest, "bad_request", message, closeConnection: true)
+    }
+
+    /// `head` spans the request line through the final empty line.
+    private static func parseHead(_ head: UnsafeRawBufferPointer, requestLineEnd: Int) throws -> HTTPRequestHead {
+        let bytes = Array(head)
+        // Request line: method SP target SP version.
+        var lineLength = requestLineEnd
+        if lineLength > 0 && bytes[lineLength - 1] == 0x0D { lineLength -= 1 }
+        guard let sp1 = bytes[0..<lineLength].firstIndex(of: 0x20),
+              let sp2 = bytes[(sp1 + 1)..<lineLength].firstIndex(of: 0x20) else {
+            throw bad("the request line is not 'METHOD target HTTP/1.1'")
+        }
+        let methodBytes = bytes[0..<sp1]
+        guard !methodBytes.isEmpty, methodBytes.allSatisfy(isTokenByte) else { throw bad("the method is not a token") }
+        let method = parseMethod(methodBytes)
+        let targetBytes = bytes[(sp1 + 1)..<sp2]
+        let versionBytes = bytes[(sp2 + 1)..<lineLength]
+        let version: HTTPVersion
+        if versionBytes.elementsEqual("HTTP/1.1".utf8) {
+            version = .http11
+        } else if versionBytes.elementsEqual("HTTP/1.0".utf8) {
+            version = .http10
+        } else if versionBytes.count == 8, versionBytes.starts(with: "HTTP/".utf8),
+                  isDigit(versionBytes[sp2 + 6]), versionBytes[sp2 + 7] == 0x2E, isDigit(versionBytes[sp2 + 8]) {
+            throw HTTPError(.versionNotSupported, "version_not_supported", "only HTTP/1.1 and HTTP/1.0 are supported", closeConnection: true)
+        } else {
+            throw bad("the request line does not end in a valid HTTP version")
+        }
+        let target = try parseTarget(targetBytes, method: method)
+
+        // Header fields.
+        var fields: [(name: Range<Int>, value: Range<Int>)] = []
+        var contentLength: Int64? = nil
+        var transferCodings: [String] = []
+        var sawTransferEncoding = false
+        var connectionClose = false
+        var connectionKeepAlive = false
+        var expectsContinue = false
+        var hostCount = 0
+        var lineStart = requestLineEnd + 1
+        while lineStart < bytes.count {
+            var lineEnd = lineStart
+            while bytes[lineEnd] != 0x0A { lineEnd += 1 }
+            var contentEnd = lineEnd
+            if contentEnd > lineStart && bytes[contentEnd - 1] == 0x0D { contentEnd -= 1 }
+            defer { lineStart = lineEnd + 1 }
+            if contentEnd == lineStart { break }  // the empty line
+            if bytes[lineStart] == 0x20 || bytes[lineStart] == 0x09 {
+                throw bad("obsolete line folding in headers is not accepted")
+            }
+            guard let colon = bytes[lineStart..<contentEnd].firstIndex(of: 0x3A) else {
+                throw bad("a header line has no colon")
+            }
+            guard colon > lineStart, bytes[lineStart..<colon].allSatisfy(isTokenByte) else {
+                throw bad("a header name is empty or contains invalid characters (whitespace before ':' is not allowed)")
+            }
+            var vs = colon + 1
+            var ve = contentEnd
+            while vs < ve && (bytes[vs] == 0x20 || bytes[vs] == 0x09) { vs += 1 }
+            while ve > vs && (bytes[ve - 1] == 0x20 || bytes[ve - 1] == 0x09) { ve -= 1 }
+            for i in vs..<ve {
+                let c = bytes[i]
+                if (c < 0x20 && c != 0x09) || c == 0x7F { throw bad("a header value contains a control character") }
+            }
+            fields.append((lineStart..<colon, vs..<ve))
+            let name = bytes[lineStart..<colon]
+            let value = bytes[vs..<ve]
+            if equalsLower(name, "content-length") {
+                for part in value.split(separator: 0x2C) {
+                    let trimmed = trimOWS(part)
+                    guard let n = parseDecimal(trimmed) else { throw bad("Content-Length is not a number") }
+                    if let existing = contentLength, existing != n {
+                        throw bad("conflicting Content-Length values")
+                    }
+                    contentLength = n
+                }
+                if value.isEmpty { throw bad("Content-Length is empty") }
+            } else if equalsLower(name, "transfer-encoding") {
+                sawTransferEncoding = true
+                for part in value.split(separator: 0x2C) {
+                    let coding = String(decoding: trimOWS(part).map(asciiLower), as: UTF8.self)
+                    if !coding.isEmpty { transferCodings.append(coding) }
+                }
+            } else if equalsLower(name, "connection") {
+                for part in value.split(separator: 0x2C) {
+                    let token = trimOWS(part)
+                    if equalsLower(token, "close") { connectionClose = true }
+                    if equalsLower(token, "keep-alive") { connectionKeepAlive = true }
+                }
+            } else if equalsLower(name, "expect") {
+                if equalsLower(value, "100-continue") {
+                    expectsContinue = true
+                } else {
+                    throw HTTPError(.expectationFailed, "expectation_failed", "only 'Expect: 100-continue' is supported", closeConnection: true)
+                }
+            } else if equalsLower(name, "host") {
+                hostCount += 1
+            }
+        }
+
+        // Framing (RFC 9112 6.1-6.3).
+        var isChunked = false
+        if sawTransferEncoding {
+            if contentLength != nil {
+                throw bad("a request must not carry both Content-Length and Transfer-Encoding")
+            }
+            if version == .http10 { throw bad("Transfer-Encoding is not allowed in HTTP/1.0") }
+            guard transferCodings.last == "chunked" else {
+                throw bad("chunked must be the final transfer coding")
+            }
+            guard transferCodings.count == 1 else {
+                throw HTTPError(.notImplemented, "not_implemented", "only the chunked transfer coding is supported", closeConnection: true)
+            }
+            isChunked = true
+        }
+        if version == .http11 && hostCount != 1 {
+            throw bad(hostCount == 0 ? "an HTTP/1.1 request needs a Host header" : "more than one Host header")
+        }
+        let keepAlive = version == .http11 && !connectionClose
+        _ = connectionKeepAlive  // HTTP/1.0 keep-alive is not offered: 1.0 is answered and closed.
+        return HTTPRequestHead(method: method, version: version, target: target,
+                               headers: HTTPHeaders(bytes: bytes, fields: fields),
+                               contentLength: isChunked ? nil : contentLength, isChunked: isChunked,
+                               expectsContinue: expectsContinue && version == .http11, keepAlive: keepAlive)
+    }
+
+    private static func parseMethod(_ m: ArraySlice<UInt8>) -> HTTPMethod {
+        switch m.count {
+        case 3:
+            if m.elementsEqual("GET".utf8) { return .get }
+            if m.elementsEqual("PUT".utf8) { return .put }
+        case 4:
+            if m.elementsEqual("HEAD".utf8) { return .head }
+            if m.elementsEqual("POST".utf8) { return .post }
+        case 6:
+            if m.elementsEqual("DELETE".utf8) { return .delete }
+        case 7:
+            if m.elementsEqual("OPTIONS".utf8) { return .options }
+        default: break
+        }
+        return .other(String(decoding: m, as: UTF8.self))
+    }
+
+    private static func parseTarget(_ t: ArraySlice<UInt8>, method: HTTPMethod) throws -> String {
+        guard !t.isEmpty else { throw bad("the request target is empty") }
+        var bytes = t
+        if bytes.elementsEqual("*".utf8) {
+            guard method == .options else { throw bad("'*' is only a target for OPTIONS") }
+            return "*"
+        }
+        // absolute-form: keep the path and query.
+        let lowered = bytes.prefix(8).map(asciiLower)
+        if lowered.starts(with: "http://".utf8) || lowered.starts(with: "https://".utf8) {
+            let afterScheme = bytes.startIndex + (lowered.starts(with: "https://".utf8) ? 8 : 7)
+            if let slash = bytes[afterScheme...].firstIndex(where: { $0 == 0x2F || $0 == 0x3F }) {
+                bytes = bytes[slash...]
+                if bytes.first == 0x3F { return "/" + String(decoding: bytes, as: UTF8.self) }
+            } else {
+                return "/"
+            }
+        }
+        guard bytes.first == 0x2F else { throw bad("the request target must start with '/'") }
+        var ascii = true
+        for c in bytes {
+            if c <= 0x20 || c == 0x7F { throw bad("the request target contains a control character or space") }
+            if c >= 0x80 { ascii = false }
+        }
+        if ascii { return String(decoding: bytes, as: UTF8.self) }
+        // Raw non-ASCII bytes: percent-encode them so key decoding sees them exactly.
+        var out = ""
+        let hex: [Character] = Array("0123456789ABCDEF")
+        for c in bytes {
+            if c >= 0x80 {
+                out.append("%"); out.append(hex[Int(c >> 4)]); out.append(hex[Int(c & 15)])
+            } else {
+                out.unicodeScalars.append(Unicode.Scalar(c))
+            }
+        }
+        return out
+    }
+
+    static func isTokenByte(_ c: UInt8) -> Bool {
+        switch c {
+        case 0x30...0x39, 0x41...0x5A, 0x61...0x7A: return true
+        case 0x21, 0x23, 0x24, 0x25, 0x26, 0x27, 0x2A, 0x2B, 0x2D, 0x2E, 0x5E, 0x5F, 0x60, 0x7C, 0x7E: return true
+        default: return false
+        }
+    }
+
+    private static func isDigit(_ c: UInt8) -> Bool { c >= 0x30 && c <= 0x39 }
+
+    private static func equalsLower(_ a: ArraySlice<UInt8>, _ b: String) -> Bool {
+        a.count == b.utf8.count && zip(a, b.utf8).allSatisfy { asciiLower($0) == $1 }
+    }
+
+    private static func trimOWS(_ s: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
+        var s = s
+        while let f = s.first, f == 0x20 || f == 0x09 { s = s.dropFirst() }
+        while let l = s.last, l == 0x20 || l == 0x09 { s = s.dropLast() }
+        return s
+    }
+
+    /// 1*DIGIT, no sign, no overflow.
+    static func parseDecimal(_ s: ArraySlice<UInt8>) -> Int64? {
+        guard !s.isEmpty, s.count <= 18 else { return nil }
+        var n: Int64 = 0
+        for c in s {
+            guard isDigit(c) else { return nil }
+            n = n * 10 + Int64(c - 0x30)
+        }
+        return n
+    }
+}
+
+#if canImport(Glibc)
+import Glibc
+#endif

@@ -1,0 +1,117 @@
+import Dispatch
+import LarderLog
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The HTTP/1.1 server: a non-blocking listening socket whose read source
+/// accepts connections, each handed to a `ConnectionHandler`.
+public final class HTTPServer: @unchecked Sendable {
+    public let configuration: HTTPServerConfiguration
+    private let context: ServerContext
+    private let acceptQueue = DispatchQueue(label: "larder.http.accept")
+    // Confined to acceptQueue.
+    private var listener: ListeningSocket?
+    private var acceptSource: DispatchSourceRead?
+    private var acceptPaused = false
+    private let connections = Mutex<[ObjectIdentifier: ConnectionHandler]>([:])
+    private let boundPort = Mutex<Int>(0)
+
+    public init(configuration: HTTPServerConfiguration, handler: HTTPRequestHandler, logger: Logger) {
+        self.configuration = configuration
+        self.context = ServerContext(configuration: configuration, handler: handler, logger: logger)
+    }
+
+    /// The port the server listens on (useful with port 0).
+    public var port: Int { boundPort.withLock { $0 } }
+
+    /// Open connections right now.
+    public var connectionCount: Int { connections.withLock { $0.count } }
+
+    /// Binds and starts accepting. Throws `SocketError` when it cannot bind.
+    public func start() throws {
+        let socket = try ListeningSocket(host: configuration.host, port: configuration.port, backlog: configuration.backlog)
+        boundPort.withLock { $0 = socket.port }
+        acceptQueue.sync {
+            listener = socket
+            let source = DispatchSource.makeReadSource(fileDescriptor: socket.fd, queue: acceptQueue)
+            source.setEventHandler { [self] in acceptPending() }
+            source.setCancelHandler { Glibc.close(socket.fd) }
+            acceptSource = source
+            source.resume()
+        }
+    }
+
+    private func acceptPending() {
+        guard let listener else { return }
+        while true {
+            let fd: Int32
+            do {
+                guard let accepted = try listener.accept() else { return }
+                fd = accepted
+            } catch let error as SocketError {
+                // Out of file descriptors and the like: pause a moment
+                // instead of spinning on a listener that stays readable.
+                context.logger.error("accept: \(error)")
+                pauseAccepting()
+                return
+            } catch {
+                return
+            }
+            let open = connections.withLock { $0.count }
+            if open >= configuration.maxConnections {
+                rejectBusy(fd)
+                continue
+            }
+            let connection = ConnectionHandler(fd: fd, context: context) { [weak self] closed in
+                self?.connections.withLock { _ = $0.removeValue(forKey: ObjectIdentifier(closed)) }
+            }
+            connections.withLock { $0[ObjectIdentifier(connection)] = connection }
+            connection.start()
+        }
+    }
+
+    private func pauseAccepting() {
+        guard !acceptPaused, let source = acceptSource else { return }
+        acceptPaused = true
+        source.suspend()
+        acceptQueue.asyncAfter(deadline: .now() + .milliseconds(100)) { [self] in
+            if acceptPaused, let s = acceptSource { acceptPaused = false; s.resume() }
+        }
+    }
+
+    /// Over the connection limit: a best-effort 503 and close.
+    private func rejectBusy(_ fd: Int32) {
+        let body = "{\"error\":\"too_many_connections\",\"message\":\"the server already has \(configuration.maxConnections) open connections\"}"
+        let text = "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n"
+            + "Connection: close\r\nRetry-After: 1\r\n\r\n" + body
+        _ = Array(text.utf8).withUnsafeBytes { Glibc.send(fd, $0.baseAddress!, $0.count, Int32(MSG_NOSIGNAL)) }
+        Glibc.close(fd)
+        context.logger.warning("connection refused: \(configuration.maxConnections) connections are open")
+    }
+
+    /// Stops accepting, lets in-flight requests finish (up to the grace
+    /// period), then closes what is left. Blocks until done.
+    public func shutdown() {
+        acceptQueue.sync {
+            if let source = acceptSource {
+                if acceptPaused { source.resume(); acceptPaused = false }
+                source.cancel()
+            }
+            acceptSource = nil
+            listener = nil
+        }
+        for connection in connections.withLock({ Array($0.values) }) { connection.beginShutdown() }
+        let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(configuration.shutdownGrace * 1e9)
+        while connectionCount > 0 && DispatchTime.now().uptimeNanoseconds < deadline {
+            usleep(10_000)
+        }
+        let left = connections.withLock { Array($0.values) }
+        if !left.isEmpty {
+            context.logger.warning("closing \(left.count) connections still busy after \(configuration.shutdownGrace) s")
+            for connection in left { connection.forceClose() }
+            while connectionCount > 0 { usleep(1_000) }
+        }
+    }
+}

@@ -1,0 +1,79 @@
+/// The bytes a connection has yet to send: headers and body pieces go into
+/// one contiguous buffer so a response leaves in one `send`.
+struct OutputBuffer {
+    private(set) var storage: UnsafeMutableRawBufferPointer
+    private(set) var start = 0
+    private(set) var end = 0
+
+    init(capacity: Int) {
+        storage = .allocate(byteCount: capacity, alignment: 16)
+    }
+
+    func deallocate() { storage.deallocate() }
+
+    var count: Int { end - start }
+    var isEmpty: Bool { start == end }
+    var unsent: UnsafeRawBufferPointer { UnsafeRawBufferPointer(rebasing: storage[start..<end]) }
+
+    mutating func consumed(_ n: Int) {
+        start += n
+        if start == end { start = 0; end = 0 }
+    }
+
+    /// Makes room for `n` more bytes, moving or growing the storage.
+    mutating func reserve(_ n: Int) {
+        if storage.count - end >= n { return }
+        if start > 0 {
+            let live = end - start
+            storage.baseAddress!.copyMemory(from: storage.baseAddress! + start, byteCount: live)
+            start = 0
+            end = live
+            if storage.count - end >= n { return }
+        }
+        var capacity = storage.count * 2
+        while capacity - end < n { capacity *= 2 }
+        let bigger = UnsafeMutableRawBufferPointer.allocate(byteCount: capacity, alignment: 16)
+        bigger.baseAddress!.copyMemory(from: storage.baseAddress!, byteCount: end)
+        storage.deallocate()
+        storage = bigger
+    }
+
+    /// Gives back memory after a large response, once drained.
+    mutating func shrink(to capacity: Int) {
+        guard isEmpty, storage.count > capacity else { return }
+        storage.deallocate()
+        storage = .allocate(byteCount: capacity, alignment: 16)
+    }
+
+    mutating func append(_ bytes: UnsafeRawBufferPointer) {
+        guard bytes.count > 0 else { return }
+        reserve(bytes.count)
+        (storage.baseAddress! + end).copyMemory(from: bytes.baseAddress!, byteCount: bytes.count)
+        end += bytes.count
+    }
+
+    mutating func append(_ bytes: [UInt8]) {
+        bytes.withUnsafeBytes { append($0) }
+    }
+
+    mutating func append(_ text: String) {
+        var text = text
+        text.withUTF8 { append(UnsafeRawBufferPointer($0)) }
+    }
+
+    mutating func append(decimal value: Int64) {
+        var digits: [UInt8] = []
+        var v = value
+        repeat { digits.append(UInt8(0x30 + v % 10)); v /= 10 } while v > 0
+        reserve(digits.count)
+        for d in digits.reversed() { storage[end] = d; end += 1 }
+    }
+
+    /// Lets `fill` write up to `max` bytes at the end; it returns how many it wrote.
+    mutating func fill(max: Int, _ fill: (UnsafeMutableRawBufferPointer) throws -> Int) rethrows -> Int {
+        reserve(max)
+        let n = try fill(UnsafeMutableRawBufferPointer(rebasing: storage[end..<(end + max)]))
+        end += n
+        return n
+    }
+}

@@ -1,0 +1,88 @@
+import Foundation
+import LarderClient
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The built `larder` binary run as a child process, for what needs a real
+/// process: SIGKILL crashes, the data directory lock, signals, peak RSS.
+final class ChildServer {
+    let process: Process
+    let port: Int
+    let dataDirectory: String
+    private let stderrPipe: Pipe
+    /// Everything the server logged so far (stderr).
+    private(set) var log = ""
+
+    /// The `larder` executable next to the test bundle (`swift build` puts both in one folder).
+    static var binaryPath: String {
+        let exe = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        var dir = exe.deletingLastPathComponent()
+        // Linux test bundles are `<bin>/LarderPackageTests.xctest`.
+        if dir.lastPathComponent.hasSuffix(".xctest") { dir = dir.deletingLastPathComponent() }
+        return dir.appendingPathComponent("larder").path
+    }
+
+    init(dataDirectory: String, arguments: [String] = [], waitUntilListening: Bool = true) throws {
+        self.dataDirectory = dataDirectory
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Self.binaryPath)
+        process.arguments = ["serve", "--port", "0", "--data-dir", dataDirectory] + arguments
+        let pipe = Pipe()
+        process.standardError = pipe
+        process.standardOutput = FileHandle.nullDevice
+        self.stderrPipe = pipe
+        self.process = process
+        guard FileManager.default.isExecutableFile(atPath: Self.binaryPath) else {
+            throw ClientError("no larder binary at \(Self.binaryPath); run `swift build` first")
+        }
+        try process.run()
+        guard waitUntilListening else { port = 0; return }
+        var found: Int? = nil
+        let deadline = Date().addingTimeInterval(30)
+        var text = ""
+        while found == nil && Date() < deadline {
+            let data = pipe.fileHandleForReading.availableData
+            if data.isEmpty { break }
+            text += String(decoding: data, as: UTF8.self)
+            if let range = text.range(of: #"listening on http://[^:]+:(\d+)"#, options: .regularExpression) {
+                let match = text[range]
+                found = Int(match.split(separator: ":").last!)
+            }
+        }
+        log = text
+        guard let port = found else {
+            process.terminate()
+            throw ClientError("larder did not start: \(text)")
+        }
+        self.port = port
+    }
+
+    /// Reads what the child wrote to stderr until it exits.
+    func waitForExit() -> Int32 {
+        let rest = stderrPipe.fileHandleForReading.readDataToEndOfFile()
+        log += String(decoding: rest, as: UTF8.self)
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+
+    func kill(_ signal: Int32) { Glibc.kill(process.processIdentifier, signal) }
+
+    /// Peak resident memory so far, in KiB (VmHWM).
+    func peakRSSKiB() -> Int? {
+        guard let status = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8) else { return nil }
+        for line in status.split(separator: "\n") where line.hasPrefix("VmHWM:") {
+            return Int(line.split(separator: " ", omittingEmptySubsequences: true)[1])
+        }
+        return nil
+    }
+
+    func client() -> LarderClient { LarderClient(port: port) }
+
+    deinit {
+        if process.isRunning {
+            Glibc.kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+    }
+}

@@ -23,7 +23,7 @@ public final class LarderServer: Sendable {
     /// Binds and starts serving.
     public func start() throws {
         try http.start()
-        logger.notice("larder listening on http://\(Self.hostForURL(configuration.http.host)):\(http.port) with data in \(store.options.dataDirectory)")
+        logger.always(.notice, "larder listening on http://\(Self.hostForURL(configuration.http.host)):\(http.port) with data in \(store.options.dataDirectory)")
     }
 
     public var port: Int { http.port }
@@ -31,7 +31,7 @@ public final class LarderServer: Sendable {
     /// Stops accepting, finishes in-flight requests, closes connections.
     public func shutdown() {
         http.shutdown()
-        store.drainBackgroundWork()
+        store.close()
     }
 
     static func hostForURL(_ host: String) -> String {

@@ -175,6 +175,35 @@ public final class HTTPClientConnection {
         }
     }
 
+    /// Reads a response whose body (Content-Length framed) is handed to
+    /// `body` in pieces instead of being kept, for values too large to hold.
+    public func readStreamingResponse(body: (UnsafeRawBufferPointer) throws -> Void) throws -> ClientResponse {
+        let head = try readResponse(bodyExpected: false)
+        guard var remaining = head.header("Content-Length").flatMap({ Int($0) }) else {
+            throw ClientError("streaming needs a Content-Length response")
+        }
+        if !buffer.isEmpty {
+            let n = min(remaining, buffer.count)
+            try buffer.withUnsafeBytes { try body(UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
+            buffer.removeFirst(n)
+            remaining -= n
+        }
+        let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 18, alignment: 16)
+        defer { chunk.deallocate() }
+        while remaining > 0 {
+            let n = recv(fd, chunk.baseAddress!, min(chunk.count, remaining), 0)
+            if n > 0 {
+                try body(UnsafeRawBufferPointer(rebasing: chunk[0..<n]))
+                remaining -= n
+            } else if n < 0 && errno == EINTR {
+                continue
+            } else {
+                throw ClientError("connection closed or failed \(remaining) bytes before the body ended")
+            }
+        }
+        return head
+    }
+
     /// Sends one request and reads its response.
     public func request(_ method: String, _ target: String, headers: [(String, String)] = [],
                         body: [UInt8]? = nil) throws -> ClientResponse {

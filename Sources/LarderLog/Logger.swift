@@ -59,13 +59,24 @@ public struct Logger: Sendable {
 
     public func log(_ l: LogLevel, _ message: @autoclosure () -> String) {
         guard enabled(l) else { return }
+        write(l, message())
+    }
+
+    /// Logs whatever the level: for the few lines a user always needs,
+    /// such as which port the server listens on.
+    public func always(_ l: LogLevel, _ message: String) {
+        guard fd >= 0 else { return }
+        write(l, message)
+    }
+
+    private func write(_ l: LogLevel, _ message: String) {
         var line = Logger.timestamp()
         line += " "
         line += l.name
         line += " "
         line += label
         line += ": "
-        line += message()
+        line += message
         line += "\n"
         var bytes = Array(line.utf8)
         var offset = 0

@@ -40,7 +40,7 @@ public final class DiskStore: @unchecked Sendable {
     public let options: DiskStoreOptions
     let logger: Logger
     let dataDirectory: String
-    private let lock: FileLock
+    private var lock: FileLock?
     let zlib: ZlibPool
 
     private let rootQueue = DispatchQueue(label: "larder.store.root", attributes: .concurrent)
@@ -234,7 +234,21 @@ public final class DiskStore: @unchecked Sendable {
     }
 
     /// mkdir -p for key directories, with the `\name` file in hashed ones.
+    /// A concurrent delete may prune an empty parent between two mkdirs
+    /// (ENOENT): the chain is then started again.
     private func makeDirectories(root: String, segments: ArraySlice<String>) throws {
+        var attempt = 0
+        while true {
+            do {
+                try makeDirectoriesOnce(root: root, segments: segments)
+                return
+            } catch StoreError.io(let op, _, let code) where op == "mkdir" && code == ENOENT && attempt < 16 {
+                attempt += 1
+            }
+        }
+    }
+
+    private func makeDirectoriesOnce(root: String, segments: ArraySlice<String>) throws {
         var current = root
         for segment in segments {
             let parent = current
@@ -443,4 +457,11 @@ public final class DiskStore: @unchecked Sendable {
 
     /// Waits for background deletes (tests, shutdown).
     public func drainBackgroundWork() { reaper.sync {} }
+
+    /// Finishes background work and releases the data directory's lock, so
+    /// another server may open it. Call after the last request.
+    public func close() {
+        drainBackgroundWork()
+        rootQueue.sync(flags: .barrier) { lock = nil }
+    }
 }

@@ -33,7 +33,7 @@ public final class ValueUpload {
     private var fd: Int32
     /// Bytes not yet written; begins with the header placeholder until the
     /// first flush.
-    private var pending: [UInt8] = []
+    private var pending = PendingBytes(capacity: ValueUpload.flushThreshold + 128 * 1024)
     private var flushedAny = false
     private var headerLength = 0
     private var size: UInt64 = 0
@@ -54,8 +54,10 @@ public final class ValueUpload {
         self.fd = fd
         switch encoding {
         case .identity:
-            do { deflater = try store.zlib.deflater() } catch { abort(); throw error }
-            reserveHeader()
+            do {
+                deflater = try store.zlib.deflater()
+                try reserveHeader()
+            } catch { abort(); throw error }
         case .gzip:
             do { inflater = try store.zlib.inflater() } catch { abort(); throw error }
             clientHeader = []
@@ -66,13 +68,40 @@ public final class ValueUpload {
     deinit {
         abort()
         scratch?.deallocate()
+        pending.deallocate()
     }
 
-    private func reserveHeader() {
+    private func reserveHeader() throws {
         let header = ValueFileHeader.encode(metadata)
         headerLength = header.count
-        pending.reserveCapacity(Self.flushThreshold + 65_536)
-        pending.append(contentsOf: header)
+        try append(header)
+    }
+
+    private func append(_ bytes: [UInt8]) throws {
+        try bytes.withUnsafeBytes { try append($0) }
+    }
+
+    /// Copies bytes into `pending`, writing it out whenever it fills.
+    private func append(_ bytes: UnsafeRawBufferPointer) throws {
+        var offset = 0
+        while offset < bytes.count {
+            if pending.room == 0 { try flush() }
+            let n = min(pending.room, bytes.count - offset)
+            pending.append(UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + n)]))
+            offset += n
+        }
+    }
+
+    /// Runs deflate over `input` straight into `pending`.
+    private func compress(_ input: UnsafeRawBufferPointer, finish: Bool) throws {
+        var offset = 0
+        while true {
+            if pending.room < 1024 { try flush() }
+            let r = try deflater!.step(UnsafeRawBufferPointer(rebasing: input[offset...]), pending.free, finish: finish)
+            offset += r.consumed
+            pending.count += r.produced
+            if finish ? r.ended : (offset == input.count && pending.room > 0) { return }
+        }
     }
 
     /// Feeds the next piece of the body.
@@ -82,7 +111,7 @@ public final class ValueUpload {
         case .identity:
             crc = CRC32.update(crc, chunk)
             size += UInt64(chunk.count)
-            try deflater!.compress(chunk, finish: false, into: &pending)
+            try compress(chunk, finish: false)
         case .gzip:
             try verify(chunk)
             if clientHeader != nil {
@@ -96,10 +125,10 @@ public final class ValueUpload {
                 let all = clientHeader!
                 clientHeader = nil
                 metadata.originalGzipHeader = Array(all[0..<length])
-                reserveHeader()
-                pending.append(contentsOf: all[length...])
+                try reserveHeader()
+                try append(Array(all[length...]))
             } else {
-                pending.append(contentsOf: chunk)
+                try append(chunk)
             }
         }
         if pending.count >= Self.flushThreshold { try flush() }
@@ -113,8 +142,8 @@ public final class ValueUpload {
     }
 
     private func flush() throws {
-        try pending.withUnsafeBytes { (raw) in try POSIX.writeAll(fd, raw, path: tempPath) }
-        pending.removeAll(keepingCapacity: true)
+        try POSIX.writeAll(fd, pending.bytes, path: tempPath)
+        pending.count = 0
         flushedAny = true
     }
 
@@ -124,9 +153,11 @@ public final class ValueUpload {
         defer { abort() }
         switch encoding {
         case .identity:
-            try deflater!.compress(UnsafeRawBufferPointer(start: nil, count: 0), finish: true, into: &pending)
-            ValueFileHeader.appendLE(&pending, UInt64(crc), bytes: 4)
-            ValueFileHeader.appendLE(&pending, size & 0xFFFF_FFFF, bytes: 4)
+            try compress(UnsafeRawBufferPointer(start: nil, count: 0), finish: true)
+            var trailer: [UInt8] = []
+            ValueFileHeader.appendLE(&trailer, UInt64(crc), bytes: 4)
+            ValueFileHeader.appendLE(&trailer, size & 0xFFFF_FFFF, bytes: 4)
+            try append(trailer)
         case .gzip:
             if clientHeader != nil || !inflater!.isComplete {
                 throw StoreError.invalidGzip(clientHeader?.isEmpty ?? false ? "the body is empty" : "the gzip data ends early")
@@ -141,7 +172,7 @@ public final class ValueUpload {
             try flush()
             try header.withUnsafeBytes { (raw) in try POSIX.pwriteAll(fd, raw, at: 0, path: tempPath) }
         } else {
-            pending.replaceSubrange(0..<headerLength, with: header)
+            header.withUnsafeBytes { pending.overwrite(at: 0, with: $0) }
             try flush()
         }
         if store.options.fsync { try POSIX.fsync(fd, path: tempPath) }
@@ -160,5 +191,27 @@ public final class ValueUpload {
             if !done { unlink(tempPath) }
         }
         done = true
+    }
+}
+
+/// A fixed buffer of bytes waiting to be written to the temp file.
+struct PendingBytes {
+    private let storage: UnsafeMutableRawBufferPointer
+    var count = 0
+
+    init(capacity: Int) { storage = .allocate(byteCount: capacity, alignment: 16) }
+    func deallocate() { storage.deallocate() }
+
+    var room: Int { storage.count - count }
+    var bytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(rebasing: storage[0..<count]) }
+    var free: UnsafeMutableRawBufferPointer { UnsafeMutableRawBufferPointer(rebasing: storage[count...]) }
+
+    mutating func append(_ data: UnsafeRawBufferPointer) {
+        (storage.baseAddress! + count).copyMemory(from: data.baseAddress!, byteCount: data.count)
+        count += data.count
+    }
+
+    func overwrite(at offset: Int, with data: UnsafeRawBufferPointer) {
+        (storage.baseAddress! + offset).copyMemory(from: data.baseAddress!, byteCount: data.count)
     }
 }

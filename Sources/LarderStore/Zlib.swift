@@ -18,32 +18,19 @@ final class Deflater {
 
     func reset() { deflateReset(&stream) }
 
-    /// Compresses `input` and appends the output to `output`. With `finish`
-    /// the stream is ended (call once, last).
-    func compress(_ input: UnsafeRawBufferPointer, finish: Bool, into output: inout [UInt8]) throws {
+    /// One deflate call from `input` into `output`. With `finish`, call
+    /// again (with the rest of the input, possibly none) until `ended`.
+    func step(_ input: UnsafeRawBufferPointer, _ output: UnsafeMutableRawBufferPointer,
+              finish: Bool) throws -> (consumed: Int, produced: Int, ended: Bool) {
         stream.next_in = UnsafeMutablePointer(mutating: input.baseAddress?.assumingMemoryBound(to: Bytef.self))
         stream.avail_in = uInt(input.count)
-        let flush = finish ? Z_FINISH : Z_NO_FLUSH
-        while true {
-            let room = max(Int(deflateBound(&stream, uLong(stream.avail_in))), 4096)
-            let before = output.count
-            output.reserveCapacity(before + room)
-            var produced = 0
-            var rc: Int32 = Z_OK
-            // Grow the array by `room`, let zlib fill it, then trim.
-            output.append(contentsOf: repeatElement(0, count: room))
-            output.withUnsafeMutableBytes { raw in
-                stream.next_out = raw.baseAddress!.advanced(by: before).assumingMemoryBound(to: Bytef.self)
-                stream.avail_out = uInt(room)
-                rc = deflate(&stream, flush)
-                produced = room - Int(stream.avail_out)
-            }
-            output.removeLast(room - produced)
-            if rc == Z_STREAM_END { return }
-            if rc != Z_OK && rc != Z_BUF_ERROR { throw StoreError.zlib(operation: "deflate", code: rc) }
-            if !finish && stream.avail_in == 0 { return }
-            if rc == Z_BUF_ERROR && produced == 0 && stream.avail_in == 0 && !finish { return }
+        stream.next_out = output.baseAddress!.assumingMemoryBound(to: Bytef.self)
+        stream.avail_out = uInt(output.count)
+        let rc = deflate(&stream, finish ? Z_FINISH : Z_NO_FLUSH)
+        guard rc == Z_OK || rc == Z_STREAM_END || rc == Z_BUF_ERROR else {
+            throw StoreError.zlib(operation: "deflate", code: rc)
         }
+        return (input.count - Int(stream.avail_in), output.count - Int(stream.avail_out), rc == Z_STREAM_END)
     }
 }
 

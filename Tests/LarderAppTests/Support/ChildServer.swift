@@ -1,5 +1,6 @@
 import Foundation
 import LarderClient
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -11,8 +12,10 @@ final class ChildServer {
     let port: Int
     let dataDirectory: String
     private let stderrPipe: Pipe
+    /// stderr, drained continuously so a chatty server never blocks on a full pipe.
+    private let output = SharedText()
     /// Everything the server logged so far (stderr).
-    private(set) var log = ""
+    var log: String { output.withLock { $0 } }
 
     /// The `larder` executable next to the test bundle (`swift build` puts both in one folder).
     static var binaryPath: String {
@@ -36,33 +39,35 @@ final class ChildServer {
         guard FileManager.default.isExecutableFile(atPath: Self.binaryPath) else {
             throw ClientError("no larder binary at \(Self.binaryPath); run `swift build` first")
         }
+        let output = self.output
+        pipe.fileHandleForReading.readabilityHandler = { handle in
+            let data = handle.availableData
+            if data.isEmpty { handle.readabilityHandler = nil; return }
+            output.withLock { $0 += String(decoding: data, as: UTF8.self) }
+        }
         try process.run()
         guard waitUntilListening else { port = 0; return }
         var found: Int? = nil
         let deadline = Date().addingTimeInterval(30)
-        var text = ""
-        while found == nil && Date() < deadline {
-            let data = pipe.fileHandleForReading.availableData
-            if data.isEmpty { break }
-            text += String(decoding: data, as: UTF8.self)
-            if let range = text.range(of: #"listening on http://[^:]+:(\d+)"#, options: .regularExpression) {
-                let match = text[range]
-                found = Int(match.split(separator: ":").last!)
+        while found == nil && Date() < deadline && process.isRunning {
+            let text = output.withLock { $0 }
+            if let range = text.range(of: #"listening on http://[^ ]+:(\d+) "#, options: .regularExpression) {
+                found = Int(text[range].split(separator: ":").last!.trimmingCharacters(in: .whitespaces))
+            } else {
+                usleep(10_000)
             }
         }
-        log = text
         guard let port = found else {
             process.terminate()
-            throw ClientError("larder did not start: \(text)")
+            throw ClientError("larder did not start: \(output.withLock { $0 })")
         }
         self.port = port
     }
 
     /// Reads what the child wrote to stderr until it exits.
     func waitForExit() -> Int32 {
-        let rest = stderrPipe.fileHandleForReading.readDataToEndOfFile()
-        log += String(decoding: rest, as: UTF8.self)
         process.waitUntilExit()
+        usleep(50_000)  // let the last stderr bytes arrive
         return process.terminationStatus
     }
 
@@ -85,4 +90,10 @@ final class ChildServer {
             process.waitUntilExit()
         }
     }
+}
+
+/// Text appended from one thread and read from another.
+final class SharedText: Sendable {
+    private let text = Mutex<String>("")
+    func withLock<T>(_ body: (inout String) -> T) -> T { text.withLock { body(&$0) } }
 }

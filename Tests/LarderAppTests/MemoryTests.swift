@@ -1,0 +1,46 @@
+import Foundation
+import LarderClient
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Large values stream to and from disk: peak RSS stays bounded.
+@Suite(.serialized) struct MemoryTests {
+    @Test func oneGiBPutAndGetKeepPeakRSSUnder64MiB() throws {
+        let dir = TestServer.makeTempDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let child = try ChildServer(dataDirectory: dir, arguments: ["--no-fsync", "--gzip-level", "1", "--log-level", "warning"])
+        let block = Bytes.pattern(seed: 42, count: 1 << 20)
+        let blocks = 1024
+        let size = blocks * block.count
+
+        let connection = try HTTPClientConnection(port: child.port, timeout: 300)
+        try connection.send("PUT /store/big/one-gib HTTP/1.1\r\nHost: x\r\nContent-Length: \(size)\r\n\r\n")
+        var sentCRC: UInt32 = 0
+        var piece = block
+        for i in 0..<blocks {
+            // Stamp each MiB so no two are alike.
+            piece.withUnsafeMutableBytes { $0.storeBytes(of: UInt64(i), as: UInt64.self) }
+            sentCRC = Bytes.crc32(piece, sentCRC)
+            try connection.send(piece)
+        }
+        let put = try connection.readResponse()
+        #expect(put.status == 201)
+
+        var receivedCRC: UInt32 = 0
+        var received = 0
+        try connection.send("GET /store/big/one-gib HTTP/1.1\r\nHost: x\r\n\r\n")
+        let get = try connection.readStreamingResponse { piece in
+            receivedCRC = Bytes.crc32(piece, receivedCRC)
+            received += piece.count
+        }
+        #expect(get.status == 200)
+        #expect(received == size)
+        #expect(receivedCRC == sentCRC)
+
+        let peak = try #require(child.peakRSSKiB())
+        print("larder peak RSS after a 1 GiB PUT and GET: \(peak) KiB")
+        #expect(peak < 64 * 1024, "peak RSS \(peak) KiB")
+    }
+}

@@ -39,7 +39,8 @@ struct HTTPRequestParser {
         // Find the end of the request line.
         guard let lineEnd = Self.find(0x0A, in: buffer, from: start) else {
             scanned = 0
-            if buffer.count - start > maxRequestLineBytes {
+            // A trailing CR may be the start of the line's CRLF: not counted.
+            if buffer.count - start > maxRequestLineBytes + 1 {
                 return .failure(HTTPError(.uriTooLong, "uri_too_long",
                                           "the request line is longer than \(maxRequestLineBytes) bytes", closeConnection: true))
             }
@@ -60,16 +61,21 @@ struct HTTPRequestParser {
             if next + 2 >= buffer.count { break }
             lf = next + 1
         }
+        // The header section counts every field line with its line ending,
+        // not the request line and not the final empty line.
+        let headerStart = lineEnd + 1
         guard let end = headEnd else {
             scanned = max(lineEnd, buffer.count - 3)
-            if buffer.count - lineEnd > maxHeaderBytes {
+            // One trailing byte may be the CR of the final empty line.
+            if buffer.count - headerStart > maxHeaderBytes + 1 {
                 return .failure(HTTPError(.headersTooLarge, "headers_too_large",
                                           "the header section is larger than \(maxHeaderBytes) bytes", closeConnection: true))
             }
             return .incomplete
         }
         scanned = 0
-        if end - lineEnd > maxHeaderBytes + 2 {
+        let emptyLine = end - 2 >= headerStart && buffer[end - 2] == 0x0D ? 2 : 1
+        if end - headerStart - emptyLine > maxHeaderBytes {
             return .failure(HTTPError(.headersTooLarge, "headers_too_large",
                                       "the header section is larger than \(maxHeaderBytes) bytes", closeConnection: true))
         }

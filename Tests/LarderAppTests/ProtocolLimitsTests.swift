@@ -83,10 +83,7 @@ import Glibc
         usleep(100_000)
         try? split.send("\nHost: x\r\n\r\n")
         let response = try split.readResponse()
-        withKnownIssue("HTTPRequestParser counts the CR of an unfinished request line against maxRequestLineBytes",
-                       isIntermittent: true) {
-            #expect(response.status == 404, "answered \(response.status): \(response.text)")
-        }
+        #expect(response.status == 404, "answered \(response.status): \(response.text)")
     }
 
     /// Header field lines (each with its CRLF) totalling exactly `size` bytes.
@@ -106,9 +103,7 @@ import Glibc
         // 32768 bytes of field lines is not "larger than 32768 bytes", and the
         // request line limit is inclusive too; the server is off by one (it
         // counts the request line's LF as part of the header section).
-        withKnownIssue("HTTPRequestParser counts the request line's LF in the header section") {
-            #expect(response.status == 200, "answered \(response.status): \(response.text)")
-        }
+        #expect(response.status == 200, "answered \(response.status): \(response.text)")
     }
 
     @Test func headerSectionUnderTheLimitIsAcceptedHoweverTCPSplitsIt() throws {
@@ -124,10 +119,7 @@ import Glibc
         usleep(100_000)
         try? split.send("\n")
         let response = try split.readResponse()
-        withKnownIssue("HTTPRequestParser's unfinished-head 431 check counts bytes the finished-head check allows",
-                       isIntermittent: true) {
-            #expect(response.status == 200, "answered \(response.status): \(response.text)")
-        }
+        #expect(response.status == 200, "answered \(response.status): \(response.text)")
     }
 
     @Test func stalledBodyIs408AfterTheIdleTimeout() throws {

@@ -13,6 +13,8 @@ public struct DiskStoreOptions: Sendable {
     public var gzipLevel: Int32 = DiskStoreOptions.defaultGzipLevel
     /// Stripes of the per-key write barrier.
     public var stripes: Int = 64
+    /// Bytes of small values kept in memory for reads (0 turns it off).
+    public var cacheBytes: Int = 32 << 20
 
     /// Level 1 was measured to store 1 KiB JSON at the same ratio class as 6
     /// for a fraction of the CPU; see README "gzip level".
@@ -42,6 +44,7 @@ public final class DiskStore: @unchecked Sendable {
     let dataDirectory: String
     private var lock: FileLock?
     let zlib: ZlibPool
+    let cache: ValueCache
 
     private let rootQueue = DispatchQueue(label: "larder.store.root", attributes: .concurrent)
     private let stripes: [DispatchQueue]
@@ -62,6 +65,7 @@ public final class DiskStore: @unchecked Sendable {
         self.logger = logger
         self.dataDirectory = Self.absolute(options.dataDirectory)
         self.zlib = ZlibPool(level: options.gzipLevel)
+        self.cache = ValueCache(capacity: options.cacheBytes, stripes: max(1, options.stripes))
         self.stripes = (0..<max(1, options.stripes)).map {
             DispatchQueue(label: "larder.store.stripe.\($0)", attributes: .concurrent)
         }
@@ -161,10 +165,10 @@ public final class DiskStore: @unchecked Sendable {
 
     // MARK: - Shared helpers
 
-    private func stripe(for key: StoreKey) -> DispatchQueue {
+    private func stripeIndex(for key: StoreKey) -> Int {
         var h: UInt64 = 0xcbf29ce484222325
         for b in key.string.utf8 { h = (h ^ UInt64(b)) &* 0x100000001b3 }
-        return stripes[Int(h % UInt64(stripes.count))]
+        return Int(h % UInt64(stripes.count))
     }
 
     /// Runs `body` on `queue` (shared, or exclusive with `barrier`) with typed errors.
@@ -272,9 +276,11 @@ public final class DiskStore: @unchecked Sendable {
     func publish(tempPath: String, fd: Int32, key: StoreKey) throws -> Bool {
         let (created, finalPath) = try locked(rootQueue) { () -> (Bool, String) in
             let finalPath = valuesRoot + "/" + DiskNames.relativePath(of: key)
-            let created = try locked(stripe(for: key), barrier: true) { () -> Bool in
+            let stripe = stripeIndex(for: key)
+            let created = try locked(stripes[stripe], barrier: true) { () -> Bool in
                 let existed = try POSIX.lstatIfExists(finalPath).map(POSIX.isRegularFile) ?? false
                 try moveIntoPlace(tempPath: tempPath, fd: fd, finalPath: finalPath, key: key)
+                cache.invalidate(key.bytes, stripe: stripe)
                 return !existed
             }
             if created { adjustCount(1) }
@@ -315,21 +321,37 @@ public final class DiskStore: @unchecked Sendable {
 
     // MARK: - Reads
 
+    private enum Opened {
+        case cached(ValueCache.Entry)
+        case file(fd: Int32, path: String, epoch: UInt64)
+    }
+
     /// Opens the value of `key`; `.notFound` when absent or expired.
     public func open(_ key: StoreKey) throws -> StoredValue {
-        let (fd, path) = try locked(rootQueue) { () -> (Int32, String) in
-            let path = valuesRoot + "/" + DiskNames.relativePath(of: key)
-            let fd = try locked(stripe(for: key)) { () -> Int32 in
+        let stripe = stripeIndex(for: key)
+        let opened = try locked(rootQueue) { () -> Opened in
+            try locked(stripes[stripe]) { () -> Opened in
+                if let entry = cache.lookup(key.bytes) { return .cached(entry) }
+                let epoch = cache.epoch(stripe: stripe)
+                let path = valuesRoot + "/" + DiskNames.relativePath(of: key)
                 let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
                 if fd < 0 {
                     if errno == ENOENT || errno == ENOTDIR || errno == EISDIR { throw StoreError.notFound }
                     throw StoreError.posix("open", path)
                 }
-                return fd
+                return .file(fd: fd, path: path, epoch: epoch)
             }
-            return (fd, path)
         }
-        let value = try StoredValue(fd: fd, path: path, zlib: zlib)
+        let value: StoredValue
+        switch opened {
+        case .cached(let entry):
+            value = StoredValue(cached: entry, zlib: zlib)
+        case .file(let fd, let path, let epoch):
+            value = try StoredValue(fd: fd, path: path, zlib: zlib)
+            if cache.isEnabled, let entry = try value.cacheEntry() {
+                cache.insert(key.bytes, entry, stripe: stripe, epoch: epoch)
+            }
+        }
         if value.metadata.isExpired(nowNanos: Self.nowNanos()) { throw StoreError.notFound }
         return value
     }
@@ -340,8 +362,12 @@ public final class DiskStore: @unchecked Sendable {
     public func delete(_ key: StoreKey) throws -> Bool {
         let (existed, root) = try locked(rootQueue) { () -> (Bool, String) in
             let path = valuesRoot + "/" + DiskNames.relativePath(of: key)
-            let existed = try locked(stripe(for: key), barrier: true) { () -> Bool in
-                if unlink(path) == 0 { return true }
+            let stripe = stripeIndex(for: key)
+            let existed = try locked(stripes[stripe], barrier: true) { () -> Bool in
+                if unlink(path) == 0 {
+                    cache.invalidate(key.bytes, stripe: stripe)
+                    return true
+                }
                 if errno == ENOENT || errno == ENOTDIR || errno == EISDIR { return false }
                 throw StoreError.posix("unlink", path)
             }
@@ -376,6 +402,7 @@ public final class DiskStore: @unchecked Sendable {
             let next = generation + 1
             try Self.switchGeneration(dataDirectory, to: next, fsync: options.fsync)
             let old = valuesRoot
+            cache.invalidateAll()
             generation = next
             valuesRoot = dataDirectory + "/gen-\(next)"
             let deleted = counterLock.withLock { () -> Int in
@@ -400,6 +427,7 @@ public final class DiskStore: @unchecked Sendable {
             guard let st = try POSIX.lstatIfExists(directory), POSIX.isDirectory(st) else { return nil }
             if mkdir(trashDirectory, 0o755) != 0 && errno != EEXIST { throw StoreError.posix("mkdir", trashDirectory) }
             if rename(directory, trashPath) != 0 { throw StoreError.posix("rename", directory) }
+            cache.invalidateAll()
             if options.fsync {
                 try POSIX.fsyncDirectory(String(directory[..<directory.lastIndex(of: "/")!]))
             }

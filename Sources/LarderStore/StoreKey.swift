@@ -14,6 +14,14 @@ public struct StoreKey: Hashable, Sendable, CustomStringConvertible {
 
     public var description: String { string }
 
+    /// The key's UTF-8 bytes.
+    public var bytes: [UInt8] { Array(string.utf8) }
+
+    // Keys are equal when their bytes are: String's == would equate NFC
+    // and NFD spellings of one text, which are different keys.
+    public static func == (a: StoreKey, b: StoreKey) -> Bool { a.string.utf8.elementsEqual(b.string.utf8) }
+    public func hash(into hasher: inout Hasher) { for b in string.utf8 { hasher.combine(b) } }
+
     /// Validates an already percent-decoded key.
     public init(_ string: String) throws {
         try self.init(bytes: Array(string.utf8))

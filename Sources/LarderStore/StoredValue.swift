@@ -26,6 +26,29 @@ public final class StoredValue: @unchecked Sendable {
     private var fd: Int32
     /// The file's first bytes; all of them when `fileSize <= prefetchSize`.
     private let prefetched: [UInt8]
+    /// The value, when already decompressed (cached values).
+    private var knownIdentity: [UInt8]?
+
+    /// A value served from memory; no file is open.
+    init(cached entry: ValueCache.Entry, zlib: ZlibPool) {
+        self.fd = -1
+        self.path = "(cache)"
+        self.zlib = zlib
+        self.metadata = entry.metadata
+        self.fileSize = entry.file.count
+        self.headerLength = entry.headerLength
+        self.prefetched = entry.file
+        self.knownIdentity = entry.identity
+    }
+
+    /// The cache entry for a small value (inflating it now, once); nil when large.
+    func cacheEntry() throws -> ValueCache.Entry? {
+        guard isFullyLoaded, fileSize <= ValueCache.maxFileSize, metadata.size <= UInt64(ValueCache.maxValueSize),
+              let identity = try identityBytes() else { return nil }
+        knownIdentity = identity
+        close()
+        return ValueCache.Entry(metadata: metadata, file: prefetched, headerLength: headerLength, identity: identity)
+    }
 
     init(fd: Int32, path: String, zlib: ZlibPool) throws {
         self.fd = fd
@@ -79,6 +102,7 @@ public final class StoredValue: @unchecked Sendable {
 
     /// The value in memory, for small values; nil when large.
     public func identityBytes() throws -> [UInt8]? {
+        if let knownIdentity { return knownIdentity }
         guard isFullyLoaded, metadata.size <= UInt64(Self.prefetchSize * 64) else { return nil }
         let inflater = try zlib.inflater()
         defer { zlib.recycle(inflater) }

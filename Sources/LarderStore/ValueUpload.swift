@@ -33,7 +33,7 @@ public final class ValueUpload {
     private var fd: Int32
     /// Bytes not yet written; begins with the header placeholder until the
     /// first flush.
-    private var pending = PendingBytes(capacity: ValueUpload.flushThreshold + 128 * 1024)
+    private var pending = PendingBytes(capacity: 16 * 1024, limit: ValueUpload.flushThreshold + 128 * 1024)
     private var flushedAny = false
     private var headerLength = 0
     private var size: UInt64 = 0
@@ -85,7 +85,7 @@ public final class ValueUpload {
     private func append(_ bytes: UnsafeRawBufferPointer) throws {
         var offset = 0
         while offset < bytes.count {
-            if pending.room == 0 { try flush() }
+            if pending.room == 0 && !pending.grow() { try flush() }
             let n = min(pending.room, bytes.count - offset)
             pending.append(UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + n)]))
             offset += n
@@ -96,7 +96,7 @@ public final class ValueUpload {
     private func compress(_ input: UnsafeRawBufferPointer, finish: Bool) throws {
         var offset = 0
         while true {
-            if pending.room < 1024 { try flush() }
+            if pending.room < 1024 && !pending.grow() { try flush() }
             let r = try deflater!.step(UnsafeRawBufferPointer(rebasing: input[offset...]), pending.free, finish: finish)
             offset += r.consumed
             pending.count += r.produced
@@ -194,17 +194,34 @@ public final class ValueUpload {
     }
 }
 
-/// A fixed buffer of bytes waiting to be written to the temp file.
+/// Bytes waiting to be written to the temp file. It starts small (most
+/// values are) and doubles up to `limit`; a large allocation per write
+/// would cost an mmap, page faults and an munmap every time.
 struct PendingBytes {
-    private let storage: UnsafeMutableRawBufferPointer
+    private var storage: UnsafeMutableRawBufferPointer
+    private let limit: Int
     var count = 0
 
-    init(capacity: Int) { storage = .allocate(byteCount: capacity, alignment: 16) }
+    init(capacity: Int, limit: Int) {
+        storage = .allocate(byteCount: capacity, alignment: 16)
+        self.limit = limit
+    }
+
     func deallocate() { storage.deallocate() }
 
     var room: Int { storage.count - count }
     var bytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(rebasing: storage[0..<count]) }
     var free: UnsafeMutableRawBufferPointer { UnsafeMutableRawBufferPointer(rebasing: storage[count...]) }
+
+    /// Doubles the capacity; false once at the limit (then flush instead).
+    mutating func grow() -> Bool {
+        guard storage.count < limit else { return false }
+        let bigger = UnsafeMutableRawBufferPointer.allocate(byteCount: min(storage.count * 2, limit), alignment: 16)
+        bigger.baseAddress!.copyMemory(from: storage.baseAddress!, byteCount: count)
+        storage.deallocate()
+        storage = bigger
+        return true
+    }
 
     mutating func append(_ data: UnsafeRawBufferPointer) {
         (storage.baseAddress! + count).copyMemory(from: data.baseAddress!, byteCount: data.count)

@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# Larder against nginx on this machine, in one session: 1 KiB GET and PUT
+# with wrk (2 threads, 64 connections), alternating rounds, median of each.
+#
+#   bash bench/run.sh [seconds-per-round] [rounds]
+#
+# nginx is the peer: static GET of a 1 KiB file, WebDAV PUT (dav_methods),
+# no fsync. Larder runs twice: with --no-fsync (the like-for-like figure)
+# and for PUT also with fsync on (its default durability).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+DURATION=${1:-10}
+ROUNDS=${2:-3}
+CONNS=${CONNS:-64}
+WORK=$(mktemp -d /tmp/larder-bench.XXXXXX)
+trap 'kill $(jobs -p) 2>/dev/null; [ -f "$WORK/nginx.pid" ] && kill "$(cat "$WORK/nginx.pid")" 2>/dev/null; rm -rf "$WORK"' EXIT
+
+for tool in wrk nginx; do
+  command -v "$tool" >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk nginx-light >/dev/null; break; }
+done
+
+swift build -c release --product larder >/dev/null
+BIN=.build/release/larder
+
+LPORT=18181; FPORT=18182; NPORT=18183
+"$BIN" --port $LPORT --data-dir "$WORK/larder" --no-fsync --log-level warning 2>"$WORK/larder.log" &
+"$BIN" --port $FPORT --data-dir "$WORK/larder-fsync" --log-level warning 2>"$WORK/larder-fsync.log" &
+
+mkdir -p "$WORK/nginx/root/store/bench" "$WORK/nginx/tmp"
+cat > "$WORK/nginx.conf" <<CONF
+user root;
+worker_processes 2;
+pid $WORK/nginx.pid;
+error_log $WORK/nginx-error.log;
+events { worker_connections 4096; }
+http {
+  access_log off;
+  client_body_temp_path $WORK/nginx/tmp;
+  server {
+    listen 127.0.0.1:$NPORT;
+    root $WORK/nginx/root;
+    location /store/ { dav_methods PUT DELETE; create_full_put_path on; client_max_body_size 1g; }
+  }
+}
+CONF
+nginx -c "$WORK/nginx.conf"
+sleep 1
+
+head -c 1024 /dev/urandom | base64 -w0 | head -c 1024 > "$WORK/value"
+for port in $LPORT $FPORT $NPORT; do
+  curl -sf -T "$WORK/value" "http://127.0.0.1:$port/store/bench/get" -o /dev/null
+done
+
+rate() { wrk -t2 -c"$CONNS" -d"${DURATION}s" "$@" | awk '/Requests\/sec/ {print int($2)}'; }
+median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+
+declare -A R
+for round in $(seq "$ROUNDS"); do
+  R[nginx_get]+="$(rate "http://127.0.0.1:$NPORT/store/bench/get") "
+  R[larder_get]+="$(rate "http://127.0.0.1:$LPORT/store/bench/get") "
+  R[nginx_put]+="$(rate -s bench/put.lua "http://127.0.0.1:$NPORT") "
+  R[larder_put]+="$(rate -s bench/put.lua "http://127.0.0.1:$LPORT") "
+  R[larder_put_fsync]+="$(rate -s bench/put.lua "http://127.0.0.1:$FPORT") "
+  echo "round $round/$ROUNDS done" >&2
+done
+
+m() { echo "${R[$1]}" | tr ' ' '\n' | grep . | median; }
+NG=$(m nginx_get); LG=$(m larder_get); NP=$(m nginx_put); LP=$(m larder_put); LF=$(m larder_put_fsync)
+printf '%-28s %10s %8s\n' "1 KiB, wrk -t2 -c$CONNS" "req/s" "vs nginx"
+printf '%-28s %10s %8s\n' "nginx GET" "$NG" "1.00"
+printf '%-28s %10s %8s\n' "larder GET" "$LG" "$(awk "BEGIN {printf \"%.2f\", $LG/$NG}")"
+printf '%-28s %10s %8s\n' "nginx WebDAV PUT" "$NP" "1.00"
+printf '%-28s %10s %8s\n' "larder PUT --no-fsync" "$LP" "$(awk "BEGIN {printf \"%.2f\", $LP/$NP}")"
+printf '%-28s %10s %8s\n' "larder PUT (fsync)" "$LF" "$(awk "BEGIN {printf \"%.2f\", $LF/$NP}")"
+echo "rounds: ${R[@]@K}" >&2

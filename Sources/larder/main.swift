@@ -9,21 +9,33 @@ import LarderStore
 import Glibc
 #endif
 
+/// `larder [options]` and `larder serve [options]` both start the server,
+/// so `larder --help` shows every option.
 struct Larder: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "larder",
         abstract: "A local HTTP/1.1 storage server: values by key over plain HTTP, gzip files on disk.",
-        subcommands: [Serve.self],
-        defaultSubcommand: Serve.self
+        discussion: "Every option can also be set with the environment variable named in its help; the flag wins.",
+        subcommands: [Serve.self]
     )
+
+    @OptionGroup var options: ServeOptions
+
+    func run() throws { try options.serve() }
 }
 
 struct Serve: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Start the server (the default subcommand).",
+        abstract: "Start the server (the same as `larder` with no subcommand).",
         discussion: "Every option can also be set with the environment variable named in its help; the flag wins."
     )
 
+    @OptionGroup var options: ServeOptions
+
+    func run() throws { try options.serve() }
+}
+
+struct ServeOptions: ParsableArguments {
     @Option(help: "Address to bind. [env: LARDER_HOST] (default: 127.0.0.1)")
     var host: String?
 
@@ -60,6 +72,9 @@ struct Serve: ParsableCommand {
     @Option(name: .customLong("log-level"), help: "trace, debug, info (one line per request), notice, warning, error. [env: LARDER_LOG_LEVEL] (default: info)")
     var logLevel: String?
 
+    @Option(name: .customLong("cache-mb"), help: "MiB of small values kept in memory for reads; 0 turns the cache off. [env: LARDER_CACHE_MB] (default: 32)")
+    var cacheMB: Int?
+
     @Option(name: .customLong("public-dir"), help: "Directory of the browser viewer. [env: LARDER_PUBLIC_DIR] (default: ./Public if it exists)")
     var publicDir: String?
 
@@ -93,6 +108,7 @@ struct Serve: ParsableCommand {
         if let v = try value(headerTimeout, "LARDER_HEADER_TIMEOUT", { Double($0) }) { config.http.headerTimeout = v }
         if let v = try value(idleTimeout, "LARDER_IDLE_TIMEOUT", { Double($0) }) { config.http.idleTimeout = v }
         if let v = try value(maxConnections, "LARDER_MAX_CONNECTIONS", { Int($0) }) { config.http.maxConnections = v }
+        if let v = try value(cacheMB, "LARDER_CACHE_MB", { Int($0) }) { config.store.cacheBytes = max(0, v) << 20 }
         if let v = try value(logLevel, "LARDER_LOG_LEVEL", { LogLevel(name: $0) == nil ? nil : $0 }) {
             config.logLevel = LogLevel(name: v)!
         }
@@ -104,7 +120,7 @@ struct Serve: ParsableCommand {
         return config
     }
 
-    func run() throws {
+    func serve() throws {
         let config = try makeConfiguration()
         signal(SIGPIPE, SIG_IGN)
         let server: LarderServer

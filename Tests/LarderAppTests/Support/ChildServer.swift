@@ -26,11 +26,15 @@ final class ChildServer {
         return dir.appendingPathComponent("larder").path
     }
 
-    init(dataDirectory: String, arguments: [String] = [], waitUntilListening: Bool = true) throws {
+    init(dataDirectory: String, arguments: [String] = [], environment: [String: String] = [:],
+         waitUntilListening: Bool = true) throws {
         self.dataDirectory = dataDirectory
         let process = Process()
         process.executableURL = URL(fileURLWithPath: Self.binaryPath)
         process.arguments = ["serve", "--port", "0", "--data-dir", dataDirectory] + arguments
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        }
         let pipe = Pipe()
         process.standardError = pipe
         process.standardOutput = FileHandle.nullDevice

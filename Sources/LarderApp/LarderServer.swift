@@ -15,7 +15,9 @@ public final class LarderServer: Sendable {
         self.configuration = configuration
         let logger = logger ?? Logger(label: "larder", level: configuration.logLevel)
         self.logger = logger
-        self.store = try DiskStore(options: configuration.store, logger: logger)
+        var storeOptions = configuration.store
+        storeOptions.maxValueSize = configuration.http.maxBodyBytes  // one limit, --max-value-size
+        self.store = try DiskStore(options: storeOptions, logger: logger)
         let router = LarderRouter(store: store, publicDirectory: configuration.publicDirectory, logger: logger)
         self.http = HTTPServer(configuration: configuration.http, handler: router, logger: logger)
     }

@@ -11,6 +11,8 @@ extension StoreError {
         case .invalidKey(let why): HTTPError(.badRequest, "invalid_key", why)
         case .notFound: HTTPError(.notFound, "not_found", "no value is stored under this key")
         case .invalidGzip(let why): HTTPError(.badRequest, "invalid_gzip", "the body is not valid gzip: \(why)")
+        case .tooLarge(let limit):
+            HTTPError(.payloadTooLarge, "payload_too_large", "the value decompresses to more than \(limit) bytes", closeConnection: true)
         case .invalidContentType(let why): HTTPError(.badRequest, "invalid_content_type", "the Content-Type cannot be stored: \(why)")
         case .io(_, _, let code) where code == ENOSPC || code == EDQUOT:
             HTTPError(HTTPStatus(507, "Insufficient Storage"), "insufficient_storage", "the disk is full: \(description)")

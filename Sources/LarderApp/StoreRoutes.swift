@@ -71,7 +71,7 @@ struct StoreRoutes: Sendable {
     private func get(_ key: StoreKey, _ request: HTTPRequestHead) throws(HTTPError) -> HTTPResponse {
         let value = try storeCall { () throws -> StoredValue in try store.open(key) }
         let meta = value.metadata
-        let gzip = Self.acceptsGzip(request.headers["Accept-Encoding"])
+        let gzip = Self.acceptsGzip(request.headers.values("Accept-Encoding").joined(separator: ","))
         var headers: [(String, String)] = [
             ("Content-Type", meta.contentType),
             ("ETag", gzip ? meta.gzipETag : meta.etag),
@@ -98,8 +98,7 @@ struct StoreRoutes: Sendable {
 
     /// Whether `Accept-Encoding` allows gzip (a `gzip`, `x-gzip` or `*`
     /// coding with a q-value above 0).
-    static func acceptsGzip(_ header: String?) -> Bool {
-        guard let header else { return false }
+    static func acceptsGzip(_ header: String) -> Bool {
         for item in header.split(separator: ",") {
             let parts = item.split(separator: ";").map { $0.trimmingSpaces.lowercased() }
             guard let coding = parts.first, coding == "gzip" || coding == "x-gzip" || coding == "*" else { continue }

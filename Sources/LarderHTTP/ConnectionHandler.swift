@@ -228,6 +228,10 @@ final class ConnectionHandler: @unchecked Sendable {
                            "the request head did not arrive within \(configuration.headerTimeout) seconds",
                            closeConnection: true).response)
             drive()
+        case .body where sink == nil || stream != nil:
+            // The request was answered already (its body was being skipped):
+            // a late 408 would be a stray response.
+            close()
         case .body:
             sink?.abort()
             sink = nil
@@ -238,10 +242,38 @@ final class ConnectionHandler: @unchecked Sendable {
                            closeConnection: true).response)
             drive()
         default:
-            // Idle keep-alive, a client that stopped reading, or the end of lingering.
-            close()
+            if phase != .lingering && (!output.isEmpty || stream != nil) && sendQueueShrank() {
+                // A slow reader that keeps reading is not idle.
+                lastActivity = now
+            } else if phase == .head && bytesWaiting() {
+                // Data arrived but its read event has not run yet (a busy
+                // machine): not idle either.
+                lastActivity = now
+            } else {
+                // Idle keep-alive, a client that stopped reading, or the end of lingering.
+                close()
+            }
         }
         if !closed { scheduleTimer(max(deadlineNow(), now + 1_000_000)) }
+    }
+
+    /// Whether the kernel's send queue for this socket got shorter since
+    /// the last look (SIOCOUTQ): the client is reading, just slowly.
+    private var lastSendQueue: Int32 = .max
+    private func sendQueueShrank() -> Bool {
+        var queued: Int32 = 0
+        guard ioctl(fd, UInt(0x5411) /* SIOCOUTQ */, &queued) == 0 else { return false }
+        defer { lastSendQueue = queued }
+        return queued < lastSendQueue
+    }
+
+    private func bytesWaiting() -> Bool {
+        var available: Int32 = 0
+        return ioctl(fd, UInt(FIONREAD), &available) == 0 && available > 0
+    }
+
+    private static func nanos(_ seconds: Double) -> UInt64 {
+        UInt64(min(max(seconds, 0), 1e9) * 1e9)
     }
 
     private func deadlineNow() -> UInt64 {
@@ -250,11 +282,11 @@ final class ConnectionHandler: @unchecked Sendable {
             return lingerDeadline
         case .head:
             if let started = headStarted, output.isEmpty, stream == nil {
-                return started + UInt64(configuration.headerTimeout * 1e9)
+                return started + Self.nanos(configuration.headerTimeout)
             }
-            return lastActivity + UInt64(configuration.idleTimeout * 1e9)
+            return lastActivity + Self.nanos(configuration.idleTimeout)
         case .body, .closing:
-            return lastActivity + UInt64(configuration.idleTimeout * 1e9)
+            return lastActivity + Self.nanos(configuration.idleTimeout)
         }
     }
 
@@ -288,13 +320,23 @@ final class ConnectionHandler: @unchecked Sendable {
     private func process() {
         stoppedForStream = false
         while !closed {
-            if stream != nil { stoppedForStream = true; return }
+            // Send what is queued before answering more: pipelined requests
+            // must not pile up answers in memory.
+            if stream != nil || output.count >= Self.streamAhead { stoppedForStream = true; return }
             if closeAfterOutput { return }
             switch phase {
             case .head:
                 guard inStart < inEnd else { return }
                 switch parser.parse(UnsafeRawBufferPointer(rebasing: input[inStart..<inEnd])) {
                 case .incomplete:
+                    if inStart == 0 && inEnd == input.count {
+                        // The limits are smaller than the buffer, so this only
+                        // happens with input the parser cannot use; never spin on it.
+                        inEnd = 0
+                        send(HTTPError(.headersTooLarge, "headers_too_large",
+                                       "the request head does not fit in \(input.count) bytes", closeConnection: true).response)
+                        return
+                    }
                     if headStarted == nil {
                         headStarted = now
                         let deadline = deadlineNow()
@@ -508,6 +550,9 @@ final class ConnectionHandler: @unchecked Sendable {
         }
         output.shrink(to: Self.outputCapacity)
         stopWaitingForWritable()
+        lastSendQueue = .max
+        let deadline = deadlineNow()
+        if deadline < timerDeadline { scheduleTimer(deadline) }
         return true
     }
 
@@ -525,7 +570,7 @@ final class ConnectionHandler: @unchecked Sendable {
         if peerClosed { close(); return }
         shutdown(fd, Int32(SHUT_WR))
         phase = .lingering
-        lingerDeadline = now + min(Self.lingerNanos, UInt64(configuration.idleTimeout * 1e9))
+        lingerDeadline = now + min(Self.lingerNanos, Self.nanos(configuration.idleTimeout))
         scheduleTimer(lingerDeadline)
         if readSuspended, let rs = readSource { rs.resume(); readSuspended = false }
     }

@@ -31,10 +31,11 @@ struct HTTPRequestParser {
         // Empty lines before a request line are ignored (RFC 9112 2.2).
         var start = 0
         while start < buffer.count && (buffer[start] == 0x0D || buffer[start] == 0x0A) { start += 1 }
-        if start == buffer.count {
+        if start > 0 {
             scanned = 0
-            return start > 0 ? .skip(start) : .incomplete
+            return .skip(start)
         }
+        if buffer.count == 0 { return .incomplete }
 
         // Find the end of the request line.
         guard let lineEnd = Self.find(0x0A, in: buffer, from: start) else {
@@ -166,7 +167,9 @@ struct HTTPRequestParser {
             let name = bytes[lineStart..<colon]
             let value = bytes[vs..<ve]
             if equalsLower(name, "content-length") {
-                for part in value.split(separator: 0x2C) {
+                // Empty list members (`Content-Length: ,`) are not skipped: a
+                // length that parses as nothing must not mean "no body".
+                for part in value.split(separator: 0x2C, omittingEmptySubsequences: false) {
                     let trimmed = trimOWS(part)
                     guard let n = parseDecimal(trimmed) else { throw bad("Content-Length is not a number") }
                     if let existing = contentLength, existing != n {

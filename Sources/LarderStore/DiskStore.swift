@@ -15,6 +15,8 @@ public struct DiskStoreOptions: Sendable {
     public var stripes: Int = 64
     /// Bytes of small values kept in memory for reads (0 turns it off).
     public var cacheBytes: Int = 32 << 20
+    /// Largest value, decompressed (a gzip body may not inflate past it).
+    public var maxValueSize: Int64 = 1 << 30
 
     /// Level 1 was measured to store 1 KiB JSON at the same ratio class as 6
     /// for a fraction of the CPU; see README "gzip level".
@@ -58,6 +60,10 @@ public final class DiskStore: @unchecked Sendable {
     // Guarded by counterLock.
     private var keyCount = 0
     private var lastVersion: UInt64 = 0
+    /// Versions below this are safe to hand out: it is on disk (`version`),
+    /// so after a restart, even with the clock set back, no ETag repeats.
+    private var versionCeiling: UInt64 = 0
+    private static let ceilingStep: UInt64 = 3_600_000_000_000  // one hour of nanoseconds
     private let counterLock = NSLockLite()
 
     public init(options: DiskStoreOptions, logger: Logger = .silent()) throws {
@@ -73,6 +79,8 @@ public final class DiskStore: @unchecked Sendable {
         self.lock = try FileLock(path: dataDirectory + "/larder.lock")
         (generation, valuesRoot) = try Self.openGeneration(dataDirectory, fsync: options.fsync)
         removeLeftovers()
+        lastVersion = try Self.readVersionCeiling(dataDirectory)
+        try raiseVersionCeiling(above: max(lastVersion, UInt64(max(0, Self.nowNanos()))))
         keyCount = try scanValues()
     }
 
@@ -84,7 +92,7 @@ public final class DiskStore: @unchecked Sendable {
         return p
     }
 
-    /// Reads `values -> gen-N`, creating generation 1 on a new directory.
+    /// Reads `values -> gen-N`, creating the first generation on a new directory.
     private static func openGeneration(_ data: String, fsync: Bool) throws -> (Int, String) {
         let link = data + "/values"
         var buffer = [CChar](repeating: 0, count: 256)
@@ -101,20 +109,41 @@ public final class DiskStore: @unchecked Sendable {
             return (number, root)
         }
         if errno != ENOENT { throw StoreError.posix("readlink", link) }
-        try switchGeneration(data, to: 1, fsync: fsync)
-        return (1, data + "/gen-1")
+        // No link: a new directory, or a crash during the very first start
+        // (an empty gen-N). Generations with values but no link are not
+        // guessed at: a person should look.
+        for (number, path) in generations(data) where (try POSIX.directoryEntries(path))?.isEmpty == false {
+            throw StoreError.corrupt(path: link, reason: "the link is missing but gen-\(number) holds values; point it at the right generation (ln -s gen-N values)")
+        }
+        let number = try switchGeneration(data, after: generations(data).map(\.number).max() ?? 0, fsync: fsync)
+        return (number, data + "/gen-\(number)")
     }
 
-    /// Creates `gen-N` and points `values` at it in one rename.
-    private static func switchGeneration(_ data: String, to number: Int, fsync: Bool) throws {
-        let root = data + "/gen-\(number)"
-        if mkdir(root, 0o755) != 0 && errno != EEXIST { throw StoreError.posix("mkdir", root) }
+    /// The gen-N directories in the data directory.
+    private static func generations(_ data: String) -> [(number: Int, path: String)] {
+        (try? POSIX.directoryEntries(data))??.compactMap { entry in
+            let name = String(decoding: entry.name, as: UTF8.self)
+            guard entry.isDirectory, name.hasPrefix("gen-"), let n = Int(name.dropFirst(4)) else { return nil }
+            return (n, data + "/" + name)
+        } ?? []
+    }
+
+    /// Creates a new, empty `gen-N` with N above `after` and every existing
+    /// one (a leftover may still be queued for deletion), then points
+    /// `values` at it in one rename. Returns N.
+    private static func switchGeneration(_ data: String, after: Int, fsync: Bool) throws -> Int {
+        var number = after + 1
+        while mkdir(data + "/gen-\(number)", 0o755) != 0 {
+            guard errno == EEXIST else { throw StoreError.posix("mkdir", data + "/gen-\(number)") }
+            number += 1
+        }
         let staging = data + "/values.new"
         unlink(staging)
         if symlink("gen-\(number)", staging) != 0 { throw StoreError.posix("symlink", staging) }
         if fsync { try POSIX.fsyncDirectory(data) }
         if rename(staging, data + "/values") != 0 { throw StoreError.posix("rename", staging) }
         if fsync { try POSIX.fsyncDirectory(data) }
+        return number
     }
 
     /// Old generations and trash from a reset or prefix delete that a crash
@@ -182,8 +211,36 @@ public final class DiskStore: @unchecked Sendable {
         let now = UInt64(max(0, Self.nowNanos()))
         return counterLock.withLock {
             lastVersion = max(lastVersion + 1, now)
+            if lastVersion >= versionCeiling {
+                // Once an hour of versions: a small fsync'd write.
+                do { try raiseVersionCeiling(above: lastVersion) } catch {
+                    logger.error("cannot save the version ceiling: \(error)")
+                }
+            }
             return lastVersion
         }
+    }
+
+    private static func readVersionCeiling(_ data: String) throws -> UInt64 {
+        let path = data + "/version"
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return 0 }
+        guard let value = UInt64(text.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+            throw StoreError.corrupt(path: path, reason: "not a version number")
+        }
+        return value
+    }
+
+    private func raiseVersionCeiling(above version: UInt64) throws {
+        let ceiling = version + Self.ceilingStep
+        let path = dataDirectory + "/version"
+        let temp = path + ".new"
+        let fd = try POSIX.open(temp, O_WRONLY | O_CREAT | O_TRUNC)
+        defer { Glibc.close(fd) }
+        try Array("\(ceiling)\n".utf8).withUnsafeBytes { try POSIX.writeAll(fd, $0, path: temp) }
+        if options.fsync { try POSIX.fsync(fd, path: temp) }
+        if rename(temp, path) != 0 { throw StoreError.posix("rename", temp) }
+        if options.fsync { try POSIX.fsyncDirectory(dataDirectory) }
+        versionCeiling = ceiling
     }
 
     static func nowNanos() -> Int64 {
@@ -215,7 +272,8 @@ public final class DiskStore: @unchecked Sendable {
         let (path, fd) = try createTempFile(for: key, name: DiskNames.tempPrefix + DiskNames.hex(version))
         let meta = ValueMetadata(key: key.string, contentType: contentType, size: 0, version: 0,
                                  modifiedNanos: 0, expiresNanos: expiresNanos)
-        return try ValueUpload(store: self, key: key, metadata: meta, encoding: encoding, tempPath: path, fd: fd)
+        return try ValueUpload(store: self, key: key, metadata: meta, encoding: encoding, tempPath: path, fd: fd,
+                               maxSize: options.maxValueSize)
     }
 
     private func createTempFile(for key: StoreKey, name: String) throws -> (String, Int32) {
@@ -297,10 +355,10 @@ public final class DiskStore: @unchecked Sendable {
         if rename(tempPath, finalPath) == 0 { return }
         guard errno == ENOENT else { throw StoreError.posix("rename", tempPath) }
         try makeDirectories(root: valuesRoot, segments: key.segments.dropLast())
-        if try POSIX.lstatIfExists(tempPath) != nil {
-            if rename(tempPath, finalPath) == 0 { return }
-            throw StoreError.posix("rename", tempPath)
-        }
+        if rename(tempPath, finalPath) == 0 { return }
+        // Still ENOENT: the temp file itself is gone (moved to trash, or its
+        // old generation is being deleted). Its descriptor still has it.
+        guard errno == ENOENT else { throw StoreError.posix("rename", tempPath) }
         let directory = String(finalPath[..<finalPath.lastIndex(of: "/")!])
         let copyPath = directory + "/" + DiskNames.tempPrefix + DiskNames.hex(nextVersion())
         let out = try POSIX.open(copyPath, O_WRONLY | O_CREAT | O_EXCL)
@@ -399,8 +457,8 @@ public final class DiskStore: @unchecked Sendable {
     /// state, after it the new one; leftovers go at the next start.
     public func deleteAll() throws -> Int {
         let (deleted, oldRoot) = try locked(rootQueue, barrier: true) { () -> (Int, String) in
-            let next = generation + 1
-            try Self.switchGeneration(dataDirectory, to: next, fsync: options.fsync)
+            let newest = Self.generations(dataDirectory).map(\.number).max() ?? generation
+            let next = try Self.switchGeneration(dataDirectory, after: max(newest, generation), fsync: options.fsync)
             let old = valuesRoot
             cache.invalidateAll()
             generation = next

@@ -12,6 +12,9 @@ public enum StoreError: Error, Equatable, CustomStringConvertible {
     case notFound
     /// A body declared as gzip is not valid gzip; the string says why.
     case invalidGzip(String)
+    /// The value is larger than the store accepts (a gzip body that
+    /// decompresses past the limit).
+    case tooLarge(limit: Int64)
     /// A content type that cannot be stored (too long, control bytes).
     case invalidContentType(String)
     /// Another process holds the data directory's lock.
@@ -28,6 +31,7 @@ public enum StoreError: Error, Equatable, CustomStringConvertible {
         case .invalidKey(let why): return "invalid key: \(why)"
         case .notFound: return "no value stored under this key"
         case .invalidGzip(let why): return "the body is not valid gzip: \(why)"
+        case .tooLarge(let limit): return "the value is larger than \(limit) bytes"
         case .invalidContentType(let why): return "invalid content type: \(why)"
         case .locked(let path, let holder):
             return "another larder server (\(holder)) is already using this data directory (lock file \(path) is held)"

@@ -16,6 +16,8 @@ public protocol ValueByteStream: AnyObject {
 public final class StoredValue: @unchecked Sendable {
     /// Values up to this size are read in one go and served from memory.
     static let prefetchSize = 64 * 1024
+    /// Values up to this size (decompressed) are answered from memory.
+    static let maxInMemoryValue = 1 << 20
 
     public let metadata: ValueMetadata
     /// Size of the gzip file on disk.
@@ -103,7 +105,8 @@ public final class StoredValue: @unchecked Sendable {
     /// The value in memory, for small values; nil when large.
     public func identityBytes() throws -> [UInt8]? {
         if let knownIdentity { return knownIdentity }
-        guard isFullyLoaded, metadata.size <= UInt64(Self.prefetchSize * 64) else { return nil }
+        // Larger values stream, so one connection never holds much.
+        guard isFullyLoaded, metadata.size <= UInt64(Self.maxInMemoryValue) else { return nil }
         let inflater = try zlib.inflater()
         defer { zlib.recycle(inflater) }
         let total = Int(metadata.size)

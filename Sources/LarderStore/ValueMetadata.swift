@@ -61,7 +61,13 @@ enum ValueFileHeader {
         12 + 4 + fixedPayload + 6 + meta.contentType.utf8.count + meta.key.utf8.count + (meta.originalGzipHeader?.count ?? 0)
     }
 
+    /// Whether the metadata fits the gzip extra field (XLEN is 16 bits).
+    static func fits(_ meta: ValueMetadata) -> Bool {
+        length(of: meta) - 12 <= 65_535
+    }
+
     static func encode(_ meta: ValueMetadata) -> [UInt8] {
+        precondition(fits(meta), "metadata larger than a gzip extra field")
         let payloadLength = length(of: meta) - 16
         var out: [UInt8] = [0x1F, 0x8B, 0x08, 0x04, 0, 0, 0, 0, 0, 0x03]
         out.reserveCapacity(length(of: meta))

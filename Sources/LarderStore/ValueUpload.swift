@@ -44,8 +44,12 @@ public final class ValueUpload {
     private var clientHeader: [UInt8]? = nil
     private var scratch: UnsafeMutableRawBufferPointer?
     private var done = false
+    /// Largest value accepted, decompressed.
+    private let maxSize: Int64
 
-    init(store: DiskStore, key: StoreKey, metadata: ValueMetadata, encoding: Encoding, tempPath: String, fd: Int32) throws {
+    init(store: DiskStore, key: StoreKey, metadata: ValueMetadata, encoding: Encoding, tempPath: String, fd: Int32,
+         maxSize: Int64) throws {
+        self.maxSize = maxSize
         self.store = store
         self.key = key
         self.metadata = metadata
@@ -125,6 +129,9 @@ public final class ValueUpload {
                 let all = clientHeader!
                 clientHeader = nil
                 metadata.originalGzipHeader = Array(all[0..<length])
+                guard ValueFileHeader.fits(metadata) else {
+                    throw StoreError.invalidGzip("the gzip header is too large to keep (\(length) bytes)")
+                }
                 try reserveHeader()
                 try append(Array(all[length...]))
             } else {
@@ -137,7 +144,11 @@ public final class ValueUpload {
     /// Inflates gzip input only to check it and count the value's size.
     private func verify(_ chunk: UnsafeRawBufferPointer) throws {
         var produced: UInt64 = 0
-        try inflater!.inflate(chunk, scratch: scratch!) { piece in produced += UInt64(piece.count) }
+        try inflater!.inflate(chunk, scratch: scratch!) { piece in
+            produced += UInt64(piece.count)
+            // Stop a gzip bomb early instead of inflating it to the end.
+            if size + produced > UInt64(maxSize) { throw StoreError.tooLarge(limit: maxSize) }
+        }
         size += produced
     }
 

@@ -86,6 +86,17 @@ struct ServeOptions: ParsableArguments {
         if let name = logLevel ?? env["LARDER_LOG_LEVEL"], LogLevel(name: name) == nil {
             throw ValidationError("--log-level must be one of: \(LogLevel.allCases.map(\.name).joined(separator: ", "))")
         }
+        let http = try makeConfiguration().http
+        for (name, seconds) in [("--header-timeout", http.headerTimeout), ("--idle-timeout", http.idleTimeout)]
+        where !(seconds > 0 && seconds <= 86_400) {
+            throw ValidationError("\(name) must be more than 0 and at most 86400 seconds")
+        }
+        for (name, value) in [("--max-request-line", http.maxRequestLineBytes), ("--max-header-bytes", http.maxHeaderBytes),
+                              ("--max-connections", http.maxConnections)] where value < 1 {
+            throw ValidationError("\(name) must be at least 1")
+        }
+        if http.maxBodyBytes < 0 { throw ValidationError("--max-value-size must not be negative") }
+        if !(0...65_535).contains(http.port) { throw ValidationError("--port must be from 0 to 65535") }
     }
 
     func makeConfiguration() throws -> LarderConfiguration {

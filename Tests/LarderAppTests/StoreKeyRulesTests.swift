@@ -229,10 +229,10 @@ private typealias S = StoreTestSupport
         }
         #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox) == ["data"])
         let top = Set(try FileManager.default.contentsOfDirectory(atPath: data))
-        #expect(top.isSubset(of: ["larder.lock", "values", "gen-1", "trash"]), "\(top)")
+        #expect(top.isSubset(of: ["larder.lock", "version", "values", "gen-1", "trash"]), "\(top)")
         let generation = try FileManager.default.destinationOfSymbolicLink(atPath: data + "/values")
         #expect(generation == "gen-1")
-        let files = S.regularFiles(under: data).filter { $0 != "larder.lock" }
+        let files = S.regularFiles(under: data).filter { $0 != "larder.lock" && $0 != "version" }
         #expect(files.allSatisfy { $0.hasPrefix("gen-1/") }, "\(files)")
         #expect(Set(files) == Set(valid.map { "gen-1/" + $0 } + valid.map { "gen-1/d\\/" + $0 }))
         #expect(try S.listAll(client).keys.count == valid.count * 2)

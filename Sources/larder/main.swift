@@ -134,6 +134,7 @@ struct ServeOptions: ParsableArguments {
     func serve() throws {
         let config = try makeConfiguration()
         signal(SIGPIPE, SIG_IGN)
+        raiseOpenFileLimit()
         let server: LarderServer
         do {
             server = try LarderServer(configuration: config)
@@ -160,6 +161,14 @@ struct ServeOptions: ParsableArguments {
         }
         withExtendedLifetime(sources) { dispatchMain() }
     }
+}
+
+/// Every connection is a file descriptor: allow as many as the hard limit.
+func raiseOpenFileLimit() {
+    var limit = rlimit()
+    guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur < limit.rlim_max else { return }
+    limit.rlim_cur = limit.rlim_max
+    setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
 }
 
 Larder.main()

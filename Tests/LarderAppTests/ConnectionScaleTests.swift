@@ -1,0 +1,55 @@
+import Foundation
+import LarderClient
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Thousands of idle keep-alive connections cost descriptors, not threads,
+/// and every descriptor comes back when its connection ends.
+@Suite(.serialized) struct ConnectionScaleTests {
+    static func count(_ directory: String) -> Int {
+        (try? FileManager.default.contentsOfDirectory(atPath: directory).count) ?? -1
+    }
+
+    @Test func twoThousandIdleKeepAliveConnectionsAndNoLeakedDescriptors() throws {
+        let dir = TestServer.makeTempDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let child = try ChildServer(dataDirectory: dir, arguments: ["--no-fsync", "--log-level", "warning"])
+        let pid = child.process.processIdentifier
+        try child.client().put("k", "v")
+        usleep(100_000)
+        let baselineFDs = Self.count("/proc/\(pid)/fd")
+
+        var idle: [HTTPClientConnection] = []
+        for _ in 0..<2000 {
+            let connection = try HTTPClientConnection(port: child.port, timeout: 10)
+            #expect(try connection.request("GET", "/store/k").status == 200)
+            idle.append(connection)
+        }
+        // Still serving everyone, on a handful of threads.
+        #expect(try child.client().get("k").text == "v")
+        #expect(try idle[0].request("GET", "/store/k").text == "v")
+        #expect(try idle[1999].request("GET", "/store/k").text == "v")
+        let threads = Self.count("/proc/\(pid)/task")
+        #expect(threads < 32, "\(threads) threads for 2000 connections")
+        #expect(Self.count("/proc/\(pid)/fd") >= baselineFDs + 2000)
+
+        // Every way a connection can end: client close, server close after
+        // an error (lingering), and HTTP/1.0.
+        idle.removeAll()
+        for i in 0..<300 {
+            let connection = try HTTPClientConnection(port: child.port, timeout: 10)
+            switch i % 3 {
+            case 0: try connection.send("GARBAGE\r\n\r\n")
+            case 1: try connection.send("GET /healthz HTTP/1.0\r\n\r\n")
+            default: try connection.send("GET /store/k HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            }
+            _ = try connection.readResponse()
+        }
+        // Lingering closes end within 2 s.
+        let deadline = Date().addingTimeInterval(5)
+        while Self.count("/proc/\(pid)/fd") > baselineFDs && Date() < deadline { usleep(50_000) }
+        #expect(Self.count("/proc/\(pid)/fd") <= baselineFDs, "descriptors leaked")
+    }
+}

@@ -74,7 +74,7 @@ struct StoreRoutes: Sendable {
         let gzip = Self.acceptsGzip(request.headers.values("Accept-Encoding").joined(separator: ","))
         var headers: [(String, String)] = [
             ("Content-Type", meta.contentType),
-            ("ETag", gzip ? meta.gzipETag : meta.etag),
+            ("ETag", gzip ? value.gzipETag : value.etag),
             ("Last-Modified", HTTPDate.format(secondsSince1970: meta.modifiedSeconds)),
             ("Vary", "Accept-Encoding"),
         ]

@@ -16,13 +16,23 @@ public enum HTTPDate {
         let now = time(nil)
         return cache.withLock { c in
             if c.second != now {
-                c = (now, Array(format(secondsSince1970: Int64(now)).utf8))
+                c = (now, Array(formatUncached(Int64(now)).utf8))
             }
             return c.bytes
         }
     }
 
+    /// The last date formatted: a hot value's Last-Modified repeats.
+    private static let lastFormatted = Mutex<(seconds: Int64, text: String)>((.min, ""))
+
     public static func format(secondsSince1970 seconds: Int64) -> String {
+        if let hit = lastFormatted.withLock({ $0.seconds == seconds ? $0.text : nil }) { return hit }
+        let text = formatUncached(seconds)
+        lastFormatted.withLock { $0 = (seconds, text) }
+        return text
+    }
+
+    private static func formatUncached(_ seconds: Int64) -> String {
         var t = time_t(seconds)
         var tmv = tm()
         gmtime_r(&t, &tmv)

@@ -15,14 +15,14 @@ public struct HTTPRequestHead: Sendable {
 
     /// The target up to `?`.
     public var path: Substring {
-        if let q = target.firstIndex(of: "?") { return target[..<q] }
+        if let q = target.utf8.firstIndex(of: 0x3F) { return target[..<q] }
         return target[...]
     }
 
     /// The target after `?`, if any.
     public var query: Substring? {
-        guard let q = target.firstIndex(of: "?") else { return nil }
-        return target[target.index(after: q)...]
+        guard let q = target.utf8.firstIndex(of: 0x3F) else { return nil }
+        return target[target.utf8.index(after: q)...]
     }
 
     public var hasBody: Bool { isChunked || (contentLength ?? 0) > 0 }

@@ -386,6 +386,15 @@ public final class DiskStore: @unchecked Sendable {
 
     /// Opens the value of `key`; `.notFound` when absent or expired.
     public func open(_ key: StoreKey) throws -> StoredValue {
+        // A cache hit needs no lock: an entry is dropped (under the key's
+        // write barrier) before the write that replaces it is acknowledged,
+        // so what the cache holds at the moment of the lookup is a value
+        // the key had at that moment.
+        if let entry = cache.lookup(key.bytes) {
+            let value = StoredValue(cached: entry, zlib: zlib)
+            if value.metadata.isExpired(nowNanos: Self.nowNanos()) { throw StoreError.notFound }
+            return value
+        }
         let stripe = stripeIndex(for: key)
         let opened = try locked(rootQueue) { () -> Opened in
             try locked(stripes[stripe]) { () -> Opened in

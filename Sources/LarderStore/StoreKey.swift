@@ -10,17 +10,20 @@ public struct StoreKey: Hashable, Sendable, CustomStringConvertible {
 
     /// The key as text, segments joined by `/`.
     public let string: String
-    public let segments: [String]
+    /// The key's UTF-8 bytes.
+    public let bytes: [UInt8]
+
+    /// The `/`-separated segments (computed: a cached read never needs them).
+    public var segments: [String] {
+        bytes.split(separator: 0x2F, omittingEmptySubsequences: false).map { String(decoding: $0, as: UTF8.self) }
+    }
 
     public var description: String { string }
 
-    /// The key's UTF-8 bytes.
-    public var bytes: [UInt8] { Array(string.utf8) }
-
     // Keys are equal when their bytes are: String's == would equate NFC
     // and NFD spellings of one text, which are different keys.
-    public static func == (a: StoreKey, b: StoreKey) -> Bool { a.string.utf8.elementsEqual(b.string.utf8) }
-    public func hash(into hasher: inout Hasher) { for b in string.utf8 { hasher.combine(b) } }
+    public static func == (a: StoreKey, b: StoreKey) -> Bool { a.bytes == b.bytes }
+    public func hash(into hasher: inout Hasher) { hasher.combine(bytes) }
 
     /// Validates an already percent-decoded key.
     public init(_ string: String) throws {
@@ -33,7 +36,8 @@ public struct StoreKey: Hashable, Sendable, CustomStringConvertible {
         if bytes.count > Self.maxKeyBytes {
             throw StoreError.invalidKey("the key is \(bytes.count) bytes; at most \(Self.maxKeyBytes) are allowed")
         }
-        self.segments = try Self.validatedSegments(bytes)
+        try Self.validate(bytes)
+        self.bytes = bytes
         self.string = String(decoding: bytes, as: UTF8.self)
     }
 
@@ -44,17 +48,21 @@ public struct StoreKey: Hashable, Sendable, CustomStringConvertible {
 
     /// Splits and checks segments; shared with `StorePrefix`.
     static func validatedSegments(_ bytes: [UInt8]) throws -> [String] {
-        guard String(validating: bytes, as: UTF8.self) != nil else {
+        try validate(bytes)
+        return bytes.split(separator: 0x2F, omittingEmptySubsequences: false).map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// Checks every key rule in one pass over the bytes, without building strings.
+    static func validate(_ bytes: [UInt8]) throws {
+        // ASCII needs no UTF-8 check.
+        if bytes.contains(where: { $0 >= 0x80 }), String(validating: bytes, as: UTF8.self) == nil {
             throw StoreError.invalidKey("the key is not valid UTF-8")
         }
-        var segments: [String] = []
         var start = 0
         var index = 0
         while index <= bytes.count {
             if index == bytes.count || bytes[index] == 0x2F {
-                let segment = bytes[start..<index]
-                try checkSegment(segment)
-                segments.append(String(decoding: segment, as: UTF8.self))
+                try checkSegment(bytes[start..<index])
                 start = index + 1
             } else {
                 let b = bytes[index]
@@ -69,7 +77,6 @@ public struct StoreKey: Hashable, Sendable, CustomStringConvertible {
             }
             index += 1
         }
-        return segments
     }
 
     private static func checkSegment(_ segment: ArraySlice<UInt8>) throws {

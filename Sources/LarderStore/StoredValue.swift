@@ -20,6 +20,9 @@ public final class StoredValue: @unchecked Sendable {
     static let maxInMemoryValue = 1 << 20
 
     public let metadata: ValueMetadata
+    /// ETags of the identity and gzip representations.
+    public let etag: String
+    public let gzipETag: String
     /// Size of the gzip file on disk.
     public let fileSize: Int
     let headerLength: Int
@@ -37,6 +40,8 @@ public final class StoredValue: @unchecked Sendable {
         self.path = "(cache)"
         self.zlib = zlib
         self.metadata = entry.metadata
+        self.etag = entry.etag
+        self.gzipETag = entry.gzipETag
         self.fileSize = entry.file.count
         self.headerLength = entry.headerLength
         self.prefetched = entry.file
@@ -49,7 +54,8 @@ public final class StoredValue: @unchecked Sendable {
               let identity = try identityBytes() else { return nil }
         knownIdentity = identity
         close()
-        return ValueCache.Entry(metadata: metadata, file: prefetched, headerLength: headerLength, identity: identity)
+        return ValueCache.Entry(metadata: metadata, file: prefetched, headerLength: headerLength, identity: identity,
+                                etag: etag, gzipETag: gzipETag)
     }
 
     init(fd: Int32, path: String, zlib: ZlibPool) throws {
@@ -72,6 +78,8 @@ public final class StoredValue: @unchecked Sendable {
                 throw StoreError.corrupt(path: path, reason: "the gzip header is truncated")
             }
             metadata = meta
+            etag = meta.etag
+            gzipETag = meta.gzipETag
             headerLength = length
             prefetched = buffer
         } catch {

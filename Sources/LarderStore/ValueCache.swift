@@ -15,6 +15,9 @@ final class ValueCache: @unchecked Sendable {
         let headerLength: Int
         /// The value, decompressed.
         let identity: [UInt8]
+        /// Formatted once, sent with every hit.
+        let etag: String
+        let gzipETag: String
         var cost: Int { file.count + identity.count + metadata.key.utf8.count + metadata.contentType.utf8.count + 128 }
     }
 

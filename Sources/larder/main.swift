@@ -125,10 +125,23 @@ struct ServeOptions: ParsableArguments {
         }
         if let v = try value(publicDir, "LARDER_PUBLIC_DIR", { $0 }) {
             config.publicDirectory = v
-        } else if FileManager.default.fileExists(atPath: "Public/index.html") {
-            config.publicDirectory = "Public"
+        } else {
+            config.publicDirectory = Self.findPublicDirectory()
         }
         return config
+    }
+
+    /// `./Public`, or the package's `Public/` when the binary runs from
+    /// its build folder (`.build/<triple>/<config>/larder`) elsewhere.
+    static func findPublicDirectory() -> String? {
+        let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        var candidates = ["Public"]
+        var dir = executable.deletingLastPathComponent()
+        for _ in 0..<3 {
+            dir = dir.deletingLastPathComponent()
+            candidates.append(dir.appendingPathComponent("Public").path)
+        }
+        return candidates.first { FileManager.default.fileExists(atPath: $0 + "/index.html") }
     }
 
     func serve() throws {

@@ -8,7 +8,7 @@ import Glibc
 /// The `larder` executable's flags, environment variables and log lines.
 @Suite struct CommandLineTests {
     @Test func helpDocumentsEveryFlagAndItsEnvironmentVariable() throws {
-        let (status, output) = try Bytes.run(ChildServer.binaryPath, ["--help"])
+        let (status, output, _) = try StoreTestSupport.run(ChildServer.binaryPath, ["--help"])
         #expect(status == 0)
         let text = String(decoding: output, as: UTF8.self)
         for flag in ["--host", "--port", "--data-dir", "--no-fsync", "--gzip-level", "--max-value-size",

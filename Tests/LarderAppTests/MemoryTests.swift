@@ -22,7 +22,7 @@ import Glibc
         for i in 0..<blocks {
             // Stamp each MiB so no two are alike.
             piece.withUnsafeMutableBytes { $0.storeBytes(of: UInt64(i), as: UInt64.self) }
-            sentCRC = Bytes.crc32(piece, sentCRC)
+            sentCRC = piece.withUnsafeBytes { Bytes.crc32($0, sentCRC) }
             try connection.send(piece)
         }
         let put = try connection.readResponse()

@@ -21,38 +21,7 @@ enum Bytes {
         return out
     }
 
-    static func crc32(_ bytes: [UInt8], _ crc: UInt32 = 0) -> UInt32 {
-        bytes.withUnsafeBytes { crc32($0, crc) }
-    }
-
     static func crc32(_ bytes: UnsafeRawBufferPointer, _ crc: UInt32 = 0) -> UInt32 {
         UInt32(CZlib.crc32(uLong(crc), bytes.baseAddress?.assumingMemoryBound(to: Bytef.self), uInt(bytes.count)))
-    }
-
-    /// Runs a program and returns its exit status and standard output.
-    @discardableResult
-    static func run(_ path: String, _ arguments: [String]) throws -> (status: Int32, output: [UInt8]) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, Array(data))
-    }
-
-    /// Every regular file below `directory` (links not followed).
-    static func files(under directory: String) -> [String] {
-        guard let e = FileManager.default.enumerator(atPath: directory) else { return [] }
-        var out: [String] = []
-        while let relative = e.nextObject() as? String {
-            let path = directory + "/" + relative
-            var isDir: ObjCBool = false
-            if FileManager.default.fileExists(atPath: path, isDirectory: &isDir), !isDir.boolValue { out.append(path) }
-        }
-        return out
     }
 }

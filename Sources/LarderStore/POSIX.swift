@@ -15,26 +15,16 @@ enum POSIX {
         }
     }
 
-    /// Writes every byte or throws.
-    static func writeAll(_ fd: Int32, _ buffer: UnsafeRawBufferPointer, path: String) throws {
+    /// Writes every byte (at the file offset, or at `position` with
+    /// pwrite) or throws.
+    static func writeAll(_ fd: Int32, _ buffer: UnsafeRawBufferPointer, at position: Int? = nil, path: String) throws {
         var offset = 0
         while offset < buffer.count {
-            let n = Glibc.write(fd, buffer.baseAddress! + offset, buffer.count - offset)
+            let start = buffer.baseAddress! + offset, count = buffer.count - offset
+            let n = position.map { Glibc.pwrite(fd, start, count, off_t($0 + offset)) } ?? Glibc.write(fd, start, count)
             if n < 0 {
                 if errno == EINTR { continue }
-                throw StoreError.posix("write", path)
-            }
-            offset += n
-        }
-    }
-
-    static func pwriteAll(_ fd: Int32, _ buffer: UnsafeRawBufferPointer, at position: Int, path: String) throws {
-        var offset = 0
-        while offset < buffer.count {
-            let n = Glibc.pwrite(fd, buffer.baseAddress! + offset, buffer.count - offset, off_t(position + offset))
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw StoreError.posix("pwrite", path)
+                throw StoreError.posix(position == nil ? "write" : "pwrite", path)
             }
             offset += n
         }

@@ -181,7 +181,7 @@ public final class ValueUpload {
         precondition(header.count == headerLength, "header length changed")
         if flushedAny {
             try flush()
-            try header.withUnsafeBytes { (raw) in try POSIX.pwriteAll(fd, raw, at: 0, path: tempPath) }
+            try header.withUnsafeBytes { (raw) in try POSIX.writeAll(fd, raw, at: 0, path: tempPath) }
         } else {
             header.withUnsafeBytes { pending.overwrite(at: 0, with: $0) }
             try flush()

@@ -245,7 +245,7 @@ final class ConnectionHandler: @unchecked Sendable {
             if phase != .lingering && (!output.isEmpty || stream != nil) && sendQueueShrank() {
                 // A slow reader that keeps reading is not idle.
                 lastActivity = now
-            } else if phase == .head && bytesWaiting() {
+            } else if phase == .head && !readSuspended && output.isEmpty && stream == nil && bytesWaiting() {
                 // Data arrived but its read event has not run yet (a busy
                 // machine): not idle either.
                 lastActivity = now
@@ -259,12 +259,16 @@ final class ConnectionHandler: @unchecked Sendable {
 
     /// Whether the kernel's send queue for this socket got shorter since
     /// the last look (SIOCOUTQ): the client is reading, just slowly.
-    private var lastSendQueue: Int32 = .max
+    private var lastSendQueue: Int32 = 0
     private func sendQueueShrank() -> Bool {
-        var queued: Int32 = 0
-        guard ioctl(fd, UInt(0x5411) /* SIOCOUTQ */, &queued) == 0 else { return false }
+        let queued = sendQueueLength()
         defer { lastSendQueue = queued }
         return queued < lastSendQueue
+    }
+
+    private func sendQueueLength() -> Int32 {
+        var queued: Int32 = 0
+        return ioctl(fd, UInt(0x5411) /* SIOCOUTQ */, &queued) == 0 ? queued : 0
     }
 
     private func bytesWaiting() -> Bool {
@@ -516,6 +520,8 @@ final class ConnectionHandler: @unchecked Sendable {
                 let code = errno
                 if n < 0 && code == EINTR { continue }
                 if n < 0 && (code == EAGAIN || code == EWOULDBLOCK) {
+                    // What the kernel holds now; the idle check compares against it.
+                    lastSendQueue = sendQueueLength()
                     waitForWritable()
                     return false
                 }
@@ -550,7 +556,6 @@ final class ConnectionHandler: @unchecked Sendable {
         }
         output.shrink(to: Self.outputCapacity)
         stopWaitingForWritable()
-        lastSendQueue = .max
         let deadline = deadlineNow()
         if deadline < timerDeadline { scheduleTimer(deadline) }
         return true

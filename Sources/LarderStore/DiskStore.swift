@@ -79,8 +79,8 @@ public final class DiskStore: @unchecked Sendable {
         self.lock = try FileLock(path: dataDirectory + "/larder.lock")
         (generation, valuesRoot) = try Self.openGeneration(dataDirectory, fsync: options.fsync)
         removeLeftovers()
-        lastVersion = try Self.readVersionCeiling(dataDirectory)
-        try raiseVersionCeiling(above: max(lastVersion, UInt64(max(0, Self.nowNanos()))))
+        lastVersion = try Self.readVersionCeiling(dataDirectory, logger: logger)
+        try saveVersionCeiling(max(lastVersion, UInt64(max(0, Self.nowNanos()))) + Self.ceilingStep)
         keyCount = try scanValues()
     }
 
@@ -207,31 +207,40 @@ public final class DiskStore: @unchecked Sendable {
 
     /// A unique, increasing version for each write: nanoseconds of the wall
     /// clock, bumped when two writes share one.
-    func nextVersion() -> UInt64 {
+    func nextVersion() throws -> UInt64 {
         let now = UInt64(max(0, Self.nowNanos()))
-        return counterLock.withLock {
-            lastVersion = max(lastVersion + 1, now)
-            if lastVersion >= versionCeiling {
-                // Once an hour of versions: a small fsync'd write.
-                do { try raiseVersionCeiling(above: lastVersion) } catch {
-                    logger.error("cannot save the version ceiling: \(error)")
-                }
+        return try counterLock.withLock {
+            let next = max(lastVersion + 1, now)
+            if next >= versionCeiling {
+                // Once an hour of versions: a small fsync'd write. A version
+                // is never handed out above what is on disk.
+                try saveVersionCeiling(next + Self.ceilingStep)
             }
-            return lastVersion
+            lastVersion = next
+            return next
         }
     }
 
-    private static func readVersionCeiling(_ data: String) throws -> UInt64 {
+    /// Reads the saved ceiling; a missing file is a new store. An empty or
+    /// unreadable number (a crash right after the first start, without
+    /// fsync) is not fatal: the clock takes over.
+    private static func readVersionCeiling(_ data: String, logger: Logger) throws -> UInt64 {
         let path = data + "/version"
-        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return 0 }
+        let text: String
+        do {
+            text = try String(contentsOfFile: path, encoding: .utf8)
+        } catch let error as CocoaError where error.code == .fileReadNoSuchFile {
+            return 0
+        }
         guard let value = UInt64(text.trimmingCharacters(in: .whitespacesAndNewlines)) else {
-            throw StoreError.corrupt(path: path, reason: "not a version number")
+            logger.warning("\(path) holds no version number; versions continue from the clock")
+            return 0
         }
         return value
     }
 
-    private func raiseVersionCeiling(above version: UInt64) throws {
-        let ceiling = version + Self.ceilingStep
+    /// Writes the ceiling atomically (temp file, rename).
+    private func saveVersionCeiling(_ ceiling: UInt64) throws {
         let path = dataDirectory + "/version"
         let temp = path + ".new"
         let fd = try POSIX.open(temp, O_WRONLY | O_CREAT | O_TRUNC)
@@ -268,7 +277,7 @@ public final class DiskStore: @unchecked Sendable {
         guard !contentType.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) else {
             throw StoreError.invalidContentType("it contains control bytes")
         }
-        let version = nextVersion()
+        let version = try nextVersion()
         let (path, fd) = try createTempFile(for: key, name: DiskNames.tempPrefix + DiskNames.hex(version))
         let meta = ValueMetadata(key: key.string, contentType: contentType, size: 0, version: 0,
                                  modifiedNanos: 0, expiresNanos: expiresNanos)
@@ -360,7 +369,7 @@ public final class DiskStore: @unchecked Sendable {
         // old generation is being deleted). Its descriptor still has it.
         guard errno == ENOENT else { throw StoreError.posix("rename", tempPath) }
         let directory = String(finalPath[..<finalPath.lastIndex(of: "/")!])
-        let copyPath = directory + "/" + DiskNames.tempPrefix + DiskNames.hex(nextVersion())
+        let copyPath = directory + "/" + DiskNames.tempPrefix + DiskNames.hex(try nextVersion())
         let out = try POSIX.open(copyPath, O_WRONLY | O_CREAT | O_EXCL)
         defer { Glibc.close(out) }
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 16, alignment: 16)
@@ -488,7 +497,7 @@ public final class DiskStore: @unchecked Sendable {
     public func deletePrefix(_ prefix: StorePrefix) throws -> Int {
         if prefix.segments.isEmpty { return try deleteAll() }
         let trashDirectory = dataDirectory + "/trash"
-        let trashPath = trashDirectory + "/" + DiskNames.hex(nextVersion())
+        let trashPath = trashDirectory + "/" + DiskNames.hex(try nextVersion())
         let moved = try locked(rootQueue, barrier: true) { () -> String? in
             let directory = valuesRoot + "/" + DiskNames.relativePath(of: prefix)
             guard let st = try POSIX.lstatIfExists(directory), POSIX.isDirectory(st) else { return nil }
@@ -538,7 +547,7 @@ public final class DiskStore: @unchecked Sendable {
 
     /// Writes, reads back and removes a probe file next to the values.
     public func checkHealth() throws {
-        let path = dataDirectory + "/.health-\(DiskNames.hex(nextVersion()))"
+        let path = dataDirectory + "/.health-\(DiskNames.hex(try nextVersion()))"
         let fd = try POSIX.open(path, O_RDWR | O_CREAT | O_EXCL)
         defer { Glibc.close(fd); unlink(path) }
         let probe: [UInt8] = Array("ok".utf8)
@@ -557,6 +566,13 @@ public final class DiskStore: @unchecked Sendable {
     /// another server may open it. Call after the last request.
     public func close() {
         drainBackgroundWork()
+        // A clean stop saves the exact ceiling, so versions after a restart
+        // follow the clock instead of starting an hour ahead.
+        counterLock.withLock {
+            do { try saveVersionCeiling(lastVersion + 1) } catch {
+                logger.warning("cannot save the version ceiling: \(error)")
+            }
+        }
         rootQueue.sync(flags: .barrier) { lock = nil }
     }
 }

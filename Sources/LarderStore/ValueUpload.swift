@@ -175,7 +175,7 @@ public final class ValueUpload {
             }
         }
         metadata.size = size
-        metadata.version = store.nextVersion()
+        metadata.version = try store.nextVersion()
         metadata.modifiedNanos = DiskStore.nowNanos()
         let header = ValueFileHeader.encode(metadata)
         precondition(header.count == headerLength, "header length changed")

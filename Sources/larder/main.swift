@@ -91,22 +91,28 @@ struct ServeOptions: ParsableArguments {
         where !(seconds > 0 && seconds <= 86_400) {
             throw ValidationError("\(name) must be more than 0 and at most 86400 seconds")
         }
-        for (name, value) in [("--max-request-line", http.maxRequestLineBytes), ("--max-header-bytes", http.maxHeaderBytes),
-                              ("--max-connections", http.maxConnections)] where value < 1 {
-            throw ValidationError("\(name) must be at least 1")
+        for (name, value, most) in [("--max-request-line", http.maxRequestLineBytes, 1 << 20),
+                                    ("--max-header-bytes", http.maxHeaderBytes, 1 << 20),
+                                    ("--max-connections", http.maxConnections, 1_000_000)] where !(1...most).contains(value) {
+            throw ValidationError("\(name) must be from 1 to \(most)")
+        }
+        if let mb = try value(cacheMB, "LARDER_CACHE_MB", { Int($0) }), !(0...65_536).contains(mb) {
+            throw ValidationError("--cache-mb must be from 0 to 65536")
         }
         if http.maxBodyBytes < 0 { throw ValidationError("--max-value-size must not be negative") }
         if !(0...65_535).contains(http.port) { throw ValidationError("--port must be from 0 to 65535") }
     }
 
+    /// The flag's value, else the environment variable's, else nil.
+    private func value<T>(_ flag: T?, _ name: String, _ parse: (String) -> T?) throws -> T? {
+        if let flag { return flag }
+        guard let text = ProcessInfo.processInfo.environment[name], !text.isEmpty else { return nil }
+        guard let parsed = parse(text) else { throw ValidationError("\(name)='\(text)' is not valid") }
+        return parsed
+    }
+
     func makeConfiguration() throws -> LarderConfiguration {
         let env = ProcessInfo.processInfo.environment
-        func value<T>(_ flag: T?, _ name: String, _ parse: (String) -> T?) throws -> T? {
-            if let flag { return flag }
-            guard let text = env[name], !text.isEmpty else { return nil }
-            guard let parsed = parse(text) else { throw ValidationError("\(name)='\(text)' is not valid") }
-            return parsed
-        }
         var config = LarderConfiguration(dataDirectory: try value(dataDir, "LARDER_DATA_DIR", { $0 }) ?? "./larder-data")
         if let v = try value(host, "LARDER_HOST", { $0 }) { config.http.host = v }
         if let v = try value(port, "LARDER_PORT", { Int($0) }) { config.http.port = v }

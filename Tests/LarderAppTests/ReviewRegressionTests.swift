@@ -134,3 +134,61 @@ import Glibc
         #expect(child.log.contains("--idle-timeout must be more than 0"), "\(child.log)")
     }
 }
+
+/// Defects found in the second review.
+@Suite struct SecondReviewRegressionTests {
+    @Test func clientThatStopsReadingIsClosedEvenIfItSentMoreBytes() throws {
+        let server = try TestServer { $0.http.idleTimeout = 0.5 }
+        defer { server.stop() }
+        // Incompressible, larger than the loopback socket buffers.
+        let value = StoreTestSupport.pseudoRandomBytes(count: 12 << 20, seed: 3)
+        #expect(try server.client().put("big", value).status == 201)
+        let stalled = try server.connection()
+        try stalled.send("GET /store/big HTTP/1.1\r\nHost: x\r\n\r\n")
+        usleep(200_000)
+        try stalled.send("G")   // a pipelined byte the server cannot read while blocked
+        let deadline = Date().addingTimeInterval(5)
+        while server.server.http.connectionCount > 0 && Date() < deadline { usleep(50_000) }
+        #expect(server.server.http.connectionCount == 0, "the stalled connection is still open")
+    }
+
+    @Test func anEmptyVersionFileDoesNotStopTheServer() throws {
+        let dir = TestServer.makeTempDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let first = try TestServer(dataDirectory: dir)
+        try first.client().put("k", "v")
+        first.stop(keepData: true)
+        FileManager.default.createFile(atPath: dir + "/version", contents: Data())
+        let second = try TestServer(dataDirectory: dir)
+        defer { second.stop() }
+        #expect(try second.client().get("k").text == "v")
+        #expect(try second.client().put("k", "w").status == 204)
+    }
+
+    @Test func versionsAfterACleanRestartFollowTheClock() throws {
+        let dir = TestServer.makeTempDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        func version(_ response: ClientResponse) throws -> UInt64 {
+            let etag = try #require(response.header("ETag"))
+            return try #require(UInt64(etag.trimmingCharacters(in: CharacterSet(charactersIn: "\"")), radix: 16))
+        }
+        let first = try TestServer(dataDirectory: dir)
+        let before = try version(first.client().put("k", "1"))
+        first.stop(keepData: true)
+        let second = try TestServer(dataDirectory: dir)
+        defer { second.stop() }
+        let after = try version(second.client().put("k", "2"))
+        #expect(after > before)
+        // Not an hour ahead: within a minute of the first write.
+        #expect(after - before < 60_000_000_000)
+    }
+
+    @Test func hugeHeadLimitsAreRefusedAtStart() throws {
+        let dir = TestServer.makeTempDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let child = try ChildServer(dataDirectory: dir, arguments: ["--max-header-bytes", "9223372036854775000"],
+                                    waitUntilListening: false)
+        #expect(child.waitForExit() != 0)
+        #expect(child.log.contains("--max-header-bytes must be from 1 to"), "\(child.log)")
+    }
+}

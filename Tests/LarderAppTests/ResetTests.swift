@@ -1,0 +1,46 @@
+import Foundation
+import LarderClient
+import Testing
+
+/// `DELETE /store/` swaps in a fresh generation in one rename and deletes
+/// the old one in the background; a crash during that delete brings no old
+/// key back and loses no newer write.
+@Suite struct ResetTests {
+    @Test func resetSwitchesToAnEmptyGenerationAndReapsTheOldOneInTheBackground() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let client = server.client()
+        for i in 0..<500 { try client.put("many/\(i % 7)/k\(i)", "v\(i)") }
+        let before = try FileManager.default.destinationOfSymbolicLink(atPath: server.dataDirectory + "/values")
+        #expect(try client.deletePrefix("").json?["deleted"] as? Int == 500)
+        let after = try FileManager.default.destinationOfSymbolicLink(atPath: server.dataDirectory + "/values")
+        #expect(after != before)
+        // The new generation starts empty; the request did not delete 500 files itself.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: server.dataDirectory + "/" + after).isEmpty)
+        server.server.store.drainBackgroundWork()
+        #expect(!FileManager.default.fileExists(atPath: server.dataDirectory + "/" + before))
+        #expect((try client.list().json?["keys"] as? [Any])?.isEmpty == true)
+    }
+
+    @Test func aCrashDuringTheBackgroundDeleteBringsNothingBack() throws {
+        let dir = TestServer.makeTempDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let server = try TestServer(dataDirectory: dir)
+        let client = server.client()
+        for i in 0..<50 { try client.put("old/k\(i)", "old") }
+        let oldGeneration = try FileManager.default.destinationOfSymbolicLink(atPath: dir + "/values")
+        // Keep a copy of the old generation: what a crash mid-delete leaves behind.
+        try FileManager.default.copyItem(atPath: dir + "/" + oldGeneration, toPath: dir + "/leftover")
+        #expect(try client.deletePrefix("").status == 200)
+        try client.put("new/k", "new")
+        server.stop(keepData: true)
+        try FileManager.default.moveItem(atPath: dir + "/leftover", toPath: dir + "/" + oldGeneration)
+
+        let restarted = try TestServer(dataDirectory: dir)
+        defer { restarted.stop() }
+        #expect(try restarted.client().get("new/k").text == "new")
+        #expect(try restarted.client().get("old/k1").status == 404)
+        restarted.server.store.drainBackgroundWork()
+        #expect(!FileManager.default.fileExists(atPath: dir + "/" + oldGeneration), "the leftover is removed at start")
+    }
+}

@@ -192,3 +192,27 @@ import Glibc
         #expect(child.log.contains("--max-header-bytes must be from 1 to"), "\(child.log)")
     }
 }
+
+/// A reader that keeps reading, however slowly, is not idle.
+@Suite struct SlowReaderTests {
+    @Test func slowButSteadyReaderGetsTheWholeValue() throws {
+        let server = try TestServer { $0.http.idleTimeout = 0.5 }
+        defer { server.stop() }
+        let value = StoreTestSupport.pseudoRandomBytes(count: 6 << 20, seed: 11)
+        #expect(try server.client().put("big", value).status == 201)
+        let connection = try server.connection(timeout: 10)
+        try connection.send("GET /store/big HTTP/1.1\r\nHost: x\r\n\r\n")
+        var received = 0
+        var pace = Date()
+        // About 2 MB/s: the kernel's send buffer drains for longer than the
+        // idle timeout between two writable events.
+        let response = try connection.readStreamingResponse { piece in
+            received += piece.count
+            pace = pace.addingTimeInterval(Double(piece.count) / 2e6)
+            let wait = pace.timeIntervalSinceNow
+            if wait > 0 { usleep(UInt32(wait * 1e6)) }
+        }
+        #expect(response.status == 200)
+        #expect(received == value.count)
+    }
+}

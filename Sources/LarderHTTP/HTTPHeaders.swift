@@ -9,19 +9,6 @@ public struct HTTPHeaders: Sendable, Sequence {
         self.fields = fields
     }
 
-    public init(_ pairs: [(String, String)] = []) {
-        var bytes: [UInt8] = []
-        var fields: [(name: Range<Int>, value: Range<Int>)] = []
-        for (name, value) in pairs {
-            let n = bytes.count
-            bytes.append(contentsOf: name.utf8)
-            let v = bytes.count
-            bytes.append(contentsOf: value.utf8)
-            fields.append((n..<v, v..<bytes.count))
-        }
-        self.init(bytes: bytes, fields: fields)
-    }
-
     public var count: Int { fields.count }
 
     /// The first value of the field `name` (case-insensitive).

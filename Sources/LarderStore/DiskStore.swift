@@ -75,7 +75,10 @@ public final class DiskStore: @unchecked Sendable {
         self.stripes = (0..<max(1, options.stripes)).map {
             DispatchQueue(label: "larder.store.stripe.\($0)", attributes: .concurrent)
         }
-        try POSIX.makeDirectories(base: "/", relative: dataDirectory.split(separator: "/").map(String.init), fsyncParents: false)
+        if (try? FileManager.default.createDirectory(atPath: dataDirectory, withIntermediateDirectories: true)) == nil {
+            mkdir(dataDirectory, 0o755)  // for the errno that names the cause
+            throw StoreError.posix("mkdir", dataDirectory)
+        }
         self.lock = try FileLock(path: dataDirectory + "/larder.lock")
         (generation, valuesRoot) = try Self.openGeneration(dataDirectory, fsync: options.fsync)
         removeLeftovers()
@@ -388,41 +391,31 @@ public final class DiskStore: @unchecked Sendable {
 
     // MARK: - Reads
 
-    private enum Opened {
-        case cached(ValueCache.Entry)
-        case file(fd: Int32, path: String, epoch: UInt64)
-    }
-
     /// Opens the value of `key`; `.notFound` when absent or expired.
     public func open(_ key: StoreKey) throws -> StoredValue {
         // A cache hit needs no lock: an entry is dropped (under the key's
         // write barrier) before the write that replaces it is acknowledged,
         // so what the cache holds at the moment of the lookup is a value
         // the key had at that moment.
-        if let entry = cache.lookup(key.bytes) {
-            let value = StoredValue(cached: entry, zlib: zlib)
-            if value.metadata.isExpired(nowNanos: Self.nowNanos()) { throw StoreError.notFound }
-            return value
-        }
-        let stripe = stripeIndex(for: key)
-        let opened = try locked(rootQueue) { () -> Opened in
-            try locked(stripes[stripe]) { () -> Opened in
-                if let entry = cache.lookup(key.bytes) { return .cached(entry) }
-                let epoch = cache.epoch(stripe: stripe)
-                let path = valuesRoot + "/" + DiskNames.relativePath(of: key)
-                let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
-                if fd < 0 {
-                    if errno == ENOENT || errno == ENOTDIR || errno == EISDIR { throw StoreError.notFound }
-                    throw StoreError.posix("open", path)
-                }
-                return .file(fd: fd, path: path, epoch: epoch)
-            }
-        }
         let value: StoredValue
-        switch opened {
-        case .cached(let entry):
+        if let entry = cache.lookup(key.bytes) {
             value = StoredValue(cached: entry, zlib: zlib)
-        case .file(let fd, let path, let epoch):
+        } else {
+            let stripe = stripeIndex(for: key)
+            let (fd, path, epoch) = try locked(rootQueue) { () -> (Int32, String, UInt64) in
+                try locked(stripes[stripe]) { () -> (Int32, String, UInt64) in
+                    // Read under the same lock as the open: a write after it
+                    // bumps the epoch, and the insert below is then refused.
+                    let epoch = cache.epoch(stripe: stripe)
+                    let path = valuesRoot + "/" + DiskNames.relativePath(of: key)
+                    let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+                    if fd < 0 {
+                        if errno == ENOENT || errno == ENOTDIR || errno == EISDIR { throw StoreError.notFound }
+                        throw StoreError.posix("open", path)
+                    }
+                    return (fd, path, epoch)
+                }
+            }
             value = try StoredValue(fd: fd, path: path, zlib: zlib)
             if cache.isEnabled, let entry = try value.cacheEntry() {
                 cache.insert(key.bytes, entry, stripe: stripe, epoch: epoch)

@@ -97,25 +97,6 @@ enum POSIX {
         return result
     }
 
-    /// Creates every missing directory of `path` below `base` (which exists).
-    /// Returns true when it created any, so the caller can fsync parents.
-    @discardableResult
-    static func makeDirectories(base: String, relative components: [String], fsyncParents: Bool) throws -> Bool {
-        var current = base
-        var created = false
-        for component in components {
-            let parent = current
-            current += "/" + component
-            if mkdir(current, 0o755) == 0 {
-                created = true
-                if fsyncParents { try fsyncDirectory(parent) }
-            } else if errno != EEXIST {
-                throw StoreError.posix("mkdir", current)
-            }
-        }
-        return created
-    }
-
     /// Deletes a file tree without following links. Errors on single entries
     /// are skipped: this runs on trash the store has already let go of.
     static func removeTree(_ path: String) {

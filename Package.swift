@@ -19,12 +19,14 @@ let package = Package(
         ),
         // Keys, value files, gzip and the barrier-queue disk store. No HTTP here.
         // A tiny leveled line logger shared by the libraries.
-        .target(name: "LarderLog"),
-        .target(name: "LarderStore", dependencies: ["CZlib", "LarderLog"]),
+        .target(name: "LarderSupport"),
+        .target(name: "LarderStore", dependencies: ["CZlib", "LarderSupport"]),
         // Sockets, the incremental parser, connections and responses. No storage here.
-        .target(name: "LarderHTTP", dependencies: ["LarderLog"]),
-        // Routes that wire HTTP requests to the store.
-        .target(name: "LarderApp", dependencies: ["LarderStore", "LarderHTTP"]),
+        .target(name: "LarderHTTP", dependencies: ["LarderSupport"]),
+        // JSON values for atomic append and merge patch: strict parsing, exact numbers, no dependencies.
+        .target(name: "LarderJSON"),
+        // Routes, middleware and the change hub that wire HTTP requests to the store.
+        .target(name: "LarderApp", dependencies: ["LarderStore", "LarderHTTP", "LarderJSON"]),
         // A small blocking HTTP client for Larder, used by the tests too.
         .target(name: "LarderClient"),
         .executableTarget(
@@ -36,6 +38,7 @@ let package = Package(
         ),
         .testTarget(name: "LarderStoreTests", dependencies: ["LarderStore", "CZlib"]),
         .testTarget(name: "LarderHTTPTests", dependencies: ["LarderHTTP", "LarderClient"]),
+        .testTarget(name: "LarderJSONTests", dependencies: ["LarderJSON"]),
         .testTarget(name: "LarderAppTests", dependencies: ["LarderApp", "LarderStore", "LarderClient", "CZlib"]),
     ]
 )

@@ -1,5 +1,5 @@
 import LarderHTTP
-import LarderLog
+import LarderSupport
 import LarderStore
 
 /// Everything `larder serve` can be told, in one value.
@@ -9,6 +9,14 @@ public struct LarderConfiguration: Sendable {
     public var logLevel: LogLevel = .info
     /// Where the browser viewer's files are (`Public/`); nil: not served.
     public var publicDirectory: String?
+    /// Recent changes kept for `Last-Event-ID` replay on `/events`.
+    public var eventHistory: Int = 10_000
+    /// Seconds between keep-alive comments on event streams.
+    public var eventHeartbeat: Double = 15
+    /// Bytes an event stream may fall behind before its reader is dropped.
+    public var eventBufferBytes: Int = 4 << 20
+    /// Middleware run around every route, outermost first, after Larder's own.
+    public var middleware: [any LarderMiddleware] = []
 
     public init(dataDirectory: String = "./larder-data") {
         store = DiskStoreOptions(dataDirectory: dataDirectory)

@@ -1,25 +1,38 @@
 import LarderHTTP
-import LarderLog
+import LarderSupport
 import LarderStore
 
-/// A running Larder: the disk store and the HTTP server wired together.
-/// The `larder` executable and the tests both build it here.
+/// A running Larder: the disk store, the change hub and the HTTP server
+/// wired together. The `larder` executable and the tests both build it here.
 public final class LarderServer: Sendable {
     public let configuration: LarderConfiguration
     public let store: DiskStore
     public let http: HTTPServer
     public let logger: Logger
+    let hub: ChangeHub
 
     /// Opens the store (taking its lock) and prepares the server.
     public init(configuration: LarderConfiguration, logger: Logger? = nil) throws {
         self.configuration = configuration
         let logger = logger ?? Logger(label: "larder", level: configuration.logLevel)
         self.logger = logger
+        let hub = ChangeHub(historySize: configuration.eventHistory, heartbeat: configuration.eventHeartbeat)
+        self.hub = hub
         var storeOptions = configuration.store
         storeOptions.maxValueSize = configuration.http.maxBodyBytes  // one limit, --max-value-size
-        self.store = try DiskStore(options: storeOptions, logger: logger)
-        let router = LarderRouter(store: store, publicDirectory: configuration.publicDirectory, logger: logger)
-        self.http = HTTPServer(configuration: configuration.http, handler: router, logger: logger)
+        self.store = try DiskStore(options: storeOptions, logger: logger, changes: hub)
+        var routes: [(RouteTable.Match, any Route)] = [
+            (.prefix("/store/"), StoreRoutes(store: store, hub: hub, logger: logger)),
+            (.exact("/store"), StoreRoutes(store: store, hub: hub, logger: logger)),
+            (.exact("/events"), EventsRoute(hub: hub, maxBuffered: configuration.eventBufferBytes)),
+            (.exact("/healthz"), HealthRoute(store: store, logger: logger)),
+        ]
+        if let directory = configuration.publicDirectory {
+            let files = StaticFiles(directory: directory)
+            routes += [(.exact("/"), files), (.exact("/viewer"), files), (.prefix("/viewer/"), files)]
+        }
+        let table = RouteTable(routes, middleware: configuration.middleware)
+        self.http = HTTPServer(configuration: configuration.http, handler: table, logger: logger)
     }
 
     /// Binds and starts serving.
@@ -29,6 +42,10 @@ public final class LarderServer: Sendable {
     }
 
     public var port: Int { http.port }
+
+    /// Clients waiting on `?wait` and open event streams, right now.
+    public var watcherCount: Int { hub.watcherCount }
+    public var eventStreamCount: Int { hub.subscriberCount }
 
     /// Stops accepting, finishes in-flight requests, closes connections.
     public func shutdown() {

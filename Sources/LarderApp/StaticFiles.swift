@@ -3,30 +3,26 @@ import LarderHTTP
 
 /// Serves the browser viewer from `Public/`: `/` is `index.html`,
 /// `/viewer/<path>` any file below it.
-struct StaticFiles: Sendable {
+struct StaticFiles: Route {
     let directory: String
 
-    func handle(_ request: HTTPRequestHead) throws(HTTPError) -> HTTPResponse {
+    func handle(_ route: RouteRequest) throws(HTTPError) -> RouteAnswer {
+        let request = route.head
         guard request.method == .get || request.method == .head else {
-            throw HTTPError(.methodNotAllowed, "method_not_allowed", "the viewer is read-only", headers: [("Allow", "GET, HEAD")])
+            throw HTTPError(.methodNotAllowed, .methodNotAllowed, "the viewer is read-only", headers: [("Allow", "GET, HEAD")])
         }
         let path = request.path
         var relative = path == "/" || path == "/viewer" || path == "/viewer/" ? "index.html" : String(path.dropFirst("/viewer/".count))
         if relative.hasSuffix("/") { relative += "index.html" }
         let segments = relative.split(separator: "/")
         guard !segments.contains(where: { $0 == ".." || $0 == "." || $0.hasPrefix(".") }) else {
-            throw HTTPError(.notFound, "not_found", "no such file in the viewer")
+            throw HTTPError(.notFound, .notFound, "no such file in the viewer")
         }
         let file = directory + "/" + segments.joined(separator: "/")
         guard let data = FileManager.default.contents(atPath: file) else {
-            throw HTTPError(.notFound, "not_found", "no such file in the viewer")
+            throw HTTPError(.notFound, .notFound, "no such file in the viewer")
         }
-        var response = HTTPResponse(status: .ok, headers: [("Content-Type", Self.contentType(of: file))], body: .bytes(Array(data)))
-        if request.method == .head {
-            response.headers.append(("Content-Length", String(data.count)))
-            response.body = .empty
-        }
-        return response
+        return .respond(HTTPResponse(status: .ok, headers: [("Content-Type", Self.contentType(of: file))], body: .bytes(Array(data))))
     }
 
     static func contentType(of file: String) -> String {

@@ -235,6 +235,8 @@ struct HTTPRequestParser {
         case 4:
             if m.elementsEqual("HEAD".utf8) { return .head }
             if m.elementsEqual("POST".utf8) { return .post }
+        case 5:
+            if m.elementsEqual("PATCH".utf8) { return .patch }
         case 6:
             if m.elementsEqual("DELETE".utf8) { return .delete }
         case 7:

@@ -10,11 +10,19 @@ public enum HTTPResponseBody {
     case bytes([UInt8])
     /// Sent in pieces as the socket drains; exactly `length` bytes.
     case stream(HTTPBodyStream, length: Int64)
+    /// Written by the application whenever it has something (an event
+    /// stream): sent with chunked coding, open until the stream finishes.
+    case push(HTTPPushStream)
 }
 
-/// A response. The connection adds `Date`, `Server`, `Content-Length`
-/// (unless given) and `Connection: close` when it closes.
-public struct HTTPResponse {
+/// A response. The encoder adds `Date`, `Server`, `Content-Length` or
+/// `Transfer-Encoding` (unless given), and `Connection: close` when it closes;
+/// for HEAD it sends the head of the same response and no body.
+///
+/// `@unchecked Sendable`: a response is built on one thread and handed to the
+/// connection's queue (a deferred answer); after the hand-off only that queue
+/// touches it, so its body stream is never used from two threads.
+public struct HTTPResponse: @unchecked Sendable {
     public var status: HTTPStatus
     public var headers: [(String, String)]
     public var body: HTTPResponseBody
@@ -32,83 +40,23 @@ public struct HTTPResponse {
         HTTPResponse(status: status, headers: [("Content-Type", "application/json")] + headers,
                      body: .bytes(Array(json.utf8)))
     }
-}
 
-/// An error that is an HTTP answer: a status and the JSON body of API.md,
-/// `{"error": code, "message": sentence}`.
-public struct HTTPError: Error, CustomStringConvertible {
-    public let status: HTTPStatus
-    public let code: String
-    public let message: String
-    public var headers: [(String, String)]
-    /// Close the connection after answering (framing errors, unread bodies).
-    public var closeConnection: Bool
-
-    public init(_ status: HTTPStatus, _ code: String, _ message: String,
-                headers: [(String, String)] = [], closeConnection: Bool = false) {
-        self.status = status
-        self.code = code
-        self.message = message
-        self.headers = headers
-        self.closeConnection = closeConnection
+    /// A JSON body from bytes that are already JSON.
+    public static func json(_ status: HTTPStatus, bytes: [UInt8], headers: [(String, String)] = []) -> HTTPResponse {
+        HTTPResponse(status: status, headers: [("Content-Type", "application/json")] + headers, body: .bytes(bytes))
     }
 
-    public var description: String { "\(status.code) \(code): \(message)" }
-
-    public var response: HTTPResponse {
-        var r = HTTPResponse.json(status, "{\"error\":\(JSON.quote(code)),\"message\":\(JSON.quote(message))}", headers: headers)
-        r.closeConnection = closeConnection
-        return r
+    /// The first value of a header the response carries (case-insensitive).
+    public func header(_ name: String) -> String? {
+        headers.first { $0.0.utf8.count == name.utf8.count && $0.0.lowercased() == name.lowercased() }?.1
     }
-}
 
-/// Minimal JSON text helpers, for bodies built by hand.
-public enum JSON {
-    /// `s` as a JSON string literal, quotes included.
-    public static func quote(_ s: String) -> String {
-        var out = "\""
-        out.reserveCapacity(s.utf8.count + 2)
-        for scalar in s.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case _ where scalar.value < 0x20 || scalar.value == 0x2028 || scalar.value == 0x2029:
-                let hex = String(scalar.value, radix: 16)
-                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default:
-                out.unicodeScalars.append(scalar)
-            }
+    /// Releases what the body holds (an open file) when the response is dropped unsent.
+    public func discardBody() {
+        switch body {
+        case .stream(let s, _): s.close()
+        case .push(let p): p.connectionClosed()
+        case .empty, .bytes: break
         }
-        out += "\""
-        return out
     }
-}
-
-/// What a handler does with a request head.
-public enum HTTPHandlerAction {
-    /// Answer now. A body the request still carries is skipped, or the
-    /// connection is closed when it is large or `Expect: 100-continue` was sent.
-    case respond(HTTPResponse)
-    /// Stream the body into this sink (after `100 Continue` if asked for).
-    case receiveBody(HTTPRequestBodySink)
-}
-
-/// Receives a request body piece by piece, on the connection's queue.
-public protocol HTTPRequestBodySink: AnyObject {
-    /// A piece of the body. Throwing ends the request: an `HTTPError` is sent
-    /// as is, anything else as 500, and the connection closes.
-    func write(_ chunk: UnsafeRawBufferPointer) throws
-    /// The body is complete; the answer.
-    func finish() -> HTTPResponse
-    /// The request ended early (error, disconnect, timeout).
-    func abort()
-}
-
-/// The application side of the server. Called on the connection's queue;
-/// must not block for long (disk I/O is fine, waiting on other requests is not).
-public protocol HTTPRequestHandler: Sendable {
-    func handle(_ request: HTTPRequestHead) -> HTTPHandlerAction
 }

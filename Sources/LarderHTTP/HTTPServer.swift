@@ -1,12 +1,12 @@
 import Dispatch
-import LarderLog
+import LarderSupport
 import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
 
 /// The HTTP/1.1 server: a non-blocking listening socket whose read source
-/// accepts connections, each handed to a `ConnectionHandler`.
+/// accepts connections, each handed to a `HTTP1Session`.
 public final class HTTPServer: @unchecked Sendable {
     public let configuration: HTTPServerConfiguration
     private let context: ServerContext
@@ -15,7 +15,7 @@ public final class HTTPServer: @unchecked Sendable {
     private var listener: ListeningSocket?
     private var acceptSource: DispatchSourceRead?
     private var acceptPaused = false
-    private let connections = Mutex<[ObjectIdentifier: ConnectionHandler]>([:])
+    private let connections = Mutex<[ObjectIdentifier: HTTP1Session]>([:])
     private let boundPort = Mutex<Int>(0)
 
     public init(configuration: HTTPServerConfiguration, handler: HTTPRequestHandler, logger: Logger) {
@@ -64,7 +64,7 @@ public final class HTTPServer: @unchecked Sendable {
                 rejectBusy(fd)
                 continue
             }
-            let connection = ConnectionHandler(fd: fd, context: context) { [weak self] closed in
+            let connection = HTTP1Session(fd: fd, context: context) { [weak self] closed in
                 self?.connections.withLock { _ = $0.removeValue(forKey: ObjectIdentifier(closed)) }
             }
             connections.withLock { $0[ObjectIdentifier(connection)] = connection }

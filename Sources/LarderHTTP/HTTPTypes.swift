@@ -1,6 +1,6 @@
 /// Request methods. Known ones are matched from bytes without a String.
 public enum HTTPMethod: Equatable, Sendable, CustomStringConvertible {
-    case get, head, put, post, delete, options
+    case get, head, put, post, patch, delete, options
     case other(String)
 
     public var description: String {
@@ -9,6 +9,7 @@ public enum HTTPMethod: Equatable, Sendable, CustomStringConvertible {
         case .head: "HEAD"
         case .put: "PUT"
         case .post: "POST"
+        case .patch: "PATCH"
         case .delete: "DELETE"
         case .options: "OPTIONS"
         case .other(let name): name

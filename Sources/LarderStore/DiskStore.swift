@@ -1,6 +1,6 @@
 import Dispatch
 import Foundation
-import LarderLog
+import LarderSupport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -40,18 +40,27 @@ public struct DiskStoreOptions: Sendable {
 /// (check + rename) under a `.barrier`, so writes to one key are exclusive
 /// and writes to different keys run in parallel. File content is written
 /// before any lock is taken; only the rename is serialized.
-public final class DiskStore: @unchecked Sendable {
+public final class DiskStore: ValueStore, @unchecked Sendable {
     public let options: DiskStoreOptions
     let logger: Logger
     let dataDirectory: String
     private var lock: FileLock?
     let zlib: ZlibPool
     let cache: ValueCache
+    /// Told of every change, from under the write barrier.
+    private let changes: StoreChangeObserver?
+    /// Keys with an expiry time, for the sweep.
+    let expiries = ExpiryIndex()
 
     private let rootQueue = DispatchQueue(label: "larder.store.root", attributes: .concurrent)
     private let stripes: [DispatchQueue]
     /// Deletes directories the store has let go of, in the background.
     private let reaper = DispatchQueue(label: "larder.store.reaper", qos: .utility)
+    /// Runs the expiry sweep (see DiskStore+Expiry).
+    let sweepQueue = DispatchQueue(label: "larder.store.sweep", qos: .utility)
+    /// Set once, at the end of init (a never-resumed source must not be
+    /// released, so it is made only when nothing can throw any more).
+    var sweepTimer: DispatchSourceTimer?
 
     // Guarded by rootQueue: read under sync, written under barrier.
     private var generation: Int
@@ -64,11 +73,12 @@ public final class DiskStore: @unchecked Sendable {
     /// so after a restart, even with the clock set back, no ETag repeats.
     private var versionCeiling: UInt64 = 0
     private static let ceilingStep: UInt64 = 3_600_000_000_000  // one hour of nanoseconds
-    private let counterLock = NSLockLite()
+    private let counterLock = Lock()
 
-    public init(options: DiskStoreOptions, logger: Logger = .silent()) throws {
+    public init(options: DiskStoreOptions, logger: Logger = .silent(), changes: StoreChangeObserver? = nil) throws {
         self.options = options
         self.logger = logger
+        self.changes = changes
         self.dataDirectory = Self.absolute(options.dataDirectory)
         self.zlib = ZlibPool(level: options.gzipLevel)
         self.cache = ValueCache(capacity: options.cacheBytes, stripes: max(1, options.stripes))
@@ -85,6 +95,7 @@ public final class DiskStore: @unchecked Sendable {
         lastVersion = try Self.readVersionCeiling(dataDirectory, logger: logger)
         try saveVersionCeiling(max(lastVersion, UInt64(max(0, Self.nowNanos()))) + Self.ceilingStep)
         keyCount = try scanValues()
+        startExpirySweep()
     }
 
     // MARK: - Start-up
@@ -171,25 +182,17 @@ public final class DiskStore: @unchecked Sendable {
     /// Counts values and removes temp files of writes a crash interrupted.
     private func scanValues() throws -> Int {
         let started = DispatchTime.now().uptimeNanoseconds
-        var values = 0, temps = 0, visited = 0
-        func walk(_ path: String) throws {
-            guard let entries = try POSIX.directoryEntries(path) else { return }
-            for entry in entries {
-                visited += 1
-                if visited % 100_000 == 0 {
-                    logger.notice("start-up scan: \(visited) entries, \(values) values so far")
-                }
-                switch DiskNames.classify(name: entry.name, isDirectory: entry.isDirectory) {
-                case .value: values += 1
-                case .temp:
-                    unlink(path + "/" + String(decoding: entry.name, as: UTF8.self))
-                    temps += 1
-                case .directory: try walk(path + "/" + String(decoding: entry.name, as: UTF8.self))
-                case .other: break
-                }
+        var values = 0, temps = 0
+        try ValueTreeWalker.walk(valuesRoot, strict: true) { item in
+            switch item {
+            case .value:
+                values += 1
+                if values % 100_000 == 0 { logger.notice("start-up scan: \(values) values so far") }
+            case .temp(let path):
+                unlink(path)
+                temps += 1
             }
         }
-        try walk(valuesRoot)
         let ms = (DispatchTime.now().uptimeNanoseconds - started) / 1_000_000
         logger.info("store \(dataDirectory): \(values) values, \(temps) stale temp files removed, scanned in \(ms) ms")
         return values
@@ -255,11 +258,7 @@ public final class DiskStore: @unchecked Sendable {
         versionCeiling = ceiling
     }
 
-    static func nowNanos() -> Int64 {
-        var ts = timespec()
-        clock_gettime(CLOCK_REALTIME, &ts)
-        return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
-    }
+    static func nowNanos() -> Int64 { Clock.nowNanos() }
 
     private func adjustCount(_ delta: Int) {
         counterLock.withLock { keyCount += delta }
@@ -269,13 +268,19 @@ public final class DiskStore: @unchecked Sendable {
     public var count: Int { counterLock.withLock { keyCount } }
 
     private func currentRoot() -> String { rootQueue.sync { valuesRoot } }
+    func rootSnapshot() -> String { currentRoot() }
 
     // MARK: - Writes
 
     /// Starts a write: a temp file in the key's directory. Feed it the body
     /// with `write`, then `finish` publishes it.
     public func beginUpload(key: StoreKey, contentType: String, encoding: ValueUpload.Encoding,
-                            expiresNanos: Int64? = nil) throws -> ValueUpload {
+                            expiresNanos: Int64? = nil, condition: WriteCondition? = nil) throws -> ValueWriter {
+        try makeUpload(key: key, contentType: contentType, encoding: encoding, expiresNanos: expiresNanos, condition: condition)
+    }
+
+    func makeUpload(key: StoreKey, contentType: String, encoding: ValueUpload.Encoding,
+                    expiresNanos: Int64?, condition: WriteCondition?) throws -> ValueUpload {
         guard contentType.utf8.count <= 1024 else { throw StoreError.invalidContentType("it is longer than 1024 bytes") }
         guard !contentType.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) else {
             throw StoreError.invalidContentType("it contains control bytes")
@@ -285,7 +290,7 @@ public final class DiskStore: @unchecked Sendable {
         let meta = ValueMetadata(key: key.string, contentType: contentType, size: 0, version: 0,
                                  modifiedNanos: 0, expiresNanos: expiresNanos)
         return try ValueUpload(store: self, key: key, metadata: meta, encoding: encoding, tempPath: path, fd: fd,
-                               maxSize: options.maxValueSize)
+                               maxSize: options.maxValueSize, condition: condition)
     }
 
     private func createTempFile(for key: StoreKey, name: String) throws -> (String, Int32) {
@@ -342,22 +347,48 @@ public final class DiskStore: @unchecked Sendable {
         }
     }
 
-    /// Makes a finished temp file the key's value. Returns whether the key is new.
-    func publish(tempPath: String, fd: Int32, key: StoreKey) throws -> Bool {
+    /// Makes a finished temp file the key's value, if `condition` holds for
+    /// the current one (checked under the same barrier as the rename).
+    /// Returns whether the key is new.
+    func publish(tempPath: String, fd: Int32, metadata: ValueMetadata, condition: WriteCondition?) throws -> Bool {
+        let key = try StoreKey(metadata.key)
         let (created, finalPath) = try locked(rootQueue) { () -> (Bool, String) in
             let finalPath = valuesRoot + "/" + DiskNames.relativePath(of: key)
             let stripe = stripeIndex(for: key)
             let created = try locked(stripes[stripe], barrier: true) { () -> Bool in
-                let existed = try POSIX.lstatIfExists(finalPath).map(POSIX.isRegularFile) ?? false
+                let existed: Bool
+                if let condition {
+                    let current = try currentMetadata(key, path: finalPath)
+                    try condition(current.live)
+                    existed = current.fileExists
+                } else {
+                    existed = try POSIX.lstatIfExists(finalPath).map(POSIX.isRegularFile) ?? false
+                }
                 try moveIntoPlace(tempPath: tempPath, fd: fd, finalPath: finalPath, key: key)
                 cache.invalidate(key.bytes, stripe: stripe)
+                changes?.storeDidChange(.put(metadata))
                 return !existed
             }
             if created { adjustCount(1) }
             return (created, finalPath)
         }
+        if let expires = metadata.expiresNanos { noteExpiry(key, at: expires) }
         if options.fsync { try POSIX.fsyncDirectory(String(finalPath[..<finalPath.lastIndex(of: "/")!])) }
         return created
+    }
+
+    /// The metadata of the value at `path` as a condition sees it: nil when
+    /// absent or expired (`fileExists` still tells whether a file is there).
+    /// Called under the key's stripe lock.
+    private func currentMetadata(_ key: StoreKey, path: String) throws -> (live: ValueMetadata?, fileExists: Bool) {
+        let meta: ValueMetadata?
+        if let entry = cache.lookup(key.bytes) {
+            meta = entry.metadata
+        } else {
+            meta = try ValueFileHeader.read(path: path)
+        }
+        guard let meta else { return (nil, false) }
+        return (meta.isExpired(nowNanos: Self.nowNanos()) ? nil : meta, true)
     }
 
     /// rename(2), recovering when a reset or prefix delete moved the temp
@@ -427,29 +458,54 @@ public final class DiskStore: @unchecked Sendable {
 
     // MARK: - Deletes
 
-    /// Deletes one key; returns whether it existed.
-    public func delete(_ key: StoreKey) throws -> Bool {
+    /// Deletes one key if `condition` holds for its current value; returns
+    /// whether it existed (an expired value counts as absent).
+    public func delete(_ key: StoreKey, condition: WriteCondition? = nil) throws -> Bool {
+        let outcome = try remove(key) { current in
+            try condition?(current)
+            return current != nil
+        }
+        return outcome.removed && outcome.wasLive
+    }
+
+    /// The sweep: removes `key` if its value expired (a rewrite since has
+    /// its own expiry, or none, and stays).
+    func removeIfExpired(_ key: StoreKey) throws {
+        _ = try remove(key) { _ in false }
+    }
+
+    /// Unlinks `key`'s file under its barrier when `decide` (given the live
+    /// metadata) says so, or when its value expired; the change is reported
+    /// as a delete, or as an expiry for an expired value.
+    private func remove(_ key: StoreKey, _ decide: (ValueMetadata?) throws -> Bool) throws -> (removed: Bool, wasLive: Bool) {
+        var wasLive = false
         let (existed, root) = try locked(rootQueue) { () -> (Bool, String) in
             let path = valuesRoot + "/" + DiskNames.relativePath(of: key)
             let stripe = stripeIndex(for: key)
-            let existed = try locked(stripes[stripe], barrier: true) { () -> Bool in
-                if unlink(path) == 0 {
-                    cache.invalidate(key.bytes, stripe: stripe)
-                    return true
+            let removed = try locked(stripes[stripe], barrier: true) { () -> Bool in
+                let current = try currentMetadata(key, path: path)
+                let wanted = try decide(current.live)
+                // An expired file goes too; to the client it was absent already.
+                guard current.fileExists && (wanted || current.live == nil) else { return false }
+                if unlink(path) != 0 {
+                    if errno == ENOENT || errno == ENOTDIR || errno == EISDIR { return false }
+                    throw StoreError.posix("unlink", path)
                 }
-                if errno == ENOENT || errno == ENOTDIR || errno == EISDIR { return false }
-                throw StoreError.posix("unlink", path)
+                cache.invalidate(key.bytes, stripe: stripe)
+                wasLive = current.live != nil
+                changes?.storeDidChange(.delete(key.string, version: try nextVersion(), expired: !wasLive))
+                return true
             }
-            if existed { adjustCount(-1) }
-            return (existed, valuesRoot)
+            if removed { adjustCount(-1) }
+            return (removed, valuesRoot)
         }
-        guard existed else { return false }
+        guard existed else { return (false, false) }
         let directories = DiskNames.relativeDirectories(key.segments.dropLast())
         if options.fsync {
             try POSIX.fsyncDirectory(([root] + directories).joined(separator: "/"))
         }
         pruneEmptyDirectories(root: root, directories: directories)
-        return true
+        return (true, wasLive)
     }
 
     /// Removes now-empty directories from the deepest up. A writer that
@@ -479,6 +535,7 @@ public final class DiskStore: @unchecked Sendable {
                 keyCount = 0
                 return n
             }
+            changes?.storeDidChange(.deletePrefix("", deleted: deleted, version: try nextVersion()))
             return (deleted, old)
         }
         reaper.async { POSIX.removeTree(oldRoot) }
@@ -491,7 +548,9 @@ public final class DiskStore: @unchecked Sendable {
         if prefix.segments.isEmpty { return try deleteAll() }
         let trashDirectory = dataDirectory + "/trash"
         let trashPath = trashDirectory + "/" + DiskNames.hex(try nextVersion())
-        let moved = try locked(rootQueue, barrier: true) { () -> String? in
+        // The count is taken under the barrier so that the change event goes
+        // out before any later write under the prefix can report its own.
+        let moved = try locked(rootQueue, barrier: true) { () -> (root: String, deleted: Int)? in
             let directory = valuesRoot + "/" + DiskNames.relativePath(of: prefix)
             guard let st = try POSIX.lstatIfExists(directory), POSIX.isDirectory(st) else { return nil }
             if mkdir(trashDirectory, 0o755) != 0 && errno != EEXIST { throw StoreError.posix("mkdir", trashDirectory) }
@@ -500,28 +559,62 @@ public final class DiskStore: @unchecked Sendable {
             if options.fsync {
                 try POSIX.fsyncDirectory(String(directory[..<directory.lastIndex(of: "/")!]))
             }
-            return valuesRoot
+            let deleted = countValues(in: trashPath)
+            adjustCount(-deleted)
+            changes?.storeDidChange(.deletePrefix(prefix.string, deleted: deleted, version: try nextVersion()))
+            return (valuesRoot, deleted)
         }
-        guard let root = moved else { return 0 }
-        let deleted = countValues(in: trashPath)
-        adjustCount(-deleted)
+        guard let (root, deleted) = moved else { return 0 }
         reaper.async { POSIX.removeTree(trashPath) }
         pruneEmptyDirectories(root: root, directories: DiskNames.relativeDirectories(prefix.segments.dropLast()))
         return deleted
     }
 
     private func countValues(in path: String) -> Int {
-        guard let entries = try? POSIX.directoryEntries(path) else { return 0 }
         var n = 0
-        for entry in entries {
-            switch DiskNames.classify(name: entry.name, isDirectory: entry.isDirectory) {
-            case .value: n += 1
-            case .directory: n += countValues(in: path + "/" + String(decoding: entry.name, as: UTF8.self))
-            default: break
-            }
-        }
+        try? ValueTreeWalker.walk(path) { if case .value = $0 { n += 1 } }
         return n
     }
+
+    // MARK: - Read-modify-write
+
+    /// Thrown inside `update` when another write got in between; it retries.
+    private struct UpdateRace: Error {}
+
+    public func update(_ key: StoreKey, condition: WriteCondition?, maxValueBytes: Int,
+                       _ transform: (ValueMetadata?, [UInt8]?) throws -> UpdatedValue) throws -> PutOutcome {
+        // Optimistic: read a snapshot, build the new value with no lock held,
+        // publish only if the key still has the version that was read.
+        for _ in 0..<10_000 {
+            var current: ValueMetadata? = nil
+            var bytes: [UInt8]? = nil
+            do {
+                let value = try open(key)
+                defer { value.close() }
+                guard value.metadata.size <= UInt64(maxValueBytes) else { throw StoreError.tooLarge(limit: Int64(maxValueBytes)) }
+                current = value.metadata
+                bytes = try value.readAll()
+            } catch StoreError.notFound {}
+            try condition?(current)
+            let updated = try transform(current, bytes)
+            guard updated.bytes.count <= maxValueBytes else { throw StoreError.tooLarge(limit: Int64(maxValueBytes)) }
+            let expected = current?.version
+            let upload = try makeUpload(key: key, contentType: updated.contentType, encoding: .identity,
+                                        expiresNanos: current?.expiresNanos) { meta in
+                guard meta?.version == expected else { throw UpdateRace() }
+                try condition?(meta)
+            }
+            do {
+                try updated.bytes.withUnsafeBytes { try upload.write($0) }
+                return try upload.finish()
+            } catch is UpdateRace {
+                continue
+            }
+        }
+        throw StoreError.contention(key: key.string)
+    }
+
+    public func makeUniqueID() throws -> String { DiskNames.hex(try nextVersion()) }
 
     // MARK: - Listing
 
@@ -558,6 +651,7 @@ public final class DiskStore: @unchecked Sendable {
     /// Finishes background work and releases the data directory's lock, so
     /// another server may open it. Call after the last request.
     public func close() {
+        sweepTimer?.cancel()
         drainBackgroundWork()
         // A clean stop saves the exact ceiling, so versions after a restart
         // follow the clock instead of starting an hour ahead.

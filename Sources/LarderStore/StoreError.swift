@@ -25,6 +25,8 @@ public enum StoreError: Error, Equatable, CustomStringConvertible {
     case corrupt(path: String, reason: String)
     /// zlib reported an error that is not about the input.
     case zlib(operation: String, code: Int32)
+    /// A read-modify-write lost the race to other writers too many times.
+    case contention(key: String)
 
     public var description: String {
         switch self {
@@ -39,6 +41,7 @@ public enum StoreError: Error, Equatable, CustomStringConvertible {
             return "\(op) \(path) failed: \(String(cString: strerror(code))) (errno \(code))"
         case .corrupt(let path, let reason): return "value file \(path) is corrupt: \(reason)"
         case .zlib(let op, let code): return "zlib \(op) failed with code \(code)"
+        case .contention(let key): return "\(key) is being written by too many clients at once"
         }
     }
 

@@ -1,5 +1,5 @@
 import Foundation
-import LarderLog
+import LarderSupport
 #if canImport(Glibc)
 import Glibc
 #endif

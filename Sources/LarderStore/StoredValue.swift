@@ -7,7 +7,25 @@ import Glibc
 /// 0 at the end. The HTTP layer sends response bodies from these.
 public protocol ValueByteStream: AnyObject {
     func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int
+    /// Moves `count` bytes ahead without returning them (a Range request).
+    func skip(_ count: Int64) throws
     func close()
+}
+
+extension ValueByteStream {
+    /// Reads and drops: what an inflating stream must do to move ahead,
+    /// 64 KiB at a time, never holding the skipped part.
+    public func skip(_ count: Int64) throws {
+        guard count > 0 else { return }
+        let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 16, alignment: 16)
+        defer { scratch.deallocate() }
+        var left = count
+        while left > 0 {
+            let n = try read(into: UnsafeMutableRawBufferPointer(rebasing: scratch[0..<Int(min(left, Int64(scratch.count)))]))
+            if n == 0 { return }
+            left -= Int64(n)
+        }
+    }
 }
 
 /// An open value file. Opening happens under the key's read lock; once the
@@ -149,6 +167,24 @@ public final class StoredValue: @unchecked Sendable {
         return out
     }
 
+    /// The whole value, decompressed, however large (the caller bounds it).
+    public func readAll() throws -> [UInt8] {
+        if let small = try identityBytes() { return small }
+        let stream = try identityStream()
+        defer { stream.close() }
+        var out = [UInt8](repeating: 0, count: Int(metadata.size))
+        var filled = 0
+        try out.withUnsafeMutableBytes { raw in
+            while filled < raw.count {
+                let n = try stream.read(into: UnsafeMutableRawBufferPointer(rebasing: raw[filled...]))
+                if n == 0 { break }
+                filled += n
+            }
+        }
+        guard filled == out.count else { throw StoreError.corrupt(path: path, reason: "the value ends early") }
+        return out
+    }
+
     /// Streams the gzip representation from disk.
     public func gzipStream() -> ValueByteStream {
         GzipFileStream(value: self, prefix: metadata.originalGzipHeader ?? [],
@@ -177,6 +213,14 @@ final class GzipFileStream: ValueByteStream {
         self.value = value
         self.prefix = prefix
         self.offset = start
+    }
+
+    func skip(_ count: Int64) throws {
+        var left = Int(count)
+        let fromPrefix = min(left, prefix.count)
+        prefix.removeFirst(fromPrefix)
+        left -= fromPrefix
+        offset += left
     }
 
     func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {

@@ -1,3 +1,4 @@
+import LarderSupport
 /// Recently read small values in memory, so a hot GET costs no open, read
 /// or inflate. Coherent with writes: every publish or delete of a key
 /// bumps its stripe's epoch and drops the entry under one lock, and a
@@ -27,7 +28,7 @@ final class ValueCache: @unchecked Sendable {
 
     let capacity: Int
     // Everything below is guarded by `lock`.
-    private let lock = NSLockLite()
+    private let lock = Lock()
     // Keyed by bytes: Swift's String equality would merge NFC and NFD
     // spellings, which are two different keys.
     private var young: [[UInt8]: Entry] = [:]

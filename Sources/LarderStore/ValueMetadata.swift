@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// What the store knows about one stored value. It travels inside the
 /// value file's gzip header (see `ValueFileHeader`), so one rename publishes
 /// value and metadata together.
@@ -144,6 +148,27 @@ enum ValueFileHeader {
             size: size, version: version, modifiedNanos: modified,
             expiresNanos: expires == 0 ? nil : expires,
             originalGzipHeader: fields[2].isEmpty ? nil : fields[2])
+    }
+
+    /// The metadata of the value file at `path`; nil when there is none.
+    static func read(path: String) throws -> ValueMetadata? {
+        let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+        if fd < 0 {
+            if errno == ENOENT || errno == ENOTDIR || errno == EISDIR { return nil }
+            throw StoreError.posix("open", path)
+        }
+        defer { Glibc.close(fd) }
+        var want = 4096
+        while true {
+            var buffer = [UInt8](repeating: 0, count: want)
+            let n = try buffer.withUnsafeMutableBytes { try POSIX.pread(fd, $0, at: 0, path: path) }
+            switch try buffer.withUnsafeBytes({ try parse(UnsafeRawBufferPointer(rebasing: $0[0..<n]), path: path) }) {
+            case .complete(let meta, _): return meta
+            case .needMore(let needed):
+                guard n == want, needed > want else { throw StoreError.corrupt(path: path, reason: "the gzip header is truncated") }
+                want = needed
+            }
+        }
     }
 
     static func appendLE(_ out: inout [UInt8], _ value: UInt64, bytes: Int) {

@@ -14,7 +14,7 @@ public struct PutOutcome: Sendable {
 /// in the key's directory, then `finish` fsyncs and publishes it.
 ///
 /// Used by one thread at a time (the connection's queue); not Sendable.
-public final class ValueUpload {
+public final class ValueUpload: ValueWriter {
     public enum Encoding: Sendable {
         /// The body is the value; the store compresses it.
         case identity
@@ -46,10 +46,13 @@ public final class ValueUpload {
     private var done = false
     /// Largest value accepted, decompressed.
     private let maxSize: Int64
+    /// Checked against the current value at the moment of publishing.
+    private let condition: WriteCondition?
 
     init(store: DiskStore, key: StoreKey, metadata: ValueMetadata, encoding: Encoding, tempPath: String, fd: Int32,
-         maxSize: Int64) throws {
+         maxSize: Int64, condition: WriteCondition?) throws {
         self.maxSize = maxSize
+        self.condition = condition
         self.store = store
         self.key = key
         self.metadata = metadata
@@ -187,7 +190,7 @@ public final class ValueUpload {
             try flush()
         }
         if store.options.fsync { try POSIX.fsync(fd, path: tempPath) }
-        let created = try store.publish(tempPath: tempPath, fd: fd, key: key)
+        let created = try store.publish(tempPath: tempPath, fd: fd, metadata: metadata, condition: condition)
         done = true
         return PutOutcome(created: created, metadata: metadata)
     }

@@ -1,3 +1,4 @@
+import LarderSupport
 import CZlib
 
 /// Streaming raw deflate (no wrapper: the store writes its own gzip header
@@ -125,7 +126,7 @@ final class ZlibPool: @unchecked Sendable {
     // Guarded by `lock`.
     private var deflaters: [Deflater] = []
     private var inflaters: [Inflater] = []
-    private let lock = NSLockLite()
+    private let lock = Lock()
     let level: Int32
     private let keep = 16
 

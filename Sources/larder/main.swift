@@ -3,7 +3,7 @@ import Dispatch
 import Foundation
 import LarderApp
 import LarderHTTP
-import LarderLog
+import LarderSupport
 import LarderStore
 #if canImport(Glibc)
 import Glibc

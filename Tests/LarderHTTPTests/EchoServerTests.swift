@@ -1,7 +1,7 @@
 import Foundation
 import LarderClient
 import LarderHTTP
-import LarderLog
+import LarderSupport
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -11,9 +11,10 @@ import Glibc
 private final class EchoSink: HTTPRequestBodySink {
     private var bytes: [UInt8] = []
     private let head: HTTPRequestHead
-    init(_ head: HTTPRequestHead) { self.head = head }
+    private let responder: HTTPResponder
+    init(_ head: HTTPRequestHead, _ responder: HTTPResponder) { self.head = head; self.responder = responder }
     func write(_ chunk: UnsafeRawBufferPointer) throws { bytes.append(contentsOf: chunk) }
-    func finish() -> HTTPResponse { EchoHandler.answer(head, body: bytes) }
+    func finish() { responder.respond(EchoHandler.answer(head, body: bytes)) }
     func abort() {}
 }
 
@@ -27,12 +28,14 @@ private struct EchoHandler: HTTPRequestHandler {
                      body: .bytes(body))
     }
 
-    func handle(_ request: HTTPRequestHead) -> HTTPHandlerAction {
+    func handle(_ request: HTTPRequestHead, _ responder: HTTPResponder) -> HTTPBodyAction {
         if request.path == "/fail" {
-            return .respond(HTTPError(HTTPStatus(418, "I'm a teapot"), "teapot", "no").response)
+            responder.respond(HTTPError(HTTPStatus(418, "I'm a teapot"), "teapot", "no").response)
+            return .ignore
         }
-        if request.hasBody { return .receiveBody(EchoSink(request)) }
-        return .respond(Self.answer(request, body: []))
+        if request.hasBody { return .receive(EchoSink(request, responder)) }
+        responder.respond(Self.answer(request, body: []))
+        return .ignore
     }
 }
 

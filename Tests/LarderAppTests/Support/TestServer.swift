@@ -2,7 +2,7 @@ import Foundation
 import LarderApp
 import LarderClient
 import LarderHTTP
-import LarderLog
+import LarderSupport
 import LarderStore
 
 /// A real Larder server in this process: real sockets on an ephemeral

@@ -4,10 +4,11 @@ import Glibc
 
 /// A pthread mutex for tiny critical sections (pools, counters) where a
 /// DispatchQueue round trip would cost more than the work it guards.
-final class NSLockLite: @unchecked Sendable {
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+/// Shared by the store (pools, counters, cache) and the HTTP layer (deferred answers).
+public final class Lock: @unchecked Sendable {
+    @usableFromInline let mutex: UnsafeMutablePointer<pthread_mutex_t>
 
-    init() {
+    public init() {
         mutex = .allocate(capacity: 1)
         pthread_mutex_init(mutex, nil)
     }
@@ -17,8 +18,8 @@ final class NSLockLite: @unchecked Sendable {
         mutex.deallocate()
     }
 
-    @inline(__always)
-    func withLock<T>(_ body: () throws -> T) rethrows -> T {
+    @inlinable
+    public func withLock<T>(_ body: () throws -> T) rethrows -> T {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         return try body()

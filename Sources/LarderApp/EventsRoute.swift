@@ -1,0 +1,32 @@
+import LarderHTTP
+import LarderSupport
+
+/// `GET /events?prefix=`: the change feed as Server-Sent Events. The stream
+/// costs one subscriber entry and a parked connection; a reader that falls
+/// more than `maxBuffered` bytes behind gets a last `dropped` event and is
+/// disconnected, so it never slows writers.
+struct EventsRoute: Route {
+    let hub: ChangeHub
+    let maxBuffered: Int
+
+    static let dropped = Array("event: dropped\ndata: {\"reason\":\"the reader fell too far behind\"}\n\n".utf8)
+
+    func handle(_ request: RouteRequest) throws(HTTPError) -> RouteAnswer {
+        guard request.method == .get || request.method == .head else {
+            throw HTTPError(.methodNotAllowed, .methodNotAllowed, "the change feed is read with GET",
+                            headers: [("Allow", "GET, HEAD")])
+        }
+        let query = try QueryParameters(request.head.query)
+        let stream = HTTPPushStream(maxBuffered: maxBuffered, overflowTail: Self.dropped)
+        // A comment first, so clients see the stream is live at once.
+        stream.write(Array(": larder change feed\n\n".utf8))
+        if request.method == .get {
+            hub.subscribe(prefix: query["prefix"] ?? "",
+                          lastEventID: request.head.headers["Last-Event-ID"] ?? query["lastEventId"],
+                          stream: stream)
+        }
+        return .respond(HTTPResponse(status: .ok, headers: [("Content-Type", "text/event-stream"),
+                                                            ("Cache-Control", "no-cache")],
+                                     body: .push(stream)))
+    }
+}

@@ -1,0 +1,22 @@
+import LarderHTTP
+import LarderStore
+import LarderSupport
+
+/// `GET /healthz`: 200 when the store can read and write.
+struct HealthRoute: Route {
+    let store: any ValueStore
+    let logger: Logger
+
+    func handle(_ request: RouteRequest) throws(HTTPError) -> RouteAnswer {
+        guard request.method == .get || request.method == .head else {
+            throw HTTPError(.methodNotAllowed, .methodNotAllowed, "use GET", headers: [("Allow", "GET, HEAD")])
+        }
+        do {
+            try store.checkHealth()
+        } catch {
+            logger.error("health check failed: \(error)")
+            throw HTTPError(.serviceUnavailable, .unhealthy, "the store cannot read and write: \(error)")
+        }
+        return .respond(.json(.ok, "{\"status\":\"ok\"}"))
+    }
+}

@@ -1,0 +1,28 @@
+import LarderHTTP
+
+/// A request as routes and middleware see it: the head, and the responder
+/// that answers it (middleware may wrap it to see the final response).
+public struct RouteRequest: Sendable {
+    public let head: HTTPRequestHead
+    public var responder: HTTPResponder
+    /// The path after the route's prefix (still percent-encoded).
+    public var rest: Substring
+
+    public var method: HTTPMethod { head.method }
+}
+
+/// What a route does with a request.
+public enum RouteAnswer {
+    /// The answer, now.
+    case respond(HTTPResponse)
+    /// Stream the body into this sink; it answers through the request's responder.
+    case receiveBody(HTTPRequestBodySink)
+    /// The route answers later through the request's responder.
+    case later
+}
+
+/// One endpoint (or family of endpoints) of the route table. Routes throw
+/// `HTTPError` for any answer that is an error.
+public protocol Route: Sendable {
+    func handle(_ request: RouteRequest) throws(HTTPError) -> RouteAnswer
+}

@@ -1,0 +1,73 @@
+import LarderHTTP
+
+/// Maps paths to routes, runs the middleware chain around the matched one,
+/// and turns what a route answers into what the HTTP layer understands.
+/// The HTTP server's only handler.
+struct RouteTable: HTTPRequestHandler {
+    enum Match: Sendable {
+        /// This path exactly.
+        case exact(String)
+        /// Paths that start with this; `rest` is what follows.
+        case prefix(String)
+    }
+
+    private let entries: [(match: Match, route: any Route)]
+    private let middleware: [any LarderMiddleware]
+
+    init(_ entries: [(Match, any Route)], middleware: [any LarderMiddleware]) {
+        self.entries = entries.map { (match: $0.0, route: $0.1) }
+        self.middleware = middleware
+    }
+
+    func handle(_ head: HTTPRequestHead, _ responder: HTTPResponder) -> HTTPBodyAction {
+        let request = RouteRequest(head: head, responder: responder, rest: "")
+        return run(request, from: 0)
+    }
+
+    /// Middleware `index` and the rest of the chain after it; the route last.
+    private func run(_ request: RouteRequest, from index: Int) -> HTTPBodyAction {
+        if index < middleware.count {
+            return middleware[index].handle(request) { run($0, from: index + 1) }
+        }
+        return dispatch(request)
+    }
+
+    private func dispatch(_ request: RouteRequest) -> HTTPBodyAction {
+        var request = request
+        let path = request.head.path
+        guard let route = route(for: path, rest: &request.rest) else {
+            request.responder.respond(HTTPError(.notFound, .notFound, "no endpoint at \(path); values live under /store/").response)
+            return .ignore
+        }
+        do {
+            switch try route.handle(request) {
+            case .respond(let response):
+                request.responder.respond(response)
+                return .ignore
+            case .receiveBody(let sink):
+                return .receive(sink)
+            case .later:
+                return .ignore
+            }
+        } catch {
+            request.responder.respond(error.response)
+            return .ignore
+        }
+    }
+
+    private func route(for path: Substring, rest: inout Substring) -> (any Route)? {
+        for entry in entries {
+            switch entry.match {
+            case .exact(let p) where path == p:
+                rest = ""
+                return entry.route
+            case .prefix(let p) where path.hasPrefix(p):
+                rest = path.dropFirst(p.count)
+                return entry.route
+            default:
+                continue
+            }
+        }
+        return nil
+    }
+}

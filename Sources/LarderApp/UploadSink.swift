@@ -1,0 +1,69 @@
+import LarderHTTP
+import LarderStore
+import LarderSupport
+
+/// Streams a request body into a store write, then answers with what
+/// `answer` makes of the outcome (PUT: 201/204; POST create: 201 + Location).
+final class UploadSink: HTTPRequestBodySink {
+    private let upload: ValueWriter
+    private let responder: HTTPResponder
+    private let logger: Logger
+    private let answer: (PutOutcome) -> HTTPResponse
+
+    init(upload: ValueWriter, responder: HTTPResponder, logger: Logger, answer: @escaping (PutOutcome) -> HTTPResponse) {
+        self.upload = upload
+        self.responder = responder
+        self.logger = logger
+        self.answer = answer
+    }
+
+    func write(_ chunk: UnsafeRawBufferPointer) throws {
+        do {
+            try upload.write(chunk)
+        } catch {
+            throw ErrorMapping.httpError(error, logger: logger, context: "PUT \(upload.key)")
+        }
+    }
+
+    func finish() {
+        do {
+            responder.respond(answer(try upload.finish()))
+        } catch {
+            responder.respond(ErrorMapping.httpError(error, logger: logger, context: "PUT \(upload.key)").response)
+        }
+    }
+
+    func abort() { upload.abort() }
+}
+
+/// Collects a small body (a JSON document for append or patch) in memory,
+/// up to `limit` bytes, then answers with what `answer` makes of it.
+final class BufferedBodySink: HTTPRequestBodySink {
+    private var bytes: [UInt8] = []
+    private let limit: Int
+    private let responder: HTTPResponder
+    private let answer: ([UInt8]) throws(HTTPError) -> HTTPResponse
+
+    init(limit: Int, responder: HTTPResponder, answer: @escaping ([UInt8]) throws(HTTPError) -> HTTPResponse) {
+        self.limit = limit
+        self.responder = responder
+        self.answer = answer
+    }
+
+    func write(_ chunk: UnsafeRawBufferPointer) throws {
+        guard bytes.count + chunk.count <= limit else {
+            throw HTTPError(.payloadTooLarge, .payloadTooLarge, "a JSON update body may be at most \(limit) bytes", closeConnection: true)
+        }
+        bytes.append(contentsOf: chunk)
+    }
+
+    func finish() {
+        do {
+            responder.respond(try answer(bytes))
+        } catch {
+            responder.respond(error.response)
+        }
+    }
+
+    func abort() { bytes = [] }
+}

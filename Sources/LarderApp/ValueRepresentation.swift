@@ -1,0 +1,144 @@
+import LarderHTTP
+import LarderStore
+import LarderSupport
+
+/// Builds the answer to GET or HEAD of one value: preconditions (RFC 9110
+/// 13.2.2), the representation (gzip as stored, or the value), and Range.
+/// Watches reuse it: a watch is a GET whose 304 is held back.
+struct ValueRepresentation: Sendable {
+    let store: any ValueStore
+    let logger: Logger
+
+    func response(_ key: StoreKey, _ head: HTTPRequestHead) throws(HTTPError) -> HTTPResponse {
+        let preconditions = Preconditions.of(head)
+        let value: StoredValue
+        do {
+            value = try store.open(key)
+        } catch StoreError.notFound {
+            if let preconditions, preconditions.evaluate(current: nil, isReadMethod: true) == .failed {
+                throw Preconditions.failed
+            }
+            throw StoreError.notFound.httpError
+        } catch {
+            throw ErrorMapping.httpError(error, logger: logger)
+        }
+        let meta = value.metadata
+        let gzip = Self.acceptsGzip(head.headers.values("Accept-Encoding"))
+        let etag = gzip ? value.gzipETag : value.etag
+        var headers: [(String, String)] = [
+            ("ETag", etag),
+            ("Last-Modified", HTTPDate.format(secondsSince1970: meta.modifiedSeconds)),
+            ("Vary", "Accept-Encoding"),
+            ("Cache-Control", "no-cache"),
+        ]
+        if let expires = meta.expiresNanos {
+            headers.append(("Larder-Expires", HTTPDate.format(secondsSince1970: (expires + 999_999_999) / 1_000_000_000)))
+        }
+        if let preconditions {
+            switch preconditions.evaluate(current: Preconditions.current(meta), isReadMethod: true) {
+            case .notModified:
+                value.close()
+                return HTTPResponse(status: .notModified, headers: headers)
+            case .failed:
+                value.close()
+                throw Preconditions.failed
+            case .proceed:
+                break
+            }
+        }
+        headers.insert(("Content-Type", meta.contentType), at: 0)
+        headers.append(("Accept-Ranges", "bytes"))
+        if gzip { headers.append(("Content-Encoding", "gzip")) }
+        let length = gzip ? Int64(value.gzipLength) : Int64(meta.size)
+
+        var start: Int64 = 0
+        var count = length
+        var status = HTTPStatus.ok
+        if head.method == .get, let range = head.headers["Range"],
+           ByteRangeRequest.ifRangeAllows(head.headers["If-Range"], currentETags: [etag], lastModified: meta.modifiedSeconds) {
+            switch ByteRangeRequest.evaluate(range, length: length) {
+            case .full:
+                break
+            case .unsatisfiable:
+                value.close()
+                throw HTTPError(.rangeNotSatisfiable, .rangeNotSatisfiable,
+                                "the value has \(length) bytes; the range asks for none of them",
+                                headers: [("Content-Range", ByteRangeRequest.unsatisfiedContentRange(length: length))])
+            case .partial(let s, let e):
+                start = s
+                count = e - s + 1
+                status = .partialContent
+                headers.append(("Content-Range", ByteRangeRequest.contentRange(start: s, end: e, length: length)))
+            }
+        }
+        if head.method == .head {
+            // The encoder sends no body for HEAD; the stream only carries the length.
+            return HTTPResponse(status: status, headers: headers, body: .stream(StoreBodyStream(value.gzipStream()), length: count))
+        }
+        let body: HTTPResponseBody = try ErrorMapping.run(logger) { () throws -> HTTPResponseBody in
+            if let bytes = gzip ? value.gzipBytes() : try value.identityBytes() {
+                value.close()
+                return .bytes(start == 0 && count == length ? bytes : Array(bytes[Int(start)..<Int(start + count)]))
+            }
+            let stream = gzip ? value.gzipStream() : try value.identityStream()
+            do { try stream.skip(start) } catch { stream.close(); throw error }
+            return .stream(StoreBodyStream(stream), length: count)
+        }
+        return HTTPResponse(status: status, headers: headers, body: body)
+    }
+
+    /// Whether `Accept-Encoding` allows gzip (a `gzip`, `x-gzip` or `*`
+    /// coding with a q-value above 0).
+    static func acceptsGzip(_ values: [String]) -> Bool {
+        for value in values {
+            for item in value.split(separator: ",") {
+                let parts = item.split(separator: ";").map { $0.trimmingSpaces.lowercased() }
+                guard let coding = parts.first, coding == "gzip" || coding == "x-gzip" || coding == "*" else { continue }
+                let q = parts.dropFirst().first { $0.hasPrefix("q=") }.flatMap { Double($0.dropFirst(2)) } ?? 1
+                if q > 0 { return true }
+            }
+        }
+        return false
+    }
+}
+
+/// RFC 9110 preconditions as the store's write condition, and for reads.
+enum Preconditions {
+    static let failed = HTTPError(.preconditionFailed, .preconditionFailed,
+                                  "a precondition (If-Match, If-None-Match, If-Unmodified-Since) does not hold for the current value")
+
+    /// The request's preconditions; nil when it has none (the common case, free).
+    static func of(_ head: HTTPRequestHead) -> HTTPPreconditions? {
+        let p = HTTPPreconditions(ifMatch: head.headers.values("If-Match"), ifNoneMatch: head.headers.values("If-None-Match"),
+                                  ifModifiedSince: head.headers["If-Modified-Since"],
+                                  ifUnmodifiedSince: head.headers["If-Unmodified-Since"])
+        return p.isEmpty ? nil : p
+    }
+
+    /// Both tags of a version answer: identity and gzip (API.md).
+    static func current(_ meta: ValueMetadata) -> CurrentRepresentation {
+        CurrentRepresentation(etags: [meta.etag, meta.gzipETag], lastModified: meta.modifiedSeconds)
+    }
+
+    /// A check the store runs under the key's barrier, atomically with the write.
+    static func writeCondition(_ head: HTTPRequestHead) -> WriteCondition? {
+        guard let p = of(head) else { return nil }
+        return { meta in
+            if p.evaluate(current: meta.map(current), isReadMethod: false) != .proceed { throw failed }
+        }
+    }
+
+    /// A write that must create: the key is absent (or expired).
+    static let mustNotExist: WriteCondition = { meta in
+        if meta != nil { throw failed }
+    }
+}
+
+extension StringProtocol {
+    var trimmingSpaces: String {
+        var s = Substring(self)
+        while let f = s.first, f == " " || f == "\t" { s = s.dropFirst() }
+        while let l = s.last, l == " " || l == "\t" { s = s.dropLast() }
+        return String(s)
+    }
+}

@@ -1,0 +1,29 @@
+/// What the application does with a request's body.
+public enum HTTPBodyAction {
+    /// The body is not wanted: it is skipped after the answer, or the
+    /// connection is closed when the body is large or `Expect: 100-continue`
+    /// was sent (so an early answer never waits for an upload).
+    case ignore
+    /// Stream the body into this sink (after `100 Continue` if asked for).
+    case receive(HTTPRequestBodySink)
+}
+
+/// Receives a request body piece by piece, on the connection's queue.
+public protocol HTTPRequestBodySink: AnyObject {
+    /// A piece of the body. Throwing ends the request: an `HTTPError` is sent
+    /// as is, anything else as 500, and the connection closes.
+    func write(_ chunk: UnsafeRawBufferPointer) throws
+    /// The body is complete: answer through the request's responder, now or later.
+    func finish()
+    /// The request ended early (error, disconnect, timeout).
+    func abort()
+}
+
+/// The application side of the server, called on the connection's queue
+/// with each request head and the responder that answers it. The handler
+/// answers through `responder` at once (before returning: the common case,
+/// with no thread hop) or later from any thread. It must not block for long:
+/// disk I/O is fine, waiting on other requests is not (answer later instead).
+public protocol HTTPRequestHandler: Sendable {
+    func handle(_ request: HTTPRequestHead, _ responder: HTTPResponder) -> HTTPBodyAction
+}

@@ -1,0 +1,323 @@
+import Dispatch
+import LarderSupport
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What a channel tells the protocol session above it. Called on the channel's queue.
+protocol SocketChannelDelegate: AnyObject {
+    /// New input is buffered, or (`eof`) the peer closed its side.
+    func channelReceived(eof: Bool)
+    /// The socket took what was waiting; more output may be queued.
+    func channelWritable()
+    /// The timer reached the deadline the session set.
+    func channelTimerFired()
+    /// The channel closed; it will call nothing more.
+    func channelClosed()
+}
+
+/// The socket half of a connection: a non-blocking socket driven by
+/// DispatchSource read and write sources and one timer, all on the
+/// connection's serial queue (which targets the global pool: no extra
+/// thread hop per request). It owns the input and output buffers, sends,
+/// waits for writability when the socket is full, and lingers after a final
+/// answer. It knows nothing of HTTP.
+///
+/// Reading stops while output waits for the socket (a client that does not
+/// read cannot make the server buffer without bound), when the input buffer
+/// is full and the session is not consuming it (a parked request), and after
+/// the peer's EOF.
+///
+/// All mutable state is confined to `queue`, hence `@unchecked Sendable`.
+final class SocketChannel: @unchecked Sendable {
+    private static let inputCapacityFloor = 64 * 1024
+    static let outputCapacity = 64 * 1024
+    private static let lingerNanos: UInt64 = 2_000_000_000
+
+    let queue: DispatchQueue
+    let fd: Int32
+    unowned(unsafe) var delegate: SocketChannelDelegate!
+    private let logger: Logger
+
+    private var readSource: DispatchSourceRead?
+    private var writeSource: DispatchSourceWrite?
+    private var timer: DispatchSourceTimer?
+    private var readSourceSuspended = false
+    private var writeSuspended = false
+    private var liveSources = 0
+    private(set) var closed = false
+    private(set) var peerClosed = false
+    private var waitingForWritable = false
+    private var inputFull = false
+
+    private var input: UnsafeMutableRawBufferPointer
+    private var inStart = 0
+    private var inEnd = 0
+    var output = OutputBuffer(capacity: SocketChannel.outputCapacity)
+
+    /// Time of the current event, read once per event.
+    private(set) var now: UInt64 = DispatchTime.now().uptimeNanoseconds
+    /// Last time bytes moved in either direction.
+    var lastActivity: UInt64
+    private(set) var timerDeadline: UInt64 = .max
+    private(set) var lingering = false
+    private var lingerDeadline: UInt64 = 0
+    private var lastSendQueue: Int32 = 0
+
+    init(fd: Int32, inputCapacity: Int, logger: Logger) {
+        self.fd = fd
+        self.logger = logger
+        self.queue = DispatchQueue(label: "larder.connection", target: .global())
+        self.input = .allocate(byteCount: max(Self.inputCapacityFloor, inputCapacity), alignment: 16)
+        self.lastActivity = now
+    }
+
+    deinit {
+        input.deallocate()
+        output.deallocate()
+    }
+
+    /// Starts the read source and the timer (on the queue).
+    func start(deadline: UInt64) {
+        let rs = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
+        rs.setEventHandler { [self] in onReadable() }
+        rs.setCancelHandler { [self] in sourceCancelled() }
+        liveSources += 1
+        readSource = rs
+        let t = DispatchSource.makeTimerSource(queue: queue)
+        t.setEventHandler { [self] in onTimer() }
+        timer = t
+        schedule(deadline)
+        t.resume()
+        rs.resume()
+    }
+
+    private func sourceCancelled() {
+        liveSources -= 1
+        if liveSources == 0 && closed { Glibc.close(fd) }
+    }
+
+    // MARK: - Input
+
+    /// Bytes received and not yet consumed.
+    var unread: UnsafeRawBufferPointer { UnsafeRawBufferPointer(rebasing: input[inStart..<inEnd]) }
+    var hasUnread: Bool { inStart < inEnd }
+    var inputCapacity: Int { input.count }
+    /// The whole buffer holds one unconsumed run from its start.
+    var inputIsFullFromStart: Bool { inStart == 0 && inEnd == input.count }
+
+    func consume(_ n: Int) {
+        inStart += n
+        if inStart == inEnd { inStart = 0; inEnd = 0 }
+        if inputFull && n > 0 { inputFull = false; updateReading() }
+    }
+
+    func discardInput() {
+        inStart = 0
+        inEnd = 0
+        if inputFull { inputFull = false; updateReading() }
+    }
+
+    private func onReadable() {
+        guard !closed else { return }
+        now = DispatchTime.now().uptimeNanoseconds
+        var eof = false
+        while true {
+            if inEnd == input.count { compactInput() }
+            let space = input.count - inEnd
+            if space == 0 { break }
+            let n = recv(fd, input.baseAddress! + inEnd, space, 0)
+            if n > 0 {
+                inEnd += n
+                if n < space { break }
+                continue
+            }
+            if n == 0 { eof = true; break }
+            let code = errno
+            if code == EINTR { continue }
+            if code == EAGAIN || code == EWOULDBLOCK { break }
+            logger.debug("connection \(fd): recv failed, errno \(code)")
+            close()
+            return
+        }
+        lastActivity = now
+        if lingering {
+            // Drop what arrives; close at EOF.
+            inStart = 0
+            inEnd = 0
+            if eof { close() }
+            return
+        }
+        if eof {
+            peerClosed = true
+            updateReading()
+        }
+        delegate.channelReceived(eof: eof)
+        // Nothing consumed a full buffer: stop reading until something is,
+        // instead of spinning on a socket that stays readable.
+        if !closed && inEnd - inStart == input.count && !inputFull {
+            inputFull = true
+            updateReading()
+        }
+    }
+
+    private func compactInput() {
+        guard inStart > 0 else { return }
+        let live = inEnd - inStart
+        if live > 0 { input.baseAddress!.copyMemory(from: input.baseAddress! + inStart, byteCount: live) }
+        inStart = 0
+        inEnd = live
+    }
+
+    /// Resumes or suspends the read source to match why reading may be paused.
+    private func updateReading() {
+        guard let rs = readSource else { return }
+        let paused = waitingForWritable || inputFull || peerClosed
+        if paused && !readSourceSuspended {
+            rs.suspend()
+            readSourceSuspended = true
+        } else if !paused && readSourceSuspended {
+            rs.resume()
+            readSourceSuspended = false
+        }
+    }
+
+    // MARK: - Output
+
+    /// Sends queued output. True when all of it is sent; false when waiting
+    /// for the socket (the delegate hears `channelWritable`) or closed.
+    func flush() -> Bool {
+        while !output.isEmpty {
+            let pending = output.unsent
+            let n = Glibc.send(fd, pending.baseAddress!, pending.count, Int32(MSG_NOSIGNAL))
+            if n > 0 {
+                output.consumed(n)
+                lastActivity = now
+                continue
+            }
+            let code = errno
+            if n < 0 && code == EINTR { continue }
+            if n < 0 && (code == EAGAIN || code == EWOULDBLOCK) {
+                // What the kernel holds now; the idle check compares against it.
+                lastSendQueue = sendQueueLength()
+                waitForWritable()
+                return false
+            }
+            logger.debug("connection \(fd): send failed, errno \(code)")
+            close()
+            return false
+        }
+        output.shrink(to: Self.outputCapacity)
+        if waitingForWritable { stopWaitingForWritable() }
+        return true
+    }
+
+    private func waitForWritable() {
+        waitingForWritable = true
+        updateReading()
+        if let ws = writeSource {
+            if writeSuspended { ws.resume(); writeSuspended = false }
+            return
+        }
+        let ws = DispatchSource.makeWriteSource(fileDescriptor: fd, queue: queue)
+        ws.setEventHandler { [self] in onWritable() }
+        ws.setCancelHandler { [self] in sourceCancelled() }
+        liveSources += 1
+        writeSource = ws
+        writeSuspended = false
+        ws.resume()
+    }
+
+    private func stopWaitingForWritable() {
+        waitingForWritable = false
+        if let ws = writeSource, !writeSuspended {
+            ws.suspend()
+            writeSuspended = true
+        }
+        updateReading()
+    }
+
+    private func onWritable() {
+        guard !closed else { return }
+        now = DispatchTime.now().uptimeNanoseconds
+        lastActivity = now
+        delegate.channelWritable()
+    }
+
+    /// Whether the kernel's send queue for this socket got shorter since
+    /// the last look (SIOCOUTQ): the client is reading, just slowly.
+    func sendQueueShrank() -> Bool {
+        let queued = sendQueueLength()
+        defer { lastSendQueue = queued }
+        return queued < lastSendQueue
+    }
+
+    private func sendQueueLength() -> Int32 {
+        var queued: Int32 = 0
+        return ioctl(fd, UInt(0x5411) /* SIOCOUTQ */, &queued) == 0 ? queued : 0
+    }
+
+    /// Bytes the kernel holds for us that no read event has delivered yet.
+    func bytesWaiting() -> Bool {
+        var available: Int32 = 0
+        return ioctl(fd, UInt(FIONREAD), &available) == 0 && available > 0
+    }
+
+    // MARK: - Timer
+
+    /// Sets the timer to `deadline` (uptime nanoseconds).
+    func schedule(_ deadline: UInt64) {
+        timerDeadline = deadline
+        timer?.schedule(deadline: DispatchTime(uptimeNanoseconds: deadline), leeway: .milliseconds(50))
+    }
+
+    /// Moves the timer earlier when `deadline` comes first.
+    func scheduleIfEarlier(_ deadline: UInt64) {
+        if deadline < timerDeadline { schedule(deadline) }
+    }
+
+    private func onTimer() {
+        guard !closed else { return }
+        now = DispatchTime.now().uptimeNanoseconds
+        if lingering {
+            if now >= lingerDeadline { close() } else { schedule(lingerDeadline) }
+            return
+        }
+        delegate.channelTimerFired()
+    }
+
+    // MARK: - Closing
+
+    /// After a final answer: send FIN, then read and drop until the client
+    /// closes, so unread input does not turn into a RST that destroys the
+    /// answer in flight.
+    func beginLingeringClose(idleTimeout: UInt64) {
+        if peerClosed { close(); return }
+        shutdown(fd, Int32(SHUT_WR))
+        lingering = true
+        lingerDeadline = now + min(Self.lingerNanos, idleTimeout)
+        schedule(lingerDeadline)
+        waitingForWritable = false
+        inputFull = false
+        updateReading()
+    }
+
+    func close() {
+        guard !closed else { return }
+        closed = true
+        timer?.cancel()
+        timer = nil
+        if let rs = readSource {
+            if readSourceSuspended { rs.resume() }
+            rs.cancel()
+            readSource = nil
+        }
+        if let ws = writeSource {
+            if writeSuspended { ws.resume() }
+            ws.cancel()
+            writeSource = nil
+        }
+        if liveSources == 0 { Glibc.close(fd) }
+        delegate.channelClosed()
+    }
+}

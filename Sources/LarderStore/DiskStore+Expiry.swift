@@ -1,0 +1,50 @@
+import Dispatch
+
+/// The expiry sweep: expired values already read as absent everywhere; this
+/// removes their files (and reports `expire` changes) in the background, on
+/// its own queue, never blocking a request.
+extension DiskStore {
+    /// The sweep runs at most this often.
+    static let minimumSweepInterval: UInt64 = 50_000_000
+
+    func startExpirySweep() {
+        let timer = DispatchSource.makeTimerSource(queue: sweepQueue)
+        timer.setEventHandler { [weak self] in self?.sweep() }
+        timer.resume()
+        sweepTimer = timer
+        // Values written with a TTL before a restart: find them without
+        // delaying start-up (reads honour their expiry meanwhile).
+        let root = rootSnapshot()
+        sweepQueue.async { [weak self] in self?.recoverExpiries(root) }
+    }
+
+    func noteExpiry(_ key: StoreKey, at expires: Int64) {
+        if expiries.add(key, expires: expires) { scheduleSweep(at: expires) }
+    }
+
+    private func scheduleSweep(at nanos: Int64) {
+        let delay = max(Self.minimumSweepInterval, UInt64(max(0, nanos - Self.nowNanos())))
+        sweepTimer?.schedule(deadline: .now() + .nanoseconds(Int(min(delay, UInt64(Int.max)))), leeway: .milliseconds(20))
+    }
+
+    private func sweep() {
+        for key in expiries.takeDue(now: Self.nowNanos()) {
+            do { try removeIfExpired(key) } catch {
+                logger.warning("expiry sweep: cannot remove \(key): \(error)")
+            }
+        }
+        if let next = expiries.next { scheduleSweep(at: next) }
+    }
+
+    private func recoverExpiries(_ root: String) {
+        var found = 0
+        try? ValueTreeWalker.walk(root) { item in
+            guard case .value(let path) = item,
+                  let meta = try? ValueFileHeader.read(path: path), let expires = meta.expiresNanos,
+                  let key = try? StoreKey(meta.key) else { return }
+            noteExpiry(key, at: expires)
+            found += 1
+        }
+        if found > 0 { logger.info("expiry sweep: \(found) values with an expiry found at start-up") }
+    }
+}

@@ -1,0 +1,61 @@
+/// A check run atomically with a write, under the key's barrier, on the
+/// metadata of the current value (nil when the key is absent or expired).
+/// Throwing refuses the write: the error reaches the caller as it is.
+public typealias WriteCondition = @Sendable (ValueMetadata?) throws -> Void
+
+/// What a JSON update (append, merge patch) makes of the current value.
+public struct UpdatedValue: Sendable {
+    public var bytes: [UInt8]
+    public var contentType: String
+    public init(bytes: [UInt8], contentType: String) {
+        self.bytes = bytes
+        self.contentType = contentType
+    }
+}
+
+/// A value being written: body pieces in, then `finish` publishes it.
+/// Used by one thread at a time (the connection's queue).
+public protocol ValueWriter: AnyObject {
+    var key: StoreKey { get }
+    func write(_ chunk: UnsafeRawBufferPointer) throws
+    /// Completes the value and publishes it; the write condition is checked
+    /// at that moment, atomically with the publish.
+    func finish() throws -> PutOutcome
+    /// Drops the write; safe to call more than once.
+    func abort()
+}
+
+/// The storage the routes depend on. `DiskStore` is the one built today; a
+/// fixtures layer or another backend fits behind the same calls.
+///
+/// Calls are synchronous and run on the caller's thread (a connection's
+/// queue); they may do disk I/O but never wait on other requests. Changes
+/// are reported to the `StoreChangeObserver` the store was made with.
+public protocol ValueStore: AnyObject, Sendable {
+    /// Opens the value of `key`; `StoreError.notFound` when absent or expired.
+    func open(_ key: StoreKey) throws -> StoredValue
+    /// Starts writing `key`; `condition` is checked when the write publishes.
+    func beginUpload(key: StoreKey, contentType: String, encoding: ValueUpload.Encoding,
+                     expiresNanos: Int64?, condition: WriteCondition?) throws -> ValueWriter
+    /// Reads the current value (nil: absent), lets `transform` make the new
+    /// one, and publishes it only if nothing wrote the key in between
+    /// (retrying otherwise) and `condition` holds: a read-modify-write that
+    /// never loses a concurrent update. Values above `maxValueBytes` are refused.
+    func update(_ key: StoreKey, condition: WriteCondition?, maxValueBytes: Int,
+                _ transform: (_ current: ValueMetadata?, _ value: [UInt8]?) throws -> UpdatedValue) throws -> PutOutcome
+    /// Deletes `key` if `condition` holds; returns whether it existed.
+    func delete(_ key: StoreKey, condition: WriteCondition?) throws -> Bool
+    /// Deletes every key under `prefix` (everything for the empty prefix); returns how many.
+    func deletePrefix(_ prefix: StorePrefix) throws -> Int
+    /// A page of keys under `prefix` in byte order.
+    func list(prefix: StorePrefix, after: String?, limit: Int, groupByDirectory: Bool) throws -> StoreListing
+    /// A new identifier, unique in this store and sorting after every one
+    /// made before it (for generated keys).
+    func makeUniqueID() throws -> String
+    /// Throws when the store cannot read and write.
+    func checkHealth() throws
+    /// Values stored.
+    var count: Int { get }
+    /// Finishes background work and lets go of the store's resources.
+    func close()
+}

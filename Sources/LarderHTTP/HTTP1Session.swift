@@ -208,6 +208,9 @@ final class HTTP1Session: SocketChannelDelegate, @unchecked Sendable {
         while !channel.closed {
             // Send what is queued before answering more: pipelined requests
             // must not pile up answers in memory.
+            // (A pushed body ends when the application says so: nothing to
+            // loop for until then.)
+            if case .push = outgoing { return }
             if outgoing != nil || channel.output.count >= Self.streamAhead { stoppedForOutput = true; return }
             if closeAfterOutput { return }
             switch phase {

@@ -109,6 +109,9 @@ enum Preconditions {
 
     /// The request's preconditions; nil when it has none (the common case, free).
     static func of(_ head: HTTPRequestHead) -> HTTPPreconditions? {
+        let h = head.headers
+        guard h.contains("If-Match") || h.contains("If-None-Match") || h.contains("If-Modified-Since")
+                || h.contains("If-Unmodified-Since") else { return nil }
         let p = HTTPPreconditions(ifMatch: head.headers.values("If-Match"), ifNoneMatch: head.headers.values("If-None-Match"),
                                   ifModifiedSince: head.headers["If-Modified-Since"],
                                   ifUnmodifiedSince: head.headers["If-Unmodified-Since"])

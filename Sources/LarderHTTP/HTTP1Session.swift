@@ -388,12 +388,18 @@ final class HTTP1Session: SocketChannelDelegate, @unchecked Sendable {
             streaming = true
             pushedBytes = 0
             outgoing = .push(p, chunked: chunked)
-            let (pieces, finished) = p.bind { [weak self, queue = channel.queue] piece in
+            let (pieces, finished, overflowed) = p.bind { [weak self, queue = channel.queue] piece in
                 guard let session = self else { return }
                 queue.async { session.pushed(piece) }
             }
             for piece in pieces { appendPushed(piece) }
-            if finished { endPush() }
+            if overflowed {
+                appendPushed(p.overflowTail)
+                endPush()
+                closeAfterOutput = true
+            } else if finished {
+                endPush()
+            }
         default:
             response.discardBody()
         }

@@ -68,13 +68,13 @@ public final class HTTPPushStream: @unchecked Sendable {
 
     // MARK: - The connection's side
 
-    /// The connection starts sending: takes what was written so far and
-    /// whether the stream already finished.
-    func bind(_ deliver: @escaping @Sendable ([UInt8]?) -> Void) -> (pieces: [[UInt8]], finished: Bool) {
+    /// The connection starts sending: takes what was written so far, and
+    /// whether the stream already finished or overflowed (closed).
+    func bind(_ deliver: @escaping @Sendable ([UInt8]?) -> Void) -> (pieces: [[UInt8]], finished: Bool, closed: Bool) {
         lock.withLock {
-            self.deliver = deliver
+            if !closed { self.deliver = deliver }
             defer { early = []; earlyBytes = 0 }
-            return (early, finished)
+            return (early, finished, closed)
         }
     }
 

@@ -350,8 +350,7 @@ public final class DiskStore: ValueStore, @unchecked Sendable {
     /// Makes a finished temp file the key's value, if `condition` holds for
     /// the current one (checked under the same barrier as the rename).
     /// Returns whether the key is new.
-    func publish(tempPath: String, fd: Int32, metadata: ValueMetadata, condition: WriteCondition?) throws -> Bool {
-        let key = try StoreKey(metadata.key)
+    func publish(tempPath: String, fd: Int32, key: StoreKey, metadata: ValueMetadata, condition: WriteCondition?) throws -> Bool {
         let (created, finalPath) = try locked(rootQueue) { () -> (Bool, String) in
             let finalPath = valuesRoot + "/" + DiskNames.relativePath(of: key)
             let stripe = stripeIndex(for: key)

@@ -49,8 +49,6 @@ final class ExpiryIndex: @unchecked Sendable {
     /// The earliest expiry recorded, if any.
     var next: Int64? { lock.withLock { heap.first?.expires } }
 
-    func removeAll() { lock.withLock { heap = []; latest = [:] } }
-
     private func rebuild() {
         heap = []
         for (key, expires) in latest { push(Entry(expires: expires, key: key)) }

@@ -190,7 +190,7 @@ public final class ValueUpload: ValueWriter {
             try flush()
         }
         if store.options.fsync { try POSIX.fsync(fd, path: tempPath) }
-        let created = try store.publish(tempPath: tempPath, fd: fd, metadata: metadata, condition: condition)
+        let created = try store.publish(tempPath: tempPath, fd: fd, key: key, metadata: metadata, condition: condition)
         done = true
         return PutOutcome(created: created, metadata: metadata)
     }

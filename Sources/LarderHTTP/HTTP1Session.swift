@@ -116,9 +116,12 @@ final class HTTP1Session: SocketChannelDelegate, @unchecked Sendable {
             channel.schedule(due)
             return
         }
-        if let c = current, let answer = c.responder.takeDeadlineAnswer() {
-            send(answer)
+        if let c = current, c.responder.deadlineNanos.map({ now >= $0 }) == true, let due = c.responder.takeDeadline() {
+            c.responder.beginInline()
+            due.via.respond(due.response)
+            if let answer = c.responder.endInline() { send(answer) }
             drive()
+            if !channel.closed { channel.schedule(max(deadline(), now + 1_000_000)) }
             return
         }
         switch phase {

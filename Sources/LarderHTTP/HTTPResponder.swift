@@ -24,7 +24,9 @@ public final class HTTPResponder: @unchecked Sendable {
         var ended = false
         var stored: HTTPResponse?
         var cancelHandlers: [@Sendable () -> Void] = []
-        var deadline: (nanos: UInt64, response: HTTPResponse)?
+        /// The answer due at a deadline, and the responder it goes through
+        /// (so middleware that wrapped it sees it like any other answer).
+        var deadline: (nanos: UInt64, response: HTTPResponse, via: HTTPResponder)?
         /// Called on the connection's queue when an answer or deadline arrives later.
         let wake: @Sendable () -> Void
 
@@ -71,7 +73,7 @@ public final class HTTPResponder: @unchecked Sendable {
     public func answer(at deadline: DispatchTime, with response: HTTPResponse) {
         let hop: Bool? = shared.lock.withLock {
             guard !shared.answered && !shared.ended else { return nil }
-            shared.deadline = (deadline.uptimeNanoseconds, response)
+            shared.deadline = (deadline.uptimeNanoseconds, response, self)
             return !shared.inline
         }
         guard let hop else { response.discardBody(); return }
@@ -117,17 +119,18 @@ public final class HTTPResponder: @unchecked Sendable {
     /// When the deadline answer is due, if one was set and no answer came.
     var deadlineNanos: UInt64? { shared.lock.withLock { shared.answered ? nil : shared.deadline?.nanos } }
 
-    /// The deadline passed: the deadline answer, with cancel handlers run.
-    func takeDeadlineAnswer() -> HTTPResponse? {
-        let (response, handlers): (HTTPResponse?, [@Sendable () -> Void]) = shared.lock.withLock {
+    /// The deadline passed: runs the cancel handlers (the route stops
+    /// waiting) and returns the deadline answer with the responder to give
+    /// it through.
+    func takeDeadline() -> (response: HTTPResponse, via: HTTPResponder)? {
+        let (due, handlers): ((HTTPResponse, HTTPResponder)?, [@Sendable () -> Void]) = shared.lock.withLock {
             guard !shared.answered, !shared.ended, let d = shared.deadline else { return (nil, []) }
-            shared.answered = true
             shared.deadline = nil
             defer { shared.cancelHandlers = [] }
-            return (d.response, shared.cancelHandlers)
+            return ((d.response, d.via), shared.cancelHandlers)
         }
         for h in handlers { h() }
-        return response
+        return due
     }
 
     /// The connection closed before an answer: runs the cancel handlers.

@@ -75,6 +75,12 @@ struct ServeOptions: ParsableArguments {
     @Option(name: .customLong("cache-mb"), help: "MiB of small values kept in memory for reads; 0 turns the cache off. [env: LARDER_CACHE_MB] (default: 32)")
     var cacheMB: Int?
 
+    @Option(name: .customLong("event-history"), help: "Recent changes kept for Last-Event-ID replay on /events. [env: LARDER_EVENT_HISTORY] (default: 10000)")
+    var eventHistory: Int?
+
+    @Option(name: .customLong("event-buffer-kb"), help: "KiB an /events reader may fall behind before it is dropped. [env: LARDER_EVENT_BUFFER_KB] (default: 4096)")
+    var eventBufferKB: Int?
+
     @Option(name: .customLong("public-dir"), help: "Directory of the browser viewer. [env: LARDER_PUBLIC_DIR] (default: ./Public if it exists)")
     var publicDir: String?
 
@@ -98,6 +104,12 @@ struct ServeOptions: ParsableArguments {
         }
         if let mb = try value(cacheMB, "LARDER_CACHE_MB", { Int($0) }), !(0...65_536).contains(mb) {
             throw ValidationError("--cache-mb must be from 0 to 65536")
+        }
+        if let n = try value(eventHistory, "LARDER_EVENT_HISTORY", { Int($0) }), !(1...10_000_000).contains(n) {
+            throw ValidationError("--event-history must be from 1 to 10000000")
+        }
+        if let n = try value(eventBufferKB, "LARDER_EVENT_BUFFER_KB", { Int($0) }), !(16...1_048_576).contains(n) {
+            throw ValidationError("--event-buffer-kb must be from 16 to 1048576")
         }
         if http.maxBodyBytes < 0 { throw ValidationError("--max-value-size must not be negative") }
         if !(0...65_535).contains(http.port) { throw ValidationError("--port must be from 0 to 65535") }
@@ -126,6 +138,8 @@ struct ServeOptions: ParsableArguments {
         if let v = try value(idleTimeout, "LARDER_IDLE_TIMEOUT", { Double($0) }) { config.http.idleTimeout = v }
         if let v = try value(maxConnections, "LARDER_MAX_CONNECTIONS", { Int($0) }) { config.http.maxConnections = v }
         if let v = try value(cacheMB, "LARDER_CACHE_MB", { Int($0) }) { config.store.cacheBytes = max(0, v) << 20 }
+        if let v = try value(eventHistory, "LARDER_EVENT_HISTORY", { Int($0) }) { config.eventHistory = v }
+        if let v = try value(eventBufferKB, "LARDER_EVENT_BUFFER_KB", { Int($0) }) { config.eventBufferBytes = v << 10 }
         if let v = try value(logLevel, "LARDER_LOG_LEVEL", { LogLevel(name: $0) == nil ? nil : $0 }) {
             config.logLevel = LogLevel(name: v)!
         }

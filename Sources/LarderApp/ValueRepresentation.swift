@@ -25,19 +25,13 @@ struct ValueRepresentation: Sendable {
         let meta = value.metadata
         let gzip = Self.acceptsGzip(head.headers.values("Accept-Encoding"))
         let etag = gzip ? value.gzipETag : value.etag
-        var headers: [(String, String)] = [
-            ("ETag", etag),
-            ("Last-Modified", HTTPDate.format(secondsSince1970: meta.modifiedSeconds)),
-            ("Vary", "Accept-Encoding"),
-            ("Cache-Control", "no-cache"),
-        ]
-        if let expires = meta.expiresNanos {
-            headers.append(("Larder-Expires", HTTPDate.format(secondsSince1970: (expires + 999_999_999) / 1_000_000_000)))
-        }
         if let preconditions {
             switch preconditions.evaluate(current: Preconditions.current(meta), isReadMethod: true) {
             case .notModified:
                 value.close()
+                var headers = [("ETag", etag), ("Last-Modified", HTTPDate.format(secondsSince1970: meta.modifiedSeconds)),
+                               ("Vary", "Accept-Encoding"), ("Cache-Control", "no-cache")]
+                if let expires = meta.expiresNanos { headers.append(("Larder-Expires", Self.httpDate(nanos: expires))) }
                 return HTTPResponse(status: .notModified, headers: headers)
             case .failed:
                 value.close()
@@ -46,8 +40,15 @@ struct ValueRepresentation: Sendable {
                 break
             }
         }
-        headers.insert(("Content-Type", meta.contentType), at: 0)
-        headers.append(("Accept-Ranges", "bytes"))
+        var headers: [(String, String)] = [
+            ("Content-Type", meta.contentType),
+            ("ETag", etag),
+            ("Last-Modified", HTTPDate.format(secondsSince1970: meta.modifiedSeconds)),
+            ("Vary", "Accept-Encoding"),
+            ("Cache-Control", "no-cache"),
+            ("Accept-Ranges", "bytes"),
+        ]
+        if let expires = meta.expiresNanos { headers.append(("Larder-Expires", Self.httpDate(nanos: expires))) }
         if gzip { headers.append(("Content-Encoding", "gzip")) }
         let length = gzip ? Int64(value.gzipLength) : Int64(meta.size)
 
@@ -87,6 +88,11 @@ struct ValueRepresentation: Sendable {
         return HTTPResponse(status: status, headers: headers, body: body)
     }
 
+    /// An expiry as an HTTP date, rounded up: the value is gone by then.
+    static func httpDate(nanos: Int64) -> String {
+        HTTPDate.format(secondsSince1970: (nanos + 999_999_999) / 1_000_000_000)
+    }
+
     /// Whether `Accept-Encoding` allows gzip (a `gzip`, `x-gzip` or `*`
     /// coding with a q-value above 0).
     static func acceptsGzip(_ values: [String]) -> Bool {
@@ -109,9 +115,7 @@ enum Preconditions {
 
     /// The request's preconditions; nil when it has none (the common case, free).
     static func of(_ head: HTTPRequestHead) -> HTTPPreconditions? {
-        let h = head.headers
-        guard h.contains("If-Match") || h.contains("If-None-Match") || h.contains("If-Modified-Since")
-                || h.contains("If-Unmodified-Since") else { return nil }
+        guard head.headers.containsName(startingWith: "if-") else { return nil }
         let p = HTTPPreconditions(ifMatch: head.headers.values("If-Match"), ifNoneMatch: head.headers.values("If-None-Match"),
                                   ifModifiedSince: head.headers["If-Modified-Since"],
                                   ifUnmodifiedSince: head.headers["If-Unmodified-Since"])

@@ -95,7 +95,7 @@ struct ValueRoutes: Sendable {
     static func writeHeaders(_ meta: ValueMetadata) -> [(String, String)] {
         var headers = [("ETag", meta.etag)]
         if let expires = meta.expiresNanos {
-            headers.append(("Larder-Expires", HTTPDate.format(secondsSince1970: (expires + 999_999_999) / 1_000_000_000)))
+            headers.append(("Larder-Expires", ValueRepresentation.httpDate(nanos: expires)))
         }
         return headers
     }

@@ -26,7 +26,7 @@ final class ServerContext: Sendable {
 /// by the channel's EOF.
 ///
 /// All mutable state is confined to the channel's queue, hence `@unchecked Sendable`.
-final class HTTP1Session: SocketChannelDelegate, @unchecked Sendable {
+final class HTTP1Session: SocketChannelDelegate, HTTPResponderOwner, @unchecked Sendable {
     /// Body bytes of a streamed response buffered ahead of the socket.
     private static let streamAhead = 256 * 1024
     /// A body that is answered without being read is skipped when at most
@@ -260,10 +260,7 @@ final class HTTP1Session: SocketChannelDelegate, @unchecked Sendable {
     private func begin(_ head: HTTPRequestHead) {
         let info = RequestInfo(method: head.method, target: head.target, started: now,
                                keepAlive: head.keepAlive && !shuttingDown, http11: head.version == .http11)
-        let responder = HTTPResponder { [weak self, queue = channel.queue] in
-            guard let session = self else { return }
-            queue.async { session.answerArrived() }
-        }
+        let responder = HTTPResponder(owner: self, queue: channel.queue)
         current = (info, responder, false)
         if let length = head.contentLength, length > configuration.maxBodyBytes {
             respondWithError(HTTPError(.payloadTooLarge, "payload_too_large",
@@ -271,7 +268,6 @@ final class HTTP1Session: SocketChannelDelegate, @unchecked Sendable {
                                        closeConnection: true))
             return
         }
-        responder.beginInline()
         let action = context.handler.handle(head, responder)
         let answer = responder.endInline()
         switch action {
@@ -341,7 +337,7 @@ final class HTTP1Session: SocketChannelDelegate, @unchecked Sendable {
     }
 
     /// A deferred answer (or deadline) arrived from another thread.
-    private func answerArrived() {
+    func answerArrived() {
         guard !channel.closed, let c = current else { return }
         if let answer = c.responder.takeAnswer() {
             if case .body(_, let sink?) = phase {

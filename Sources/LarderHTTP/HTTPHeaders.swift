@@ -24,6 +24,21 @@ public struct HTTPHeaders: Sendable, Sequence {
         fields.filter { matches($0.name, name) }.map { String(decoding: bytes[$0.value], as: UTF8.self) }
     }
 
+    /// Whether any field name starts with `prefix` (ASCII, case-insensitive):
+    /// one pass to learn that a request has no `If-…` fields at all.
+    public func containsName(startingWith prefix: String) -> Bool {
+        let p = Array(prefix.utf8)
+        search: for field in fields where field.name.count >= p.count {
+            var i = field.name.lowerBound
+            for c in p {
+                if asciiLower(bytes[i]) != asciiLower(c) { continue search }
+                i += 1
+            }
+            return true
+        }
+        return false
+    }
+
     public func contains(_ name: String) -> Bool {
         fields.contains { matches($0.name, name) }
     }

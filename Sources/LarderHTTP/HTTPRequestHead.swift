@@ -13,15 +13,32 @@ public struct HTTPRequestHead: Sendable {
     /// False with `Connection: close` or HTTP/1.0.
     public let keepAlive: Bool
 
+    /// Where `?` is in the target, found once: routes ask for the path and
+    /// the query several times per request.
+    private let questionMark: String.Index?
+
+    init(method: HTTPMethod, version: HTTPVersion, target: String, headers: HTTPHeaders, contentLength: Int64?,
+         isChunked: Bool, expectsContinue: Bool, keepAlive: Bool) {
+        self.method = method
+        self.version = version
+        self.target = target
+        self.headers = headers
+        self.contentLength = contentLength
+        self.isChunked = isChunked
+        self.expectsContinue = expectsContinue
+        self.keepAlive = keepAlive
+        self.questionMark = target.utf8.firstIndex(of: 0x3F)
+    }
+
     /// The target up to `?`.
     public var path: Substring {
-        if let q = target.utf8.firstIndex(of: 0x3F) { return target[..<q] }
+        if let q = questionMark { return target[..<q] }
         return target[...]
     }
 
     /// The target after `?`, if any.
     public var query: Substring? {
-        guard let q = target.utf8.firstIndex(of: 0x3F) else { return nil }
+        guard let q = questionMark else { return nil }
         return target[target.utf8.index(after: q)...]
     }
 

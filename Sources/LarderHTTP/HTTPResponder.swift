@@ -1,5 +1,5 @@
 import Dispatch
-import LarderSupport
+import Synchronization
 
 /// Answers one request, at once or later, from any thread.
 ///
@@ -12,13 +12,12 @@ import LarderSupport
 /// Middleware wraps a responder with `intercept` to see or change the final
 /// response, whichever path produced it (a GET, a PUT after its body, a
 /// watch answered minutes later).
-public final class HTTPResponder: @unchecked Sendable {
-    /// Shared by a root responder and every responder derived from it.
-    final class Shared: @unchecked Sendable {
-        // Everything below is guarded by `lock`.
-        let lock = Lock()
-        /// The connection is inside a call into the application on its queue.
-        var inline = false
+public final class HTTPResponder: Sendable {
+    struct State {
+        /// The connection is inside a call into the application on its
+        /// queue. True from creation: a responder is made just before the
+        /// handler is called.
+        var inline = true
         var answered = false
         /// The request ended without an answer (client gone, deadline, shutdown).
         var ended = false
@@ -27,34 +26,51 @@ public final class HTTPResponder: @unchecked Sendable {
         /// The answer due at a deadline, and the responder it goes through
         /// (so middleware that wrapped it sees it like any other answer).
         var deadline: (nanos: UInt64, response: HTTPResponse, via: HTTPResponder)?
-        /// Called on the connection's queue when an answer or deadline arrives later.
-        let wake: @Sendable () -> Void
-
-        init(wake: @escaping @Sendable () -> Void) { self.wake = wake }
     }
 
-    let shared: Shared
+    /// The responder the connection made; derived ones forward to it, and
+    /// only its state is used. (One object per request in the common case.)
+    private let root: HTTPResponder?
     private let forward: (@Sendable (HTTPResponse) -> Void)?
+    /// A futex-based lock stored inline: no allocation of its own.
+    let state = Mutex(State())
+    /// The connection, told on its queue when an answer or deadline arrives
+    /// later. Strong (a weak reference costs more per request than the whole
+    /// lock): the connection drops its responder when the request ends, and
+    /// a route that keeps one does so only until the answer or cancellation.
+    private let owner: (any HTTPResponderOwner)?
+    private let queue: DispatchQueue?
 
-    init(wake: @escaping @Sendable () -> Void) {
-        shared = Shared(wake: wake)
+    init(owner: any HTTPResponderOwner, queue: DispatchQueue) {
+        root = nil
         forward = nil
+        self.owner = owner
+        self.queue = queue
     }
 
-    private init(shared: Shared, forward: @escaping @Sendable (HTTPResponse) -> Void) {
-        self.shared = shared
+    private init(root: HTTPResponder, forward: @escaping @Sendable (HTTPResponse) -> Void) {
+        self.root = root
         self.forward = forward
+        self.owner = nil
+        self.queue = nil
+    }
+
+    private var shared: HTTPResponder { root ?? self }
+
+    private func wake() {
+        guard let owner, let queue else { return }
+        queue.async { owner.answerArrived() }
     }
 
     /// Sends `response` as the answer. Later calls are ignored (their
     /// bodies released).
     public func respond(_ response: HTTPResponse) {
         if let forward { forward(response); return }
-        let hop: Bool? = shared.lock.withLock {
-            guard !shared.answered && !shared.ended else { return nil }
-            shared.answered = true
-            shared.stored = response
-            return !shared.inline
+        let hop: Bool? = shared.state.withLock { st in
+            guard !st.answered && !st.ended else { return nil }
+            st.answered = true
+            st.stored = response
+            return !st.inline
         }
         guard let hop else { response.discardBody(); return }
         if hop { shared.wake() }
@@ -65,16 +81,16 @@ public final class HTTPResponder: @unchecked Sendable {
     /// later, from any thread).
     public func intercept(_ transform: @escaping @Sendable (_ response: HTTPResponse, _ next: HTTPResponder) -> Void) -> HTTPResponder {
         let next = self
-        return HTTPResponder(shared: shared) { transform($0, next) }
+        return HTTPResponder(root: shared) { transform($0, next) }
     }
 
     /// Answers with `response` at `deadline` unless an answer comes first;
     /// until then the connection waits with no thread and no idle timeout.
     public func answer(at deadline: DispatchTime, with response: HTTPResponse) {
-        let hop: Bool? = shared.lock.withLock {
-            guard !shared.answered && !shared.ended else { return nil }
-            shared.deadline = (deadline.uptimeNanoseconds, response, self)
-            return !shared.inline
+        let hop: Bool? = shared.state.withLock { st in
+            guard !st.answered && !st.ended else { return nil }
+            st.deadline = (deadline.uptimeNanoseconds, response, self)
+            return !st.inline
         }
         guard let hop else { response.discardBody(); return }
         if hop { shared.wake() }
@@ -84,50 +100,50 @@ public final class HTTPResponder: @unchecked Sendable {
     /// through `respond`: the client closed the connection, the deadline
     /// answer was sent, or the server is stopping. Runs at once if it has.
     public func whenCancelled(_ handler: @escaping @Sendable () -> Void) {
-        let now: Bool = shared.lock.withLock {
-            if shared.ended { return true }
-            if !shared.answered { shared.cancelHandlers.append(handler) }
+        let now: Bool = shared.state.withLock { st in
+            if st.ended { return true }
+            if !st.answered { st.cancelHandlers.append(handler) }
             return false
         }
         if now { handler() }
     }
 
     /// Whether an answer was given (or the request ended).
-    public var isFinished: Bool { shared.lock.withLock { shared.answered || shared.ended } }
+    public var isFinished: Bool { shared.state.withLock { st in st.answered || st.ended } }
 
     // MARK: - The connection's side (on its queue)
 
-    func beginInline() { shared.lock.withLock { shared.inline = true } }
+    func beginInline() { shared.state.withLock { st in st.inline = true } }
 
     /// Ends an inline call; returns an answer given meanwhile.
     func endInline() -> HTTPResponse? {
-        shared.lock.withLock {
-            shared.inline = false
-            defer { shared.stored = nil }
-            return shared.stored
+        shared.state.withLock { st in
+            st.inline = false
+            defer { st.stored = nil }
+            return st.stored
         }
     }
 
     /// An answer that arrived later, if any.
     func takeAnswer() -> HTTPResponse? {
-        shared.lock.withLock {
-            defer { shared.stored = nil }
-            return shared.stored
+        shared.state.withLock { st in
+            defer { st.stored = nil }
+            return st.stored
         }
     }
 
     /// When the deadline answer is due, if one was set and no answer came.
-    var deadlineNanos: UInt64? { shared.lock.withLock { shared.answered ? nil : shared.deadline?.nanos } }
+    var deadlineNanos: UInt64? { shared.state.withLock { st in st.answered ? nil : st.deadline?.nanos } }
 
     /// The deadline passed: runs the cancel handlers (the route stops
     /// waiting) and returns the deadline answer with the responder to give
     /// it through.
     func takeDeadline() -> (response: HTTPResponse, via: HTTPResponder)? {
-        let (due, handlers): ((HTTPResponse, HTTPResponder)?, [@Sendable () -> Void]) = shared.lock.withLock {
-            guard !shared.answered, !shared.ended, let d = shared.deadline else { return (nil, []) }
-            shared.deadline = nil
-            defer { shared.cancelHandlers = [] }
-            return ((d.response, d.via), shared.cancelHandlers)
+        let (due, handlers): ((HTTPResponse, HTTPResponder)?, [@Sendable () -> Void]) = shared.state.withLock { st in
+            guard !st.answered, !st.ended, let d = st.deadline else { return (nil, []) }
+            st.deadline = nil
+            defer { st.cancelHandlers = [] }
+            return ((d.response, d.via), st.cancelHandlers)
         }
         for h in handlers { h() }
         return due
@@ -135,16 +151,22 @@ public final class HTTPResponder: @unchecked Sendable {
 
     /// The connection closed before an answer: runs the cancel handlers.
     func cancel() {
-        let (handlers, dropped): ([@Sendable () -> Void], [HTTPResponse]) = shared.lock.withLock {
+        let (handlers, dropped): ([@Sendable () -> Void], [HTTPResponse]) = shared.state.withLock { st in
             var dropped: [HTTPResponse] = []
-            if let s = shared.stored { dropped.append(s); shared.stored = nil }
-            if let d = shared.deadline { dropped.append(d.response); shared.deadline = nil }
-            guard !shared.ended else { return ([], dropped) }
-            shared.ended = true
-            defer { shared.cancelHandlers = [] }
-            return (shared.answered ? [] : shared.cancelHandlers, dropped)
+            if let s = st.stored { dropped.append(s); st.stored = nil }
+            if let d = st.deadline { dropped.append(d.response); st.deadline = nil }
+            guard !st.ended else { return ([], dropped) }
+            st.ended = true
+            defer { st.cancelHandlers = [] }
+            return (st.answered ? [] : st.cancelHandlers, dropped)
         }
         for r in dropped { r.discardBody() }
         for h in handlers { h() }
     }
+}
+
+/// The connection side of a responder: told, on its queue, that an answer
+/// (or a deadline) arrived from another thread.
+protocol HTTPResponderOwner: AnyObject, Sendable {
+    func answerArrived()
 }

@@ -20,8 +20,8 @@ struct RouteTable: HTTPRequestHandler {
     }
 
     func handle(_ head: HTTPRequestHead, _ responder: HTTPResponder) -> HTTPBodyAction {
-        let request = RouteRequest(head: head, responder: responder, rest: "")
-        return run(request, from: 0)
+        if middleware.isEmpty { return dispatch(head, responder) }
+        return run(RouteRequest(head: head, responder: responder, rest: ""), from: 0)
     }
 
     /// Middleware `index` and the rest of the chain after it; the route last.
@@ -29,20 +29,19 @@ struct RouteTable: HTTPRequestHandler {
         if index < middleware.count {
             return middleware[index].handle(request) { run($0, from: index + 1) }
         }
-        return dispatch(request)
+        return dispatch(request.head, request.responder)
     }
 
-    private func dispatch(_ request: RouteRequest) -> HTTPBodyAction {
-        var request = request
-        let path = request.head.path
-        guard let route = route(for: path, rest: &request.rest) else {
-            request.responder.respond(HTTPError(.notFound, .notFound, "no endpoint at \(path); values live under /store/").response)
+    private func dispatch(_ head: HTTPRequestHead, _ responder: HTTPResponder) -> HTTPBodyAction {
+        let path = head.path
+        guard let (route, rest) = route(for: path) else {
+            responder.respond(HTTPError(.notFound, .notFound, "no endpoint at \(path); values live under /store/").response)
             return .ignore
         }
         do {
-            switch try route.handle(request) {
+            switch try route.handle(RouteRequest(head: head, responder: responder, rest: rest)) {
             case .respond(let response):
-                request.responder.respond(response)
+                responder.respond(response)
                 return .ignore
             case .receiveBody(let sink):
                 return .receive(sink)
@@ -50,20 +49,18 @@ struct RouteTable: HTTPRequestHandler {
                 return .ignore
             }
         } catch {
-            request.responder.respond(error.response)
+            responder.respond(error.response)
             return .ignore
         }
     }
 
-    private func route(for path: Substring, rest: inout Substring) -> (any Route)? {
+    private func route(for path: Substring) -> (any Route, Substring)? {
         for entry in entries {
             switch entry.match {
             case .exact(let p) where path == p:
-                rest = ""
-                return entry.route
+                return (entry.route, "")
             case .prefix(let p) where path.hasPrefix(p):
-                rest = path.dropFirst(p.count)
-                return entry.route
+                return (entry.route, path.dropFirst(p.count))
             default:
                 continue
             }

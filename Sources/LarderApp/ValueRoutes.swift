@@ -32,8 +32,7 @@ struct ValueRoutes: Sendable {
         let head = request.head
         switch head.method {
         case .get, .head:
-            let query = try QueryParameters(head.query)
-            if let wait = try query.optionalInteger("wait", range: 0...Int.max) {
+            if head.query != nil, let wait = try QueryParameters(head.query).optionalInteger("wait", range: 0...Int.max) {
                 return try watch(key, request, seconds: min(wait, Self.maxWait))
             }
             return .respond(try representation.response(key, head))

@@ -387,18 +387,11 @@ final class HTTP1Session: SocketChannelDelegate, HTTPResponderOwner, @unchecked 
             streaming = true
             pushedBytes = 0
             outgoing = .push(p, chunked: chunked)
-            let (pieces, finished, overflowed) = p.bind { [weak self, queue = channel.queue] piece in
+            p.bind { [weak self, queue = channel.queue] in
                 guard let session = self else { return }
-                queue.async { session.pushed(piece) }
+                queue.async { session.pushed() }
             }
-            for piece in pieces { appendPushed(piece) }
-            if overflowed {
-                appendPushed(p.overflowTail)
-                endPush()
-                closeAfterOutput = true
-            } else if finished {
-                endPush()
-            }
+            takePushed()
         default:
             response.discardBody()
         }
@@ -423,15 +416,16 @@ final class HTTP1Session: SocketChannelDelegate, HTTPResponderOwner, @unchecked 
 
     // MARK: - Pushed bodies
 
-    /// A piece the application pushed (nil: the end), on the queue.
-    private func pushed(_ piece: [UInt8]?) {
+    /// Sends what the application pushed since the last look (on the queue).
+    private func pushed() {
+        takePushed()
+        drive()
+    }
+
+    private func takePushed() {
         guard !channel.closed, case .push(let p, _) = outgoing else { return }
-        guard let piece else {
-            endPush()
-            drive()
-            return
-        }
-        if channel.output.count + piece.count > p.maxBuffered {
+        let (bytes, finished, overflowed) = p.take()
+        if overflowed || channel.output.count + bytes.count > p.maxBuffered {
             // The reader fell too far behind: a last word, then close.
             appendPushed(p.overflowTail)
             endPush()
@@ -439,9 +433,9 @@ final class HTTP1Session: SocketChannelDelegate, HTTPResponderOwner, @unchecked 
             phase = .closing
             p.connectionClosed()
         } else {
-            appendPushed(piece)
+            appendPushed(bytes)
+            if finished { endPush() }
         }
-        drive()
     }
 
     private func appendPushed(_ piece: [UInt8]) {

@@ -13,11 +13,13 @@ public final class HTTPPushStream: @unchecked Sendable {
 
     // Everything below is guarded by `lock`.
     private let lock = Lock()
-    /// Pieces written before the connection took the stream.
-    private var early: [[UInt8]] = []
-    private var earlyBytes = 0
-    /// Set by the connection: hands a piece (nil: the end) to its queue.
-    private var deliver: (@Sendable ([UInt8]?) -> Void)?
+    /// Bytes written and not yet taken by the connection. Pieces written
+    /// while the connection is busy pile up here and leave in one send.
+    private var pending: [UInt8] = []
+    /// Set by the connection: asks its queue to take what is pending.
+    private var wake: (@Sendable () -> Void)?
+    /// A wake is on its way; writes until it runs need not send another.
+    private var wakeScheduled = false
     private var finished = false
     private var closed = false
     private var closeHandlers: [@Sendable () -> Void] = []
@@ -31,26 +33,30 @@ public final class HTTPPushStream: @unchecked Sendable {
     @discardableResult
     public func write(_ bytes: [UInt8]) -> Bool {
         var overflow = false
+        var wakeNow: (@Sendable () -> Void)?
         let ok: Bool = lock.withLock {
             guard !closed && !finished else { return false }
-            // Delivered under the lock so pieces keep their order.
-            if let deliver { deliver(bytes); return true }
-            early.append(bytes)
-            earlyBytes += bytes.count
-            if earlyBytes > maxBuffered { overflow = true }
+            pending += bytes
+            // Not even taken by the connection yet: the reader is far behind.
+            if pending.count > maxBuffered { overflow = true; return true }
+            if let wake, !wakeScheduled { wakeScheduled = true; wakeNow = wake }
             return true
         }
-        if overflow { connectionClosed() }
+        wakeNow?()
+        if overflow { overflowed() }
         return ok
     }
 
     /// Ends the body; the connection then goes on with the next request.
     public func finish() {
-        lock.withLock {
-            guard !closed && !finished else { return }
+        let wakeNow: (@Sendable () -> Void)? = lock.withLock {
+            guard !closed && !finished else { return nil }
             finished = true
-            deliver?(nil)
+            guard let wake, !wakeScheduled else { return nil }
+            wakeScheduled = true
+            return wake
         }
+        wakeNow?()
     }
 
     /// Runs `handler` once when the client is gone or the stream overflowed
@@ -68,22 +74,37 @@ public final class HTTPPushStream: @unchecked Sendable {
 
     // MARK: - The connection's side
 
-    /// The connection starts sending: takes what was written so far, and
-    /// whether the stream already finished or overflowed (closed).
-    func bind(_ deliver: @escaping @Sendable ([UInt8]?) -> Void) -> (pieces: [[UInt8]], finished: Bool, closed: Bool) {
+    /// The connection starts sending; `wake` is how later writes reach its queue.
+    func bind(_ wake: @escaping @Sendable () -> Void) {
+        lock.withLock { if !closed { self.wake = wake } }
+    }
+
+    /// What is pending (emptied), whether the stream finished, and whether it
+    /// overflowed (closed) before the connection could take it.
+    func take() -> (bytes: [UInt8], finished: Bool, closed: Bool) {
         lock.withLock {
-            if !closed { self.deliver = deliver }
-            defer { early = []; earlyBytes = 0 }
-            return (early, finished, closed)
+            wakeScheduled = false
+            defer { pending = [] }
+            return (pending, finished, closed)
         }
     }
 
+    private func overflowed() {
+        let wakeNow: (@Sendable () -> Void)? = lock.withLock {
+            guard let wake, !wakeScheduled else { return nil }
+            wakeScheduled = true
+            return wake
+        }
+        connectionClosed(keepPending: true)
+        wakeNow?()
+    }
+
     /// The connection closed (or the reader fell too far behind).
-    func connectionClosed() {
+    func connectionClosed(keepPending: Bool = false) {
         let handlers: [@Sendable () -> Void] = lock.withLock {
             guard !closed else { return [] }
             closed = true
-            deliver = nil
+            if !keepPending { wake = nil; pending = [] }
             defer { closeHandlers = [] }
             return finished ? [] : closeHandlers
         }

@@ -52,7 +52,7 @@ struct StoreRoutes: Route {
         let key = upload.key.string
         return .receiveBody(UploadSink(upload: upload, responder: request.responder, logger: logger) { outcome in
             .json(.created, "{\"key\":\(JSON.quote(key))}",
-                  headers: [("Location", "/store/" + Self.percentEncodePath(key))] + ValueRoutes.writeHeaders(outcome.metadata))
+                  headers: [("Location", "/store/" + StoreKey.percentEncode(key))] + ValueRoutes.writeHeaders(outcome.metadata))
         })
     }
 
@@ -80,20 +80,5 @@ struct StoreRoutes: Route {
         json += listing.prefixes.map(JSON.quote).joined(separator: ",")
         json += "],\"next\":" + (listing.next.map(JSON.quote) ?? "null") + "}"
         return .json(.ok, json)
-    }
-
-    /// A key as a URL path: every byte outside `A-Za-z0-9-._~/` escaped.
-    static func percentEncodePath(_ key: String) -> String {
-        var out = ""
-        let hex = Array("0123456789ABCDEF")
-        for b in key.utf8 {
-            switch b {
-            case 0x30...0x39, 0x41...0x5A, 0x61...0x7A, 0x2D, 0x2E, 0x5F, 0x7E, 0x2F:
-                out.unicodeScalars.append(Unicode.Scalar(b))
-            default:
-                out.append("%"); out.append(hex[Int(b >> 4)]); out.append(hex[Int(b & 15)])
-            }
-        }
-        return out
     }
 }

@@ -40,7 +40,8 @@ public final class HTTPClientConnection {
     private var buffer: [UInt8] = []
     private var eof = false
 
-    public init(host: String = "127.0.0.1", port: Int, timeout: Double = 30) throws {
+    /// `receiveBuffer` sets SO_RCVBUF before connecting (a reader meant to stall).
+    public init(host: String = "127.0.0.1", port: Int, timeout: Double = 30, receiveBuffer: Int? = nil) throws {
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
@@ -51,6 +52,9 @@ public final class HTTPClientConnection {
         defer { freeaddrinfo(result) }
         let fd = socket(info.pointee.ai_family, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw ClientError("socket failed: errno \(errno)") }
+        if var size = receiveBuffer.map(Int32.init) {
+            setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        }
         guard connect(fd, info.pointee.ai_addr, info.pointee.ai_addrlen) == 0 else {
             let code = errno
             Glibc.close(fd)
@@ -64,7 +68,16 @@ public final class HTTPClientConnection {
         self.fd = fd
     }
 
-    deinit { Glibc.close(fd) }
+    private var isClosed = false
+
+    deinit { close() }
+
+    /// Closes the socket now (a client hanging up); safe to call twice.
+    public func close() {
+        guard !isClosed else { return }
+        isClosed = true
+        Glibc.close(fd)
+    }
 
     /// Sends all bytes (throws if the server closed the connection).
     public func send(_ bytes: [UInt8]) throws {

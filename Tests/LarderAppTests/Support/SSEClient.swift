@@ -24,7 +24,8 @@ struct SSEEvent: Equatable, CustomStringConvertible {
 /// `receiveBuffer` sets SO_RCVBUF before connecting, for a reader meant to
 /// stall; such a reader simply never calls `nextEvent`.
 final class SSEClient {
-    let fd: Int32
+    private let connection: HTTPClientConnection
+    var fd: Int32 { connection.fd }
     private(set) var status = 0
     private(set) var headers: [(String, String)] = []
     /// Comment lines seen so far (without the leading `:`, trimmed).
@@ -40,52 +41,21 @@ final class SSEClient {
 
     init(port: Int, target: String = "/events", headers: [(String, String)] = [],
          receiveBuffer: Int? = nil) throws {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw ClientError("socket failed: errno \(errno)") }
-        if var size = receiveBuffer.map(Int32.init) {
-            setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
-        }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let rc = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard rc == 0 else {
-            let code = errno
-            Glibc.close(fd)
-            throw ClientError("connect failed: errno \(code)")
-        }
-        self.fd = fd
+        connection = try HTTPClientConnection(port: port, receiveBuffer: receiveBuffer)
         var head = "GET \(target) HTTP/1.1\r\nHost: localhost\r\nAccept: text/event-stream\r\n"
         for (name, value) in headers { head += "\(name): \(value)\r\n" }
         head += "\r\n"
-        try send(Array(head.utf8))
+        try connection.send(Array(head.utf8))
     }
-
-    deinit { close() }
 
     func close() {
         guard !closed else { return }
         closed = true
-        Glibc.close(fd)
+        connection.close()
     }
 
     func header(_ name: String) -> String? {
         headers.first { $0.0.lowercased() == name.lowercased() }?.1
-    }
-
-    private func send(_ bytes: [UInt8]) throws {
-        var offset = 0
-        while offset < bytes.count {
-            let n = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL)) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw ClientError("send failed: errno \(errno)")
-            }
-            offset += n
-        }
     }
 
     /// Reads what is available, waiting at most until `deadline`; false on

@@ -1,6 +1,7 @@
 import CZlib
 import Foundation
 import LarderClient
+import LarderStore
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -17,19 +18,7 @@ enum StoreTestSupport {
     /// Works on the UTF-8 bytes, so NFC and NFD spellings stay distinct.
     static func encode(_ key: String) -> String { encode(bytes: Array(key.utf8)) }
 
-    static func encode(bytes: [UInt8]) -> String {
-        var out = ""
-        let hex = Array("0123456789ABCDEF")
-        for b in bytes {
-            switch b {
-            case 0x30...0x39, 0x41...0x5A, 0x61...0x7A, 0x2D, 0x2E, 0x5F, 0x7E, 0x2F:
-                out.unicodeScalars.append(Unicode.Scalar(b))
-            default:
-                out.append("%"); out.append(hex[Int(b >> 4)]); out.append(hex[Int(b & 15)])
-            }
-        }
-        return out
-    }
+    static func encode(bytes: [UInt8]) -> String { StoreKey.percentEncode(bytes: bytes) }
 
     /// PUT at the raw target `/store/<encodedPath>`.
     @discardableResult

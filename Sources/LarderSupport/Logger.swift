@@ -101,18 +101,5 @@ public struct Logger: Sendable {
     public func error(_ m: @autoclosure () -> String) { log(.error, m()) }
 
     /// ISO 8601 UTC with milliseconds, e.g. 2026-11-22T10:00:00.123Z.
-    static func timestamp() -> String {
-        var ts = timespec()
-        clock_gettime(CLOCK_REALTIME, &ts)
-        var t = ts.tv_sec
-        var tmv = tm()
-        gmtime_r(&t, &tmv)
-        let ms = Int(ts.tv_nsec / 1_000_000)
-        func pad(_ v: Int32, _ w: Int) -> String {
-            let s = String(v)
-            return String(repeating: "0", count: max(0, w - s.count)) + s
-        }
-        return "\(pad(tmv.tm_year + 1900, 4))-\(pad(tmv.tm_mon + 1, 2))-\(pad(tmv.tm_mday, 2))T"
-            + "\(pad(tmv.tm_hour, 2)):\(pad(tmv.tm_min, 2)):\(pad(tmv.tm_sec, 2)).\(pad(Int32(ms), 3))Z"
-    }
+    static func timestamp() -> String { ISO8601.format(nanos: Clock.nowNanos(), milliseconds: true) }
 }

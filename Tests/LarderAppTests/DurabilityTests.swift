@@ -12,7 +12,7 @@ import Glibc
     static func value(for key: String) -> [UInt8] {
         var seed: UInt64 = 1469598103934665603
         for b in key.utf8 { seed = (seed ^ UInt64(b)) &* 1099511628211 }
-        return Bytes.pattern(seed: seed, count: 200 + Int(seed % 30_000))
+        return Bytes.random(count: 200 + Int(seed % 30_000), seed: seed, alphabetBits: 6)
     }
 
     @Test func sigkillDuringConcurrentPutsLosesNoAcknowledgedWrite() throws {
@@ -97,7 +97,7 @@ import Glibc
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let child = try ChildServer(dataDirectory: dir)
         let connection = try HTTPClientConnection(port: child.port)
-        let body = Bytes.pattern(seed: 7, count: 100_000)
+        let body = Bytes.random(count: 100_000, seed: 7, alphabetBits: 6)
         try connection.send("PUT /store/slow/upload HTTP/1.1\r\nHost: x\r\nContent-Length: \(body.count)\r\n\r\n")
         try connection.send(Array(body[0..<50_000]))
         usleep(200_000)

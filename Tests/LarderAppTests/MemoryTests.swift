@@ -11,7 +11,7 @@ import Glibc
         let dir = TestServer.makeTempDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let child = try ChildServer(dataDirectory: dir, arguments: ["--no-fsync", "--gzip-level", "1", "--log-level", "warning"])
-        let block = Bytes.pattern(seed: 42, count: 1 << 20)
+        let block = Bytes.random(count: 1 << 20, seed: 42, alphabetBits: 6)
         let blocks = 1024
         let size = blocks * block.count
 

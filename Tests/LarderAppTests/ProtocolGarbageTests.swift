@@ -45,7 +45,7 @@ import Glibc
         defer { server.stop() }
         for seed in UInt64(1)...5 {
             // Random bytes, ended by an empty line so the server sees a whole "head".
-            try expectRefusedThenServerHealthy(ProtocolWire.randomBytes(seed: seed, count: 2000) + Array("\r\n\r\n".utf8), on: server)
+            try expectRefusedThenServerHealthy(Bytes.random(count: 2000, seed: seed) + Array("\r\n\r\n".utf8), on: server)
         }
     }
 

@@ -104,7 +104,7 @@ import Glibc
     @Test func pipelinedRequestsAroundAStreamedValueStayInOrder() throws {
         let server = try TestServer()
         defer { server.stop() }
-        let big = ProtocolWire.randomBytes(seed: 99, count: 3 << 20)
+        let big = Bytes.random(count: 3 << 20, seed: 99)
         let client = server.client()
         #expect(try client.put("big", big).status == 201)
         #expect(try client.put("small", "tiny").status == 201)

@@ -177,7 +177,7 @@ import Glibc
         let server = try TestServer()
         defer { server.stop() }
         let connection = try server.connection(timeout: 5)
-        let value = ProtocolWire.randomBytes(seed: 7, count: 100_000)
+        let value = Bytes.random(count: 100_000, seed: 7)
         try connection.send("PUT /store/bin HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n")
         var offset = 0
         var size = 1

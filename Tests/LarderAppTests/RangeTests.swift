@@ -124,7 +124,7 @@ private typealias S = StoreTestSupport
         let server = try TestServer()
         defer { server.stop() }
         let client = server.client()
-        let value = S.pseudoRandomBytes(count: 40_000, seed: 11, alphabetBits: 3)
+        let value = Bytes.random(count: 40_000, seed: 11, alphabetBits: 3)
         #expect(try client.put("z", value, contentType: "text/plain").status == 201)
         let gzipFull = try client.get("z", headers: [("Accept-Encoding", "gzip")])
         #expect(gzipFull.status == 200)
@@ -170,7 +170,7 @@ private typealias S = StoreTestSupport
         defer { server.stop() }
         let client = server.client()
         let size = 3 << 20
-        let value = S.pseudoRandomBytes(count: size, seed: 2024, alphabetBits: 5)
+        let value = Bytes.random(count: size, seed: 2024, alphabetBits: 5)
         #expect(try client.put("big", value).status == 201)
         let start = 1_500_001, end = 1_700_000
         Self.expectPartial(try Self.range(client, "big", "bytes=\(start)-\(end)"), start, end, of: value)

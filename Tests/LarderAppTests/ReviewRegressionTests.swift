@@ -141,7 +141,7 @@ import Glibc
         let server = try TestServer { $0.http.idleTimeout = 0.5 }
         defer { server.stop() }
         // Incompressible, larger than the loopback socket buffers.
-        let value = StoreTestSupport.pseudoRandomBytes(count: 12 << 20, seed: 3)
+        let value = Bytes.random(count: 12 << 20, seed: 3)
         #expect(try server.client().put("big", value).status == 201)
         let stalled = try server.connection()
         try stalled.send("GET /store/big HTTP/1.1\r\nHost: x\r\n\r\n")
@@ -198,7 +198,7 @@ import Glibc
     @Test func slowButSteadyReaderGetsTheWholeValue() throws {
         let server = try TestServer { $0.http.idleTimeout = 0.5 }
         defer { server.stop() }
-        let value = StoreTestSupport.pseudoRandomBytes(count: 6 << 20, seed: 11)
+        let value = Bytes.random(count: 6 << 20, seed: 11)
         #expect(try server.client().put("big", value).status == 201)
         let connection = try server.connection(timeout: 10)
         try connection.send("GET /store/big HTTP/1.1\r\nHost: x\r\n\r\n")

@@ -15,7 +15,7 @@ private typealias S = StoreTestSupport
             let client = LarderClient(port: port)
             for i in 0..<200 {
                 let key = "t\(t)/\(i % 13)/\(i)"
-                let value = Array("thread \(t) value \(i) ".utf8) + (i % 50 == 0 ? S.pseudoRandomBytes(count: 100_000, seed: UInt64(t * 1000 + i)) : [])
+                let value = Array("thread \(t) value \(i) ".utf8) + (i % 50 == 0 ? Bytes.random(count: 100_000, seed: UInt64(t * 1000 + i)) : [])
                 let put = try client.put(key, value, contentType: "text/t\(t)")
                 guard put.status == 201 else { throw StoreTestFailure("PUT \(key): \(put.status) \(put.text)") }
                 let get = try client.get(key)

@@ -67,7 +67,7 @@ private typealias S = StoreTestSupport
         let server = try TestServer()
         defer { server.stop() }
         let client = server.client()
-        let value = S.pseudoRandomBytes(count: 3 << 20, seed: 11, alphabetBits: 3)
+        let value = Bytes.random(count: 3 << 20, seed: 11, alphabetBits: 3)
         let dir = TestServer.makeTempDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let file = dir + "/data.bin"
@@ -130,7 +130,7 @@ private typealias S = StoreTestSupport
         let client = server.client()
         for (key, value) in [("small", Array("hello, gzip".utf8)),
                              ("json", Array(String(repeating: "[1,2,3],", count: 10_000).utf8)),
-                             ("large", S.pseudoRandomBytes(count: 1 << 20, seed: 5, alphabetBits: 6))] {
+                             ("large", Bytes.random(count: 1 << 20, seed: 5, alphabetBits: 6))] {
             let put = try client.put(key, value, contentType: "application/x-test")
             let get = try client.get(key, headers: Self.acceptGzip)
             #expect(get.status == 200)
@@ -178,12 +178,12 @@ private typealias S = StoreTestSupport
             "one": Array("1".utf8),
             "a": Array("a".utf8),
             "a/b": Array("ab".utf8),
-            "deep/er/key": S.pseudoRandomBytes(count: 200_000, seed: 9, alphabetBits: 2),
+            "deep/er/key": Bytes.random(count: 200_000, seed: 9, alphabetBits: 2),
             "bin/all": [UInt8](0...255),
             "empty": [],
             "unicode/café": Array("crème".utf8),
             "\(long)/x": Array("long dir".utf8),
-            "noise": S.pseudoRandomBytes(count: 70_000, seed: 10),
+            "noise": Bytes.random(count: 70_000, seed: 10),
         ]
         for (key, value) in values {
             #expect(try S.put(client, key: key, value, contentType: "application/x-\(key.count)").status == 201)

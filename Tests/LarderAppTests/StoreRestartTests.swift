@@ -17,7 +17,7 @@ private typealias S = StoreTestSupport
     }
 
     static func value(_ i: Int) -> [UInt8] {
-        i % 10 == 0 ? S.pseudoRandomBytes(count: 70_000 + i, seed: UInt64(i)) : Array("value #\(i)".utf8)
+        i % 10 == 0 ? Bytes.random(count: 70_000 + i, seed: UInt64(i)) : Array("value #\(i)".utf8)
     }
 
     /// Stops the old server and starts a new one on `dir`. `shutdown()`

@@ -111,7 +111,7 @@ private typealias S = StoreTestSupport
         #expect(try client.put("zeros", zeros).status == 201)
         #expect(try client.get("zeros").body == zeros)
         // Random bytes (incompressible) just above the server's in-memory threshold.
-        let noise = S.pseudoRandomBytes(count: 65 * 1024 + 7, seed: 7)
+        let noise = Bytes.random(count: 65 * 1024 + 7, seed: 7)
         #expect(try client.put("noise", noise).status == 201)
         #expect(try client.get("noise").body == noise)
         // Incompressible bytes whose gzip file is bigger than the value.
@@ -155,8 +155,8 @@ private typealias S = StoreTestSupport
         let server = try TestServer()
         defer { server.stop() }
         let client = server.client()
-        let value = S.pseudoRandomBytes(count: 64 << 20, seed: 0x1234_5678, alphabetBits: 4)
-        let crc = S.crc32(value)
+        let value = Bytes.random(count: 64 << 20, seed: 0x1234_5678, alphabetBits: 4)
+        let crc = Bytes.crc32(value)
         let put = try client.put("big/value", value, contentType: "application/x-big")
         #expect(put.status == 201)
         let get = try client.get("big/value")
@@ -164,7 +164,7 @@ private typealias S = StoreTestSupport
         #expect(get.header("Content-Length") == String(value.count))
         #expect(get.header("Content-Type") == "application/x-big")
         #expect(get.body.count == value.count)
-        #expect(S.crc32(get.body) == crc)
+        #expect(Bytes.crc32(get.body) == crc)
         #expect(S.same(get.body, value))
         // Stored compressed, and listed with both sizes.
         let entry = (try client.list("big/").json?["keys"] as? [[String: Any]])?.first
@@ -189,7 +189,7 @@ private typealias S = StoreTestSupport
         defer { server.stop() }
         let client = server.client()
         let small = Array("head me".utf8)
-        let large = S.pseudoRandomBytes(count: 300_000, seed: 3, alphabetBits: 5)
+        let large = Bytes.random(count: 300_000, seed: 3, alphabetBits: 5)
         #expect(try client.put("small", small, contentType: "text/plain").status == 201)
         #expect(try client.put("large", large).status == 201)
         let connection = try server.connection()

@@ -40,22 +40,6 @@ enum ProtocolWire {
         return ready == 0
     }
 
-    /// Seeded bytes (SplitMix64), the same every run.
-    static func randomBytes(seed: UInt64, count: Int) -> [UInt8] {
-        var state = seed
-        var out: [UInt8] = []
-        out.reserveCapacity(count)
-        while out.count < count {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            z ^= z >> 31
-            withUnsafeBytes(of: z) { out.append(contentsOf: $0.prefix(count - out.count)) }
-        }
-        return out
-    }
-
     /// Asserts the API.md error shape: the status, `Content-Type:
     /// application/json` and a body `{"error": code, "message": "..."}`.
     static func expectError(_ response: ClientResponse, _ status: Int, _ code: String? = nil,

@@ -49,12 +49,7 @@ enum StoreTestSupport {
     /// Checks a JSON error answer: status, content type and `error` code.
     static func expectError(_ response: ClientResponse, status: Int, code: String,
                             sourceLocation: SourceLocation = #_sourceLocation) {
-        #expect(response.status == status, "expected \(status) \(code), got \(response.status): \(response.text)",
-                sourceLocation: sourceLocation)
-        #expect(response.header("Content-Type")?.hasPrefix("application/json") == true, sourceLocation: sourceLocation)
-        let object = response.json
-        #expect(object?["error"] as? String == code, "body: \(response.text)", sourceLocation: sourceLocation)
-        #expect(object?["message"] is String, "body: \(response.text)", sourceLocation: sourceLocation)
+        ProtocolWire.expectError(response, status, code, sourceLocation: sourceLocation)
     }
 
     /// Every key of a listing, paging with `after` until `next` is null.
@@ -108,31 +103,6 @@ enum StoreTestSupport {
     }
 
     // MARK: - Data
-
-    /// xorshift64* bytes; `alphabetBits` < 8 makes the data compressible.
-    static func pseudoRandomBytes(count: Int, seed: UInt64, alphabetBits: Int = 8) -> [UInt8] {
-        var out = [UInt8](repeating: 0, count: count)
-        var x = seed | 1
-        let mask: UInt64 = alphabetBits >= 8 ? ~0 : 0x0101_0101_0101_0101 &* UInt64((1 << alphabetBits) - 1)
-        let base: UInt64 = alphabetBits >= 8 ? 0 : 0x4141_4141_4141_4141 // from 'A'
-        out.withUnsafeMutableBytes { raw in
-            let words = raw.count / 8
-            let p = raw.baseAddress!
-            for i in 0..<words {
-                x ^= x >> 12; x ^= x << 25; x ^= x >> 27
-                let v = ((x &* 0x2545_F491_4F6C_DD1D) & mask) &+ base
-                p.storeBytes(of: v, toByteOffset: i * 8, as: UInt64.self)
-            }
-            for i in (words * 8)..<raw.count { raw[i] = UInt8(truncatingIfNeeded: (x >> UInt64(i % 8 * 8)) & 0x3F) &+ 0x41 }
-        }
-        return out
-    }
-
-    static func crc32(_ bytes: [UInt8]) -> UInt32 {
-        bytes.withUnsafeBytes { raw in
-            UInt32(CZlib.crc32(0, raw.baseAddress?.assumingMemoryBound(to: Bytef.self), uInt(raw.count)))
-        }
-    }
 
     static func same(_ a: [UInt8], _ b: [UInt8]) -> Bool {
         a.count == b.count && a.withUnsafeBytes { x in b.withUnsafeBytes { y in memcmp(x.baseAddress!, y.baseAddress!, a.count) == 0 } }

@@ -1,19 +1,6 @@
 import Dispatch
 import LarderSupport
 
-/// What every connection shares with its server.
-final class ServerContext: Sendable {
-    let configuration: HTTPServerConfiguration
-    let handler: HTTPRequestHandler
-    let logger: Logger
-
-    init(configuration: HTTPServerConfiguration, handler: HTTPRequestHandler, logger: Logger) {
-        self.configuration = configuration
-        self.handler = handler
-        self.logger = logger
-    }
-}
-
 /// The HTTP/1.1 half of a connection: parses requests out of the channel's
 /// input, hands them to the handler, receives bodies, and sends answers in
 /// order — at once, or when a deferred answer arrives — with their bodies

@@ -115,3 +115,16 @@ public final class HTTPServer: @unchecked Sendable {
         }
     }
 }
+
+/// What every connection shares with its server.
+final class ServerContext: Sendable {
+    let configuration: HTTPServerConfiguration
+    let handler: HTTPRequestHandler
+    let logger: Logger
+
+    init(configuration: HTTPServerConfiguration, handler: HTTPRequestHandler, logger: Logger) {
+        self.configuration = configuration
+        self.handler = handler
+        self.logger = logger
+    }
+}

@@ -66,7 +66,7 @@ final class ChangeHub: StoreChangeObserver, @unchecked Sendable {
     // MARK: - From the store
 
     func storeDidChange(_ change: StoreChange) {
-        let (event, wake, tell): (Event, [@Sendable () -> Void], [Subscriber]) = lock.withLock {
+        lock.withLock {
             sequence += 1
             let event = Event(sequence: sequence, id: change.id, change: change)
             if ring.count < historySize {
@@ -85,14 +85,16 @@ final class ChangeHub: StoreChangeObserver, @unchecked Sendable {
             }
             watcherTotal -= wake.count
             let tell = subscribers.values.filter { change.concerns(prefix: $0.prefix) }
-            return (event, wake, tell)
-        }
-        guard !wake.isEmpty || !tell.isEmpty else { return }
-        deliveryQueue.async {
-            for w in wake { w() }
-            guard !tell.isEmpty else { return }
-            let text = Self.format(event)
-            for s in tell where event.sequence > s.replayedThrough { s.stream.write(text) }
+            guard !wake.isEmpty || !tell.isEmpty else { return }
+            // Queued under the lock: streams get events in the ring's order,
+            // so replay by position after Last-Event-ID neither loses nor repeats one.
+            let woken = wake
+            deliveryQueue.async {
+                for w in woken { w() }
+                guard !tell.isEmpty else { return }
+                let text = Self.format(event)
+                for s in tell where event.sequence > s.replayedThrough { s.stream.write(text) }
+            }
         }
     }
 

@@ -55,8 +55,7 @@ struct ValueRepresentation: Sendable {
         var start: Int64 = 0
         var count = length
         var status = HTTPStatus.ok
-        if head.method == .get, let range = head.headers["Range"],
-           ByteRangeRequest.ifRangeAllows(head.headers["If-Range"], currentETags: [etag], lastModified: meta.modifiedSeconds) {
+        if head.method == .get, let range = head.headers["Range"], Self.ifRangeAllows(head.headers["If-Range"], etag: etag) {
             switch ByteRangeRequest.evaluate(range, length: length) {
             case .full:
                 break
@@ -86,6 +85,17 @@ struct ValueRepresentation: Sendable {
             return .stream(StoreBodyStream(stream), length: count)
         }
         return HTTPResponse(status: status, headers: headers, body: body)
+    }
+
+    /// `If-Range` with the representation's strong ETag. A date never
+    /// counts: two writes within one second share a Last-Modified, which is
+    /// therefore not a strong validator (RFC 9110 13.1.5), and a range of one
+    /// value spliced onto another is worse than sending the whole value.
+    static func ifRangeAllows(_ ifRange: String?, etag: String) -> Bool {
+        guard let ifRange else { return true }
+        let text = ifRange.trimmingSpaces
+        guard text.hasPrefix("\"") else { return false }
+        return ByteRangeRequest.ifRangeAllows(text, currentETags: [etag], lastModified: 0)
     }
 
     /// An expiry as an HTTP date, rounded up: the value is gone by then.

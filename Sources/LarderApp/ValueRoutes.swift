@@ -207,6 +207,8 @@ final class KeyWatch: @unchecked Sendable {
     private let lock = Lock()
     private var watcherID: UInt64?
     private var heldBack: HTTPResponse?
+    /// The request ended (answered, cancelled, timed out): register no more.
+    private var finished = false
 
     init(key: StoreKey, request: RouteRequest, representation: ValueRepresentation, hub: ChangeHub) {
         self.key = key
@@ -222,7 +224,15 @@ final class KeyWatch: @unchecked Sendable {
     /// wait is over; nil while it goes on.
     func check(firstTime: Bool = false) throws(HTTPError) -> HTTPResponse? {
         let id = hub.watch(key.string) { [self] in wake() }
-        lock.withLock { watcherID = id }
+        let stillWaiting = lock.withLock { () -> Bool in
+            watcherID = id
+            return !finished
+        }
+        guard stillWaiting else {
+            // Cancelled meanwhile: its handler may have removed the previous id, not this one.
+            hub.unwatch(key.string, id: id)
+            return nil
+        }
         let response: HTTPResponse
         do {
             response = try representation.response(key, head)
@@ -230,14 +240,14 @@ final class KeyWatch: @unchecked Sendable {
             lock.withLock { heldBack = error.response }
             return nil
         } catch {
-            hub.unwatch(key.string, id: id)
+            end()
             throw error
         }
         if response.status == .notModified {
             lock.withLock { heldBack = response }
             return nil
         }
-        hub.unwatch(key.string, id: id)
+        end()
         return response
     }
 
@@ -245,14 +255,22 @@ final class KeyWatch: @unchecked Sendable {
     func park(until deadline: DispatchTime) {
         let timeout = lock.withLock { heldBack } ?? HTTPResponse(status: .notModified)
         responder.answer(at: deadline, with: timeout)
-        responder.whenCancelled { [self] in
-            if let id = lock.withLock({ watcherID }) { hub.unwatch(key.string, id: id) }
+        responder.whenCancelled { [self] in end() }
+    }
+
+    /// No more waiting: removes the current registration.
+    private func end() {
+        let id: UInt64? = lock.withLock {
+            finished = true
+            defer { watcherID = nil }
+            return watcherID
         }
+        if let id { hub.unwatch(key.string, id: id) }
     }
 
     /// The key changed (on the hub's delivery queue).
     private func wake() {
-        guard !responder.isFinished else { return }
+        guard !responder.isFinished, !lock.withLock({ finished }) else { return }
         do {
             if let answer = try check() { responder.respond(answer) }
         } catch {

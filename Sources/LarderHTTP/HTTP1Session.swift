@@ -149,6 +149,9 @@ final class HTTP1Session: SocketChannelDelegate, HTTPResponderOwner, @unchecked 
     /// When the timer must fire next, from the phase.
     private func deadline() -> UInt64 {
         let idle = channel.lastActivity + Self.nanos(configuration.idleTimeout)
+        // An event stream may be quiet for long (whatever its framing): only
+        // a reader that stops taking what was sent is timed out.
+        if case .push = outgoing { return channel.output.isEmpty ? .max : idle }
         switch phase {
         case .head(let started):
             if !channel.output.isEmpty { return idle }
@@ -326,6 +329,7 @@ final class HTTP1Session: SocketChannelDelegate, HTTPResponderOwner, @unchecked 
     /// A deferred answer (or deadline) arrived from another thread.
     func answerArrived() {
         guard !channel.closed, let c = current else { return }
+        channel.refreshNow()
         if let answer = c.responder.takeAnswer() {
             if case .body(_, let sink?) = phase {
                 // Answered before its body was read: the body is not wanted.
@@ -405,6 +409,7 @@ final class HTTP1Session: SocketChannelDelegate, HTTPResponderOwner, @unchecked 
 
     /// Sends what the application pushed since the last look (on the queue).
     private func pushed() {
+        channel.refreshNow()
         takePushed()
         drive()
     }
@@ -485,11 +490,12 @@ final class HTTP1Session: SocketChannelDelegate, HTTPResponderOwner, @unchecked 
         channel.queue.async { [self] in
             guard !channel.closed else { return }
             shuttingDown = true
-            var pushing = false
-            if case .push = outgoing { pushing = true }
+            // An event stream ends at shutdown, whatever its framing.
+            if case .push = outgoing { channel.close(); return }
             guard case .head(let started) = phase else { return }
             let idle = started == nil && !channel.hasUnread && channel.output.isEmpty && outgoing == nil && current == nil
-            let waiting = (current != nil && outgoing == nil) || pushing
+            // Parked with nothing left to send: the earlier answers are out.
+            let waiting = current != nil && outgoing == nil && channel.output.isEmpty
             if idle || waiting { channel.close() }
         }
     }

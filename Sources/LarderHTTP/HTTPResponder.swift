@@ -66,12 +66,18 @@ public final class HTTPResponder: Sendable {
     /// bodies released).
     public func respond(_ response: HTTPResponse) {
         if let forward { forward(response); return }
-        let hop: Bool? = shared.state.withLock { st in
-            guard !st.answered && !st.ended else { return nil }
+        let (hop, releasedDeadline): (Bool?, HTTPResponse?) = shared.state.withLock { st in
+            guard !st.answered && !st.ended else { return (nil, nil) }
             st.answered = true
             st.stored = response
-            return !st.inline
+            // Nothing will cancel or time out now: let go of what those held
+            // (the deadline answer refers back to a responder; handlers to routes).
+            let released = st.deadline?.response
+            st.deadline = nil
+            st.cancelHandlers = []
+            return (!st.inline, released)
         }
+        releasedDeadline?.discardBody()
         guard let hop else { response.discardBody(); return }
         if hop { shared.wake() }
     }

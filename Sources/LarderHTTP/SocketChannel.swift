@@ -57,6 +57,10 @@ final class SocketChannel: @unchecked Sendable {
 
     /// Time of the current event, read once per event.
     private(set) var now: UInt64 = DispatchTime.now().uptimeNanoseconds
+    /// Reads the clock for work that did not start with a socket event (an
+    /// answer or a pushed piece from another thread).
+    func refreshNow() { now = DispatchTime.now().uptimeNanoseconds }
+
     /// Last time bytes moved in either direction.
     var lastActivity: UInt64
     private(set) var timerDeadline: UInt64 = .max

@@ -18,22 +18,25 @@ extension DiskStore {
         sweepQueue.async { [weak self] in self?.recoverExpiries(root) }
     }
 
-    func noteExpiry(_ key: StoreKey, at expires: Int64) {
-        if expiries.add(key, expires: expires) { scheduleSweep(at: expires) }
+    /// Records the expiry of the write `version` of `key` (a recovered older
+    /// write never replaces a newer one's).
+    func noteExpiry(_ key: StoreKey, at expires: Int64, version: UInt64) {
+        expiries.add(key, expires: expires, version: version) { scheduleSweep(at: $0) }
     }
 
+    /// Called with the index's lock held, so two schedules never cross.
     private func scheduleSweep(at nanos: Int64) {
         let delay = max(Self.minimumSweepInterval, UInt64(max(0, nanos - Self.nowNanos())))
         sweepTimer?.schedule(deadline: .now() + .nanoseconds(Int(min(delay, UInt64(Int.max)))), leeway: .milliseconds(20))
     }
 
     private func sweep() {
-        for key in expiries.takeDue(now: Self.nowNanos()) {
+        let due = expiries.takeDue(now: Self.nowNanos()) { scheduleSweep(at: $0) }
+        for key in due {
             do { try removeIfExpired(key) } catch {
                 logger.warning("expiry sweep: cannot remove \(key): \(error)")
             }
         }
-        if let next = expiries.next { scheduleSweep(at: next) }
     }
 
     private func recoverExpiries(_ root: String) {
@@ -42,7 +45,7 @@ extension DiskStore {
             guard case .value(let path) = item,
                   let meta = try? ValueFileHeader.read(path: path), let expires = meta.expiresNanos,
                   let key = try? StoreKey(meta.key) else { return }
-            noteExpiry(key, at: expires)
+            noteExpiry(key, at: expires, version: meta.version)
             found += 1
         }
         if found > 0 { logger.info("expiry sweep: \(found) values with an expiry found at start-up") }

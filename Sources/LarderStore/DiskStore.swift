@@ -354,27 +354,35 @@ public final class DiskStore: ValueStore, @unchecked Sendable {
         let (created, finalPath) = try locked(rootQueue) { () -> (Bool, String) in
             let finalPath = valuesRoot + "/" + DiskNames.relativePath(of: key)
             let stripe = stripeIndex(for: key)
-            let created = try locked(stripes[stripe], barrier: true) { () -> Bool in
-                let existed: Bool
+            let (liveBefore, fileBefore) = try locked(stripes[stripe], barrier: true) { () -> (Bool, Bool) in
+                let liveBefore: Bool, fileBefore: Bool
                 if let condition {
                     let current = try currentMetadata(key, path: finalPath)
                     try condition(current.live)
-                    existed = current.fileExists
+                    (liveBefore, fileBefore) = (current.live != nil, current.fileExists)
                 } else {
-                    existed = try POSIX.lstatIfExists(finalPath).map(POSIX.isRegularFile) ?? false
+                    fileBefore = try POSIX.lstatIfExists(finalPath).map(POSIX.isRegularFile) ?? false
+                    // A value that expired but is not swept yet was absent to every reader.
+                    liveBefore = fileBefore && !expiries.hasExpired(key, nowNanos: Self.nowNanos())
                 }
                 try moveIntoPlace(tempPath: tempPath, fd: fd, finalPath: finalPath, key: key)
                 cache.invalidate(key.bytes, stripe: stripe)
+                // Under the barrier, so the index always holds the latest write's expiry.
+                if let expires = metadata.expiresNanos {
+                    noteExpiry(key, at: expires, version: metadata.version)
+                } else {
+                    expiries.forget(key, version: metadata.version)
+                }
                 changes?.storeDidChange(.put(metadata))
-                return !existed
+                return (liveBefore, fileBefore)
             }
-            if created { adjustCount(1) }
-            return (created, finalPath)
+            if !fileBefore { adjustCount(1) }
+            return (!liveBefore, finalPath)
         }
-        if let expires = metadata.expiresNanos { noteExpiry(key, at: expires) }
         if options.fsync { try POSIX.fsyncDirectory(String(finalPath[..<finalPath.lastIndex(of: "/")!])) }
         return created
     }
+
 
     /// The metadata of the value at `path` as a condition sees it: nil when
     /// absent or expired (`fileExists` still tells whether a file is there).
@@ -482,7 +490,15 @@ public final class DiskStore: ValueStore, @unchecked Sendable {
             let path = valuesRoot + "/" + DiskNames.relativePath(of: key)
             let stripe = stripeIndex(for: key)
             let removed = try locked(stripes[stripe], barrier: true) { () -> Bool in
-                let current = try currentMetadata(key, path: path)
+                var current: (live: ValueMetadata?, fileExists: Bool)
+                var unreadable = false
+                do {
+                    current = try currentMetadata(key, path: path)
+                } catch StoreError.corrupt {
+                    // A damaged file can still be deleted; it counts as a value.
+                    current = (nil, true)
+                    unreadable = true
+                }
                 let wanted = try decide(current.live)
                 // An expired file goes too; to the client it was absent already.
                 guard current.fileExists && (wanted || current.live == nil) else { return false }
@@ -491,7 +507,7 @@ public final class DiskStore: ValueStore, @unchecked Sendable {
                     throw StoreError.posix("unlink", path)
                 }
                 cache.invalidate(key.bytes, stripe: stripe)
-                wasLive = current.live != nil
+                wasLive = current.live != nil || unreadable
                 changes?.storeDidChange(.delete(key.string, version: try nextVersion(), expired: !wasLive))
                 return true
             }

@@ -15,43 +15,56 @@ final class ExpiryIndex: @unchecked Sendable {
     // Everything below is guarded by `lock`.
     private let lock = Lock()
     private var heap: [Entry] = []
-    private var latest: [StoreKey: Int64] = [:]
+    /// The expiry of each key's latest known write, and that write's version.
+    private var latest: [StoreKey: (expires: Int64, version: UInt64)] = [:]
 
     var count: Int { lock.withLock { latest.count } }
 
-    /// Records that `key` expires at `expires`; returns true when that is
-    /// now the earliest time (the sweep's timer must move).
-    @discardableResult
-    func add(_ key: StoreKey, expires: Int64) -> Bool {
+    /// Records that the write `version` of `key` expires at `expires`,
+    /// unless a newer write's expiry is known. When that is now the earliest
+    /// time, `schedule` is called with it, under the index's lock.
+    func add(_ key: StoreKey, expires: Int64, version: UInt64, schedule: (Int64) -> Void) {
         lock.withLock {
-            latest[key] = expires
+            if let known = latest[key], known.version > version { return }
+            latest[key] = (expires, version)
             push(Entry(expires: expires, key: key))
             if heap.count > 2 * latest.count + 1024 { rebuild() }
-            return heap[0].expires == expires
+            if heap[0].expires == expires { schedule(expires) }
         }
     }
 
-    /// Removes and returns the keys due at `now`.
-    func takeDue(now: Int64) -> [StoreKey] {
+    /// Removes and returns the keys due at `now`; `schedule` gets the next
+    /// due time, if any, under the index's lock.
+    func takeDue(now: Int64, schedule: (Int64) -> Void) -> [StoreKey] {
         lock.withLock {
             var due: [StoreKey] = []
             while let top = heap.first, top.expires <= now {
                 pop()
-                if latest[top.key] == top.expires {
+                if latest[top.key]?.expires == top.expires {
                     latest[top.key] = nil
                     due.append(top.key)
                 }
             }
+            if let next = heap.first { schedule(next.expires) }
             return due
         }
     }
 
-    /// The earliest expiry recorded, if any.
-    var next: Int64? { lock.withLock { heap.first?.expires } }
+    /// A write of `key` without an expiry: an older write's expiry no longer applies.
+    func forget(_ key: StoreKey, version: UInt64) {
+        lock.withLock {
+            if let known = latest[key], known.version < version { latest[key] = nil }
+        }
+    }
+
+    /// Whether the latest known write of `key` has expired by `nowNanos`.
+    func hasExpired(_ key: StoreKey, nowNanos: Int64) -> Bool {
+        lock.withLock { latest[key].map { $0.expires <= nowNanos } ?? false }
+    }
 
     private func rebuild() {
         heap = []
-        for (key, expires) in latest { push(Entry(expires: expires, key: key)) }
+        for (key, known) in latest { push(Entry(expires: known.expires, key: key)) }
     }
 
     private func push(_ entry: Entry) {

@@ -201,8 +201,9 @@ private typealias S = StoreTestSupport
         Self.expectFull(try Self.range(client, "r", "bytes=0-9", [("If-Range", oldTag)]), value)
         // A weak tag is never enough.
         Self.expectFull(try Self.range(client, "r", "bytes=0-9", [("If-Range", "W/" + tag)]), value)
-        // The exact Last-Modified date: the range applies.
-        Self.expectPartial(try Self.range(client, "r", "bytes=0-9", [("If-Range", lastModified)]), 0, 9, of: value)
+        // Even the exact Last-Modified date sends the whole value: two writes in
+        // one second share it, so it cannot prove the range is of the same value.
+        Self.expectFull(try Self.range(client, "r", "bytes=0-9", [("If-Range", lastModified)]), value)
         // Another date: full.
         Self.expectFull(try Self.range(client, "r", "bytes=0-9", [("If-Range", "Sat, 01 Jan 2000 00:00:00 GMT")]), value)
         // If-Range also guards an unsatisfiable range: full 200, not 416.

@@ -85,6 +85,20 @@ import Glibc
 
     // MARK: - 2. Event streams framed by close
 
+    /// `GET /events` framed by close (`Connection: close`, or HTTP/1.0), open once the server counts it.
+    static func openCloseFramedStream(_ server: TestServer, _ framing: String,
+                                      sourceLocation: SourceLocation = #_sourceLocation) throws -> HTTPClientConnection {
+        let connection = try server.connection(timeout: 10)
+        if framing == "HTTP/1.0" {
+            try connection.send("GET /events HTTP/1.0\r\nHost: localhost\r\n\r\n")
+        } else {
+            try connection.send("GET /events HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
+        }
+        #expect(ChangeFeedTests.waitFor(5) { server.server.eventStreamCount == 1 }, "\(framing): the stream never opened",
+                sourceLocation: sourceLocation)
+        return connection
+    }
+
     /// An event stream that ends with its connection (`Connection: close`,
     /// still chunked; or HTTP/1.0, framed by the close) is timed like a
     /// keep-alive one: heartbeats keep it open past the idle timeout. Before: closed after the idle timeout, and
@@ -96,13 +110,7 @@ import Glibc
             $0.eventHeartbeat = 0.3
         }
         defer { server.stop() }
-        let connection = try server.connection(timeout: 10)
-        if framing == "HTTP/1.0" {
-            try connection.send("GET /events HTTP/1.0\r\nHost: localhost\r\n\r\n")
-        } else {
-            try connection.send("GET /events HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
-        }
-        #expect(ChangeFeedTests.waitFor(5) { server.server.eventStreamCount == 1 }, "\(framing): the stream never opened")
+        let connection = try Self.openCloseFramedStream(server, framing)
 
         let early = Self.collect(connection.fd, for: 1.5)
         let head = String(decoding: early.bytes, as: UTF8.self)
@@ -134,13 +142,7 @@ import Glibc
     func shutdownEndsACloseFramedEventStream(_ framing: String) throws {
         let server = try TestServer { $0.eventHeartbeat = 0.3 }
         defer { server.stop() }
-        let connection = try server.connection(timeout: 10)
-        if framing == "HTTP/1.0" {
-            try connection.send("GET /events HTTP/1.0\r\nHost: localhost\r\n\r\n")
-        } else {
-            try connection.send("GET /events HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
-        }
-        #expect(ChangeFeedTests.waitFor(5) { server.server.eventStreamCount == 1 }, "\(framing): the stream never opened")
+        let connection = try Self.openCloseFramedStream(server, framing)
         let early = Self.collect(connection.fd, for: 0.5)
         #expect(!early.closed && String(decoding: early.bytes, as: UTF8.self).contains(" 200 "), "\(framing): no open stream")
 

@@ -31,7 +31,16 @@ public final class LarderServer: Sendable {
             let files = StaticFiles(directory: directory)
             routes += [(.exact("/"), files), (.exact("/viewer"), files), (.prefix("/viewer/"), files)]
         }
-        let table = RouteTable(routes, middleware: configuration.middleware)
+        // The middleware chain, outermost first:
+        // 1. metrics: sees every answer, 401s and faults included;
+        // 2. CORS: answers a preflight before auth (browsers send no token
+        //    with it) and puts its headers on every answer, 401s too;
+        // 3. token auth: refuses before a body is read;
+        // 4. faults: only an authorised request is faulted;
+        // then the configuration's own middleware.
+        var chain: [any LarderMiddleware] = []
+        chain += configuration.middleware
+        let table = RouteTable(routes, middleware: chain)
         self.http = HTTPServer(configuration: configuration.http, handler: table, logger: logger)
     }
 

@@ -158,9 +158,11 @@ final class ChangeHub: StoreChangeObserver, @unchecked Sendable {
             data = "{\"key\":\(JSON.quote(key))"
             if let etag = c.etag { data += ",\"etag\":\(JSON.quote(etag))" }
             if let size = c.size { data += ",\"size\":\(size)" }
+            if c.source == .fixture { data += ",\"source\":\"fixture\"" }
             data += "}"
         } else {
-            data = "{\"prefix\":\(JSON.quote(c.prefix ?? "")),\"deleted\":\(c.deleted)}"
+            data = "{\"prefix\":\(JSON.quote(c.prefix ?? "")),\"deleted\":\(c.deleted)"
+            data += c.fixtures > 0 ? ",\"fixtures\":\(c.fixtures)}" : "}"
         }
         return Array("id: \(event.id)\nevent: \(c.kind.rawValue)\ndata: \(data)\n\n".utf8)
     }

@@ -9,6 +9,8 @@ public struct LarderConfiguration: Sendable {
     public var logLevel: LogLevel = .info
     /// Where the browser viewer's files are (`Public/`); nil: not served.
     public var publicDirectory: String?
+    /// A read-only directory of fixtures under the store (`--fixtures`); nil: none.
+    public var fixturesDirectory: String?
     /// Recent changes kept for `Last-Event-ID` replay on `/events`.
     public var eventHistory: Int = 10_000
     /// Seconds between keep-alive comments on event streams.

@@ -6,7 +6,10 @@ import LarderStore
 /// wired together. The `larder` executable and the tests both build it here.
 public final class LarderServer: Sendable {
     public let configuration: LarderConfiguration
+    /// The writable store (under `values` when fixtures are mounted).
     public let store: DiskStore
+    /// What the routes read and write: the store, or the store over its fixtures.
+    public let values: any ValueStore
     public let http: HTTPServer
     public let logger: Logger
     let hub: ChangeHub
@@ -20,12 +23,19 @@ public final class LarderServer: Sendable {
         self.hub = hub
         var storeOptions = configuration.store
         storeOptions.maxValueSize = configuration.http.maxBodyBytes  // one limit, --max-value-size
-        self.store = try DiskStore(options: storeOptions, logger: logger, changes: hub)
+        if let fixtures = configuration.fixturesDirectory {
+            let layered = try LayeredStore(options: storeOptions, fixturesDirectory: fixtures, logger: logger, changes: hub)
+            (store, values) = (layered.store, layered)
+        } else {
+            store = try DiskStore(options: storeOptions, logger: logger, changes: hub)
+            values = store
+        }
+        let storeRoutes = StoreRoutes(store: values, hub: hub, logger: logger)
         var routes: [(RouteTable.Match, any Route)] = [
-            (.prefix("/store/"), StoreRoutes(store: store, hub: hub, logger: logger)),
-            (.exact("/store"), StoreRoutes(store: store, hub: hub, logger: logger)),
+            (.prefix("/store/"), storeRoutes),
+            (.exact("/store"), storeRoutes),
             (.exact("/events"), EventsRoute(hub: hub, maxBuffered: configuration.eventBufferBytes)),
-            (.exact("/healthz"), HealthRoute(store: store, logger: logger)),
+            (.exact("/healthz"), HealthRoute(store: values, logger: logger)),
         ]
         if let directory = configuration.publicDirectory {
             let files = StaticFiles(directory: directory)
@@ -59,7 +69,7 @@ public final class LarderServer: Sendable {
     /// Stops accepting, finishes in-flight requests, closes connections.
     public func shutdown() {
         http.shutdown()
-        store.close()
+        values.close()
     }
 
     static func hostForURL(_ host: String) -> String {

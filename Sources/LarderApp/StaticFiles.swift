@@ -1,5 +1,6 @@
 import Foundation
 import LarderHTTP
+import LarderSupport
 
 /// Serves the browser viewer from `Public/`: `/` is `index.html`,
 /// `/viewer/<path>` any file below it.
@@ -25,16 +26,5 @@ struct StaticFiles: Route {
         return .respond(HTTPResponse(status: .ok, headers: [("Content-Type", Self.contentType(of: file))], body: .bytes(Array(data))))
     }
 
-    static func contentType(of file: String) -> String {
-        switch file.split(separator: ".").last?.lowercased() {
-        case "html": "text/html; charset=utf-8"
-        case "js", "mjs": "text/javascript; charset=utf-8"
-        case "css": "text/css; charset=utf-8"
-        case "json": "application/json"
-        case "svg": "image/svg+xml"
-        case "png": "image/png"
-        case "ico": "image/x-icon"
-        default: "application/octet-stream"
-        }
-    }
+    static func contentType(of file: String) -> String { MediaType.forFileName(file) }
 }

@@ -43,7 +43,7 @@ extension StoreError {
             HTTPError(HTTPStatus(507, "Insufficient Storage"), .insufficientStorage, "the disk is full: \(description)")
         case .contention:
             HTTPError(.serviceUnavailable, .busy, description, headers: [("Retry-After", "1")])
-        case .io, .corrupt, .zlib, .locked:
+        case .io, .corrupt, .zlib, .locked, .invalidFixtures:
             HTTPError(.internalServerError, .internalError, description)
         }
     }
@@ -51,7 +51,7 @@ extension StoreError {
     /// Whether the failure is the server's fault (logged as an error).
     var isServerFault: Bool {
         switch self {
-        case .io, .corrupt, .zlib, .locked: true
+        case .io, .corrupt, .zlib, .locked, .invalidFixtures: true
         default: false
         }
     }

@@ -74,7 +74,8 @@ struct StoreRoutes: Route {
             json += "{\"key\":\(JSON.quote(item.key)),\"size\":\(meta.size),\"storedSize\":\(item.storedSize),"
             json += "\"contentType\":\(JSON.quote(meta.contentType)),\"etag\":\(JSON.quote(meta.etag)),"
             json += "\"modified\":\"\(ISO8601.format(nanos: meta.modifiedNanos))\","
-            json += "\"expires\":" + (meta.expiresNanos.map { "\"\(ISO8601.format(nanos: $0))\"" } ?? "null") + "}"
+            json += "\"expires\":" + (meta.expiresNanos.map { "\"\(ISO8601.format(nanos: $0))\"" } ?? "null")
+            json += item.source == .fixture ? ",\"source\":\"fixture\"}" : "}"
         }
         json += "],\"prefixes\":["
         json += listing.prefixes.map(JSON.quote).joined(separator: ",")

@@ -30,7 +30,7 @@ struct ValueRepresentation: Sendable {
             case .notModified:
                 value.close()
                 var headers = [("ETag", etag), ("Last-Modified", HTTPDate.format(secondsSince1970: meta.modifiedSeconds)),
-                               ("Vary", "Accept-Encoding"), ("Cache-Control", "no-cache")]
+                               ("Vary", "Accept-Encoding"), ("Cache-Control", "no-cache"), ("Larder-Source", value.source.rawValue)]
                 if let expires = meta.expiresNanos { headers.append(("Larder-Expires", Self.httpDate(nanos: expires))) }
                 return HTTPResponse(status: .notModified, headers: headers)
             case .failed:
@@ -47,6 +47,7 @@ struct ValueRepresentation: Sendable {
             ("Vary", "Accept-Encoding"),
             ("Cache-Control", "no-cache"),
             ("Accept-Ranges", "bytes"),
+            ("Larder-Source", value.source.rawValue),
         ]
         if let expires = meta.expiresNanos { headers.append(("Larder-Expires", Self.httpDate(nanos: expires))) }
         if gzip { headers.append(("Content-Encoding", "gzip")) }

@@ -17,6 +17,10 @@ public struct DiskStoreOptions: Sendable {
     public var cacheBytes: Int = 32 << 20
     /// Largest value, decompressed (a gzip body may not inflate past it).
     public var maxValueSize: Int64 = 1 << 30
+    /// OR-ed into every version this store hands out. Versions are wall-clock
+    /// nanoseconds (below 2^63 until 2262), so a store with the top bit as its
+    /// tag (the fixture layer's) never repeats another store's ETag.
+    public var versionTag: UInt64 = 0
 
     /// Level 1 was measured to store 1 KiB JSON at the same ratio class as 6
     /// for a fraction of the CPU; see README "gzip level".
@@ -223,7 +227,7 @@ public final class DiskStore: ValueStore, @unchecked Sendable {
                 try saveVersionCeiling(next + Self.ceilingStep)
             }
             lastVersion = next
-            return next
+            return next | options.versionTag
         }
     }
 

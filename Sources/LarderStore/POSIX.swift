@@ -70,6 +70,14 @@ enum POSIX {
         throw StoreError.posix("lstat", path)
     }
 
+    /// stat, following symbolic links; nil when the path (or its target) does not exist.
+    static func statIfExists(_ path: String) throws -> stat? {
+        var st = stat()
+        if stat(path, &st) == 0 { return st }
+        if errno == ENOENT || errno == ENOTDIR { return nil }
+        throw StoreError.posix("stat", path)
+    }
+
     static func isDirectory(_ st: stat) -> Bool { (st.st_mode & S_IFMT) == S_IFDIR }
     static func isRegularFile(_ st: stat) -> Bool { (st.st_mode & S_IFMT) == S_IFREG }
 

@@ -18,9 +18,20 @@ public struct StoreChange: Sendable {
     /// ETag and size of the new value (puts only).
     public let etag: String?
     public let size: UInt64?
+    /// For a put: which layer the key now reads from. A store value removed
+    /// over a fixture is reported as a put of the fixture (`.fixture`).
+    public var source: ValueSource = .store
+    /// For a bulk delete: fixtures under the prefix, which the keys read as now.
+    public var fixtures: Int = 0
 
     public static func put(_ meta: ValueMetadata) -> StoreChange {
         StoreChange(kind: .put, key: meta.key, prefix: nil, deleted: 0, version: meta.version, etag: meta.etag, size: meta.size)
+    }
+
+    /// `key` lost its store value and reads as its fixture again.
+    public static func reverted(_ key: String, to fixture: ValueMetadata, version: UInt64) -> StoreChange {
+        StoreChange(kind: .put, key: key, prefix: nil, deleted: 0, version: version, etag: fixture.etag,
+                    size: fixture.size, source: .fixture)
     }
 
     public static func delete(_ key: String, version: UInt64, expired: Bool = false) -> StoreChange {

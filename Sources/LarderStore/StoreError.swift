@@ -27,6 +27,8 @@ public enum StoreError: Error, Equatable, CustomStringConvertible {
     case zlib(operation: String, code: Int32)
     /// A read-modify-write lost the race to other writers too many times.
     case contention(key: String)
+    /// The fixture directory cannot be used; the string says why.
+    case invalidFixtures(String)
 
     public var description: String {
         switch self {
@@ -42,6 +44,7 @@ public enum StoreError: Error, Equatable, CustomStringConvertible {
         case .corrupt(let path, let reason): return "value file \(path) is corrupt: \(reason)"
         case .zlib(let op, let code): return "zlib \(op) failed with code \(code)"
         case .contention(let key): return "\(key) is being written by too many clients at once"
+        case .invalidFixtures(let why): return "fixtures: \(why)"
         }
     }
 

@@ -10,6 +10,8 @@ public struct ListedValue: Sendable {
     public let metadata: ValueMetadata
     /// Bytes of the gzip file on disk.
     public let storedSize: Int
+    /// The layer it comes from (fixtures are listed beside the store's keys).
+    public internal(set) var source: ValueSource = .store
 }
 
 /// A page of a listing: keys and common prefixes in byte order.

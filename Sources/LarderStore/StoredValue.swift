@@ -43,6 +43,8 @@ public final class StoredValue: @unchecked Sendable {
     public let gzipETag: String
     /// Size of the gzip file on disk.
     public let fileSize: Int
+    /// The layer this value came from; set by `LayeredStore`.
+    public internal(set) var source: ValueSource = .store
     let headerLength: Int
     let path: String
     let zlib: ZlibPool

@@ -45,6 +45,9 @@ struct ServeOptions: ParsableArguments {
     @Option(name: .customLong("data-dir"), help: "Data directory. [env: LARDER_DATA_DIR] (default: ./larder-data)")
     var dataDir: String?
 
+    @Option(help: "Directory of read-only fixtures: each file is the value of the key named by its path, shown when the store has none. [env: LARDER_FIXTURES]")
+    var fixtures: String?
+
     @Flag(name: .customLong("no-fsync"), help: "Skip fsync before acknowledging writes (fast, for tests). [env: LARDER_NO_FSYNC=1]")
     var noFsync = false
 
@@ -127,6 +130,7 @@ struct ServeOptions: ParsableArguments {
         let env = ProcessInfo.processInfo.environment
         var config = LarderConfiguration(dataDirectory: try value(dataDir, "LARDER_DATA_DIR", { $0 }) ?? "./larder-data")
         if let v = try value(host, "LARDER_HOST", { $0 }) { config.http.host = v }
+        config.fixturesDirectory = try value(fixtures, "LARDER_FIXTURES", { $0 })
         if let v = try value(port, "LARDER_PORT", { Int($0) }) { config.http.port = v }
         let envNoFsync = env["LARDER_NO_FSYNC"].map { ["1", "true", "yes"].contains($0.lowercased()) } ?? false
         config.store.fsync = !(noFsync || envNoFsync)

@@ -1,0 +1,135 @@
+import Foundation
+import LarderSupport
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The read-only fixtures under the store (`--fixtures DIR`): every file in
+/// `DIR` is the value of the key named by its relative path, its content
+/// type taken from its extension.
+///
+/// At start-up the files are compiled into a private `DiskStore` (gzip
+/// files, as the store keeps them) so that fixture values are served by the
+/// same code as stored ones: gzip negotiation, ranges, the cache. `DIR` is
+/// only ever read; the compiled copy is rebuilt on every start. Everything
+/// here is immutable after `init`, so any thread may read it.
+public final class FixtureLayer: Sendable {
+    /// The fixture directory, as given.
+    public let directory: String
+    let disk: DiskStore
+    /// Metadata of every fixture, by key.
+    private let index: [String: ValueMetadata]
+    /// Every fixture key in byte order.
+    let keys: [StoreKey]
+
+    /// Compiles `directory` into `cacheDirectory` (wiped first).
+    public init(directory: String, cacheDirectory: String, cacheBytes: Int, logger: Logger) throws {
+        self.directory = directory
+        guard let st = try POSIX.statIfExists(directory), POSIX.isDirectory(st) else {
+            throw StoreError.invalidFixtures("\(directory) is not a directory")
+        }
+        var options = DiskStoreOptions(dataDirectory: cacheDirectory, fsync: false)
+        options.cacheBytes = cacheBytes
+        // Fixture ETags carry the top bit: never equal to a store ETag.
+        options.versionTag = 1 << 63
+        let disk = try DiskStore(options: options, logger: logger)
+        self.disk = disk
+        do { _ = try disk.deletePrefix(.root) } catch { disk.close(); throw error }
+
+        let started = Clock.nowNanos()
+        var index: [String: ValueMetadata] = [:]
+        var keys: [StoreKey] = []
+        var skipped = 0
+        do {
+            try Self.walk(directory, relative: []) { path, relative in
+                let key: StoreKey
+                do {
+                    key = try StoreKey(bytes: relative)
+                } catch {
+                    skipped += 1
+                    logger.warning("fixtures: skipping \(path): its path is not a valid key (\(error))")
+                    return
+                }
+                index[key.string] = try Self.compile(path, as: key, into: disk).metadata
+                keys.append(key)
+            }
+        } catch {
+            disk.close()
+            throw error
+        }
+        self.index = index
+        self.keys = keys.sorted { $0.bytes.lexicographicallyPrecedes($1.bytes) }
+        let ms = Double(Clock.nowNanos() - started) / 1e6
+        logger.notice("fixtures: \(index.count) values from \(directory) in \(String(format: "%.0f", ms)) ms"
+                      + (skipped > 0 ? ", \(skipped) files skipped" : ""))
+    }
+
+    /// How many fixtures there are.
+    public var count: Int { index.count }
+
+    /// The fixture's metadata, or nil when `key` has none.
+    public func metadata(_ key: String) -> ValueMetadata? { index[key] }
+
+    /// Fixtures whose keys start with `prefix` (all for "").
+    public func count(under prefix: String) -> Int {
+        let p = Array(prefix.utf8)
+        if p.isEmpty { return keys.count }
+        // The first key not below `p`, then every key that starts with it.
+        var low = 0, high = keys.count
+        while low < high {
+            let mid = (low + high) / 2
+            if keys[mid].bytes.lexicographicallyPrecedes(p) { low = mid + 1 } else { high = mid }
+        }
+        var n = 0
+        while low + n < keys.count, keys[low + n].bytes.starts(with: p) { n += 1 }
+        return n
+    }
+
+    func open(_ key: StoreKey) throws -> StoredValue {
+        let value = try disk.open(key)
+        value.source = .fixture
+        return value
+    }
+
+    func close() { disk.close() }
+
+    /// Visits every regular file under `directory` (following symbolic
+    /// links) with its path relative to the top. Names starting with a dot
+    /// (`.gitkeep`, `.DS_Store`) are not fixtures.
+    private static func walk(_ directory: String, relative: [UInt8],
+                             _ visit: (_ path: String, _ relative: [UInt8]) throws -> Void) throws {
+        guard let entries = try POSIX.directoryEntries(directory) else { return }
+        for entry in entries.sorted(by: { $0.name.lexicographicallyPrecedes($1.name) }) where entry.name.first != 0x2E {
+            let path = directory + "/" + String(decoding: entry.name, as: UTF8.self)
+            let name = relative.isEmpty ? entry.name : relative + [0x2F] + entry.name
+            guard let st = try POSIX.statIfExists(path) else { continue }  // a dangling link
+            if POSIX.isDirectory(st) {
+                try walk(path, relative: name, visit)
+            } else if POSIX.isRegularFile(st) {
+                try visit(path, name)
+            }
+        }
+    }
+
+    /// Stores one fixture file in the compiled store, streaming it.
+    private static func compile(_ path: String, as key: StoreKey, into disk: DiskStore) throws -> PutOutcome {
+        let fd = try POSIX.open(path, O_RDONLY)
+        defer { Glibc.close(fd) }
+        let writer = try disk.beginUpload(key: key, contentType: MediaType.forFileName(path), encoding: .identity)
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 16, alignment: 16)
+        defer { buffer.deallocate() }
+        do {
+            var offset = 0
+            while true {
+                let n = try POSIX.pread(fd, buffer, at: offset, path: path)
+                if n == 0 { break }
+                try writer.write(UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
+                offset += n
+            }
+            return try writer.finish()
+        } catch {
+            writer.abort()
+            throw error
+        }
+    }
+}

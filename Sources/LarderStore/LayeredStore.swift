@@ -1,0 +1,134 @@
+import LarderSupport
+
+/// The store over its fixtures (`--fixtures DIR`): reads fall back to the
+/// fixture when the store has no value, writes go to the store only,
+/// deleting a key that has a fixture reverts it to the fixture, and a reset
+/// (`deletePrefix(.root)`) leaves exactly the fixtures, in the time the
+/// store's own O(1) reset takes.
+///
+/// To a client a key with a fixture always exists: preconditions see the
+/// fixture's metadata when the store has none, a PUT over it answers 204,
+/// and an append or merge patch starts from the fixture's value. Both layers
+/// are thread-safe and the fixtures never change, so this type holds no
+/// state of its own beyond them.
+public final class LayeredStore: ValueStore, Sendable {
+    /// The writable layer.
+    public let store: DiskStore
+    /// The read-only layer under it.
+    public let fixtures: FixtureLayer
+
+    /// Opens the store in `options.dataDirectory` (taking its lock), then
+    /// compiles `fixturesDirectory` into `<data>/fixture-cache`.
+    public init(options: DiskStoreOptions, fixturesDirectory: String, logger: Logger = .silent(),
+                changes: StoreChangeObserver? = nil) throws {
+        let filter = FixtureChangeFilter(downstream: changes)
+        store = try DiskStore(options: options, logger: logger, changes: filter)
+        do {
+            fixtures = try FixtureLayer(directory: fixturesDirectory, cacheDirectory: store.dataDirectory + "/fixture-cache",
+                                        cacheBytes: options.cacheBytes / 4, logger: logger)
+        } catch {
+            store.close()
+            throw error
+        }
+        filter.attach(fixtures)
+    }
+
+    public func open(_ key: StoreKey) throws -> StoredValue {
+        do {
+            return try store.open(key)
+        } catch StoreError.notFound {
+            guard fixtures.metadata(key.string) != nil else { throw StoreError.notFound }
+            return try fixtures.open(key)
+        }
+    }
+
+    public func beginUpload(key: StoreKey, contentType: String, encoding: ValueUpload.Encoding,
+                            expiresNanos: Int64?, condition: WriteCondition?) throws -> ValueWriter {
+        let fixture = fixtures.metadata(key.string)
+        let writer = try store.beginUpload(key: key, contentType: contentType, encoding: encoding, expiresNanos: expiresNanos,
+                                           condition: Self.seeing(fixture, condition))
+        return fixture == nil ? writer : OverFixtureWriter(writer)
+    }
+
+    public func update(_ key: StoreKey, condition: WriteCondition?, maxValueBytes: Int,
+                       _ transform: (ValueMetadata?, [UInt8]?) throws -> UpdatedValue) throws -> PutOutcome {
+        guard let fixture = fixtures.metadata(key.string) else {
+            return try store.update(key, condition: condition, maxValueBytes: maxValueBytes, transform)
+        }
+        // With no store value the update starts from the fixture's. The
+        // fixture never changes, so reading it once is enough however often
+        // the store retries.
+        var fixtureBytes: [UInt8]?
+        let outcome = try store.update(key, condition: Self.seeing(fixture, condition), maxValueBytes: maxValueBytes) { meta, value in
+            if meta != nil { return try transform(meta, value) }
+            if fixtureBytes == nil {
+                let opened = try fixtures.open(key)
+                defer { opened.close() }
+                guard opened.metadata.size <= UInt64(maxValueBytes) else { throw StoreError.tooLarge(limit: Int64(maxValueBytes)) }
+                fixtureBytes = try opened.readAll()
+            }
+            return try transform(fixture, fixtureBytes)
+        }
+        return PutOutcome(created: false, metadata: outcome.metadata)
+    }
+
+    /// True when the key existed to the client: a store value was removed,
+    /// or the key reads as its fixture (which a delete cannot remove).
+    public func delete(_ key: StoreKey, condition: WriteCondition?) throws -> Bool {
+        let fixture = fixtures.metadata(key.string)
+        let removed = try store.delete(key, condition: Self.seeing(fixture, condition))
+        return removed || fixture != nil
+    }
+
+    /// Resets the store's keys under `prefix`; its fixtures show again.
+    /// Counts the store values removed.
+    public func deletePrefix(_ prefix: StorePrefix) throws -> Int {
+        try store.deletePrefix(prefix)
+    }
+
+    public func list(prefix: StorePrefix, after: String?, limit: Int, groupByDirectory: Bool) throws -> StoreListing {
+        let upper = try store.list(prefix: prefix, after: after, limit: limit, groupByDirectory: groupByDirectory)
+        guard fixtures.count(under: prefix.string) > 0 else { return upper }
+        var lower = try fixtures.disk.list(prefix: prefix, after: after, limit: limit, groupByDirectory: groupByDirectory)
+        for i in lower.values.indices { lower.values[i].source = .fixture }
+        return StoreListing.merging(upper, over: lower, limit: limit)
+    }
+
+    public func makeUniqueID() throws -> String { try store.makeUniqueID() }
+
+    public func checkHealth() throws {
+        try store.checkHealth()
+    }
+
+    /// Keys a client sees: the store's, and the fixtures the store does not shadow.
+    public var count: Int {
+        store.count + fixtures.keys.reduce(0) { n, key in
+            guard let value = try? store.open(key) else { return n + 1 }
+            value.close()
+            return n
+        }
+    }
+
+    public func close() {
+        store.close()
+        fixtures.close()
+    }
+
+    /// `condition` as a client sees it: a key with no store value but a
+    /// fixture is the fixture.
+    private static func seeing(_ fixture: ValueMetadata?, _ condition: WriteCondition?) -> WriteCondition? {
+        guard let fixture, let condition else { return condition }
+        return { current in try condition(current ?? fixture) }
+    }
+}
+
+/// A write over a fixture replaces a value the client could read: it
+/// answers as a replacement (204), never as a new key (201).
+private final class OverFixtureWriter: ValueWriter {
+    private let inner: ValueWriter
+    init(_ inner: ValueWriter) { self.inner = inner }
+    var key: StoreKey { inner.key }
+    func write(_ chunk: UnsafeRawBufferPointer) throws { try inner.write(chunk) }
+    func finish() throws -> PutOutcome { PutOutcome(created: false, metadata: try inner.finish().metadata) }
+    func abort() { inner.abort() }
+}

@@ -155,6 +155,27 @@ private typealias S = StoreTestSupport
         #expect(FileManager.default.contents(atPath: fixtures + "/users/1.json") == Data("{\"name\":\"ada\"}".utf8))
     }
 
+    @Test func anExpiredValueRevealsTheFixtureAgain() throws {
+        let fixtures = try Self.makeFixtures()
+        defer { try? FileManager.default.removeItem(atPath: fixtures) }
+        let server = try Self.server(fixtures: fixtures)
+        defer { server.stop() }
+        let client = server.client()
+        let events = try SSEClient(port: server.port, target: "/events?prefix=list.json")
+        defer { events.close() }
+        #expect(try events.readHead() == 200)
+        #expect(try client.send("PUT", "/store/list.json?ttl=1", body: Array("[0]".utf8)).status == 204)
+        #expect(try client.get("list.json").text == "[0]")
+        #expect(try events.nextEvent()?.event == "put")
+        // Reads see the fixture as soon as the value expires; the sweep's
+        // removal reaches the feed as the fixture coming back.
+        let swept = try #require(try events.nextEvent(timeout: 10))
+        #expect(swept.event == "put")
+        #expect(swept.json?["source"] as? String == "fixture")
+        #expect(try client.get("list.json").text == "[1,2]")
+        #expect(try client.get("list.json").header("Larder-Source") == "fixture")
+    }
+
     @Test func resetReturnsToExactlyTheFixtures() throws {
         let fixtures = try Self.makeFixtures()
         defer { try? FileManager.default.removeItem(atPath: fixtures) }

@@ -26,6 +26,7 @@ public final class LarderServer: Sendable {
             (.exact("/store"), StoreRoutes(store: store, hub: hub, logger: logger)),
             (.exact("/events"), EventsRoute(hub: hub, maxBuffered: configuration.eventBufferBytes)),
             (.exact("/healthz"), HealthRoute(store: store, logger: logger)),
+            (.exact("/snapshot"), SnapshotRoute(store: store, maxValueBytes: configuration.http.maxBodyBytes, logger: logger)),
         ]
         if let directory = configuration.publicDirectory {
             let files = StaticFiles(directory: directory)

@@ -133,7 +133,11 @@ enum SnapshotLine {
                     value = (kind, member.value, parsed)
                 }
             }
-            guard let key else { throw SnapshotLineError("the line has no \"key\"") }
+            guard let key else {
+                throw SnapshotLineError(valueFollows
+                    ? "the line has no \"key\" before its value; in a line over \(SnapshotRestore.maxBufferedLine) bytes the value member must come last"
+                    : "the line has no \"key\"")
+            }
             if valueFollows, let value {
                 throw SnapshotLineError("the line has both \"\(value.member.rawValue)\" and a value member at its end; one value member is allowed")
             }

@@ -9,12 +9,13 @@ import Glibc
 /// The body of `POST /snapshot`: restores each `SnapshotLine` as it
 /// arrives, then answers `{"restored": N, "skipped": M}`.
 ///
-/// A line of up to `maxBufferedLine` bytes is held whole and read with the
-/// strict JSON parser, members in any order. A longer line must end with
-/// its value as a `text` or `base64` member: once the buffer passes the
-/// limit, the members before the value are read, the store write begins,
-/// and the value is decoded into it piece by piece — a 1 GiB value restores
-/// in the memory of a few socket reads.
+/// A line is held whole and read with the strict JSON parser, members in
+/// any order, up to `maxBufferedLine` bytes. A line whose value member comes
+/// last (as `GET /snapshot` writes them) is streamed once `streamAfter`
+/// bytes of it are buffered: the members before the value are read, the
+/// store write begins, and the value is decoded into it piece by piece — a
+/// 1 GiB value restores in the memory of a few socket reads. A line longer
+/// than `maxBufferedLine` must be of that kind.
 ///
 /// Invariants:
 /// - every value is one store write, published only when its line is
@@ -29,6 +30,7 @@ import Glibc
 /// Used by one thread at a time (the connection's queue).
 final class SnapshotRestore: HTTPRequestBodySink {
     static let maxBufferedLine = 4 << 20
+    static let streamAfter = 1 << 20
 
     private let store: any ValueStore
     private let prefix: StorePrefix
@@ -42,6 +44,8 @@ final class SnapshotRestore: HTTPRequestBodySink {
     private var line: [UInt8] = []
     /// 1-based number of the line being read.
     private var lineNumber = 1
+    /// The buffered line was looked at for streaming (at `streamAfter`).
+    private var lineChecked = false
     private var restored = 0
     private var skipped = 0
 
@@ -129,10 +133,16 @@ final class SnapshotRestore: HTTPRequestBodySink {
                 try restoreBuffered()
                 line.removeAll(keepingCapacity: line.capacity <= 64 * 1024)
                 lineNumber += 1
+                lineChecked = false
             } else {
                 line.append(contentsOf: rest)
                 offset = chunk.count
-                if line.count > Self.maxBufferedLine { try beginStreamed() }
+                if line.count > Self.maxBufferedLine {
+                    _ = try beginStreamed(required: true)
+                } else if line.count > Self.streamAfter && !lineChecked {
+                    lineChecked = true
+                    _ = try beginStreamed(required: false)
+                }
             }
         }
     }
@@ -195,28 +205,47 @@ final class SnapshotRestore: HTTPRequestBodySink {
         }
     }
 
-    /// The buffered part of a long line holds everything up to the start of
-    /// its value (the members before are small): read them, start the write,
-    /// and decode the rest of the line into it from here on.
-    private func beginStreamed() throws {
-        try line.withUnsafeBytes { (bytes) throws in
-            guard case .partial(let members, let open?) = try scan(bytes),
-                  let member = SnapshotLine.ValueMember(rawValue: open.name), member != .json,
-                  bytes[open.valueStart] == UInt8(ascii: "\"") else {
+    /// When the buffered part of a long line holds everything up to the
+    /// start of its value as a `text` or `base64` string (the members before
+    /// are small): reads them, starts the write, decodes the rest of the
+    /// line into it from here on, and returns true. Otherwise the line stays
+    /// buffered (false), unless streaming is `required` (the line is over
+    /// `maxBufferedLine`): then why it cannot be is thrown.
+    private func beginStreamed(required: Bool) throws -> Bool {
+        let streaming = try line.withUnsafeBytes { (bytes) throws -> Bool in
+            let found: (members: [JSONObjectScanner.Member], member: SnapshotLine.ValueMember, valueStart: Int)?
+            if case .partial(let members, let open?) = try scan(bytes),
+               let member = SnapshotLine.ValueMember(rawValue: open.name), member != .json,
+               bytes[open.valueStart] == UInt8(ascii: "\"") {
+                found = (members, member, open.valueStart)
+            } else {
+                found = nil
+            }
+            guard let found else {
+                guard required else { return false }
                 throw SnapshotLineError("the line is longer than \(Self.maxBufferedLine) bytes; such a line must end with its value as a \"text\" or \"base64\" string")
             }
-            let header = try SnapshotLine.Header(members, in: bytes, prefix: prefix, valueFollows: true)
+            let header: SnapshotLine.Header
+            do {
+                header = try SnapshotLine.Header(found.members, in: bytes, prefix: prefix, valueFollows: true)
+            } catch {
+                // Perhaps a member after the value (`key` last): fine while the line may still be buffered.
+                guard required else { return false }
+                throw error
+            }
             let writer = isExpired(header) ? nil : try beginUpload(header)
             if writer == nil { try clearIfPending() }
-            streamed = StreamedLine(decoder: SnapshotValueDecoder(member, maxBytes: maxValueBytes), writer: writer)
+            streamed = StreamedLine(decoder: SnapshotValueDecoder(found.member, maxBytes: maxValueBytes), writer: writer)
             // No line feed in the buffer (else it would have been a whole
             // line), so this cannot end the line.
-            var offset = open.valueStart + 1
+            var offset = found.valueStart + 1
             while offset < bytes.count {
                 offset += try feedStreamed(UnsafeRawBufferPointer(rebasing: bytes[offset...]))
             }
+            return true
         }
-        line = []
+        if streaming { line = [] }
+        return streaming
     }
 
     /// Feeds the rest of a long line; returns how many bytes it took (up to
@@ -236,7 +265,7 @@ final class SnapshotRestore: HTTPRequestBodySink {
                     s.phase = .afterObject
                     return i + 1
                 default:
-                    throw SnapshotLineError("the value member of a long line must be its last member")
+                    throw SnapshotLineError("in a line over \(Self.maxBufferedLine) bytes the value member must come last")
                 }
             }
             return input.count
@@ -259,6 +288,7 @@ final class SnapshotRestore: HTTPRequestBodySink {
     private func finishStreamed() throws {
         let s = streamed!
         streamed = nil
+        lineChecked = false
         if let writer = s.writer {
             _ = try writer.finish()
             restored += 1

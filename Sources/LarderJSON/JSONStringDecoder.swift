@@ -45,8 +45,11 @@ public struct JSONStringDecoder {
         var i = 0
         let count = input.count
         defer { consumed += i }
+        guard count > 0 else { return 0 }
+        // Through a pointer: buffer subscripts are calls in debug builds.
+        let p = input.baseAddress!.assumingMemoryBound(to: UInt8.self)
         while i < count {
-            let byte = input[i]
+            let byte = p[i]
             switch state {
             case .ended:
                 return i
@@ -54,12 +57,12 @@ public struct JSONStringDecoder {
                 // The common case, in bulk: a run of printable ASCII.
                 var run = i
                 while run < count {
-                    let b = input[run]
+                    let b = p[run]
                     if b < 0x20 || b >= 0x80 || b == 0x22 || b == 0x5C { break }
                     run += 1
                 }
                 if run > i {
-                    output.append(contentsOf: UnsafeRawBufferPointer(rebasing: input[i..<run]))
+                    output.append(contentsOf: UnsafeBufferPointer(start: p + i, count: run - i))
                     i = run
                     continue
                 }

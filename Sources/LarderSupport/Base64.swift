@@ -17,30 +17,33 @@ public enum Base64 {
     /// Appends the encoding of `input`. Pieces of a longer value must be
     /// multiples of 3 bytes (all but the last): only the end is padded.
     public static func encode(_ input: UnsafeRawBufferPointer, into output: inout [UInt8]) {
-        let whole = input.count / 3 * 3
-        let start = output.count
-        output.append(contentsOf: repeatElement(UInt8(ascii: "="), count: encodedCount(input.count)))
-        output.withUnsafeMutableBufferPointer { out in
+        let count = encodedCount(input.count)
+        guard count > 0 else { return }
+        // Written through pointers: per-element Array calls cost ~100x more
+        // in debug builds, where the tests run.
+        output += [UInt8](unsafeUninitializedCapacity: count) { out, initialized in
             alphabet.withUnsafeBufferPointer { a in
-                var o = start
-                var i = 0
-                while i < whole {
-                    let v = UInt32(input[i]) << 16 | UInt32(input[i + 1]) << 8 | UInt32(input[i + 2])
-                    out[o] = a[Int(v >> 18)]
-                    out[o + 1] = a[Int(v >> 12 & 0x3F)]
-                    out[o + 2] = a[Int(v >> 6 & 0x3F)]
-                    out[o + 3] = a[Int(v & 0x3F)]
-                    o += 4
-                    i += 3
+                let o = out.baseAddress!
+                let i = input.baseAddress!.assumingMemoryBound(to: UInt8.self)
+                let whole = input.count / 3
+                for g in 0..<whole {
+                    let v = UInt32(i[3 * g]) << 16 | UInt32(i[3 * g + 1]) << 8 | UInt32(i[3 * g + 2])
+                    o[4 * g] = a[Int(v >> 18)]
+                    o[4 * g + 1] = a[Int(v >> 12 & 0x3F)]
+                    o[4 * g + 2] = a[Int(v >> 6 & 0x3F)]
+                    o[4 * g + 3] = a[Int(v & 0x3F)]
                 }
-                let rest = input.count - whole
+                let rest = input.count - 3 * whole
                 if rest > 0 {
-                    let v = UInt32(input[i]) << 16 | (rest == 2 ? UInt32(input[i + 1]) << 8 : 0)
-                    out[o] = a[Int(v >> 18)]
-                    out[o + 1] = a[Int(v >> 12 & 0x3F)]
-                    if rest == 2 { out[o + 2] = a[Int(v >> 6 & 0x3F)] }
+                    let v = UInt32(i[3 * whole]) << 16 | (rest == 2 ? UInt32(i[3 * whole + 1]) << 8 : 0)
+                    let at = 4 * whole
+                    o[at] = a[Int(v >> 18)]
+                    o[at + 1] = a[Int(v >> 12 & 0x3F)]
+                    o[at + 2] = rest == 2 ? a[Int(v >> 6 & 0x3F)] : UInt8(ascii: "=")
+                    o[at + 3] = UInt8(ascii: "=")
                 }
             }
+            initialized = count
         }
     }
 
@@ -71,34 +74,55 @@ public enum Base64 {
 
         /// Decodes a piece, appending the bytes to `output`.
         public mutating func decode(_ input: UnsafeRawBufferPointer, into output: inout [UInt8]) throws(DecodingError) {
-            let table = Base64.values
-            for c in input {
-                defer { read += 1 }
-                if padding > 0 {
-                    // Only the rest of the padding may follow a '='.
-                    guard c == UInt8(ascii: "="), filled < 4 else { throw fail("data after the padding") }
-                    padding += 1
-                    filled += 1
-                    continue
-                }
-                let v = table[Int(c)]
-                if v == 0xFF {
-                    guard c == UInt8(ascii: "=") else { throw fail("'\(Character(Unicode.Scalar(c)))' is not a base64 character") }
-                    guard filled >= 2 else { throw fail("padding too early") }
-                    padding = 1
-                    filled += 1
-                    continue
-                }
-                quad = quad << 6 | UInt32(v)
-                filled += 1
-                if filled == 4 {
-                    output.append(UInt8(quad >> 16))
-                    output.append(UInt8(quad >> 8 & 0xFF))
-                    output.append(UInt8(quad & 0xFF))
-                    quad = 0
-                    filled = 0
+            guard input.count > 0 else { return }
+            var failure: DecodingError?
+            // Whole groups go straight into the output through pointers (see `encode`).
+            let capacity = (filled + input.count) / 4 * 3
+            var state = (quad: quad, filled: filled, padding: padding, read: read)
+            output += [UInt8](unsafeUninitializedCapacity: capacity) { out, initialized in
+                Base64.values.withUnsafeBufferPointer { table in
+                    var o = 0
+                    let bytes = input.baseAddress!.assumingMemoryBound(to: UInt8.self)
+                    for k in 0..<input.count {
+                        let c = bytes[k]
+                        defer { state.read += 1 }
+                        if state.padding > 0 {
+                            // Only the rest of the padding may follow a '='.
+                            guard c == UInt8(ascii: "="), state.filled < 4 else {
+                                failure = DecodingError(description: "invalid base64 at character \(state.read): data after the padding", offset: state.read)
+                                break
+                            }
+                            state.padding += 1
+                            state.filled += 1
+                            continue
+                        }
+                        let v = table[Int(c)]
+                        if v == 0xFF {
+                            guard c == UInt8(ascii: "="), state.filled >= 2 else {
+                                let why = c == UInt8(ascii: "=") ? "padding too early" : "'\(Character(Unicode.Scalar(c)))' is not a base64 character"
+                                failure = DecodingError(description: "invalid base64 at character \(state.read): \(why)", offset: state.read)
+                                break
+                            }
+                            state.padding = 1
+                            state.filled += 1
+                            continue
+                        }
+                        state.quad = state.quad << 6 | UInt32(v)
+                        state.filled += 1
+                        if state.filled == 4 {
+                            out[o] = UInt8(state.quad >> 16)
+                            out[o + 1] = UInt8(state.quad >> 8 & 0xFF)
+                            out[o + 2] = UInt8(state.quad & 0xFF)
+                            o += 3
+                            state.quad = 0
+                            state.filled = 0
+                        }
+                    }
+                    initialized = o
                 }
             }
+            (quad, filled, padding, read) = state
+            if let failure { throw failure }
         }
 
         /// The text is complete: it must end on a whole group.

@@ -7,6 +7,7 @@ public enum ErrorCode: String, Sendable {
     case invalidGzip = "invalid_gzip"
     case invalidContentType = "invalid_content_type"
     case invalidJSON = "invalid_json"
+    case invalidSnapshot = "invalid_snapshot"
     case notJSON = "not_json"
     case notFound = "not_found"
     case methodNotAllowed = "method_not_allowed"

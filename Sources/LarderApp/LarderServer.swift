@@ -36,6 +36,7 @@ public final class LarderServer: Sendable {
             (.exact("/store"), storeRoutes),
             (.exact("/events"), EventsRoute(hub: hub, maxBuffered: configuration.eventBufferBytes)),
             (.exact("/healthz"), HealthRoute(store: values, logger: logger)),
+            (.exact("/snapshot"), SnapshotRoute(store: values, maxValueBytes: configuration.http.maxBodyBytes, logger: logger)),
         ]
         if let directory = configuration.publicDirectory {
             let files = StaticFiles(directory: directory)

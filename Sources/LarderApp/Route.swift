@@ -25,4 +25,11 @@ public enum RouteAnswer {
 /// `HTTPError` for any answer that is an error.
 public protocol Route: Sendable {
     func handle(_ request: RouteRequest) throws(HTTPError) -> RouteAnswer
+    /// The largest request body this route takes, when it is not the
+    /// server's (`--max-value-size`); nil for that one.
+    var maxBodyBytes: Int64? { get }
+}
+
+extension Route {
+    public var maxBodyBytes: Int64? { nil }
 }

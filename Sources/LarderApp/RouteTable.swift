@@ -54,6 +54,10 @@ struct RouteTable: HTTPRequestHandler {
         }
     }
 
+    func maxBodyBytes(for head: HTTPRequestHead) -> Int64? {
+        route(for: head.path)?.0.maxBodyBytes
+    }
+
     private func route(for path: Substring) -> (any Route, Substring)? {
         for entry in entries {
             switch entry.match {

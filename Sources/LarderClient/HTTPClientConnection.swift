@@ -188,12 +188,17 @@ public final class HTTPClientConnection {
         }
     }
 
-    /// Reads a response whose body (Content-Length framed) is handed to
-    /// `body` in pieces instead of being kept, for values too large to hold.
+    /// Reads a response whose body (Content-Length framed or chunked) is
+    /// handed to `body` in pieces instead of being kept, for bodies too large
+    /// to hold. A slow `body` makes a slow reader.
     public func readStreamingResponse(body: (UnsafeRawBufferPointer) throws -> Void) throws -> ClientResponse {
         let head = try readResponse(bodyExpected: false)
+        if head.header("Transfer-Encoding")?.lowercased() == "chunked" {
+            try readChunks(body)
+            return head
+        }
         guard var remaining = head.header("Content-Length").flatMap({ Int($0) }) else {
-            throw ClientError("streaming needs a Content-Length response")
+            throw ClientError("streaming needs a Content-Length or chunked response")
         }
         if !buffer.isEmpty {
             let n = min(remaining, buffer.count)
@@ -215,6 +220,32 @@ public final class HTTPClientConnection {
             }
         }
         return head
+    }
+
+    /// A chunked body, each piece handed over as it arrives (at most one
+    /// receive's worth is held).
+    private func readChunks(_ body: (UnsafeRawBufferPointer) throws -> Void) throws {
+        while true {
+            let sizeLine = try readLine()
+            guard let size = Int(sizeLine.split(separator: ";", omittingEmptySubsequences: false)[0], radix: 16) else {
+                throw ClientError("bad chunk size line: \(sizeLine)")
+            }
+            if size == 0 {
+                while try !readLine().isEmpty {}
+                return
+            }
+            var remaining = size
+            while remaining > 0 {
+                if buffer.isEmpty, try !fill() {
+                    throw ClientError("connection closed \(remaining) bytes before the chunk ended")
+                }
+                let n = min(remaining, buffer.count)
+                try buffer.withUnsafeBytes { try body(UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
+                buffer.removeFirst(n)
+                remaining -= n
+            }
+            guard try readLine().isEmpty else { throw ClientError("a chunk does not end with CRLF") }
+        }
     }
 
     /// Sends one request and reads its response.

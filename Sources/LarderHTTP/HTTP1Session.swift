@@ -49,6 +49,8 @@ final class HTTP1Session: SocketChannelDelegate, HTTPResponderOwner, @unchecked 
 
     private enum Outgoing {
         case pull(HTTPBodyStream, remaining: Int64)
+        /// Pulled until `read` returns 0: chunked, or ended by closing.
+        case pullUnsized(HTTPBodyStream, chunked: Bool)
         case push(HTTPPushStream, chunked: Bool)
     }
     /// A response body still being sent; nothing else is answered meanwhile.
@@ -87,7 +89,7 @@ final class HTTP1Session: SocketChannelDelegate, HTTPResponderOwner, @unchecked 
         if case .body(_, let sink) = phase { sink?.abort() }
         phase = .closing
         switch outgoing {
-        case .pull(let s, _): s.close()
+        case .pull(let s, _), .pullUnsized(let s, _): s.close()
         case .push(let p, _): p.connectionClosed()
         case nil: break
         }
@@ -252,9 +254,13 @@ final class HTTP1Session: SocketChannelDelegate, HTTPResponderOwner, @unchecked 
                                keepAlive: head.keepAlive && !shuttingDown, http11: head.version == .http11)
         let responder = HTTPResponder(owner: self, queue: channel.queue)
         current = (info, responder, false)
-        if let length = head.contentLength, length > configuration.maxBodyBytes {
+        var bodyLimit = configuration.maxBodyBytes
+        if head.isChunked || (head.contentLength ?? 0) > bodyLimit, let own = context.handler.maxBodyBytes(for: head) {
+            bodyLimit = own
+        }
+        if let length = head.contentLength, length > bodyLimit {
             respondWithError(HTTPError(.payloadTooLarge, "payload_too_large",
-                                       "the body is \(length) bytes; at most \(configuration.maxBodyBytes) are accepted",
+                                       "the body is \(length) bytes; at most \(bodyLimit) are accepted",
                                        closeConnection: true))
             return
         }
@@ -268,8 +274,8 @@ final class HTTP1Session: SocketChannelDelegate, HTTPResponderOwner, @unchecked 
             }
             if head.expectsContinue { channel.output.append("HTTP/1.1 100 Continue\r\n\r\n") }
             phase = .body(head.isChunked
-                          ? BodyDecoder(chunkedWithMaxBytes: configuration.maxBodyBytes, maxTrailerBytes: configuration.maxHeaderBytes)
-                          : BodyDecoder(contentLength: head.contentLength ?? 0, maxBytes: configuration.maxBodyBytes),
+                          ? BodyDecoder(chunkedWithMaxBytes: bodyLimit, maxTrailerBytes: configuration.maxHeaderBytes)
+                          : BodyDecoder(contentLength: head.contentLength ?? 0, maxBytes: bodyLimit),
                           sink)
         case .receive(let sink):
             // Answered and asked for the body: the answer wins.
@@ -371,6 +377,9 @@ final class HTTP1Session: SocketChannelDelegate, HTTPResponderOwner, @unchecked 
         case (.length(let n), .stream(let s, _)) where n > 0:
             outgoing = .pull(s, remaining: n)
             sentBytes = n
+            streaming = true
+        case (.chunked, .unsizedStream(let s)), (.untilClose, .unsizedStream(let s)):
+            if case .chunked = framing { outgoing = .pullUnsized(s, chunked: true) } else { outgoing = .pullUnsized(s, chunked: false) }
             streaming = true
         case (.chunked, .push(let p)), (.untilClose, .push(let p)):
             let chunked: Bool
@@ -477,9 +486,43 @@ final class HTTP1Session: SocketChannelDelegate, HTTPResponderOwner, @unchecked 
                     outgoing = .pull(s, remaining: remaining)
                 }
             }
+            if case .pullUnsized(let s, let chunked) = outgoing, !pullUnsized(s, chunked: chunked) { return false }
             guard channel.flush() else { return false }
-            guard case .pull = outgoing else { return true }
+            switch outgoing {
+            case .pull, .pullUnsized: continue
+            default: return true
+            }
         }
+    }
+
+    /// Refills the output from a body of unknown length, up to `streamAhead`;
+    /// at its end, the last chunk (or a close, for HTTP/1.0). False when the
+    /// stream failed and the connection was cut.
+    private func pullUnsized(_ s: HTTPBodyStream, chunked: Bool) -> Bool {
+        var ended = false
+        do {
+            while channel.output.count < Self.streamAhead {
+                let n = chunked ? try channel.output.fillChunk(max: 64 * 1024) { try s.read(into: $0) }
+                                : try channel.output.fill(max: 64 * 1024) { try s.read(into: $0) }
+                if n == 0 { ended = true; break }
+                pendingLog?.bytes += Int64(n)
+            }
+        } catch {
+            // Headers are out already: cutting the connection (no last chunk)
+            // is how the client learns the body is incomplete.
+            context.logger.error("response body of \(pendingLog?.info?.target ?? "?") failed: \(error)")
+            s.close()
+            outgoing = nil
+            channel.close()
+            return false
+        }
+        guard ended else { return true }
+        s.close()
+        outgoing = nil
+        if chunked { channel.output.append(ResponseEncoder.lastChunk) } else { closeAfterOutput = true }
+        if let log = pendingLog { logRequest(log.info, status: log.status, bytes: log.bytes) }
+        pendingLog = nil
+        return true
     }
 
     // MARK: - Closing

@@ -26,4 +26,13 @@ public protocol HTTPRequestBodySink: AnyObject {
 /// disk I/O is fine, waiting on other requests is not (answer later instead).
 public protocol HTTPRequestHandler: Sendable {
     func handle(_ request: HTTPRequestHead, _ responder: HTTPResponder) -> HTTPBodyAction
+    /// The largest body this request may have when it is not the server's
+    /// `maxBodyBytes` (nil: that limit). Asked before `handle`, and only for
+    /// a chunked body or a `Content-Length` over the server's limit, so
+    /// ordinary requests never pay for it.
+    func maxBodyBytes(for request: HTTPRequestHead) -> Int64?
+}
+
+extension HTTPRequestHandler {
+    public func maxBodyBytes(for request: HTTPRequestHead) -> Int64? { nil }
 }

@@ -10,6 +10,11 @@ public enum HTTPResponseBody {
     case bytes([UInt8])
     /// Sent in pieces as the socket drains; exactly `length` bytes.
     case stream(HTTPBodyStream, length: Int64)
+    /// Pulled like `.stream` as the socket drains, when the length is not
+    /// known before the end (a snapshot): sent with chunked coding (to an
+    /// HTTP/1.0 client, until the connection closes). `read` returning 0
+    /// ends it.
+    case unsizedStream(HTTPBodyStream)
     /// Written by the application whenever it has something (an event
     /// stream): sent with chunked coding, open until the stream finishes.
     case push(HTTPPushStream)
@@ -54,7 +59,7 @@ public struct HTTPResponse: @unchecked Sendable {
     /// Releases what the body holds (an open file) when the response is dropped unsent.
     public func discardBody() {
         switch body {
-        case .stream(let s, _): s.close()
+        case .stream(let s, _), .unsizedStream(let s): s.close()
         case .push(let p): p.connectionClosed()
         case .empty, .bytes: break
         }

@@ -76,4 +76,27 @@ struct OutputBuffer {
         end += n
         return n
     }
+
+    /// Like `fill`, framed as one chunk of chunked coding (`<hex>\r\n`,
+    /// the bytes, `\r\n`); nothing at all when `fill` wrote nothing, since an
+    /// empty chunk would end the body.
+    mutating func fillChunk(max: Int, _ fill: (UnsafeMutableRawBufferPointer) throws -> Int) rethrows -> Int {
+        // Room for the longest size line; the data is read after it and
+        // moved back to meet the actual (possibly shorter) one.
+        let sizeRoom = String(max, radix: 16).utf8.count + 2
+        reserve(sizeRoom + max + 2)
+        let dataStart = end + sizeRoom
+        let n = try fill(UnsafeMutableRawBufferPointer(rebasing: storage[dataStart..<(dataStart + max)]))
+        guard n > 0 else { return 0 }
+        let sizeLine = Array((String(n, radix: 16) + "\r\n").utf8)
+        let base = storage.baseAddress!
+        // Overlapping move: copyMemory has memmove semantics.
+        (base + end + sizeLine.count).copyMemory(from: base + dataStart, byteCount: n)
+        sizeLine.withUnsafeBytes { (base + end).copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+        end += sizeLine.count + n
+        storage[end] = 0x0D
+        storage[end + 1] = 0x0A
+        end += 2
+        return n
+    }
 }

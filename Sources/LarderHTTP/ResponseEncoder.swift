@@ -9,7 +9,8 @@ enum ResponseEncoder {
         case length(Int64)
         /// Chunked coding, ended by `lastChunk`.
         case chunked
-        /// The body ends when the connection closes (HTTP/1.0 clients of a push body).
+        /// The body ends when the connection closes (HTTP/1.0 clients of a
+        /// push body or an unsized stream).
         case untilClose
     }
 
@@ -40,7 +41,7 @@ enum ResponseEncoder {
         case .empty: framing = .length(0)
         case .bytes(let b): framing = .length(Int64(b.count))
         case .stream(_, let length): framing = .length(length)
-        case .push: framing = chunkedAllowed ? .chunked : .untilClose
+        case .push, .unsizedStream: framing = chunkedAllowed ? .chunked : .untilClose
         }
         if bodyless { framing = .none }
         switch framing {

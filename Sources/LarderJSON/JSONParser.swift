@@ -342,22 +342,7 @@ struct JSONParser {
     }
 
     private mutating func appendUTF8(_ scalar: UInt32) {
-        switch scalar {
-        case ..<0x80:
-            scratch.append(UInt8(scalar))
-        case ..<0x800:
-            scratch.append(UInt8(0xC0 | scalar >> 6))
-            scratch.append(UInt8(0x80 | scalar & 0x3F))
-        case ..<0x10000:
-            scratch.append(UInt8(0xE0 | scalar >> 12))
-            scratch.append(UInt8(0x80 | scalar >> 6 & 0x3F))
-            scratch.append(UInt8(0x80 | scalar & 0x3F))
-        default:
-            scratch.append(UInt8(0xF0 | scalar >> 18))
-            scratch.append(UInt8(0x80 | scalar >> 12 & 0x3F))
-            scratch.append(UInt8(0x80 | scalar >> 6 & 0x3F))
-            scratch.append(UInt8(0x80 | scalar & 0x3F))
-        }
+        JSONStringDecoder.appendUTF8(scalar, to: &scratch)
     }
 
     /// Validates one multi-byte UTF-8 scalar at `pos` and steps over it. Follows

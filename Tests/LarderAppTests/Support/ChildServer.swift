@@ -78,9 +78,14 @@ final class ChildServer {
     func kill(_ signal: Int32) { Glibc.kill(process.processIdentifier, signal) }
 
     /// Peak resident memory so far, in KiB (VmHWM).
-    func peakRSSKiB() -> Int? {
+    func peakRSSKiB() -> Int? { statusKiB("VmHWM:") }
+
+    /// Resident memory now, in KiB (VmRSS).
+    func rssKiB() -> Int? { statusKiB("VmRSS:") }
+
+    private func statusKiB(_ field: String) -> Int? {
         guard let status = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8) else { return nil }
-        for line in status.split(separator: "\n") where line.hasPrefix("VmHWM:") {
+        for line in status.split(separator: "\n") where line.hasPrefix(field) {
             return Int(line.split(separator: " ", omittingEmptySubsequences: true)[1])
         }
         return nil

@@ -26,6 +26,9 @@ WORKDIR /src
 COPY Package.swift Package.resolved ./
 RUN swift package resolve
 COPY Sources ./Sources
+# Package.swift names the test targets too: their folders must be there even
+# for `--product larder` (SwiftPM checks every target's path).
+COPY Tests ./Tests
 RUN swift build -c release --static-swift-stdlib --product larder \
     && install -D -m 0755 .build/release/larder /out/larder \
     && strip /out/larder

@@ -7,7 +7,9 @@
 #     installs (`apt-get install --dry-run` against this machine's bookworm
 #     lists);
 #  3. the build stage's own `swift` commands, run here as written (release,
-#     --static-swift-stdlib), with /out/ put in a temp folder;
+#     --static-swift-stdlib) in a fresh folder holding only what its COPY
+#     lines bring in through .dockerignore (so a file the build needs but
+#     the context leaves out fails here), with /out/ put in a temp folder;
 #  4. `ldd` of that binary: nothing from the Swift toolchain, and every
 #     library comes from a package the runtime stage installs (or libc6);
 #  5. the runtime stage rebuilt as a folder: a minimal Debian bookworm
@@ -26,7 +28,7 @@
 #
 # Needs root (apt, debootstrap, chroot, unshare) and the Debian mirror for
 # steps 2 and 5; the minbase tree is cached in .build-docker/. Takes a few
-# minutes the first time (release build, debootstrap), about one after.
+# minutes (a release build from scratch; debootstrap the first time).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -90,15 +92,37 @@ if [ $skip_build = 1 ]; then
   [ -x .build/release/larder ] || fail "no .build/release/larder to check"
   mkdir -p "$work/out" && cp .build/release/larder "$binary"
 else
+  # The build stage's WORKDIR as its COPY lines fill it, through .dockerignore.
+  src="$work/src"
+  python3 - "$root" "$src" "$work/summary.json" <<'PY'
+import json, os, shutil, sys
+root, src, summary = sys.argv[1:]
+sys.path.insert(0, os.path.join(root, "docker"))
+from check_dockerfile import dockerignore_patterns, files_under, ignored
+patterns = dockerignore_patterns(root)
+for copy in json.load(open(summary))["stages"][0]["copies"]:
+    if copy["from"]:
+        continue
+    for source in copy["sources"]:
+        for relative in files_under(root, source):
+            if ignored(relative, patterns):
+                continue
+            inside = os.path.relpath(relative, source) if os.path.isdir(os.path.join(root, source)) else os.path.basename(relative)
+            dest = copy["dest"]
+            target = os.path.join(src, dest, inside) if dest.endswith("/") or os.path.isdir(os.path.join(root, source)) else os.path.join(src, dest)
+            os.makedirs(os.path.dirname(os.path.normpath(target)), exist_ok=True)
+            shutil.copy2(os.path.join(root, relative), os.path.normpath(target))
+PY
+  echo "  build context: $(find "$src" -type f | wc -l) files ($(cd "$src" && ls | tr '\n' ' '))"
   json '"\n".join(r for r in d["stages"][0]["runs"] if r.lstrip().startswith("swift "))' > "$work/build-commands"
   [ -s "$work/build-commands" ] || fail "the build stage runs no swift command"
   while IFS= read -r command; do
     command=${command//\/out\//$work/out/}
-    echo "  \$ $command"
-    ( set -e; eval "$command" ) > "$work/build.log" 2>&1 || { tail -30 "$work/build.log"; fail "build stage command: $command"; }
+    echo "  (build context) \$ $command"
+    ( cd "$src" && set -e && eval "$command" ) > "$work/build.log" 2>&1 || { tail -30 "$work/build.log"; fail "build stage command: $command"; }
   done < "$work/build-commands"
   [ -x "$binary" ] || fail "the build stage's commands left no $binary"
-  ok "build stage: $(wc -l < "$work/build-commands") swift command(s) as written; $(du -h "$binary" | cut -f1) stripped binary"
+  ok "build stage: $(wc -l < "$work/build-commands") swift command(s) as written, from scratch in the build context; $(du -h "$binary" | cut -f1) stripped binary"
 fi
 
 # ---- 4. what the binary links ----------------------------------------------------

@@ -11,7 +11,9 @@ be checked without building:
   there is one), the runtime stage debian:bookworm-slim: both Debian 12, so
   the binary runs on the glibc it was linked against;
 - COPY --from names an earlier stage; every other COPY source exists in the
-  repository and is not excluded by .dockerignore;
+  repository and is not excluded by .dockerignore; the build stage copies in
+  the folder of every target Package.swift declares (test targets too:
+  SwiftPM checks them all, even to build one product);
 - the runtime stage: a non-root USER, LARDER_DATA_DIR is a VOLUME,
   LARDER_HOST=0.0.0.0, EXPOSE is LARDER_PORT, LARDER_PUBLIC_DIR is where
   Public/ is copied, the binary is copied to a folder on PATH, HEALTHCHECK
@@ -172,6 +174,17 @@ def files_under(root, relative):
     return out
 
 
+def package_target_folders(root):
+    """The folder of every target Package.swift declares (`path:` or the default)."""
+    text = open(os.path.join(root, "Package.swift"), encoding="utf-8").read()
+    folders = []
+    for m in re.finditer(r"\.(target|executableTarget|systemLibrary|testTarget|plugin|macro)\(\s*name:\s*\"([^\"]+)\"([^)]*)", text):
+        kind, name, rest = m.groups()
+        path = re.search(r'path:\s*"([^"]+)"', rest)
+        folders.append(path.group(1).rstrip("/") if path else ("Tests/" if kind == "testTarget" else "Sources/") + name)
+    return folders
+
+
 def local_swift_version():
     try:
         text = subprocess.run(["swift", "--version"], capture_output=True, text=True, timeout=60).stdout
@@ -287,6 +300,14 @@ def check(root, swift_version):
         problems.append("build stage: zlib1g-dev is not installed (CZlib needs it)")
     if not any("--static-swift-stdlib" in r and "swift build" in r for r in build["runs"]):
         problems.append("build stage: no `swift build ... --static-swift-stdlib`")
+    # SwiftPM checks every target's folder, test targets too, even for one product.
+    build_sources = [src.rstrip("/") for c in build["copies"] if c["from"] is None for src in c["sources"]]
+    for folder in package_target_folders(root):
+        covered = any(folder == src or folder.startswith(src + "/") for src in build_sources)
+        kept = [f for f in files_under(root, folder) if not ignored(f, patterns)] if os.path.isdir(os.path.join(root, folder)) else []
+        if not covered or not kept:
+            problems.append(f"build stage: the target folder {folder} (Package.swift) is not copied in"
+                            + (" (.dockerignore leaves it out)" if covered else ""))
     if "zlib1g" not in runtime["apt"]:
         problems.append("runtime stage: zlib1g is not installed (the binary links libz)")
 

@@ -37,6 +37,8 @@ import Testing
         ("zlib1g libstdc++6", "libstdc++6", "zlib1g is not installed"),
         ("--static-swift-stdlib --product", "--product", "--static-swift-stdlib"),
         ("FROM ${RUNTIME_IMAGE}", "FORM ${RUNTIME_IMAGE}", "unknown instruction FORM"),
+        // SwiftPM checks every target's folder: a build without Tests/ fails (found by check-offline.sh).
+        ("COPY Tests ./Tests", "# COPY Tests ./Tests", "the target folder Tests/LarderAppTests (Package.swift) is not copied in"),
     ])
     func aBrokenDockerfileIsCaught(original: String, replacement: String, problem: String) throws {
         let root = try Self.copyOfTheBuildContext()
@@ -110,7 +112,7 @@ import Testing
     /// and what the COPY lines name.
     static func copyOfTheBuildContext() throws -> String {
         let root = TestServer.makeTempDirectory()
-        for name in ["Dockerfile", ".dockerignore", "Package.swift", "Package.resolved", "Sources", "Public"] {
+        for name in ["Dockerfile", ".dockerignore", "Package.swift", "Package.resolved", "Sources", "Tests", "Public"] {
             try FileManager.default.copyItem(atPath: Repository.path(name), toPath: root + "/" + name)
         }
         return root

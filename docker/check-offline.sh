@@ -6,10 +6,10 @@
 #  2. every apt package either stage installs exists in Debian bookworm and
 #     installs (`apt-get install --dry-run` against this machine's bookworm
 #     lists);
-#  3. the build stage's own `swift` commands, run here as written (release,
-#     --static-swift-stdlib) in a fresh folder holding only what its COPY
-#     lines bring in through .dockerignore (so a file the build needs but
-#     the context leaves out fails here), with /out/ put in a temp folder;
+#  3. the build stage replayed in order in a fresh folder: its COPY lines
+#     bring files in through .dockerignore (so a file the build needs but the
+#     context leaves out fails here), its `swift` RUN lines run as written
+#     (release, --static-swift-stdlib), with /out/ put in a temp folder;
 #  4. `ldd` of that binary: nothing from the Swift toolchain, and every
 #     library comes from a package the runtime stage installs (or libc6);
 #  5. the runtime stage rebuilt as a folder: a minimal Debian bookworm
@@ -92,37 +92,45 @@ if [ $skip_build = 1 ]; then
   [ -x .build/release/larder ] || fail "no .build/release/larder to check"
   mkdir -p "$work/out" && cp .build/release/larder "$binary"
 else
-  # The build stage's WORKDIR as its COPY lines fill it, through .dockerignore.
+  # The build stage in order: each COPY fills its WORKDIR from the context
+  # (through .dockerignore), each `swift` RUN runs there as written. Its apt
+  # RUN is not run on this machine: step 2 checked it.
   src="$work/src"
-  python3 - "$root" "$src" "$work/summary.json" <<'PY'
-import json, os, shutil, sys
-root, src, summary = sys.argv[1:]
+  python3 - "$root" "$src" "$work/summary.json" "$work/out/" > "$work/build.log" 2>&1 <<'PY' || { tail -30 "$work/build.log"; fail "build stage (log above)"; }
+import json, os, shutil, subprocess, sys
+root, src, summary, out = sys.argv[1:]
 sys.path.insert(0, os.path.join(root, "docker"))
 from check_dockerfile import dockerignore_patterns, files_under, ignored
 patterns = dockerignore_patterns(root)
-for copy in json.load(open(summary))["stages"][0]["copies"]:
-    if copy["from"]:
-        continue
-    for source in copy["sources"]:
-        for relative in files_under(root, source):
-            if ignored(relative, patterns):
-                continue
-            inside = os.path.relpath(relative, source) if os.path.isdir(os.path.join(root, source)) else os.path.basename(relative)
-            dest = copy["dest"]
-            target = os.path.join(src, dest, inside) if dest.endswith("/") or os.path.isdir(os.path.join(root, source)) else os.path.join(src, dest)
-            os.makedirs(os.path.dirname(os.path.normpath(target)), exist_ok=True)
-            shutil.copy2(os.path.join(root, relative), os.path.normpath(target))
+os.makedirs(src)
+for step in json.load(open(summary))["stages"][0]["steps"]:
+    if "copy" in step:
+        copy = step["copy"]
+        if copy["from"]:
+            continue
+        copied = 0
+        for source in copy["sources"]:
+            is_dir = os.path.isdir(os.path.join(root, source))
+            for relative in files_under(root, source):
+                if ignored(relative, patterns):
+                    continue
+                inside = os.path.relpath(relative, source) if is_dir else os.path.basename(relative)
+                target = os.path.normpath(os.path.join(src, copy["dest"], inside) if is_dir or copy["dest"].endswith("/")
+                                          else os.path.join(src, copy["dest"]))
+                os.makedirs(os.path.dirname(target), exist_ok=True)
+                shutil.copy2(os.path.join(root, relative), target)
+                copied += 1
+        print(f"  (build context) COPY {' '.join(copy['sources'])} {copy['dest']}: {copied} files", flush=True)
+    elif step["run"].lstrip().startswith("swift "):
+        command = step["run"].replace("/out/", out)
+        print(f"  (build context) $ {command}", flush=True)
+        subprocess.run(["bash", "-c", "set -e; " + command], cwd=src, check=True)
+    else:
+        print(f"  (build context) RUN {step['run'][:60]}...: not run here (apt, checked in step 2)", flush=True)
 PY
-  echo "  build context: $(find "$src" -type f | wc -l) files ($(cd "$src" && ls | tr '\n' ' '))"
-  json '"\n".join(r for r in d["stages"][0]["runs"] if r.lstrip().startswith("swift "))' > "$work/build-commands"
-  [ -s "$work/build-commands" ] || fail "the build stage runs no swift command"
-  while IFS= read -r command; do
-    command=${command//\/out\//$work/out/}
-    echo "  (build context) \$ $command"
-    ( cd "$src" && set -e && eval "$command" ) > "$work/build.log" 2>&1 || { tail -30 "$work/build.log"; fail "build stage command: $command"; }
-  done < "$work/build-commands"
+  grep '^  (build context)' "$work/build.log"
   [ -x "$binary" ] || fail "the build stage's commands left no $binary"
-  ok "build stage: $(wc -l < "$work/build-commands") swift command(s) as written, from scratch in the build context; $(du -h "$binary" | cut -f1) stripped binary"
+  ok "build stage: its COPY and swift RUN lines in order, from scratch in the build context; $(du -h "$binary" | cut -f1) stripped binary"
 fi
 
 # ---- 4. what the binary links ----------------------------------------------------

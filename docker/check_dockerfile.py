@@ -218,7 +218,7 @@ def check(root, swift_version):
             name = words[2] if len(words) == 3 and words[1].upper() == "AS" else None
             if "$" in image or not image:
                 problems.append(f"{where}: FROM {words[0] if words else ''} does not resolve to an image")
-            stages.append({"line": line, "image": image, "name": name, "env": {}, "runs": [],
+            stages.append({"line": line, "image": image, "name": name, "env": {}, "runs": [], "steps": [],
                            "apt": [], "copies": [], "volumes": [], "expose": [], "user": None,
                            "healthcheck": None, "entrypoint": None, "cmd": None, "workdir": None})
             continue
@@ -226,6 +226,7 @@ def check(root, swift_version):
         if keyword == "RUN":
             command = rest if exec_form(rest) is None else " ".join(exec_form(rest))
             stage["runs"].append(command)
+            stage["steps"].append({"run": command})
             stage["apt"] += apt_packages(command)
         elif keyword == "ENV":
             stage["env"].update(key_values(rest))
@@ -240,6 +241,7 @@ def check(root, swift_version):
             source_stage = next((f.split("=", 1)[1] for f in flags if f.startswith("--from=")), None)
             copy = {"line": line, "from": source_stage, "sources": words[:-1], "dest": words[-1]}
             stage["copies"].append(copy)
+            stage["steps"].append({"copy": copy})
             if source_stage is not None:
                 earlier = [s["name"] for s in stages[:-1]]
                 if source_stage not in earlier:
@@ -358,7 +360,7 @@ def main():
     summary = {
         "swiftVersion": swift_version,
         "stages": [{"image": s["image"], "name": s["name"], "apt": s["apt"], "runs": s["runs"],
-                    "env": s["env"], "user": s["user"], "copies": s["copies"]} for s in stages],
+                    "steps": s["steps"], "env": s["env"], "user": s["user"], "copies": s["copies"]} for s in stages],
         "healthcheck": stages[-1]["healthcheck"] if stages else None,
         "entrypoint": stages[-1]["entrypoint"] if stages else None,
         "cmd": stages[-1]["cmd"] if stages else None,

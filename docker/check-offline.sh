@@ -20,6 +20,8 @@
 #     image's ENV as its non-root USER, the HEALTHCHECK command run in it, and
 #     a value written and read back with curl.
 #
+#  6. docker-compose.yml read by docker-compose v1 (`config`), when installed.
+#
 # What this cannot check: that the images can be pulled, BuildKit's own
 # parsing, the swift image's toolchain (step 3 uses this machine's), and
 # Docker's volume and port plumbing.
@@ -217,6 +219,20 @@ exit 0
 EOF
   unshare --net bash "$work/run-in-netns.sh" || { echo "--- server log"; cat "$work/server.log" 2>/dev/null; fail "runtime stage in the minbase tree"; }
   ok "runtime stage in a minbase bookworm tree: RUN as written, '$start' as USER $user with the image's ENV, HEALTHCHECK '$health' passed, PUT/GET and / answered, SIGTERM stopped it"
+fi
+
+# ---- 6. the compose file, by a second implementation ----------------------------------
+# ComposeFileTests validates docker-compose.yml against the Compose
+# Specification's schema. docker-compose v1 (Debian's `docker-compose`
+# package) is another reader: `config` interpolates and validates without an
+# engine. It predates the top-level `name:`, so it reads a copy without it.
+if command -v docker-compose >/dev/null && docker-compose version --short 2>/dev/null | grep -q '^1\.'; then
+  grep -v '^name:' docker-compose.yml > "$work/compose-v1.yml"
+  LARDER_TOKEN= docker-compose -f "$work/compose-v1.yml" --project-directory "$root" config -q \
+    || fail "docker-compose $(docker-compose version --short) config"
+  ok "docker-compose $(docker-compose version --short) config accepts docker-compose.yml (without name:)"
+else
+  skip "docker-compose v1 is not installed (apt-get install docker-compose) to read docker-compose.yml"
 fi
 
 echo

@@ -33,6 +33,8 @@ let package = Package(
             name: "larder",
             dependencies: [
                 "LarderApp",
+                // `larder healthcheck` GETs /healthz with it (no curl in the image).
+                "LarderClient",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

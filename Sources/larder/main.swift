@@ -10,13 +10,14 @@ import Glibc
 #endif
 
 /// `larder [options]` and `larder serve [options]` both start the server,
-/// so `larder --help` shows every option.
+/// so `larder --help` shows every option. `larder healthcheck` checks a
+/// running one (Healthcheck.swift).
 struct Larder: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "larder",
         abstract: "A local HTTP/1.1 storage server: values by key over plain HTTP, gzip files on disk.",
         discussion: "Every option can also be set with the environment variable named in its help; the flag wins.",
-        subcommands: [Serve.self]
+        subcommands: [Serve.self, Healthcheck.self]
     )
 
     @OptionGroup var options: ServeOptions

@@ -46,7 +46,7 @@ final class ChildServer {
         let output = self.output
         pipe.fileHandleForReading.readabilityHandler = { handle in
             let data = handle.availableData
-            if data.isEmpty { handle.readabilityHandler = nil; return }
+            if data.isEmpty { handle.readabilityHandler = nil; output.end(); return }
             output.withLock { $0 += String(decoding: data, as: UTF8.self) }
         }
         try process.run()
@@ -71,7 +71,17 @@ final class ChildServer {
     /// Reads what the child wrote to stderr until it exits.
     func waitForExit() -> Int32 {
         process.waitUntilExit()
-        usleep(50_000)  // let the last stderr bytes arrive
+        // Let the last stderr bytes arrive: until the pipe ends, or (when a child
+        // spawned meanwhile inherited its write end) the log is quiet for 300 ms;
+        // 5 s at most. A fixed 50 ms lost the message on a loaded machine.
+        let deadline = Date().addingTimeInterval(5)
+        var last = log, quietSince = Date()
+        while !output.ended && Date() < deadline {
+            usleep(5_000)
+            let now = log
+            if now != last { last = now; quietSince = Date() }
+            if !now.isEmpty && Date().timeIntervalSince(quietSince) > 0.3 { break }
+        }
         return process.terminationStatus
     }
 
@@ -104,5 +114,9 @@ final class ChildServer {
 /// Text appended from one thread and read from another.
 final class SharedText: Sendable {
     private let text = Mutex<String>("")
+    private let done = Mutex(false)
     func withLock<T>(_ body: (inout String) -> T) -> T { text.withLock { body(&$0) } }
+    /// The writer closed its end: nothing more will come.
+    func end() { done.withLock { $0 = true } }
+    var ended: Bool { done.withLock { $0 } }
 }

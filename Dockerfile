@@ -1,0 +1,62 @@
+# syntax=docker/dockerfile:1
+#
+# Larder in a container: built with the official Swift image, run on Debian slim.
+#
+#   docker build -t larder .
+#   docker run --rm -p 8080:8080 -v larder-data:/data -e LARDER_TOKEN=secret larder
+#
+# Both stages are Debian 12 (bookworm), so the binary runs on the glibc it was
+# linked against. The Swift runtime is linked in statically; the binary needs
+# only libc, libstdc++, libgcc_s and zlib at run time (`ldd` on a release
+# build). docker/check-offline.sh checks every command here without a Docker
+# engine; see the README's "Docker and Compose".
+
+# The toolchain of the tests (Swift 6.3); Package.swift asks for 6.0 or later.
+ARG SWIFT_IMAGE=swift:6.3-bookworm
+ARG RUNTIME_IMAGE=debian:bookworm-slim
+
+# ---- build ------------------------------------------------------------------
+FROM ${SWIFT_IMAGE} AS build
+RUN export DEBIAN_FRONTEND=noninteractive \
+    && apt-get -q update \
+    && apt-get -q install -y --no-install-recommends zlib1g-dev pkg-config \
+    && rm -rf /var/lib/apt/lists/*
+WORKDIR /src
+# Dependencies first: a change to the sources does not fetch them again.
+COPY Package.swift Package.resolved ./
+RUN swift package resolve
+COPY Sources ./Sources
+# Package.swift names the test targets too: their folders must be there even
+# for `--product larder` (SwiftPM checks every target's path).
+COPY Tests ./Tests
+RUN swift build -c release --static-swift-stdlib --product larder \
+    && install -D -m 0755 .build/release/larder /out/larder \
+    && strip /out/larder
+
+# ---- run --------------------------------------------------------------------
+FROM ${RUNTIME_IMAGE}
+RUN export DEBIAN_FRONTEND=noninteractive \
+    && apt-get -q update \
+    && apt-get -q install -y --no-install-recommends zlib1g libstdc++6 libgcc-s1 \
+    && rm -rf /var/lib/apt/lists/* \
+    && useradd --system --user-group --uid 10001 --home-dir /nonexistent --no-create-home \
+               --shell /usr/sbin/nologin larder \
+    && mkdir -p /data \
+    && chown larder:larder /data
+COPY --from=build /out/larder /usr/local/bin/larder
+COPY Public /usr/local/share/larder/Public
+ENV LARDER_HOST=0.0.0.0 \
+    LARDER_PORT=8080 \
+    LARDER_DATA_DIR=/data \
+    LARDER_PUBLIC_DIR=/usr/local/share/larder/Public
+# A named volume starts as a copy of /data here, owned by larder.
+VOLUME /data
+EXPOSE 8080
+# Numeric, so that a runtime can tell it is not root (Kubernetes' runAsNonRoot).
+USER 10001:10001
+WORKDIR /data
+# `larder healthcheck` GETs http://127.0.0.1:$LARDER_PORT/healthz (no curl here).
+HEALTHCHECK --interval=10s --timeout=5s --start-period=5s --retries=3 \
+    CMD ["larder", "healthcheck", "--timeout", "4"]
+ENTRYPOINT ["larder"]
+CMD ["serve"]

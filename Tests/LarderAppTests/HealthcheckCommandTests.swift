@@ -1,0 +1,78 @@
+import Foundation
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `larder healthcheck`: what the Docker image's HEALTHCHECK runs (the
+/// runtime image has no curl). Exit 0 only for a 200 from /healthz.
+@Suite struct HealthcheckCommandTests {
+    static func healthcheck(_ arguments: [String], environment: [String: String] = [:]) throws -> (status: Int32, output: String, error: String) {
+        // `env -i` so that the test process's own LARDER_* variables cannot leak in.
+        let assignments = environment.map { "\($0.key)=\($0.value)" }.sorted()
+        let (status, output, error) = try StoreTestSupport.run("/usr/bin/env", ["-i"] + assignments + [ChildServer.binaryPath, "healthcheck"] + arguments)
+        return (status, String(decoding: output, as: UTF8.self), error)
+    }
+
+    @Test func aHealthyServerIsZero() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let result = try Self.healthcheck(["--url", "http://127.0.0.1:\(server.port)/healthz"])
+        #expect(result.status == 0, "\(result.error)")
+        #expect(result.output.contains("answered 200"))
+    }
+
+    @Test func theDefaultTargetComesFromTheContainersEnvironment() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        // The image sets LARDER_HOST=0.0.0.0 (bind everywhere): the check goes to loopback.
+        let result = try Self.healthcheck([], environment: ["LARDER_HOST": "0.0.0.0", "LARDER_PORT": "\(server.port)"])
+        #expect(result.status == 0, "\(result.error)")
+        #expect(result.output.contains("http://127.0.0.1:\(server.port)/healthz"))
+        // A URL without a path checks /healthz.
+        #expect(try Self.healthcheck(["--url", "http://127.0.0.1:\(server.port)"]).status == 0)
+    }
+
+    @Test func anythingButA200IsOne() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let notFound = try Self.healthcheck(["--url", "http://127.0.0.1:\(server.port)/no-such-endpoint"])
+        #expect(notFound.status == 1)
+        #expect(notFound.error.contains("answered 404"), "\(notFound.error)")
+
+        let port = server.port
+        server.stop()
+        let refused = try Self.healthcheck(["--url", "http://127.0.0.1:\(port)/healthz"])
+        #expect(refused.status == 1)
+        #expect(refused.error.contains("connect"), "\(refused.error)")
+    }
+
+    @Test func aServerThatNeverAnswersFailsWithinTheTimeout() throws {
+        // A listening socket that is never accepted: the connect succeeds, no answer comes.
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #expect(fd >= 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
+                bind(fd, pointer, length) == 0 && listen(fd, 4) == 0 && getsockname(fd, pointer, &length) == 0
+            }
+        }
+        #expect(bound)
+        let port = Int(UInt16(bigEndian: address.sin_port))
+        let started = Date()
+        let result = try Self.healthcheck(["--url", "http://127.0.0.1:\(port)/healthz", "--timeout", "1"])
+        #expect(result.status != 0)
+        #expect(Date().timeIntervalSince(started) < 10)
+    }
+
+    @Test func aURLItCannotUseIsAUsageError() throws {
+        let result = try Self.healthcheck(["--url", "https://127.0.0.1/healthz"])
+        #expect(result.status == 64)
+        #expect(result.error.contains("--url must look like http://host[:port][/path]"))
+    }
+}

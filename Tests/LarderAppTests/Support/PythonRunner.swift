@@ -1,0 +1,113 @@
+import Dispatch
+import Foundation
+import LarderClient
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Runs `python3` (the first on PATH, as `bash .ci/run` installs it) with a
+/// script file or code on stdin, and collects stdout and stderr. For the
+/// checks that Python's tooling does best: JSON Schema (Compose), OpenAPI
+/// validation, schemathesis.
+enum PythonRunner {
+    struct Result {
+        let status: Int32
+        let stdout: String
+        let stderr: String
+        /// Killed at the deadline.
+        let timedOut: Bool
+    }
+
+    /// `python3 arguments...` with `stdin`, in `directory`, with `environment`
+    /// added to this process's. Killed (SIGKILL) after `timeout` seconds.
+    static func run(_ arguments: [String], stdin: String? = nil, environment: [String: String] = [:],
+                    directory: String? = nil, timeout: Double = 120) throws -> Result {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3"] + arguments
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        }
+        if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
+        let out = Pipe(), err = Pipe(), input = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = stdin == nil ? FileHandle.nullDevice : input
+        try process.run()
+        let killed = Flag()
+        let watchdog = DispatchWorkItem {
+            guard process.isRunning else { return }
+            killed.set()
+            kill(process.processIdentifier, SIGKILL)
+        }
+        DispatchQueue.global().asyncAfter(deadline: .now() + timeout, execute: watchdog)
+        // Both pipes are read while the process runs so neither fills up.
+        let collected = Collected()
+        let group = DispatchGroup()
+        group.enter()
+        DispatchQueue.global().async {
+            collected.error = err.fileHandleForReading.readDataToEndOfFile()
+            group.leave()
+        }
+        if let stdin {
+            group.enter()
+            DispatchQueue.global().async {
+                input.fileHandleForWriting.write(Data(stdin.utf8))
+                try? input.fileHandleForWriting.close()
+                group.leave()
+            }
+        }
+        let output = out.fileHandleForReading.readDataToEndOfFile()
+        group.wait()
+        process.waitUntilExit()
+        watchdog.cancel()
+        return Result(status: process.terminationStatus, stdout: String(decoding: output, as: UTF8.self),
+                      stderr: String(decoding: collected.error, as: UTF8.self), timedOut: killed.isSet)
+    }
+
+    /// Runs `code` (given on stdin) with `arguments` as `sys.argv[1:]`.
+    static func run(code: String, arguments: [String] = [], environment: [String: String] = [:],
+                    directory: String? = nil, timeout: Double = 120) throws -> Result {
+        try run(["-"] + arguments, stdin: code, environment: environment, directory: directory, timeout: timeout)
+    }
+
+    /// Throws a clear error naming what to install when python3 or one of
+    /// `modules` (import name → pip package) is missing.
+    static func require(_ modules: [(module: String, package: String)]) throws {
+        let names = modules.map(\.module)
+        let code = """
+        import importlib.util, sys
+        print(" ".join(m for m in sys.argv[1:] if importlib.util.find_spec(m) is None))
+        """
+        let result: Result
+        do {
+            result = try run(code: code, arguments: names, timeout: 60)
+        } catch {
+            throw ClientError("python3 could not be started (\(error)); `bash .ci/run` installs it")
+        }
+        guard result.status == 0 else {
+            throw ClientError("python3 did not run: \(result.stderr)")
+        }
+        let missing = result.stdout.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: " ").map { name in
+            modules.first { $0.module == name }?.package ?? String(name)
+        }
+        guard missing.isEmpty else {
+            throw ClientError("python3 lacks \(missing.joined(separator: ", ")): `python3 -m pip install \(missing.joined(separator: " "))` (`bash .ci/run` installs them)")
+        }
+    }
+
+    private final class Collected: @unchecked Sendable { var error = Data() }
+
+    private final class Flag: @unchecked Sendable {
+        private let lock = NSLock()
+        private var value = false
+        func set() { lock.lock(); value = true; lock.unlock() }
+        var isSet: Bool { lock.lock(); defer { lock.unlock() }; return value }
+    }
+}
+
+/// The repository's top folder (Package.swift, Dockerfile, openapi.yaml).
+enum Repository {
+    static var root: String { ReadmeExampleTests.packageRoot }
+    static func path(_ relative: String) -> String { root + "/" + relative }
+}

@@ -22,3 +22,14 @@ def map_case(context, case):
         elif isinstance(value, str) and value.strip().lstrip("+").isdigit() and int(value) > 1:
             query["wait"] = "1"
     return case
+
+
+@schemathesis.serializer("application/x-ndjson")
+def ndjson(ctx, value):
+    """A snapshot document: generated text as it is, else one JSON line per
+    generated object."""
+    import json
+    if isinstance(value, str):
+        return value.encode()
+    items = value if isinstance(value, list) else [value]
+    return b"".join(json.dumps(item).encode() + b"\n" for item in items)

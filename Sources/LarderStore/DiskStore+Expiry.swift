@@ -32,10 +32,11 @@ extension DiskStore {
 
     private func sweep() {
         let due = expiries.takeDue(now: Self.nowNanos()) { scheduleSweep(at: $0) }
-        for key in due {
+        for (key, version) in due {
             do { try removeIfExpired(key) } catch {
                 logger.warning("expiry sweep: cannot remove \(key): \(error)")
             }
+            expiries.settle(key, version: version)
         }
     }
 

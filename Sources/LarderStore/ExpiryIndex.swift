@@ -33,20 +33,30 @@ final class ExpiryIndex: @unchecked Sendable {
         }
     }
 
-    /// Removes and returns the keys due at `now`; `schedule` gets the next
-    /// due time, if any, under the index's lock.
-    func takeDue(now: Int64, schedule: (Int64) -> Void) -> [StoreKey] {
+    /// Returns the keys due at `now`, with the version that expired;
+    /// `schedule` gets the next due time, if any, under the index's lock.
+    /// A due key stays known as expired (`hasExpired`) until the sweep has
+    /// removed its file and calls `settle`: a PUT between the two must still
+    /// see the value as absent, and answer 201.
+    func takeDue(now: Int64, schedule: (Int64) -> Void) -> [(key: StoreKey, version: UInt64)] {
         lock.withLock {
-            var due: [StoreKey] = []
+            var due: [(key: StoreKey, version: UInt64)] = []
             while let top = heap.first, top.expires <= now {
                 pop()
-                if latest[top.key]?.expires == top.expires {
-                    latest[top.key] = nil
-                    due.append(top.key)
+                if let known = latest[top.key], known.expires == top.expires {
+                    due.append((top.key, known.version))
                 }
             }
             if let next = heap.first { schedule(next.expires) }
             return due
+        }
+    }
+
+    /// The sweep is done with the expired write `version` of `key` (a newer
+    /// write keeps its own entry).
+    func settle(_ key: StoreKey, version: UInt64) {
+        lock.withLock {
+            if latest[key]?.version == version { latest[key] = nil }
         }
     }
 

@@ -81,6 +81,9 @@ struct ServeOptions: ParsableArguments {
     @Option(name: .customLong("event-buffer-kb"), help: "KiB an /events reader may fall behind before it is dropped. [env: LARDER_EVENT_BUFFER_KB] (default: 4096)")
     var eventBufferKB: Int?
 
+    @Flag(name: .customLong("allow-faults"), help: "Serve /faults: rules that delay requests or answer them with an error, for testing clients. [env: LARDER_ALLOW_FAULTS=1]")
+    var allowFaults = false
+
     @Option(name: .customLong("public-dir"), help: "Directory of the browser viewer. [env: LARDER_PUBLIC_DIR] (default: ./Public if it exists)")
     var publicDir: String?
 
@@ -128,8 +131,8 @@ struct ServeOptions: ParsableArguments {
         var config = LarderConfiguration(dataDirectory: try value(dataDir, "LARDER_DATA_DIR", { $0 }) ?? "./larder-data")
         if let v = try value(host, "LARDER_HOST", { $0 }) { config.http.host = v }
         if let v = try value(port, "LARDER_PORT", { Int($0) }) { config.http.port = v }
-        let envNoFsync = env["LARDER_NO_FSYNC"].map { ["1", "true", "yes"].contains($0.lowercased()) } ?? false
-        config.store.fsync = !(noFsync || envNoFsync)
+        config.store.fsync = !(noFsync || Self.isSet(env["LARDER_NO_FSYNC"]))
+        config.allowFaults = allowFaults || Self.isSet(env["LARDER_ALLOW_FAULTS"])
         if let v = try value(gzipLevel, "LARDER_GZIP_LEVEL", { Int($0) }) { config.store.gzipLevel = Int32(v) }
         if let v = try value(maxValueSize, "LARDER_MAX_VALUE_SIZE", { Int64($0) }) { config.http.maxBodyBytes = v }
         if let v = try value(maxRequestLine, "LARDER_MAX_REQUEST_LINE", { Int($0) }) { config.http.maxRequestLineBytes = v }
@@ -149,6 +152,11 @@ struct ServeOptions: ParsableArguments {
             config.publicDirectory = Self.findPublicDirectory()
         }
         return config
+    }
+
+    /// An on/off environment variable: on for `1`, `true` or `yes`.
+    static func isSet(_ value: String?) -> Bool {
+        value.map { ["1", "true", "yes"].contains($0.lowercased()) } ?? false
     }
 
     /// `./Public`, or the package's `Public/` when the binary runs from

@@ -5,6 +5,7 @@ import LarderApp
 import LarderHTTP
 import LarderSupport
 import LarderStore
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -39,11 +40,14 @@ struct ServeOptions: ParsableArguments {
     @Option(help: "Address to bind. [env: LARDER_HOST] (default: 127.0.0.1)")
     var host: String?
 
-    @Option(help: "TCP port; 0 picks a free one and the log says which. [env: LARDER_PORT] (default: 8080)")
+    @Option(help: "TCP port; 0 picks a free one (the first line on stdout is the server's URL). [env: LARDER_PORT] (default: 8080)")
     var port: Int?
 
     @Option(name: .customLong("data-dir"), help: "Data directory. [env: LARDER_DATA_DIR] (default: ./larder-data)")
     var dataDir: String?
+
+    @Flag(name: .customLong("ephemeral"), help: "Keep the data in a fresh temporary directory, removed at exit (a test run's server). Not with --data-dir. [env: LARDER_EPHEMERAL=1]")
+    var ephemeral = false
 
     @Flag(name: .customLong("no-fsync"), help: "Skip fsync before acknowledging writes (fast, for tests). [env: LARDER_NO_FSYNC=1]")
     var noFsync = false
@@ -116,6 +120,24 @@ struct ServeOptions: ParsableArguments {
         }
         if http.maxBodyBytes < 0 { throw ValidationError("--max-value-size must not be negative") }
         if !(0...65_535).contains(http.port) { throw ValidationError("--port must be from 0 to 65535") }
+        _ = try isEphemeral()
+    }
+
+    /// Whether the data goes to a temporary directory. `--ephemeral` and
+    /// `--data-dir` both choose where the data lives, so naming both is an
+    /// error, and (as everywhere) a flag beats the other's environment variable.
+    func isEphemeral() throws -> Bool {
+        let env = ProcessInfo.processInfo.environment
+        if ephemeral && dataDir != nil {
+            throw ValidationError("--ephemeral and --data-dir cannot be used together: --ephemeral makes its own data directory")
+        }
+        if ephemeral { return true }
+        if dataDir != nil { return false }
+        let fromEnvironment = Self.isSet(env["LARDER_EPHEMERAL"])
+        if fromEnvironment, let dir = env["LARDER_DATA_DIR"], !dir.isEmpty {
+            throw ValidationError("LARDER_EPHEMERAL and LARDER_DATA_DIR cannot be used together: ephemeral makes its own data directory")
+        }
+        return fromEnvironment
     }
 
     /// The flag's value, else the environment variable's, else nil.
@@ -173,26 +195,36 @@ struct ServeOptions: ParsableArguments {
     }
 
     func serve() throws {
-        let config = try makeConfiguration()
+        var config = try makeConfiguration()
         signal(SIGPIPE, SIG_IGN)
         raiseOpenFileLimit()
+        let ephemeralDirectory = try isEphemeral() ? try EphemeralDirectory() : nil
+        if let ephemeralDirectory { config.store.dataDirectory = ephemeralDirectory.path }
         let server: LarderServer
         do {
             server = try LarderServer(configuration: config)
             try server.start()
         } catch {
             FileHandle.standardError.write(Data("larder: \(error)\n".utf8))
+            ephemeralDirectory?.remove()
             Foundation.exit(1)
         }
         // SIGINT/SIGTERM: stop accepting, finish in-flight requests, exit 0.
+        // The first signal starts the stop; later ones find it under way.
+        let stopping = Atomic<Bool>(false)
         var sources: [DispatchSourceSignal] = []
         for sig in [SIGINT, SIGTERM] {
             signal(sig, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: sig, queue: .main)
             source.setEventHandler {
+                guard !stopping.exchange(true, ordering: .relaxed) else {
+                    server.logger.notice("signal \(sig): already shutting down")
+                    return
+                }
                 server.logger.notice("signal \(sig): shutting down")
                 DispatchQueue.global().async {
                     server.shutdown()
+                    ephemeralDirectory?.remove()
                     server.logger.notice("stopped")
                     Foundation.exit(0)
                 }
@@ -200,6 +232,13 @@ struct ServeOptions: ParsableArguments {
             source.resume()
             sources.append(source)
         }
+        // The URL, alone on the first line of stdout (logs go to stderr), so
+        // a harness that started us with --port 0 reads where we are. Written
+        // once the signals are handled: a harness may stop us as soon as it
+        // has read it. One write(2), so nothing waits in a buffer; a failure
+        // (nobody reading) is not a reason to stop serving.
+        let line = Array((server.url + "\n").utf8)
+        _ = line.withUnsafeBytes { write(1, $0.baseAddress!, $0.count) }
         withExtendedLifetime(sources) { dispatchMain() }
     }
 }

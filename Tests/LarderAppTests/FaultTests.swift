@@ -266,6 +266,47 @@ private typealias S = StoreTestSupport
         }
     }
 
+    /// Answers that come later anyway are held too: a watch's change or
+    /// deadline answer, and the head of an event stream, whose events
+    /// published meanwhile are not lost.
+    @Test func answersGivenLaterAreHeldToo() throws {
+        let server = try Self.faultServer()
+        let client = server.client()
+        let etag = try #require(try client.put("watched/k", "v1").header("ETag"))
+        try Self.setRules(client, #"[{"id":"late","prefix":"watched/","methods":["GET"],"delayMs":400},{"id":"late-feed","prefix":"/events","delayMs":400}]"#)
+
+        var timedOut: ClientResponse?
+        let deadlineTime = try Self.seconds {
+            timedOut = try server.client().send("GET", "/store/watched/k?wait=1", headers: [("If-None-Match", etag)])
+        }
+        #expect(timedOut?.status == 304)
+        #expect(timedOut?.header("Larder-Fault") == "late")
+        #expect(deadlineTime >= 1.4, "a watch's deadline answer delayed 0.4 s came after \(deadlineTime) s")
+
+        let port = server.port
+        let watcher = Background { () -> (ClientResponse, UInt64) in
+            let connection = try HTTPClientConnection(port: port, timeout: 15)
+            let response = try connection.request("GET", "/store/watched/k?wait=10", headers: [("If-None-Match", etag)])
+            return (response, DispatchTime.now().uptimeNanoseconds)
+        }
+        #expect(WatchTests.waitForWatchers(server, 1))
+        let stream = try SSEClient(port: port, target: "/events?prefix=watched/")
+        usleep(100_000)
+        let changed = DispatchTime.now().uptimeNanoseconds
+        #expect(try client.put("watched/k", "v2").status == 204)
+        let (woken, at) = try watcher.wait(10)
+        #expect(woken.status == 200)
+        #expect(woken.text == "v2")
+        #expect(woken.header("Larder-Fault") == "late")
+        #expect(at - changed >= 400_000_000, "the watch's answer came \(Double(at - changed) / 1e9) s after the change")
+
+        #expect(try stream.readHead() == 200)
+        #expect(stream.header("Larder-Fault") == "late-feed")
+        let event = try stream.nextEvent()
+        #expect(event?.event == "put")
+        #expect(event?.json?["key"] as? String == "watched/k", "the change made while the stream's head was held is lost")
+    }
+
     /// Delays park requests: many delayed requests wait side by side, and
     /// a request that is not delayed is answered at once meanwhile.
     @Test func delaysDoNotBlockOtherClients() throws {

@@ -36,6 +36,10 @@ final class FaultBook: Sendable {
     }
 
     private let state = Mutex(State())
+    /// How many rules are in force, written under the lock: with none (the
+    /// usual state of a server started with the flag) a request costs one
+    /// atomic load, not the lock every connection would contend for.
+    private let count = Atomic<Int>(0)
 
     /// Rules at most: every request walks them under the lock.
     static let maxRules = 1000
@@ -48,6 +52,7 @@ final class FaultBook: Sendable {
             st.entries = entries
             st.seed = seed
             st.random = FaultRandom(seed: seed)
+            count.store(entries.count, ordering: .releasing)
         }
     }
 
@@ -55,13 +60,14 @@ final class FaultBook: Sendable {
     func append(_ rules: [FaultRule]) throws(HTTPError) {
         try state.withLock { (st) throws(HTTPError) in
             st.entries += try Self.named(rules, after: st.entries)
+            count.store(st.entries.count, ordering: .releasing)
         }
     }
 
     /// Removes every rule; returns how many there were.
     func clear() -> Int {
         state.withLock { st in
-            defer { st.entries = []; st.seed = nil; st.random = FaultRandom(seed: nil) }
+            defer { st.entries = []; st.seed = nil; st.random = FaultRandom(seed: nil); count.store(0, ordering: .releasing) }
             return st.entries.count
         }
     }
@@ -86,6 +92,7 @@ final class FaultBook: Sendable {
 
     /// The fault for this request, if a rule fires; counts it.
     func decide(method: HTTPMethod, path: Substring) -> FaultDecision? {
+        guard count.load(ordering: .acquiring) > 0 else { return nil }
         let name = method.description
         var key: [UInt8]?? = .none
         let decodedKey = { () -> [UInt8]? in

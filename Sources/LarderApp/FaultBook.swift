@@ -94,6 +94,7 @@ final class FaultBook: Sendable {
     func decide(method: HTTPMethod, path: Substring) -> FaultDecision? {
         guard count.load(ordering: .acquiring) > 0 else { return nil }
         let name = method.description
+        // The request's decoded key: computed once, and only if a key rule asks.
         var key: [UInt8]?? = .none
         let decodedKey = { () -> [UInt8]? in
             if case .some(let k) = key { return k }

@@ -211,10 +211,10 @@ struct ServeOptions: ParsableArguments {
         }
         // SIGINT/SIGTERM: stop accepting, finish in-flight requests, exit 0.
         // The first signal starts the stop; later ones find it under way.
+        // (Both are blocked since start-up: see `blockStopSignals`.)
         let stopping = Atomic<Bool>(false)
         var sources: [DispatchSourceSignal] = []
         for sig in [SIGINT, SIGTERM] {
-            signal(sig, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: sig, queue: .main)
             source.setEventHandler {
                 guard !stopping.exchange(true, ordering: .relaxed) else {
@@ -251,4 +251,20 @@ func raiseOpenFileLimit() {
     setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
 }
 
+/// Blocks SIGINT and SIGTERM in this thread before any other exists, so
+/// every thread inherits the mask. Dispatch reads them through a signalfd,
+/// which it registers on its manager thread some time after the signal
+/// source is resumed; a signal that comes first stays pending until then,
+/// instead of being dropped (as with SIG_IGN: a harness that stops the
+/// server as soon as it has read the URL would find it still running) or
+/// killing the process before it can stop cleanly (the default action).
+func blockStopSignals() {
+    var signals = sigset_t()
+    sigemptyset(&signals)
+    sigaddset(&signals, SIGINT)
+    sigaddset(&signals, SIGTERM)
+    pthread_sigmask(SIG_BLOCK, &signals, nil)
+}
+
+blockStopSignals()
 Larder.main()

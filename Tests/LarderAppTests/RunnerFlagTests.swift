@@ -84,6 +84,30 @@ import Glibc
         #expect(left.isEmpty, "left behind: \(left)")
     }
 
+    /// A harness may stop the server the moment it has read the URL: the
+    /// signal must neither be lost (a server that never exits) nor kill it
+    /// before it can clean up (an ephemeral directory left behind).
+    @Test func aSignalRightAfterTheURLStopsTheServerCleanly() throws {
+        let tmp = TestServer.makeTempDirectory()
+        defer { try? FileManager.default.removeItem(atPath: tmp) }
+        for round in 0..<30 {
+            let child = try ChildServer(dataDirectory: nil, arguments: ["--ephemeral", "--log-level", "warning"],
+                                        environment: ["TMPDIR": tmp])
+            child.kill(round % 2 == 0 ? SIGTERM : SIGINT)
+            let deadline = Date().addingTimeInterval(3)
+            while child.process.isRunning && Date() < deadline { usleep(2_000) }
+            guard !child.process.isRunning else {
+                Issue.record("round \(round): the server ignored a signal sent right after its URL line")
+                child.kill(SIGKILL)
+                _ = child.waitForExit()
+                break
+            }
+            #expect(child.waitForExit() == 0, "round \(round): \(child.log)")
+        }
+        let left = try FileManager.default.contentsOfDirectory(atPath: tmp)
+        #expect(left.isEmpty, "left behind: \(left)")
+    }
+
     @Test func aFailedStartRemovesTheEphemeralDirectory() throws {
         let tmp = TestServer.makeTempDirectory()
         defer { try? FileManager.default.removeItem(atPath: tmp) }

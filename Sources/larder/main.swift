@@ -5,7 +5,6 @@ import LarderApp
 import LarderHTTP
 import LarderSupport
 import LarderStore
-import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -209,37 +208,24 @@ struct ServeOptions: ParsableArguments {
             ephemeralDirectory?.remove()
             Foundation.exit(1)
         }
-        // SIGINT/SIGTERM: stop accepting, finish in-flight requests, exit 0.
-        // The first signal starts the stop; later ones find it under way.
-        // (Both are blocked since start-up: see `blockStopSignals`.)
-        let stopping = Atomic<Bool>(false)
-        var sources: [DispatchSourceSignal] = []
-        for sig in [SIGINT, SIGTERM] {
-            let source = DispatchSource.makeSignalSource(signal: sig, queue: .main)
-            source.setEventHandler {
-                guard !stopping.exchange(true, ordering: .relaxed) else {
-                    server.logger.notice("signal \(sig): already shutting down")
-                    return
-                }
-                server.logger.notice("signal \(sig): shutting down")
-                DispatchQueue.global().async {
-                    server.shutdown()
-                    ephemeralDirectory?.remove()
-                    server.logger.notice("stopped")
-                    Foundation.exit(0)
-                }
-            }
-            source.resume()
-            sources.append(source)
-        }
         // The URL, alone on the first line of stdout (logs go to stderr), so
-        // a harness that started us with --port 0 reads where we are. Written
-        // once the signals are handled: a harness may stop us as soon as it
-        // has read it. One write(2), so nothing waits in a buffer; a failure
-        // (nobody reading) is not a reason to stop serving.
+        // a harness that started us with --port 0 reads where we are. One
+        // write(2), so nothing waits in a buffer; a failure (nobody reading)
+        // is not a reason to stop serving.
         let line = Array((server.url + "\n").utf8)
         _ = line.withUnsafeBytes { write(1, $0.baseAddress!, $0.count) }
-        withExtendedLifetime(sources) { dispatchMain() }
+        // SIGINT/SIGTERM: stop accepting, finish in-flight requests, exit 0.
+        // Both are blocked in every thread since start-up, so one sent at any
+        // moment (even before this line) waits here for sigwait. Later ones
+        // stay pending: they do not start a second stop.
+        var signals = stopSignals()
+        var received: Int32 = 0
+        while sigwait(&signals, &received) != 0 {}
+        server.logger.notice("signal \(received): shutting down")
+        server.shutdown()
+        ephemeralDirectory?.remove()
+        server.logger.notice("stopped")
+        Foundation.exit(0)
     }
 }
 
@@ -251,18 +237,25 @@ func raiseOpenFileLimit() {
     setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
 }
 
-/// Blocks SIGINT and SIGTERM in this thread before any other exists, so
-/// every thread inherits the mask. Dispatch reads them through a signalfd,
-/// which it registers on its manager thread some time after the signal
-/// source is resumed; a signal that comes first stays pending until then,
-/// instead of being dropped (as with SIG_IGN: a harness that stops the
-/// server as soon as it has read the URL would find it still running) or
-/// killing the process before it can stop cleanly (the default action).
-func blockStopSignals() {
+/// SIGINT and SIGTERM, the signals that stop the server.
+func stopSignals() -> sigset_t {
     var signals = sigset_t()
     sigemptyset(&signals)
     sigaddset(&signals, SIGINT)
     sigaddset(&signals, SIGTERM)
+    return signals
+}
+
+/// Blocks the stop signals in the main thread before any other thread
+/// exists, so every thread inherits the mask and a stop signal is only ever
+/// taken by `sigwait` in `serve`: one that comes early (a harness stopping
+/// the server as soon as it has read the URL) waits instead of killing the
+/// process before it can clean up, and is never consumed anywhere else.
+/// (Dispatch signal sources had both races: the source registers its
+/// signalfd on another thread some time after `resume`, and `dispatchMain`
+/// parks the main thread in `sigsuspend` with every signal unblocked.)
+func blockStopSignals() {
+    var signals = stopSignals()
     pthread_sigmask(SIG_BLOCK, &signals, nil)
 }
 

@@ -90,10 +90,19 @@ final class ChildServer {
         return Int(url[url.index(after: colon)...])
     }
 
-    /// The data directory the server named at start-up (its own with `--ephemeral`).
+    /// The data directory the server named at start-up (its own with
+    /// `--ephemeral`). Waits up to 5 s for the line: stderr is read on its
+    /// own, so it may come in after the URL on stdout.
     var loggedDataDirectory: String? {
-        guard let range = log.range(of: #"with data in [^\n]+"#, options: .regularExpression) else { return nil }
-        return String(log[range].dropFirst("with data in ".count))
+        let deadline = Date().addingTimeInterval(5)
+        while true {
+            let text = log
+            if let range = text.range(of: #"with data in [^\n]+\n"#, options: .regularExpression) {
+                return String(text[range].dropFirst("with data in ".count).dropLast())
+            }
+            if Date() > deadline || !process.isRunning { return nil }
+            usleep(5_000)
+        }
     }
 
     /// Reads what the child wrote to stderr until it exits.

@@ -19,6 +19,8 @@ public enum ErrorCode: String, Sendable {
     case insufficientStorage = "insufficient_storage"
     case unhealthy
     case busy
+    case invalidRule = "invalid_rule"
+    case faultInjected = "fault_injected"
     case internalError = "internal_error"
 }
 

@@ -17,6 +17,9 @@ public struct LarderConfiguration: Sendable {
     public var eventHeartbeat: Double = 15
     /// Bytes an event stream may fall behind before its reader is dropped.
     public var eventBufferBytes: Int = 4 << 20
+    /// Serve `/faults` and put the fault middleware on the chain
+    /// (`--allow-faults`). Off: neither exists, and `/faults` is a 404.
+    public var allowFaults = false
     /// Middleware run around every route, outermost first, after Larder's own.
     public var middleware: [any LarderMiddleware] = []
 

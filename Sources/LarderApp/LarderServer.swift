@@ -50,6 +50,11 @@ public final class LarderServer: Sendable {
         // 4. faults: only an authorised request is faulted;
         // then the configuration's own middleware.
         var chain: [any LarderMiddleware] = []
+        if configuration.allowFaults {
+            let faults = FaultBook()
+            routes.append((.exact("/faults"), FaultsRoute(book: faults)))
+            chain.append(FaultMiddleware(book: faults))
+        }
         chain += configuration.middleware
         let table = RouteTable(routes, middleware: chain)
         self.http = HTTPServer(configuration: configuration.http, handler: table, logger: logger)
@@ -58,10 +63,13 @@ public final class LarderServer: Sendable {
     /// Binds and starts serving.
     public func start() throws {
         try http.start()
-        logger.always(.notice, "larder listening on http://\(Self.hostForURL(configuration.http.host)):\(http.port) with data in \(store.options.dataDirectory)")
+        logger.always(.notice, "larder listening on \(url) with data in \(store.options.dataDirectory)")
     }
 
     public var port: Int { http.port }
+
+    /// `http://host:port` as bound (after `start`), for clients to use.
+    public var url: String { "http://\(Self.hostForURL(configuration.http.host)):\(http.port)" }
 
     /// Clients waiting on `?wait` and open event streams, right now.
     public var watcherCount: Int { hub.watcherCount }

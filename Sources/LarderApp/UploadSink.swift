@@ -41,18 +41,22 @@ final class UploadSink: HTTPRequestBodySink {
 final class BufferedBodySink: HTTPRequestBodySink {
     private var bytes: [UInt8] = []
     private let limit: Int
+    /// Names the body in the 413 message.
+    private let what: String
     private let responder: HTTPResponder
     private let answer: ([UInt8]) throws(HTTPError) -> HTTPResponse
 
-    init(limit: Int, responder: HTTPResponder, answer: @escaping ([UInt8]) throws(HTTPError) -> HTTPResponse) {
+    init(limit: Int, what: String = "a JSON update body", responder: HTTPResponder,
+         answer: @escaping ([UInt8]) throws(HTTPError) -> HTTPResponse) {
         self.limit = limit
+        self.what = what
         self.responder = responder
         self.answer = answer
     }
 
     func write(_ chunk: UnsafeRawBufferPointer) throws {
         guard bytes.count + chunk.count <= limit else {
-            throw HTTPError(.payloadTooLarge, .payloadTooLarge, "a JSON update body may be at most \(limit) bytes", closeConnection: true)
+            throw HTTPError(.payloadTooLarge, .payloadTooLarge, "\(what) may be at most \(limit) bytes", closeConnection: true)
         }
         bytes.append(contentsOf: chunk)
     }

@@ -19,6 +19,12 @@ final class HTTP1Session: SocketChannelDelegate, HTTPResponderOwner, @unchecked 
     /// A body that is answered without being read is skipped when at most
     /// this large, otherwise the connection closes.
     private static let maxSkippedBody: Int64 = 1 << 20
+    /// How long a connection lingers after its last answer once the server
+    /// is stopping, instead of up to 2 s: long enough for the answer to
+    /// reach a client on this machine or network before the close, short
+    /// enough that a client that keeps its socket open does not hold up
+    /// the exit (a client that closes ends the linger at once anyway).
+    private static let shutdownLingerNanos: UInt64 = 200_000_000
 
     let channel: SocketChannel
     private let context: ServerContext
@@ -179,7 +185,8 @@ final class HTTP1Session: SocketChannelDelegate, HTTPResponderOwner, @unchecked 
             if channel.closed { return }
             guard pump() else { return }
             if channel.output.isEmpty && outgoing == nil && closeAfterOutput {
-                channel.beginLingeringClose(idleTimeout: Self.nanos(configuration.idleTimeout))
+                let idle = Self.nanos(configuration.idleTimeout)
+                channel.beginLingeringClose(idleTimeout: shuttingDown ? min(idle, Self.shutdownLingerNanos) : idle)
                 return
             }
             if !stoppedForOutput { break }
@@ -528,11 +535,16 @@ final class HTTP1Session: SocketChannelDelegate, HTTPResponderOwner, @unchecked 
     // MARK: - Closing
 
     /// Graceful shutdown: close now if idle or only waiting (a parked
-    /// request, an event stream), else after the current answer.
+    /// request, an event stream), else after the current answer; a lingering
+    /// close (now or after that answer) lasts at most `shutdownLingerNanos`.
     func beginShutdown() {
         channel.queue.async { [self] in
             guard !channel.closed else { return }
             shuttingDown = true
+            if channel.lingering {
+                channel.limitLinger(to: Self.shutdownLingerNanos)
+                return
+            }
             // An event stream ends at shutdown, whatever its framing.
             if case .push = outgoing { channel.close(); return }
             guard case .head(let started) = phase else { return }

@@ -306,6 +306,17 @@ final class SocketChannel: @unchecked Sendable {
         updateReading()
     }
 
+    /// Ends a lingering close within `nanos` from now, if it would last
+    /// longer (the server is stopping).
+    func limitLinger(to nanos: UInt64) {
+        guard lingering, !closed else { return }
+        refreshNow()
+        if now + nanos < lingerDeadline {
+            lingerDeadline = now + nanos
+            schedule(lingerDeadline)
+        }
+    }
+
     func close() {
         guard !closed else { return }
         closed = true

@@ -40,7 +40,7 @@ struct ServeOptions: ParsableArguments {
     @Option(help: "Address to bind. [env: LARDER_HOST] (default: 127.0.0.1)")
     var host: String?
 
-    @Option(help: "TCP port; 0 picks a free one and the log says which. [env: LARDER_PORT] (default: 8080)")
+    @Option(help: "TCP port; 0 picks a free one (the first line on stdout is the server's URL). [env: LARDER_PORT] (default: 8080)")
     var port: Int?
 
     @Option(name: .customLong("data-dir"), help: "Data directory. [env: LARDER_DATA_DIR] (default: ./larder-data)")
@@ -48,6 +48,9 @@ struct ServeOptions: ParsableArguments {
 
     @Option(help: "Directory of read-only fixtures: each file is the value of the key named by its path, shown when the store has none. [env: LARDER_FIXTURES]")
     var fixtures: String?
+
+    @Flag(name: .customLong("ephemeral"), help: "Keep the data in a fresh temporary directory, removed at exit (a test run's server). Not with --data-dir. [env: LARDER_EPHEMERAL=1]")
+    var ephemeral = false
 
     @Flag(name: .customLong("no-fsync"), help: "Skip fsync before acknowledging writes (fast, for tests). [env: LARDER_NO_FSYNC=1]")
     var noFsync = false
@@ -85,6 +88,9 @@ struct ServeOptions: ParsableArguments {
     @Option(name: .customLong("event-buffer-kb"), help: "KiB an /events reader may fall behind before it is dropped. [env: LARDER_EVENT_BUFFER_KB] (default: 4096)")
     var eventBufferKB: Int?
 
+    @Flag(name: .customLong("allow-faults"), help: "Serve /faults: rules that delay requests or answer them with an error, for testing clients. [env: LARDER_ALLOW_FAULTS=1]")
+    var allowFaults = false
+
     @Option(name: .customLong("public-dir"), help: "Directory of the browser viewer. [env: LARDER_PUBLIC_DIR] (default: ./Public if it exists)")
     var publicDir: String?
 
@@ -117,6 +123,24 @@ struct ServeOptions: ParsableArguments {
         }
         if http.maxBodyBytes < 0 { throw ValidationError("--max-value-size must not be negative") }
         if !(0...65_535).contains(http.port) { throw ValidationError("--port must be from 0 to 65535") }
+        _ = try isEphemeral()
+    }
+
+    /// Whether the data goes to a temporary directory. `--ephemeral` and
+    /// `--data-dir` both choose where the data lives, so naming both is an
+    /// error, and (as everywhere) a flag beats the other's environment variable.
+    func isEphemeral() throws -> Bool {
+        let env = ProcessInfo.processInfo.environment
+        if ephemeral && dataDir != nil {
+            throw ValidationError("--ephemeral and --data-dir cannot be used together: --ephemeral makes its own data directory")
+        }
+        if ephemeral { return true }
+        if dataDir != nil { return false }
+        let fromEnvironment = Self.isSet(env["LARDER_EPHEMERAL"])
+        if fromEnvironment, let dir = env["LARDER_DATA_DIR"], !dir.isEmpty {
+            throw ValidationError("LARDER_EPHEMERAL and LARDER_DATA_DIR cannot be used together: ephemeral makes its own data directory")
+        }
+        return fromEnvironment
     }
 
     /// The flag's value, else the environment variable's, else nil.
@@ -133,8 +157,8 @@ struct ServeOptions: ParsableArguments {
         if let v = try value(host, "LARDER_HOST", { $0 }) { config.http.host = v }
         config.fixturesDirectory = try value(fixtures, "LARDER_FIXTURES", { $0 })
         if let v = try value(port, "LARDER_PORT", { Int($0) }) { config.http.port = v }
-        let envNoFsync = env["LARDER_NO_FSYNC"].map { ["1", "true", "yes"].contains($0.lowercased()) } ?? false
-        config.store.fsync = !(noFsync || envNoFsync)
+        config.store.fsync = !(noFsync || Self.isSet(env["LARDER_NO_FSYNC"]))
+        config.allowFaults = allowFaults || Self.isSet(env["LARDER_ALLOW_FAULTS"])
         if let v = try value(gzipLevel, "LARDER_GZIP_LEVEL", { Int($0) }) { config.store.gzipLevel = Int32(v) }
         if let v = try value(maxValueSize, "LARDER_MAX_VALUE_SIZE", { Int64($0) }) { config.http.maxBodyBytes = v }
         if let v = try value(maxRequestLine, "LARDER_MAX_REQUEST_LINE", { Int($0) }) { config.http.maxRequestLineBytes = v }
@@ -156,6 +180,11 @@ struct ServeOptions: ParsableArguments {
         return config
     }
 
+    /// An on/off environment variable: on for `1`, `true` or `yes`.
+    static func isSet(_ value: String?) -> Bool {
+        value.map { ["1", "true", "yes"].contains($0.lowercased()) } ?? false
+    }
+
     /// `./Public`, or the package's `Public/` when the binary runs from
     /// its build folder (`.build/<triple>/<config>/larder`) elsewhere.
     static func findPublicDirectory() -> String? {
@@ -170,34 +199,38 @@ struct ServeOptions: ParsableArguments {
     }
 
     func serve() throws {
-        let config = try makeConfiguration()
+        var config = try makeConfiguration()
         signal(SIGPIPE, SIG_IGN)
         raiseOpenFileLimit()
+        let ephemeralDirectory = try isEphemeral() ? try EphemeralDirectory() : nil
+        if let ephemeralDirectory { config.store.dataDirectory = ephemeralDirectory.path }
         let server: LarderServer
         do {
             server = try LarderServer(configuration: config)
             try server.start()
         } catch {
             FileHandle.standardError.write(Data("larder: \(error)\n".utf8))
+            ephemeralDirectory?.remove()
             Foundation.exit(1)
         }
+        // The URL, alone on the first line of stdout (logs go to stderr), so
+        // a harness that started us with --port 0 reads where we are. One
+        // write(2), so nothing waits in a buffer; a failure (nobody reading)
+        // is not a reason to stop serving.
+        let line = Array((server.url + "\n").utf8)
+        _ = line.withUnsafeBytes { write(1, $0.baseAddress!, $0.count) }
         // SIGINT/SIGTERM: stop accepting, finish in-flight requests, exit 0.
-        var sources: [DispatchSourceSignal] = []
-        for sig in [SIGINT, SIGTERM] {
-            signal(sig, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: sig, queue: .main)
-            source.setEventHandler {
-                server.logger.notice("signal \(sig): shutting down")
-                DispatchQueue.global().async {
-                    server.shutdown()
-                    server.logger.notice("stopped")
-                    Foundation.exit(0)
-                }
-            }
-            source.resume()
-            sources.append(source)
-        }
-        withExtendedLifetime(sources) { dispatchMain() }
+        // Both are blocked in every thread since start-up, so one sent at any
+        // moment (even before this line) waits here for sigwait. Later ones
+        // stay pending: they do not start a second stop.
+        var signals = stopSignals()
+        var received: Int32 = 0
+        while sigwait(&signals, &received) != 0 {}
+        server.logger.notice("signal \(received): shutting down")
+        server.shutdown()
+        ephemeralDirectory?.remove()
+        server.logger.notice("stopped")
+        Foundation.exit(0)
     }
 }
 
@@ -209,4 +242,27 @@ func raiseOpenFileLimit() {
     setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
 }
 
+/// SIGINT and SIGTERM, the signals that stop the server.
+func stopSignals() -> sigset_t {
+    var signals = sigset_t()
+    sigemptyset(&signals)
+    sigaddset(&signals, SIGINT)
+    sigaddset(&signals, SIGTERM)
+    return signals
+}
+
+/// Blocks the stop signals in the main thread before any other thread
+/// exists, so every thread inherits the mask and a stop signal is only ever
+/// taken by `sigwait` in `serve`: one that comes early (a harness stopping
+/// the server as soon as it has read the URL) waits instead of killing the
+/// process before it can clean up, and is never consumed anywhere else.
+/// (Dispatch signal sources had both races: the source registers its
+/// signalfd on another thread some time after `resume`, and `dispatchMain`
+/// parks the main thread in `sigsuspend` with every signal unblocked.)
+func blockStopSignals() {
+    var signals = stopSignals()
+    pthread_sigmask(SIG_BLOCK, &signals, nil)
+}
+
+blockStopSignals()
 Larder.main()

@@ -13,10 +13,11 @@ import Glibc
         let text = String(decoding: output, as: UTF8.self)
         for flag in ["--host", "--port", "--data-dir", "--no-fsync", "--gzip-level", "--max-value-size",
                      "--max-request-line", "--max-header-bytes", "--header-timeout", "--idle-timeout",
-                     "--max-connections", "--log-level", "--cache-mb"] {
+                     "--max-connections", "--log-level", "--cache-mb", "--ephemeral", "--allow-faults"] {
             #expect(text.contains(flag), "\(flag) is not in --help")
         }
-        for variable in ["LARDER_HOST", "LARDER_PORT", "LARDER_DATA_DIR", "LARDER_NO_FSYNC", "LARDER_LOG_LEVEL"] {
+        for variable in ["LARDER_HOST", "LARDER_PORT", "LARDER_DATA_DIR", "LARDER_NO_FSYNC", "LARDER_LOG_LEVEL",
+                         "LARDER_EPHEMERAL", "LARDER_ALLOW_FAULTS"] {
             #expect(text.contains(variable), "\(variable) is not in --help")
         }
     }

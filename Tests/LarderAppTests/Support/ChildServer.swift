@@ -7,15 +7,21 @@ import Glibc
 
 /// The built `larder` binary run as a child process, for what needs a real
 /// process: SIGKILL crashes, the data directory lock, signals, peak RSS.
+/// It finds the server as a harness would: the first line on stdout is its URL.
 final class ChildServer {
     let process: Process
     let port: Int
-    let dataDirectory: String
+    /// nil when the server chose its own (`--ephemeral`).
+    let dataDirectory: String?
     private let stderrPipe: Pipe
+    private let stdoutPipe: Pipe
     /// stderr, drained continuously so a chatty server never blocks on a full pipe.
     private let output = SharedText()
+    private let standardOutput = SharedText()
     /// Everything the server logged so far (stderr).
     var log: String { output.withLock { $0 } }
+    /// Everything the server wrote to stdout so far.
+    var stdout: String { standardOutput.withLock { $0 } }
 
     /// The `larder` executable next to the test bundle (`swift build` puts both in one folder).
     static var binaryPath: String {
@@ -26,46 +32,77 @@ final class ChildServer {
         return dir.appendingPathComponent("larder").path
     }
 
-    init(dataDirectory: String, arguments: [String] = [], environment: [String: String] = [:],
+    /// `dataDirectory` nil passes no `--data-dir` (for `--ephemeral`). `--port 0` comes first, so
+    /// `arguments` may name another port.
+    init(dataDirectory: String?, arguments: [String] = [], environment: [String: String] = [:],
          waitUntilListening: Bool = true) throws {
         self.dataDirectory = dataDirectory
         let process = Process()
         process.executableURL = URL(fileURLWithPath: Self.binaryPath)
-        process.arguments = ["serve", "--port", "0", "--data-dir", dataDirectory] + arguments
+        process.arguments = ["serve", "--port", "0"] + (dataDirectory.map { ["--data-dir", $0] } ?? []) + arguments
         if !environment.isEmpty {
             process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         }
-        let pipe = Pipe()
+        let pipe = Pipe(), outPipe = Pipe()
         process.standardError = pipe
-        process.standardOutput = FileHandle.nullDevice
+        process.standardOutput = outPipe
         self.stderrPipe = pipe
+        self.stdoutPipe = outPipe
         self.process = process
         guard FileManager.default.isExecutableFile(atPath: Self.binaryPath) else {
             throw ClientError("no larder binary at \(Self.binaryPath); run `swift build` first")
         }
-        let output = self.output
-        pipe.fileHandleForReading.readabilityHandler = { handle in
-            let data = handle.availableData
-            if data.isEmpty { handle.readabilityHandler = nil; output.end(); return }
-            output.withLock { $0 += String(decoding: data, as: UTF8.self) }
+        for (handle, text) in [(pipe.fileHandleForReading, output), (outPipe.fileHandleForReading, standardOutput)] {
+            handle.readabilityHandler = { handle in
+                let data = handle.availableData
+                if data.isEmpty { handle.readabilityHandler = nil; text.end(); return }
+                text.withLock { $0 += String(decoding: data, as: UTF8.self) }
+            }
         }
         try process.run()
         guard waitUntilListening else { port = 0; return }
         var found: Int? = nil
         let deadline = Date().addingTimeInterval(30)
         while found == nil && Date() < deadline && process.isRunning {
-            let text = output.withLock { $0 }
-            if let range = text.range(of: #"listening on http://[^ ]+:(\d+) "#, options: .regularExpression) {
-                found = Int(text[range].split(separator: ":").last!.trimmingCharacters(in: .whitespaces))
+            if let url = Self.firstLine(standardOutput.withLock { $0 }) {
+                found = Self.port(of: url)
+                if found == nil { break }
             } else {
                 usleep(10_000)
             }
         }
         guard let port = found else {
             process.terminate()
-            throw ClientError("larder did not start: \(output.withLock { $0 })")
+            throw ClientError("larder did not start (stdout: \(standardOutput.withLock { $0 })): \(output.withLock { $0 })")
         }
         self.port = port
+    }
+
+    /// The first complete line of `text`, if it has one.
+    static func firstLine(_ text: String) -> String? {
+        guard let newline = text.firstIndex(of: "\n") else { return nil }
+        return String(text[..<newline])
+    }
+
+    /// The port of `http://127.0.0.1:PORT` (nil for anything else).
+    static func port(of url: String) -> Int? {
+        guard url.hasPrefix("http://"), let colon = url.lastIndex(of: ":") else { return nil }
+        return Int(url[url.index(after: colon)...])
+    }
+
+    /// The data directory the server named at start-up (its own with
+    /// `--ephemeral`). Waits up to 5 s for the line: stderr is read on its
+    /// own, so it may come in after the URL on stdout.
+    var loggedDataDirectory: String? {
+        let deadline = Date().addingTimeInterval(5)
+        while true {
+            let text = log
+            if let range = text.range(of: #"with data in [^\n]+\n"#, options: .regularExpression) {
+                return String(text[range].dropFirst("with data in ".count).dropLast())
+            }
+            if Date() > deadline || !process.isRunning { return nil }
+            usleep(5_000)
+        }
     }
 
     /// Reads what the child wrote to stderr until it exits.

@@ -1,0 +1,109 @@
+import Dispatch
+import LarderHTTP
+import Synchronization
+
+/// Faults on purpose (`--allow-faults`): requests a `FaultBook` rule fires
+/// for are answered with the rule's status instead of running the route,
+/// and/or answered late; every such answer carries `Larder-Fault: <rule>`.
+/// Only on the chain when the flag is set, so it costs nothing otherwise.
+///
+/// A delay holds the ANSWER, not the request: the route runs at once and
+/// its answer is sent when the delay is over. The middleware has to return
+/// the body action now, and `next` cannot be kept to run the route later;
+/// so a delayed PUT's body is read and written as usual, and only its
+/// acknowledgement is late (like a slow network on the way back, where a
+/// client that gives up cannot know whether the write happened). A status
+/// fault runs no route at all: nothing is read or written.
+///
+/// While an answer is held the connection is parked as for a watch (no
+/// thread, no idle timeout); a `DispatchSourceTimer` on one shared queue
+/// releases it. A client that hangs up meanwhile cancels the timer and the
+/// held answer is dropped (its open file closed).
+struct FaultMiddleware: LarderMiddleware {
+    static let header = "Larder-Fault"
+    /// Where held answers are released; the work per timer is a lock and a
+    /// queue hop, so one serial queue serves any number of them.
+    private static let timers = DispatchQueue(label: "larder.faults")
+
+    let book: FaultBook
+
+    func handle(_ request: RouteRequest, next: (RouteRequest) -> HTTPBodyAction) -> HTTPBodyAction {
+        // `/faults` itself is never faulted: a rule must not lock its own switch.
+        guard request.head.path != "/faults", let fault = book.decide(method: request.method, path: request.head.path) else {
+            return next(request)
+        }
+        let tag = (Self.header, fault.name)
+        if let code = fault.status {
+            let response = HTTPError(Self.status(code), .faultInjected, "fault injected by rule \(fault.name)",
+                                     headers: [tag]).response
+            Self.answer(request.responder, with: response, after: fault.delayNanos)
+            return .ignore
+        }
+        var request = request
+        let delay = fault.delayNanos
+        request.responder = request.responder.intercept { response, next in
+            var response = response
+            response.headers.append(tag)
+            Self.answer(next, with: response, after: delay)
+        }
+        return next(request)
+    }
+
+    /// Gives `response` through `responder`, now or after `nanos`.
+    private static func answer(_ responder: HTTPResponder, with response: HTTPResponse, after nanos: UInt64) {
+        guard nanos > 0 else {
+            responder.respond(response)
+            return
+        }
+        HeldAnswer(response, for: responder, queue: timers).release(after: nanos)
+    }
+
+    /// The status line for a rule's code.
+    static func status(_ code: Int) -> HTTPStatus {
+        HTTPStatus(code, reasons[code] ?? (code < 500 ? "Client Error" : "Server Error"))
+    }
+
+    private static let reasons: [Int: String] = [
+        400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found", 405: "Method Not Allowed",
+        408: "Request Timeout", 409: "Conflict", 410: "Gone", 412: "Precondition Failed", 413: "Content Too Large",
+        415: "Unsupported Media Type", 422: "Unprocessable Content", 423: "Locked", 425: "Too Early",
+        429: "Too Many Requests", 500: "Internal Server Error", 501: "Not Implemented", 502: "Bad Gateway",
+        503: "Service Unavailable", 504: "Gateway Timeout", 507: "Insufficient Storage",
+    ]
+}
+
+/// An answer waiting for its timer: given or dropped exactly once, whichever
+/// of the timer and the client's hang-up comes first (a body stream must be
+/// closed exactly once).
+///
+/// `@unchecked Sendable`: the response is behind the mutex, and the timer is
+/// only resumed (once, by `release`) and cancelled, which Dispatch allows
+/// from any thread.
+private final class HeldAnswer: @unchecked Sendable {
+    private let response: Mutex<HTTPResponse?>
+    private let responder: HTTPResponder
+    private let timer: DispatchSourceTimer
+
+    init(_ response: HTTPResponse, for responder: HTTPResponder, queue: DispatchQueue) {
+        self.response = Mutex(response)
+        self.responder = responder
+        self.timer = DispatchSource.makeTimerSource(queue: queue)
+    }
+
+    /// Starts the timer. Its handler keeps this object alive until it fires
+    /// or is cancelled (cancelling releases the handler): nothing else holds it.
+    func release(after nanos: UInt64) {
+        timer.schedule(deadline: .now() + .nanoseconds(Int(nanos)), leeway: .milliseconds(1))
+        timer.setEventHandler { [self] in
+            timer.cancel()
+            if let r = take() { responder.respond(r) }
+        }
+        responder.whenCancelled { [self] in
+            timer.cancel()
+            take()?.discardBody()
+        }
+        timer.resume()
+    }
+
+    private func take() -> HTTPResponse? { response.withLock { r in defer { r = nil }; return r } }
+}

@@ -1,0 +1,103 @@
+import Foundation
+import LarderClient
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// SIGTERM to the real binary while everything a test run leaves open is
+/// open: an event stream, a parked watch, an idle keep-alive connection and
+/// an upload still arriving. The upload is finished and acknowledged, the
+/// waiters are let go, and the process exits 0 well within a second.
+@Suite struct GracefulShutdownTests {
+    struct Outcome {
+        /// From SIGTERM to the exit, and from the upload's answer to the exit.
+        var exitSeconds: Double
+        var afterAnswerSeconds: Double
+        var status: Int32
+        var upload: ClientResponse
+        var value: [UInt8]
+    }
+
+    /// Opens everything, sends SIGTERM, finishes the upload after it, and
+    /// waits for the exit. Every connection is kept open by the client (the
+    /// worst case: nobody hangs up first).
+    static func stopWithEverythingOpen(_ child: ChildServer) throws -> Outcome {
+        let port = child.port
+        let client = child.client()
+        let etag = try #require(try client.put("w/k", "v1").header("ETag"))
+
+        let stream = try SSEClient(port: port, target: "/events?prefix=w/")
+        #expect(try stream.readHead() == 200)
+        let watch = try HTTPClientConnection(port: port, timeout: 5)
+        try watch.send("GET /store/w/k?wait=60 HTTP/1.1\r\nHost: x\r\nIf-None-Match: \(etag)\r\n\r\n")
+        let idle = try HTTPClientConnection(port: port, timeout: 5)
+        #expect(try idle.request("GET", "/healthz").status == 200)
+        let upload = try HTTPClientConnection(port: port, timeout: 5)
+        let value = Bytes.random(count: 1 << 20, seed: 11)
+        try upload.send("PUT /store/up/value HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n")
+        let piece = 64 << 10
+        func sendChunk(_ range: Range<Int>) throws {
+            try upload.send(Array((String(range.count, radix: 16) + "\r\n").utf8) + Array(value[range]) + Array("\r\n".utf8))
+        }
+        try sendChunk(0..<piece)
+        usleep(200_000)  // the watch and the stream are registered, the upload under way
+
+        let start = DispatchTime.now().uptimeNanoseconds
+        child.kill(SIGTERM)
+        usleep(100_000)  // the rest of the upload comes after the signal
+        var offset = piece
+        while offset < value.count {
+            try sendChunk(offset..<min(offset + piece, value.count))
+            offset += piece
+        }
+        try upload.send("0\r\n\r\n")
+        let answer = try upload.readResponse()
+        let answered = DispatchTime.now().uptimeNanoseconds
+
+        while child.process.isRunning && DispatchTime.now().uptimeNanoseconds - start < 5_000_000_000 { usleep(5_000) }
+        let exited = DispatchTime.now().uptimeNanoseconds
+        // The waiters were let go: each connection is closed (after any answer).
+        var skipped: [SSEEvent] = []
+        _ = try? stream.waitForComment("never", timeout: 1, skipped: &skipped)
+        #expect(stream.ended, "the event stream was not ended")
+        #expect(ProtocolWire.closedByServer(watch, within: 1) || (try? watch.readResponse()) != nil, "the watch was left hanging")
+        #expect(ProtocolWire.closedByServer(idle, within: 1), "the idle connection was not closed")
+        return Outcome(exitSeconds: Double(exited - start) / 1e9, afterAnswerSeconds: Double(exited - answered) / 1e9,
+                       status: child.waitForExit(), upload: answer, value: value)
+    }
+
+    @Test func sigtermOnAnEphemeralServerFinishesTheUploadAndRemovesTheData() throws {
+        let child = try ChildServer(dataDirectory: nil, arguments: ["--ephemeral", "--no-fsync", "--log-level", "notice"])
+        let dir = try #require(child.loggedDataDirectory)
+        #expect(dir.contains("/larder-ephemeral-"))
+        #expect(FileManager.default.fileExists(atPath: dir + "/larder.lock"))
+        let outcome = try Self.stopWithEverythingOpen(child)
+        #expect(outcome.upload.status == 201, "\(outcome.upload.status) \(outcome.upload.text)")
+        #expect(outcome.upload.header("Connection")?.lowercased() == "close")
+        #expect(outcome.status == 0, "\(child.log)")
+        #expect(outcome.exitSeconds < 1, "exit took \(outcome.exitSeconds) s after SIGTERM")
+        #expect(outcome.afterAnswerSeconds < 0.75, "exit took \(outcome.afterAnswerSeconds) s after the last answer")
+        #expect(!FileManager.default.fileExists(atPath: dir), "the ephemeral data directory is still there")
+    }
+
+    @Test func anUploadAcknowledgedDuringShutdownIsCompleteAfterARestart() throws {
+        let dir = TestServer.makeTempDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let child = try ChildServer(dataDirectory: dir, arguments: ["--log-level", "notice"])  // fsync on
+        let outcome = try Self.stopWithEverythingOpen(child)
+        #expect(outcome.upload.status == 201)
+        #expect(outcome.status == 0)
+        // The answer waits for fsync, which takes what the disk takes; the
+        // stop after it is Larder's part.
+        #expect(outcome.afterAnswerSeconds < 1, "exit took \(outcome.afterAnswerSeconds) s after the upload's answer")
+
+        let restarted = try ChildServer(dataDirectory: dir, arguments: ["--log-level", "warning"])
+        let read = try restarted.client().get("up/value")
+        #expect(read.status == 200)
+        #expect(StoreTestSupport.same(read.body, outcome.value), "the acknowledged upload is not complete after a restart")
+        #expect(try restarted.client().get("w/k").text == "v1")
+        restarted.kill(SIGTERM)
+        #expect(restarted.waitForExit() == 0)
+    }
+}

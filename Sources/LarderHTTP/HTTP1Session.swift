@@ -192,6 +192,14 @@ final class HTTP1Session: SocketChannelDelegate, HTTPResponderOwner, @unchecked 
             if !stoppedForOutput { break }
         }
         guard !channel.closed else { return }
+        if shuttingDown, case .head(let started) = phase, started == nil, current == nil, outgoing == nil,
+           channel.output.isEmpty, !channel.hasUnread {
+            // The stop began while an answer was still being sent (so
+            // `beginShutdown` left the connection open); it is out now and
+            // the connection idle: end it instead of waiting for the grace.
+            channel.beginLingeringClose(idleTimeout: Self.shutdownLingerNanos)
+            return
+        }
         if channel.peerClosed && channel.output.isEmpty {
             // The client is gone; nothing more can arrive, and a parked
             // request or an event stream has no one to answer.

@@ -55,6 +55,9 @@ struct FaultMiddleware: LarderMiddleware {
             responder.respond(response)
             return
         }
+        // A watch's deadline answer (its 304) must not overtake the
+        // route's answer held here.
+        responder.dropDeadline()
         HeldAnswer(response, for: responder, queue: timers).release(after: nanos)
     }
 

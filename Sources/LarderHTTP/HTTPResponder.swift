@@ -102,6 +102,18 @@ public final class HTTPResponder: Sendable {
         if hop { shared.wake() }
     }
 
+    /// An answer is on its way but held back (a fault's delay, in
+    /// middleware): the deadline answer set with `answer(at:with:)` no
+    /// longer applies, so it must not replace the held one when its time
+    /// comes. The request stays parked until the held answer is given.
+    public func dropDeadline() {
+        let dropped: HTTPResponse? = shared.state.withLock { st in
+            defer { st.deadline = nil }
+            return st.deadline?.response
+        }
+        dropped?.discardBody()
+    }
+
     /// Runs `handler` once if the request ends before an answer is given
     /// through `respond`: the client closed the connection, the deadline
     /// answer was sent, or the server is stopping. Runs at once if it has.

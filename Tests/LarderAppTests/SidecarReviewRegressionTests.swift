@@ -43,4 +43,31 @@ private typealias S = StoreTestSupport
         #expect(took < 2, "the stop took \(took) s: the finished keep-alive connection waited for the grace")
         #expect(ProtocolWire.closedByServer(connection, within: 1))
     }
+
+    // MARK: - Faults
+
+    /// A watch whose change came during a delay longer than the rest of its
+    /// wait: at the watch's deadline the connection took the deadline answer
+    /// (304) and ran the cancel handlers, which dropped the held 200. The
+    /// client was told "not modified" about a value that had changed.
+    @Test func aDelayedWatchAnswerIsNotReplacedByTheWatchDeadline() throws {
+        let server = try TestServer { $0.allowFaults = true }
+        defer { server.stop() }
+        let client = server.client()
+        let etag = try #require(try client.put("watched/k", "v1").header("ETag"))
+        let rules = try client.send("PUT", "/faults",
+                                    body: Array(#"[{"id":"late","prefix":"watched/","methods":["GET"],"delayMs":1500}]"#.utf8))
+        #expect(rules.status == 200)
+        let port = server.port
+        let watcher = Background { () -> ClientResponse in
+            let connection = try HTTPClientConnection(port: port, timeout: 15)
+            return try connection.request("GET", "/store/watched/k?wait=1", headers: [("If-None-Match", etag)])
+        }
+        #expect(WatchTests.waitForWatchers(server, 1))
+        #expect(try client.put("watched/k", "v2").status == 204)
+        let woken = try watcher.wait(10)
+        #expect(woken.status == 200, "the change was answered \(woken.status)")
+        #expect(woken.text == "v2")
+        #expect(woken.header("Larder-Fault") == "late")
+    }
 }

@@ -134,9 +134,9 @@ final class HTTP1Session: SocketChannelDelegate, HTTPResponderOwner, @unchecked 
         case .body(_, let sink?):
             sink.abort()
             phase = .head(startedAt: nil)
-            respondWithError(HTTPError(.requestTimeout, "request_timeout",
-                                       "the request body stalled for \(configuration.idleTimeout) seconds",
-                                       closeConnection: true))
+            answerThroughResponder(HTTPError(.requestTimeout, "request_timeout",
+                                             "the request body stalled for \(configuration.idleTimeout) seconds",
+                                             closeConnection: true))
             drive()
         default:
             if (!channel.output.isEmpty || outgoing != nil) && channel.sendQueueShrank() {
@@ -343,8 +343,20 @@ final class HTTP1Session: SocketChannelDelegate, HTTPResponderOwner, @unchecked 
                 httpError = HTTPError(.internalServerError, "internal_error", "\(error)")
             }
             httpError.closeConnection = true
-            respondWithError(httpError)
+            answerThroughResponder(httpError)
         }
+    }
+
+    /// Answers the current request (which reached the handler) with an
+    /// error found while its body was read, through its responder, so that
+    /// middleware sees it like any other answer (and may hold it back).
+    /// The rest of the body is not read: the connection closes after it.
+    private func answerThroughResponder(_ error: HTTPError) {
+        guard let c = current else { return respondWithError(error) }
+        current?.mustClose = true
+        c.responder.beginInline()
+        c.responder.respondThroughChain(error.response)
+        if let answer = c.responder.endInline() { send(answer) }
     }
 
     /// A deferred answer (or deadline) arrived from another thread.

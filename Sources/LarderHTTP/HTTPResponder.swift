@@ -26,7 +26,13 @@ public final class HTTPResponder: Sendable {
         /// The answer due at a deadline, and the responder it goes through
         /// (so middleware that wrapped it sees it like any other answer).
         var deadline: (nanos: UInt64, response: HTTPResponse, via: HTTPResponder)?
+        /// The responder made last by `intercept`: the one the route was
+        /// handed, at the end of the middleware chain. Weak: whoever answers
+        /// (a route, a body sink) keeps it.
+        var innermost = WeakResponder()
     }
+
+    struct WeakResponder { weak var value: HTTPResponder? }
 
     /// The responder the connection made; derived ones forward to it, and
     /// only its state is used. (One object per request in the common case.)
@@ -87,7 +93,18 @@ public final class HTTPResponder: Sendable {
     /// later, from any thread).
     public func intercept(_ transform: @escaping @Sendable (_ response: HTTPResponse, _ next: HTTPResponder) -> Void) -> HTTPResponder {
         let next = self
-        return HTTPResponder(root: shared) { transform($0, next) }
+        let derived = HTTPResponder(root: shared) { transform($0, next) }
+        shared.state.withLock { st in st.innermost.value = derived }
+        return derived
+    }
+
+    /// Answers as the route would, through every middleware that wrapped
+    /// this responder: for an answer the connection makes itself after the
+    /// route took the request (an error in its body), which middleware
+    /// must see like any other.
+    func respondThroughChain(_ response: HTTPResponse) {
+        let innermost = shared.state.withLock { st in st.innermost.value }
+        (innermost ?? self).respond(response)
     }
 
     /// Answers with `response` at `deadline` unless an answer comes first;

@@ -30,6 +30,10 @@ struct Healthcheck: ParsableCommand {
     }
 
     func run() throws {
+        // main.swift blocks the stop signals for the server's sigwait; a
+        // check waits for none, so it ends on them like any command.
+        var signals = stopSignals()
+        pthread_sigmask(SIG_UNBLOCK, &signals, nil)
         let target = url.flatMap(Self.parse) ?? Self.defaultTarget(ProcessInfo.processInfo.environment)
         // A watchdog for the connect too (the client's timeouts start after it):
         // SIGALRM's default action ends the process, which Docker counts as unhealthy.

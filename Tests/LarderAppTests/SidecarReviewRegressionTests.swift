@@ -112,4 +112,46 @@ private typealias S = StoreTestSupport
         #expect(Self.seconds(since: start) >= 0.3)
         ProtocolWire.expectCloses(late, slow)
     }
+
+    // MARK: - The runner
+
+    /// The stop signals are blocked from the first instruction so that the
+    /// server takes them with `sigwait`; `larder healthcheck` inherited the
+    /// mask and waits for no signal, so Ctrl-C or a supervisor's SIGTERM did
+    /// nothing: it ran on until its own `--timeout` (SIGALRM).
+    @Test func healthcheckStopsOnSIGTERMAndSIGINT() throws {
+        // A listening socket that is never accepted: the check waits for an answer.
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #expect(fd >= 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
+                bind(fd, pointer, length) == 0 && listen(fd, 4) == 0 && getsockname(fd, pointer, &length) == 0
+            }
+        }
+        #expect(bound)
+        let port = Int(UInt16(bigEndian: address.sin_port))
+        for signal in [SIGTERM, SIGINT] {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: ChildServer.binaryPath)
+            process.arguments = ["healthcheck", "--url", "http://127.0.0.1:\(port)/healthz", "--timeout", "30"]
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            usleep(500_000)   // connected, waiting for the answer
+            let sent = DispatchTime.now().uptimeNanoseconds
+            kill(process.processIdentifier, signal)
+            let deadline = Date().addingTimeInterval(10)
+            while process.isRunning && Date() < deadline { usleep(10_000) }
+            let took = Self.seconds(since: sent)
+            if process.isRunning { kill(process.processIdentifier, SIGKILL); process.waitUntilExit() }
+            #expect(took < 2, "signal \(signal): the healthcheck ran on for \(took) s")
+            #expect(process.terminationReason == .uncaughtSignal && process.terminationStatus == signal,
+                    "signal \(signal): ended by \(process.terminationReason == .exit ? "exit" : "signal") \(process.terminationStatus)")
+        }
+    }
 }

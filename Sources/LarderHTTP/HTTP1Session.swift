@@ -134,9 +134,12 @@ final class HTTP1Session: SocketChannelDelegate, HTTPResponderOwner, @unchecked 
         case .body(_, let sink?):
             sink.abort()
             phase = .head(startedAt: nil)
-            answerThroughResponder(HTTPError(.requestTimeout, "request_timeout",
-                                             "the request body stalled for \(configuration.idleTimeout) seconds",
-                                             closeConnection: true))
+            // The sink keeps the responder the route was handed alive.
+            withExtendedLifetime(sink) {
+                answerThroughResponder(HTTPError(.requestTimeout, "request_timeout",
+                                                 "the request body stalled for \(configuration.idleTimeout) seconds",
+                                                 closeConnection: true))
+            }
             drive()
         default:
             if (!channel.output.isEmpty || outgoing != nil) && channel.sendQueueShrank() {
@@ -343,7 +346,8 @@ final class HTTP1Session: SocketChannelDelegate, HTTPResponderOwner, @unchecked 
                 httpError = HTTPError(.internalServerError, "internal_error", "\(error)")
             }
             httpError.closeConnection = true
-            answerThroughResponder(httpError)
+            // The sink keeps the responder the route was handed alive.
+            withExtendedLifetime(sink) { answerThroughResponder(httpError) }
         }
     }
 

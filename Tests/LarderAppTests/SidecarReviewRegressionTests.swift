@@ -111,6 +111,19 @@ private typealias S = StoreTestSupport
         #expect(late.header("Larder-Fault") == "slow")
         #expect(Self.seconds(since: start) >= 0.3)
         ProtocolWire.expectCloses(late, slow)
+
+        // A body that stalls: its 408 too.
+        let quick = try TestServer {
+            $0.allowFaults = true
+            $0.http.idleTimeout = 0.5
+        }
+        defer { quick.stop() }
+        #expect(try quick.client().send("PUT", "/faults", body: Array(#"[{"id":"mark","prefix":"stall/"}]"#.utf8)).status == 200)
+        let stalled = try quick.connection(timeout: 10)
+        try stalled.send("PUT /store/stall/k HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n0123456789")
+        let timedOut = try stalled.readResponse()
+        ProtocolWire.expectError(timedOut, 408, "request_timeout")
+        #expect(timedOut.header("Larder-Fault") == "mark")
     }
 
     // MARK: - The runner

@@ -101,7 +101,8 @@ struct ValueRepresentation: Sendable {
 
     /// An expiry as an HTTP date, rounded up: the value is gone by then.
     static func httpDate(nanos: Int64) -> String {
-        HTTPDate.format(secondsSince1970: (nanos + 999_999_999) / 1_000_000_000)
+        // Without adding first: an expiry near Int64.max (from a snapshot) must not overflow.
+        HTTPDate.format(secondsSince1970: nanos / 1_000_000_000 + (nanos % 1_000_000_000 > 0 ? 1 : 0))
     }
 
     /// Whether `Accept-Encoding` allows gzip (a `gzip`, `x-gzip` or `*`

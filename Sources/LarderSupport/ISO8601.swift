@@ -86,6 +86,7 @@ public enum ISO8601 {
         guard back.tm_mday == Int32(day), back.tm_mon == Int32(month - 1) else { return nil }
         let (product, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
         guard !overflow else { return nil }
-        return product + fraction
+        let (nanos, past) = product.addingReportingOverflow(fraction)
+        return past ? nil : nanos
     }
 }

@@ -8,9 +8,7 @@ struct HealthRoute: Route {
     let logger: Logger
 
     func handle(_ request: RouteRequest) throws(HTTPError) -> RouteAnswer {
-        guard request.method == .get || request.method == .head else {
-            throw HTTPError(.methodNotAllowed, .methodNotAllowed, "use GET", headers: [("Allow", "GET, HEAD")])
-        }
+        if let answer = try ReadOnlyEndpoint.check(request, "use GET") { return answer }
         do {
             try store.checkHealth()
         } catch {

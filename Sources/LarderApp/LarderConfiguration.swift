@@ -15,10 +15,22 @@ public struct LarderConfiguration: Sendable {
     public var eventHeartbeat: Double = 15
     /// Bytes an event stream may fall behind before its reader is dropped.
     public var eventBufferBytes: Int = 4 << 20
+    /// `--token`: the bearer token every request needs (but `/healthz` and
+    /// the viewer's files); nil: no token.
+    public var token: String?
+    /// `--cors-origin`: origins (`scheme://host[:port]`, `null`) or `*`
+    /// whose pages may call the server; empty: CORS off.
+    public var corsOrigins: [String] = []
     /// Middleware run around every route, outermost first, after Larder's own.
     public var middleware: [any LarderMiddleware] = []
 
     public init(dataDirectory: String = "./larder-data") {
         store = DiskStoreOptions(dataDirectory: dataDirectory)
     }
+}
+
+/// A configuration the server cannot run with; the message says which setting and why.
+public struct ConfigurationError: Error, CustomStringConvertible {
+    public let description: String
+    init(_ description: String) { self.description = description }
 }

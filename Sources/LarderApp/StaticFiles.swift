@@ -7,10 +7,8 @@ struct StaticFiles: Route {
     let directory: String
 
     func handle(_ route: RouteRequest) throws(HTTPError) -> RouteAnswer {
+        if let answer = try ReadOnlyEndpoint.check(route, "the viewer is read-only") { return answer }
         let request = route.head
-        guard request.method == .get || request.method == .head else {
-            throw HTTPError(.methodNotAllowed, .methodNotAllowed, "the viewer is read-only", headers: [("Allow", "GET, HEAD")])
-        }
         let path = request.path
         var relative = path == "/" || path == "/viewer" || path == "/viewer/" ? "index.html" : String(path.dropFirst("/viewer/".count))
         if relative.hasSuffix("/") { relative += "index.html" }

@@ -130,7 +130,6 @@ final class SocketChannel: @unchecked Sendable {
         now = DispatchTime.now().uptimeNanoseconds
         var eof = false
         var received = 0
-        defer { if received > 0 { meter.received(received) } }
         while true {
             if inEnd == input.count { compactInput() }
             let space = input.count - inEnd
@@ -147,9 +146,13 @@ final class SocketChannel: @unchecked Sendable {
             if code == EINTR { continue }
             if code == EAGAIN || code == EWOULDBLOCK { break }
             logger.debug("connection \(fd): recv failed, errno \(code)")
+            if received > 0 { meter.received(received) }
             close()
             return
         }
+        // Counted before the delegate sees them: a scrape answered in this
+        // event includes its own request.
+        if received > 0 { meter.received(received) }
         lastActivity = now
         if lingering {
             // Drop what arrives; close at EOF.

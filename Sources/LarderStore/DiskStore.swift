@@ -574,7 +574,7 @@ public final class DiskStore: ValueStore, @unchecked Sendable {
         let trashPath = trashDirectory + "/" + DiskNames.hex(try nextVersion())
         // The count is taken under the barrier so that the change event goes
         // out before any later write under the prefix can report its own.
-        let moved = try locked(rootQueue, barrier: true) { () -> (root: String, deleted: Int)? in
+        let moved = try locked(rootQueue, barrier: true) { () -> (root: String, generation: Int, deleted: Int)? in
             let directory = valuesRoot + "/" + DiskNames.relativePath(of: prefix)
             guard let st = try POSIX.lstatIfExists(directory), POSIX.isDirectory(st) else { return nil }
             if mkdir(trashDirectory, 0o755) != 0 && errno != EEXIST { throw StoreError.posix("mkdir", trashDirectory) }
@@ -586,15 +586,22 @@ public final class DiskStore: ValueStore, @unchecked Sendable {
             let deleted = countValues(in: trashPath)
             totals.add(keys: -deleted, logical: 0, stored: 0)
             changes?.storeDidChange(.deletePrefix(prefix.string, deleted: deleted, version: try nextVersion()))
-            return (valuesRoot, deleted)
+            return (valuesRoot, generation, deleted)
         }
-        guard let (root, deleted) = moved else { return 0 }
-        // Their bytes are measured here, outside the barrier (it reads every
-        // header): nothing writes into the trash, and until this is done the
-        // byte totals are briefly ahead of the key count.
-        let bytes = measureValues(in: trashPath)
-        totals.add(keys: 0, logical: -bytes.logical, stored: -bytes.stored)
-        reaper.async { POSIX.removeTree(trashPath) }
+        guard let (root, generation, deleted) = moved else { return 0 }
+        // Their bytes are measured in the background, before the trash goes
+        // (it reads every header, which the barrier should not wait for, nor
+        // the client): until then the byte totals lag behind the key count.
+        // Nothing writes into the trash. A reset since then emptied the
+        // totals already: checked under the root queue, which a reset holds
+        // exclusively while it swaps generations.
+        reaper.async { [self] in
+            let bytes = measureValues(in: trashPath)
+            rootQueue.sync {
+                if self.generation == generation { totals.add(keys: 0, logical: -bytes.logical, stored: -bytes.stored) }
+            }
+            POSIX.removeTree(trashPath)
+        }
         pruneEmptyDirectories(root: root, directories: DiskNames.relativeDirectories(prefix.segments.dropLast()))
         return deleted
     }

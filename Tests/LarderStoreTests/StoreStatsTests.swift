@@ -14,7 +14,7 @@ import Testing
             for name in (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [] {
                 let path = directory + "/" + name
                 var isDirectory: ObjCBool = false
-                FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory)
+                _ = FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory)
                 if isDirectory.boolValue { walk(path); continue }
                 guard case .value = DiskNames.classify(name: Array(name.utf8), isDirectory: false),
                       let data = FileManager.default.contents(atPath: path) else { continue }
@@ -69,7 +69,19 @@ import Testing
         Self.expectTotals(t, "a delete")
 
         #expect(try t.store.deletePrefix(try StorePrefix(bytes: Array("t/".utf8))) == 3)
+        #expect(t.store.stats.keys == 3, "the keys go at once")
+        t.store.drainBackgroundWork()  // the bytes when the background delete has measured them
         Self.expectTotals(t, "a prefix delete")
+
+        // A reset before the background delete measured a prefix: the totals stay at zero.
+        let other = try TempStore()
+        for i in 0..<50 { try other.put("q/\(i)", Array(text.prefix(i * 10))) }
+        _ = try other.store.deletePrefix(try StorePrefix(bytes: Array("q/".utf8)))
+        _ = try other.store.deletePrefix(try StorePrefix(bytes: []))
+        other.store.drainBackgroundWork()
+        #expect(other.store.stats == StoreStats())
+        try other.put("q/again", [1, 2, 3])
+        Self.expectTotals(other, "a write after the reset")
 
         // A value that expires is counted until the sweep removes its file.
         do {  // (an upload holds its store: let it go before the reopen below)

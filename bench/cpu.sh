@@ -43,7 +43,11 @@ median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 
 declare -A CPU RATE
 for round in $(seq "$ROUNDS"); do
-  for case in new_get old_get new_put old_put; do
+  # Which build goes first alternates: a PUT round leaves writeback and
+  # journal work that the next writer pays for.
+  order="new_get old_get new_put old_put"
+  (( round % 2 == 0 )) && order="old_get new_get old_put new_put"
+  for case in $order; do
     pid=$NEW_PID; port=$NEW_PORT
     [[ $case == old_* ]] && { pid=$OLD_PID; port=$OLD_PORT; }
     if [[ $case == *_get ]]; then r=$(measure "$pid" "http://127.0.0.1:$port/store/bench/get")

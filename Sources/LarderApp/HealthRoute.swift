@@ -4,6 +4,7 @@ import LarderSupport
 
 /// `GET /healthz`: 200 when the store can read and write.
 struct HealthRoute: Route {
+    static let path = "/healthz"
     let store: any ValueStore
     let logger: Logger
 

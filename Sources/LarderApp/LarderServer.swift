@@ -45,12 +45,12 @@ public final class LarderServer: Sendable {
             (.prefix("/store/"), StoreRoutes(store: store, hub: hub, logger: logger)),
             (.exact("/store"), StoreRoutes(store: store, hub: hub, logger: logger)),
             (.exact("/events"), EventsRoute(hub: hub, maxBuffered: configuration.eventBufferBytes)),
-            (.exact("/healthz"), HealthRoute(store: store, logger: logger)),
+            (.exact(HealthRoute.path), HealthRoute(store: store, logger: logger)),
             (.exact("/metrics"), MetricsRoute(http: metrics, store: store, hub: hub, startTime: Double(Clock.nowNanos()) / 1e9)),
         ]
         if let directory = configuration.publicDirectory {
             let files = StaticFiles(directory: directory)
-            routes += [(.exact("/"), files), (.exact("/viewer"), files), (.prefix("/viewer/"), files)]
+            routes += StaticFiles.paths.map { ($0, files) }
         }
         let table = RouteTable(routes, middleware: chain)
         self.http = HTTPServer(configuration: configuration.http, handler: table, logger: logger, metrics: metrics)

@@ -4,6 +4,9 @@ import LarderHTTP
 /// Serves the browser viewer from `Public/`: `/` is `index.html`,
 /// `/viewer/<path>` any file below it.
 struct StaticFiles: Route {
+    /// Where the route table mounts it.
+    static let paths: [RouteTable.Match] = [.exact("/"), .exact("/viewer"), .prefix("/viewer/")]
+
     let directory: String
 
     func handle(_ route: RouteRequest) throws(HTTPError) -> RouteAnswer {

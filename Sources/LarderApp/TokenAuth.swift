@@ -8,7 +8,7 @@ import LarderHTTP
 /// `/viewer`, `/viewer/...`). Everything else needs it, paths that match no
 /// route included, so a 404 tells nothing about what exists. The decision
 /// uses the same literal path the route table matches, so an open path can
-/// only ever reach the health or viewer routes.
+/// only ever reach the health or viewer routes (their own mount points).
 ///
 /// `/events` also takes the token as `?access_token=` (RFC 6750 section
 /// 2.3), because a browser's `EventSource` cannot send headers; no other
@@ -32,8 +32,10 @@ struct TokenAuth: LarderMiddleware {
         self.token = bytes
     }
 
+    static let openPaths: [RouteTable.Match] = [.exact(HealthRoute.path)] + StaticFiles.paths
+
     static func isOpen(_ path: Substring) -> Bool {
-        path == "/healthz" || path == "/" || path == "/viewer" || path.hasPrefix("/viewer/")
+        openPaths.contains { $0.rest(of: path) != nil }
     }
 
     enum Credential: Equatable {

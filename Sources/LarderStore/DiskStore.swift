@@ -368,8 +368,16 @@ public final class DiskStore: ValueStore, @unchecked Sendable {
         let (created, finalPath) = try locked(rootQueue) { () -> (Bool, String) in
             let finalPath = valuesRoot + "/" + DiskNames.relativePath(of: key)
             let stripe = stripeIndex(for: key)
+            // The value being replaced is read before the key's barrier is
+            // taken (it is I/O, and the barrier serializes the stripe). Every
+            // publish and delete in the stripe bumps its epoch under the
+            // barrier, after its rename or unlink: an unchanged epoch under
+            // the barrier means the file read is still the key's; else it is
+            // read again there.
+            let epochBefore = cache.epoch(stripe: stripe)
+            let early = try existingFile(key, path: finalPath)
             let liveBefore = try locked(stripes[stripe], barrier: true) { () -> Bool in
-                let old = try existingFile(key, path: finalPath)
+                let old = cache.epoch(stripe: stripe) == epochBefore ? early : try existingFile(key, path: finalPath)
                 let liveBefore: Bool
                 if let condition {
                     // A condition needs the metadata: a damaged header fails the write.
@@ -407,8 +415,8 @@ public final class DiskStore: ValueStore, @unchecked Sendable {
     /// The value file of `key` at `path` as a write or delete finds it:
     /// nil when there is none. Its metadata (expired or not) is what a
     /// condition is checked on; its sizes are what the totals take off.
-    /// From the cache when it holds the key (coherent under this lock).
-    /// Called under the key's stripe lock.
+    /// From the cache when it holds the key. Called under the key's stripe
+    /// lock, or before it with the stripe's epoch read first (see `publish`).
     private func existingFile(_ key: StoreKey, path: String) throws -> ValueFileInfo? {
         if let entry = cache.lookup(key.bytes) {
             return ValueFileInfo(fileSize: Int64(entry.file.count), metadata: .success(entry.metadata))

@@ -62,7 +62,10 @@ printf '%-22s %12s %10s\n' "1 KiB, wrk -t2 -c$CONNS" "µs CPU/req" "req/s"
 for case in new_get old_get new_put old_put; do
   printf '%-22s %12s %10s\n' "$case" "$(m "${CPU[$case]}")" "$(m "${RATE[$case]}")"
 done
-awk -v a="$(m "${CPU[new_get]}")" -v b="$(m "${CPU[old_get]}")" -v c="$(m "${CPU[new_put]}")" -v d="$(m "${CPU[old_put]}")" \
-  'BEGIN {printf "CPU per request, new/old: GET %.3f, PUT %.3f\n", a / b, c / d}'
+# Medians of the per-round ratios (each round ran both builds back to back).
+ratio() { paste -d' ' <(echo "$1" | tr ' ' '\n' | grep .) <(echo "$2" | tr ' ' '\n' | grep .) | awk '{print $1 / $2}' | median; }
+printf 'new/old, median of rounds: GET CPU %.3f req/s %.3f; PUT CPU %.3f req/s %.3f\n' \
+  "$(ratio "${CPU[new_get]}" "${CPU[old_get]}")" "$(ratio "${RATE[new_get]}" "${RATE[old_get]}")" \
+  "$(ratio "${CPU[new_put]}" "${CPU[old_put]}")" "$(ratio "${RATE[new_put]}" "${RATE[old_put]}")"
 echo "cpu: ${CPU[*]@K}" >&2
 echo "rate: ${RATE[*]@K}" >&2

@@ -11,6 +11,8 @@ public enum ErrorCode: String, Sendable {
     case notJSON = "not_json"
     case notFound = "not_found"
     case methodNotAllowed = "method_not_allowed"
+    case unauthorized
+    case originNotAllowed = "origin_not_allowed"
     case preconditionFailed = "precondition_failed"
     case rangeNotSatisfiable = "range_not_satisfiable"
     case payloadTooLarge = "payload_too_large"

@@ -12,10 +12,7 @@ struct EventsRoute: Route {
     static let dropped = Array("event: dropped\ndata: {\"reason\":\"the reader fell too far behind\"}\n\n".utf8)
 
     func handle(_ request: RouteRequest) throws(HTTPError) -> RouteAnswer {
-        guard request.method == .get || request.method == .head else {
-            throw HTTPError(.methodNotAllowed, .methodNotAllowed, "the change feed is read with GET",
-                            headers: [("Allow", "GET, HEAD")])
-        }
+        if let answer = try ReadOnlyEndpoint.check(request, "the change feed is read with GET") { return answer }
         let query = try QueryParameters(request.head.query)
         let stream = HTTPPushStream(maxBuffered: maxBuffered, overflowTail: Self.dropped)
         // A comment first, so clients see the stream is live at once.

@@ -4,13 +4,12 @@ import LarderSupport
 
 /// `GET /healthz`: 200 when the store can read and write.
 struct HealthRoute: Route {
+    static let path = "/healthz"
     let store: any ValueStore
     let logger: Logger
 
     func handle(_ request: RouteRequest) throws(HTTPError) -> RouteAnswer {
-        guard request.method == .get || request.method == .head else {
-            throw HTTPError(.methodNotAllowed, .methodNotAllowed, "use GET", headers: [("Allow", "GET, HEAD")])
-        }
+        if let answer = try ReadOnlyEndpoint.check(request, "use GET") { return answer }
         do {
             try store.checkHealth()
         } catch {

@@ -20,10 +20,22 @@ public struct LarderConfiguration: Sendable {
     /// Serve `/faults` and put the fault middleware on the chain
     /// (`--allow-faults`). Off: neither exists, and `/faults` is a 404.
     public var allowFaults = false
+    /// `--token`: the bearer token every request needs (but `/healthz` and
+    /// the viewer's files); nil: no token.
+    public var token: String?
+    /// `--cors-origin`: origins (`scheme://host[:port]`, `null`) or `*`
+    /// whose pages may call the server; empty: CORS off.
+    public var corsOrigins: [String] = []
     /// Middleware run around every route, outermost first, after Larder's own.
     public var middleware: [any LarderMiddleware] = []
 
     public init(dataDirectory: String = "./larder-data") {
         store = DiskStoreOptions(dataDirectory: dataDirectory)
     }
+}
+
+/// A configuration the server cannot run with; the message says which setting and why.
+public struct ConfigurationError: Error, CustomStringConvertible {
+    public let description: String
+    init(_ description: String) { self.description = description }
 }

@@ -12,13 +12,35 @@ public final class LarderServer: Sendable {
     public let values: any ValueStore
     public let http: HTTPServer
     public let logger: Logger
+    /// What the HTTP layer counts (requests, latency, bytes, connections).
+    public let metrics: HTTPServerMetrics
     let hub: ChangeHub
 
-    /// Opens the store (taking its lock) and prepares the server.
+    /// Opens the store (taking its lock) and prepares the server. Throws a
+    /// `ConfigurationError` for a token or CORS origin it cannot use.
     public init(configuration: LarderConfiguration, logger: Logger? = nil) throws {
         self.configuration = configuration
         let logger = logger ?? Logger(label: "larder", level: configuration.logLevel)
         self.logger = logger
+        // The middleware chain, outermost first (built before the store is
+        // opened, so a configuration error leaves its lock alone). Metrics
+        // are no link of it: the HTTP layer counts every answer, also those
+        // given before any middleware runs (400, 408, 413, 431, 503).
+        // 1. CORS: answers a preflight before auth (browsers send no token
+        //    with it) and puts its headers on every answer, 401s too;
+        // 2. token auth: refuses before a body is read;
+        // 3. faults: only an authorised request is faulted;
+        // then the configuration's own middleware.
+        var chain: [any LarderMiddleware] = []
+        if !configuration.corsOrigins.isEmpty {
+            chain.append(try CORS(origins: configuration.corsOrigins, tokenRequired: configuration.token != nil))
+        }
+        if let token = configuration.token { chain.append(try TokenAuth(token: token)) }
+        let faults = configuration.allowFaults ? FaultBook() : nil
+        if let faults { chain.append(FaultMiddleware(book: faults)) }
+        chain += configuration.middleware
+        let metrics = HTTPServerMetrics()
+        self.metrics = metrics
         let hub = ChangeHub(historySize: configuration.eventHistory, heartbeat: configuration.eventHeartbeat)
         self.hub = hub
         var storeOptions = configuration.store
@@ -35,35 +57,29 @@ public final class LarderServer: Sendable {
             (.prefix("/store/"), storeRoutes),
             (.exact("/store"), storeRoutes),
             (.exact("/events"), EventsRoute(hub: hub, maxBuffered: configuration.eventBufferBytes)),
-            (.exact("/healthz"), HealthRoute(store: values, logger: logger)),
+            (.exact(HealthRoute.path), HealthRoute(store: values, logger: logger)),
             (.exact("/snapshot"), SnapshotRoute(store: values, maxValueBytes: configuration.http.maxBodyBytes, logger: logger)),
+            (.exact("/metrics"), MetricsRoute(http: metrics, store: values, hub: hub, startTime: Double(Clock.nowNanos()) / 1e9)),
         ]
         if let directory = configuration.publicDirectory {
             let files = StaticFiles(directory: directory)
-            routes += [(.exact("/"), files), (.exact("/viewer"), files), (.prefix("/viewer/"), files)]
+            routes += StaticFiles.paths.map { ($0, files) }
         }
-        // The middleware chain, outermost first:
-        // 1. metrics: sees every answer, 401s and faults included;
-        // 2. CORS: answers a preflight before auth (browsers send no token
-        //    with it) and puts its headers on every answer, 401s too;
-        // 3. token auth: refuses before a body is read;
-        // 4. faults: only an authorised request is faulted;
-        // then the configuration's own middleware.
-        var chain: [any LarderMiddleware] = []
-        if configuration.allowFaults {
-            let faults = FaultBook()
-            routes.append((.exact("/faults"), FaultsRoute(book: faults)))
-            chain.append(FaultMiddleware(book: faults))
-        }
-        chain += configuration.middleware
+        if let faults { routes.append((.exact("/faults"), FaultsRoute(book: faults))) }
         let table = RouteTable(routes, middleware: chain)
-        self.http = HTTPServer(configuration: configuration.http, handler: table, logger: logger)
+        self.http = HTTPServer(configuration: configuration.http, handler: table, logger: logger, metrics: metrics)
     }
 
     /// Binds and starts serving.
     public func start() throws {
         try http.start()
         logger.always(.notice, "larder listening on \(url) with data in \(store.options.dataDirectory)")
+        if configuration.token != nil {
+            logger.notice("a bearer token is required (open: /healthz and the viewer)")
+        }
+        if !configuration.corsOrigins.isEmpty {
+            logger.notice("CORS allowed for \(configuration.corsOrigins.joined(separator: ", "))")
+        }
     }
 
     public var port: Int { http.port }

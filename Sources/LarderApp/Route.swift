@@ -33,3 +33,27 @@ public protocol Route: Sendable {
 extension Route {
     public var maxBodyBytes: Int64? { nil }
 }
+
+extension HTTPResponse {
+    /// The answer to a plain `OPTIONS` (not a CORS preflight): 204 with the
+    /// endpoint's methods, as nginx and S3 answer it.
+    static func allow(_ methods: String) -> HTTPResponse {
+        HTTPResponse(status: .noContent, headers: [("Allow", methods)])
+    }
+}
+
+/// The method check of the endpoints that are only read (the change feed,
+/// health, metrics, the viewer's files).
+enum ReadOnlyEndpoint {
+    static let methods = "GET, HEAD, OPTIONS"
+
+    /// nil for GET and HEAD (go on); the `OPTIONS` answer; else throws 405
+    /// with `why` as the message.
+    static func check(_ request: RouteRequest, _ why: String) throws(HTTPError) -> RouteAnswer? {
+        switch request.method {
+        case .get, .head: return nil
+        case .options: return .respond(.allow(methods))
+        default: throw HTTPError(.methodNotAllowed, .methodNotAllowed, why, headers: [("Allow", methods)])
+        }
+    }
+}

@@ -9,6 +9,14 @@ struct RouteTable: HTTPRequestHandler {
         case exact(String)
         /// Paths that start with this; `rest` is what follows.
         case prefix(String)
+
+        /// What follows the match in `path` (empty for `exact`); nil when it does not match.
+        func rest(of path: Substring) -> Substring? {
+            switch self {
+            case .exact(let p): path == p ? path.dropFirst(path.count) : nil
+            case .prefix(let p): path.hasPrefix(p) ? path.dropFirst(p.count) : nil
+            }
+        }
     }
 
     private let entries: [(match: Match, route: any Route)]
@@ -60,14 +68,7 @@ struct RouteTable: HTTPRequestHandler {
 
     private func route(for path: Substring) -> (any Route, Substring)? {
         for entry in entries {
-            switch entry.match {
-            case .exact(let p) where path == p:
-                return (entry.route, "")
-            case .prefix(let p) where path.hasPrefix(p):
-                return (entry.route, path.dropFirst(p.count))
-            default:
-                continue
-            }
+            if let rest = entry.match.rest(of: path) { return (entry.route, rest) }
         }
         return nil
     }

@@ -5,13 +5,14 @@ import LarderSupport
 /// Serves the browser viewer from `Public/`: `/` is `index.html`,
 /// `/viewer/<path>` any file below it.
 struct StaticFiles: Route {
+    /// Where the route table mounts it.
+    static let paths: [RouteTable.Match] = [.exact("/"), .exact("/viewer"), .prefix("/viewer/")]
+
     let directory: String
 
     func handle(_ route: RouteRequest) throws(HTTPError) -> RouteAnswer {
+        if let answer = try ReadOnlyEndpoint.check(route, "the viewer is read-only") { return answer }
         let request = route.head
-        guard request.method == .get || request.method == .head else {
-            throw HTTPError(.methodNotAllowed, .methodNotAllowed, "the viewer is read-only", headers: [("Allow", "GET, HEAD")])
-        }
         let path = request.path
         var relative = path == "/" || path == "/viewer" || path == "/viewer/" ? "index.html" : String(path.dropFirst("/viewer/".count))
         if relative.hasSuffix("/") { relative += "index.html" }

@@ -30,7 +30,7 @@ struct StoreRoutes: Route {
             let deleted = try ErrorMapping.run(logger) { try store.deletePrefix(prefix) }
             return .respond(.json(.ok, "{\"deleted\":\(deleted)}"))
         case .post: return try create(under: prefix, request)
-        case .options: return .respond(HTTPResponse(status: .noContent, headers: [("Allow", Self.prefixMethods)]))
+        case .options: return .respond(.allow(Self.prefixMethods))
         default:
             throw HTTPError(.methodNotAllowed, .methodNotAllowed,
                             "\(request.method) needs a key; a path ending in '/' is a prefix",

@@ -51,7 +51,7 @@ struct ValueRoutes: Sendable {
         case .patch:
             return try patch(key, request)
         case .options:
-            return .respond(HTTPResponse(status: .noContent, headers: [("Allow", Self.methods)]))
+            return .respond(.allow(Self.methods))
         default:
             throw HTTPError(.methodNotAllowed, .methodNotAllowed, "\(head.method) is not allowed here",
                             headers: [("Allow", Self.methods)])

@@ -74,7 +74,7 @@ final class HTTP1Session: SocketChannelDelegate, HTTPResponderOwner, @unchecked 
         self.onClose = onClose
         self.channel = SocketChannel(fd: fd,
                                      inputCapacity: configuration.maxRequestLineBytes + configuration.maxHeaderBytes + 4096,
-                                     logger: context.logger)
+                                     logger: context.logger, meter: context.metrics.shardForNewConnection())
         self.parser = HTTPRequestParser(configuration: configuration)
         channel.delegate = self
     }
@@ -397,6 +397,10 @@ final class HTTP1Session: SocketChannelDelegate, HTTPResponderOwner, @unchecked 
         current = nil
         let close = response.closeConnection || mustClose || !(info?.keepAlive ?? false) || shuttingDown
         let code = response.status.code
+        // Latency is the time to the answer, not to its last byte: a slow
+        // reader's download and an event stream's life are not the server's.
+        let started = info?.started ?? now, answeredAt = DispatchTime.now().uptimeNanoseconds
+        channel.meter.answered(info?.method, status: code, nanos: answeredAt > started ? answeredAt - started : 0)
         let framing = ResponseEncoder.encodeHead(response, into: &channel.output, isHead: info?.method == .head,
                                                  close: close, chunkedAllowed: info?.http11 ?? false)
         var sentBytes: Int64 = 0
@@ -442,7 +446,8 @@ final class HTTP1Session: SocketChannelDelegate, HTTPResponderOwner, @unchecked 
         guard context.logger.enabled(.info) else { return }
         let elapsed = Double(DispatchTime.now().uptimeNanoseconds - (info?.started ?? now)) / 1e6
         let ms = (elapsed * 100).rounded() / 100
-        context.logger.info("\(info?.method.description ?? "-") \(info?.target ?? "-") \(status) \(bytes)B \(ms)ms")
+        let target = info.map { TargetRedaction.redact($0.target) } ?? "-"
+        context.logger.info("\(info?.method.description ?? "-") \(target) \(status) \(bytes)B \(ms)ms")
     }
 
     // MARK: - Pushed bodies
@@ -502,7 +507,7 @@ final class HTTP1Session: SocketChannelDelegate, HTTPResponderOwner, @unchecked 
                     }
                 } catch {
                     // Headers are out already: all that is left is to cut the connection.
-                    context.logger.error("response body of \(pendingLog?.info?.target ?? "?") failed: \(error)")
+                    context.logger.error("response body of \(pendingLog?.info.map { TargetRedaction.redact($0.target) } ?? "?") failed: \(error)")
                     s.close()
                     outgoing = nil
                     channel.close()

@@ -19,6 +19,13 @@ public struct HTTPHeaders: Sendable, Sequence {
         return nil
     }
 
+    /// The first value of the field `name` as bytes, without building a
+    /// String (a credential is compared as it came).
+    public func valueBytes(_ name: String) -> ArraySlice<UInt8>? {
+        for field in fields where matches(field.name, name) { return bytes[field.value] }
+        return nil
+    }
+
     /// Every value of the field `name`, in order.
     public func values(_ name: String) -> [String] {
         fields.filter { matches($0.name, name) }.map { String(decoding: bytes[$0.value], as: UTF8.self) }

@@ -18,10 +18,14 @@ public final class HTTPServer: @unchecked Sendable {
     private let connections = Mutex<[ObjectIdentifier: HTTP1Session]>([:])
     private let boundPort = Mutex<Int>(0)
 
-    public init(configuration: HTTPServerConfiguration, handler: HTTPRequestHandler, logger: Logger) {
+    /// `metrics` is where the server counts requests, bytes and connections.
+    public init(configuration: HTTPServerConfiguration, handler: HTTPRequestHandler, logger: Logger,
+                metrics: HTTPServerMetrics = HTTPServerMetrics()) {
         self.configuration = configuration
-        self.context = ServerContext(configuration: configuration, handler: handler, logger: logger)
+        self.context = ServerContext(configuration: configuration, handler: handler, logger: logger, metrics: metrics)
     }
+
+    public var metrics: HTTPServerMetrics { context.metrics }
 
     /// The port the server listens on (useful with port 0).
     public var port: Int { boundPort.withLock { $0 } }
@@ -64,9 +68,12 @@ public final class HTTPServer: @unchecked Sendable {
                 rejectBusy(fd)
                 continue
             }
+            let metrics = context.metrics
             let connection = HTTP1Session(fd: fd, context: context) { [weak self] closed in
+                metrics.connectionClosed()
                 self?.connections.withLock { _ = $0.removeValue(forKey: ObjectIdentifier(closed)) }
             }
+            metrics.connectionOpened()
             connections.withLock { $0[ObjectIdentifier(connection)] = connection }
             connection.start()
         }
@@ -86,8 +93,11 @@ public final class HTTPServer: @unchecked Sendable {
         let body = "{\"error\":\"too_many_connections\",\"message\":\"the server already has \(configuration.maxConnections) open connections\"}"
         let text = "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n"
             + "Connection: close\r\nRetry-After: 1\r\n\r\n" + body
-        _ = Array(text.utf8).withUnsafeBytes { Glibc.send(fd, $0.baseAddress!, $0.count, Int32(MSG_NOSIGNAL)) }
+        let sent = Array(text.utf8).withUnsafeBytes { Glibc.send(fd, $0.baseAddress!, $0.count, Int32(MSG_NOSIGNAL)) }
         Glibc.close(fd)
+        let meter = context.metrics.shardForNewConnection()
+        meter.answered(nil, status: 503, nanos: 0)
+        if sent > 0 { meter.sent(sent) }
         context.logger.warning("connection refused: \(configuration.maxConnections) connections are open")
     }
 
@@ -121,10 +131,12 @@ final class ServerContext: Sendable {
     let configuration: HTTPServerConfiguration
     let handler: HTTPRequestHandler
     let logger: Logger
+    let metrics: HTTPServerMetrics
 
-    init(configuration: HTTPServerConfiguration, handler: HTTPRequestHandler, logger: Logger) {
+    init(configuration: HTTPServerConfiguration, handler: HTTPRequestHandler, logger: Logger, metrics: HTTPServerMetrics) {
         self.configuration = configuration
         self.handler = handler
         self.logger = logger
+        self.metrics = metrics
     }
 }

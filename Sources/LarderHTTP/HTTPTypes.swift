@@ -41,6 +41,7 @@ public struct HTTPStatus: Sendable, Equatable, CustomStringConvertible {
     public static let notModified = HTTPStatus(304, "Not Modified")
     public static let badRequest = HTTPStatus(400, "Bad Request")
     public static let unauthorized = HTTPStatus(401, "Unauthorized")
+    public static let forbidden = HTTPStatus(403, "Forbidden")
     public static let notFound = HTTPStatus(404, "Not Found")
     public static let methodNotAllowed = HTTPStatus(405, "Method Not Allowed")
     public static let requestTimeout = HTTPStatus(408, "Request Timeout")

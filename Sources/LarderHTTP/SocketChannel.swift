@@ -38,6 +38,8 @@ final class SocketChannel: @unchecked Sendable {
     let fd: Int32
     unowned(unsafe) var delegate: SocketChannelDelegate!
     private let logger: Logger
+    /// Where the bytes moved in each direction are counted.
+    let meter: HTTPServerMetrics.Shard
 
     private var readSource: DispatchSourceRead?
     private var writeSource: DispatchSourceWrite?
@@ -68,9 +70,10 @@ final class SocketChannel: @unchecked Sendable {
     private var lingerDeadline: UInt64 = 0
     private var lastSendQueue: Int32 = 0
 
-    init(fd: Int32, inputCapacity: Int, logger: Logger) {
+    init(fd: Int32, inputCapacity: Int, logger: Logger, meter: HTTPServerMetrics.Shard) {
         self.fd = fd
         self.logger = logger
+        self.meter = meter
         self.queue = DispatchQueue(label: "larder.connection", target: .global())
         self.input = .allocate(byteCount: max(Self.inputCapacityFloor, inputCapacity), alignment: 16)
         self.lastActivity = now
@@ -126,6 +129,7 @@ final class SocketChannel: @unchecked Sendable {
         guard !closed else { return }
         now = DispatchTime.now().uptimeNanoseconds
         var eof = false
+        var received = 0
         while true {
             if inEnd == input.count { compactInput() }
             let space = input.count - inEnd
@@ -133,6 +137,7 @@ final class SocketChannel: @unchecked Sendable {
             let n = recv(fd, input.baseAddress! + inEnd, space, 0)
             if n > 0 {
                 inEnd += n
+                received += n
                 if n < space { break }
                 continue
             }
@@ -141,9 +146,13 @@ final class SocketChannel: @unchecked Sendable {
             if code == EINTR { continue }
             if code == EAGAIN || code == EWOULDBLOCK { break }
             logger.debug("connection \(fd): recv failed, errno \(code)")
+            if received > 0 { meter.received(received) }
             close()
             return
         }
+        // Counted before the delegate sees them: a scrape answered in this
+        // event includes its own request.
+        if received > 0 { meter.received(received) }
         lastActivity = now
         if lingering {
             // Drop what arrives; close at EOF.
@@ -196,6 +205,7 @@ final class SocketChannel: @unchecked Sendable {
             let n = Glibc.send(fd, pending.baseAddress!, pending.count, Int32(MSG_NOSIGNAL))
             if n > 0 {
                 output.consumed(n)
+                meter.sent(n)
                 lastActivity = now
                 continue
             }

@@ -12,10 +12,9 @@ extension DiskStore {
         timer.setEventHandler { [weak self] in self?.sweep() }
         timer.resume()
         sweepTimer = timer
-        // Values written with a TTL before a restart: find them without
-        // delaying start-up (reads honour their expiry meanwhile).
-        let root = rootSnapshot()
-        sweepQueue.async { [weak self] in self?.recoverExpiries(root) }
+        // The start-up scan filled the index before the timer existed: a
+        // first sweep removes what is due and schedules the next one.
+        sweepQueue.async { [weak self] in self?.sweep() }
     }
 
     /// Records the expiry of the write `version` of `key` (a recovered older
@@ -38,17 +37,5 @@ extension DiskStore {
             }
             expiries.settle(key, version: version)
         }
-    }
-
-    private func recoverExpiries(_ root: String) {
-        var found = 0
-        try? ValueTreeWalker.walk(root) { item in
-            guard case .value(let path) = item,
-                  let meta = try? ValueFileHeader.read(path: path), let expires = meta.expiresNanos,
-                  let key = try? StoreKey(meta.key) else { return }
-            noteExpiry(key, at: expires, version: meta.version)
-            found += 1
-        }
-        if found > 0 { logger.info("expiry sweep: \(found) values with an expiry found at start-up") }
     }
 }

@@ -70,8 +70,10 @@ public final class DiskStore: ValueStore, @unchecked Sendable {
     private var generation: Int
     private var valuesRoot: String
 
+    /// Keys and bytes stored, moved where each change takes effect.
+    let totals = StoreTotals()
+
     // Guarded by counterLock.
-    private var keyCount = 0
     private var lastVersion: UInt64 = 0
     /// Versions below this are safe to hand out: it is on disk (`version`),
     /// so after a restart, even with the clock set back, no ETag repeats.
@@ -98,7 +100,7 @@ public final class DiskStore: ValueStore, @unchecked Sendable {
         removeLeftovers()
         lastVersion = try Self.readVersionCeiling(dataDirectory, logger: logger)
         try saveVersionCeiling(max(lastVersion, UInt64(max(0, Self.nowNanos()))) + Self.ceilingStep)
-        keyCount = try scanValues()
+        try scanValues()
         startExpirySweep()
     }
 
@@ -183,23 +185,39 @@ public final class DiskStore: ValueStore, @unchecked Sendable {
         }
     }
 
-    /// Counts values and removes temp files of writes a crash interrupted.
-    private func scanValues() throws -> Int {
+    /// Seeds the totals (keys, logical and stored bytes) and the expiry
+    /// index from every value's header, and removes temp files of writes a
+    /// crash interrupted. Runs before the store serves: nothing else moves
+    /// the totals meanwhile.
+    private func scanValues() throws {
         let started = DispatchTime.now().uptimeNanoseconds
-        var values = 0, temps = 0
+        var values = 0, temps = 0, damaged = 0, expiring = 0
+        var logical: Int64 = 0, stored: Int64 = 0
         try ValueTreeWalker.walk(valuesRoot, strict: true) { item in
             switch item {
-            case .value:
+            case .value(let path):
                 values += 1
                 if values % 100_000 == 0 { logger.notice("start-up scan: \(values) values so far") }
+                // An unreadable file still counts as a key (it can be
+                // deleted); its decompressed size is unknown, counted as 0.
+                guard let file = try? ValueFileHeader.inspect(path: path) else { damaged += 1; return }
+                stored += file.fileSize
+                guard case .success(let meta) = file.metadata else { damaged += 1; return }
+                logical += Int64(meta.size)
+                if let expires = meta.expiresNanos, let key = try? StoreKey(meta.key) {
+                    noteExpiry(key, at: expires, version: meta.version)
+                    expiring += 1
+                }
             case .temp(let path):
                 unlink(path)
                 temps += 1
             }
         }
+        totals.add(keys: values, logical: logical, stored: stored)
         let ms = (DispatchTime.now().uptimeNanoseconds - started) / 1_000_000
-        logger.info("store \(dataDirectory): \(values) values, \(temps) stale temp files removed, scanned in \(ms) ms")
-        return values
+        logger.info("store \(dataDirectory): \(values) values (\(logical) bytes, \(stored) on disk, \(expiring) with an expiry), "
+                    + "\(temps) stale temp files removed, scanned in \(ms) ms")
+        if damaged > 0 { logger.warning("store \(dataDirectory): \(damaged) value files have an unreadable header") }
     }
 
     // MARK: - Shared helpers
@@ -264,15 +282,10 @@ public final class DiskStore: ValueStore, @unchecked Sendable {
 
     static func nowNanos() -> Int64 { Clock.nowNanos() }
 
-    private func adjustCount(_ delta: Int) {
-        counterLock.withLock { keyCount += delta }
-    }
-
-    /// Number of values in the store.
-    public var count: Int { counterLock.withLock { keyCount } }
+    /// Values and bytes stored right now (no lock: see `StoreTotals`).
+    public var stats: StoreStats { totals.stats }
 
     private func currentRoot() -> String { rootQueue.sync { valuesRoot } }
-    func rootSnapshot() -> String { currentRoot() }
 
     // MARK: - Writes
 
@@ -351,23 +364,36 @@ public final class DiskStore: ValueStore, @unchecked Sendable {
         }
     }
 
-    /// Makes a finished temp file the key's value, if `condition` holds for
-    /// the current one (checked under the same barrier as the rename).
-    /// Returns whether the key is new.
-    func publish(tempPath: String, fd: Int32, key: StoreKey, metadata: ValueMetadata, condition: WriteCondition?) throws -> Bool {
+    /// Makes a finished temp file (`fileSize` bytes) the key's value, if
+    /// `condition` holds for the current one (checked under the same
+    /// barrier as the rename). Returns whether the key is new.
+    func publish(tempPath: String, fd: Int32, key: StoreKey, metadata: ValueMetadata, fileSize: Int64,
+                 condition: WriteCondition?) throws -> Bool {
         let (created, finalPath) = try locked(rootQueue) { () -> (Bool, String) in
             let finalPath = valuesRoot + "/" + DiskNames.relativePath(of: key)
             let stripe = stripeIndex(for: key)
-            let (liveBefore, fileBefore) = try locked(stripes[stripe], barrier: true) { () -> (Bool, Bool) in
-                let liveBefore: Bool, fileBefore: Bool
+            // The value being replaced is read before the key's barrier is
+            // taken (it is I/O, and the barrier serializes the stripe). Every
+            // publish and delete in the stripe bumps its epoch under the
+            // barrier, after its rename or unlink: an unchanged epoch under
+            // the barrier means the file read is still the key's; else it is
+            // read again there.
+            let epochBefore = cache.epoch(stripe: stripe)
+            let early = try existingFile(key, path: finalPath)
+            let liveBefore = try locked(stripes[stripe], barrier: true) { () -> Bool in
+                let old = cache.epoch(stripe: stripe) == epochBefore ? early : try existingFile(key, path: finalPath)
+                let liveBefore: Bool
                 if let condition {
-                    let current = try currentMetadata(key, path: finalPath)
-                    try condition(current.live)
-                    (liveBefore, fileBefore) = (current.live != nil, current.fileExists)
-                } else {
-                    fileBefore = try POSIX.lstatIfExists(finalPath).map(POSIX.isRegularFile) ?? false
+                    // A condition needs the metadata: a damaged header fails the write.
+                    let current = try old?.metadata.get()
+                    let live = current.flatMap { $0.isExpired(nowNanos: Self.nowNanos()) ? nil : $0 }
+                    try condition(live)
+                    liveBefore = live != nil
+                } else if case .success(let current)? = old?.metadata {
                     // A value that expired but is not swept yet was absent to every reader.
-                    liveBefore = fileBefore && !expiries.hasExpired(key, nowNanos: Self.nowNanos())
+                    liveBefore = !current.isExpired(nowNanos: Self.nowNanos())
+                } else {
+                    liveBefore = old != nil && !expiries.hasExpired(key, nowNanos: Self.nowNanos())
                 }
                 try moveIntoPlace(tempPath: tempPath, fd: fd, finalPath: finalPath, key: key)
                 cache.invalidate(key.bytes, stripe: stripe)
@@ -378,9 +404,11 @@ public final class DiskStore: ValueStore, @unchecked Sendable {
                     expiries.forget(key, version: metadata.version)
                 }
                 changes?.storeDidChange(.put(metadata))
-                return (liveBefore, fileBefore)
+                let oldLogical = Int64((try? old?.metadata.get())?.size ?? 0)
+                totals.add(keys: old == nil ? 1 : 0, logical: Int64(metadata.size) - oldLogical,
+                           stored: fileSize - (old?.fileSize ?? 0))
+                return liveBefore
             }
-            if !fileBefore { adjustCount(1) }
             return (!liveBefore, finalPath)
         }
         if options.fsync { try POSIX.fsyncDirectory(String(finalPath[..<finalPath.lastIndex(of: "/")!])) }
@@ -388,18 +416,16 @@ public final class DiskStore: ValueStore, @unchecked Sendable {
     }
 
 
-    /// The metadata of the value at `path` as a condition sees it: nil when
-    /// absent or expired (`fileExists` still tells whether a file is there).
-    /// Called under the key's stripe lock.
-    private func currentMetadata(_ key: StoreKey, path: String) throws -> (live: ValueMetadata?, fileExists: Bool) {
-        let meta: ValueMetadata?
+    /// The value file of `key` at `path` as a write or delete finds it:
+    /// nil when there is none. Its metadata (expired or not) is what a
+    /// condition is checked on; its sizes are what the totals take off.
+    /// From the cache when it holds the key. Called under the key's stripe
+    /// lock, or before it with the stripe's epoch read first (see `publish`).
+    private func existingFile(_ key: StoreKey, path: String) throws -> ValueFileInfo? {
         if let entry = cache.lookup(key.bytes) {
-            meta = entry.metadata
-        } else {
-            meta = try ValueFileHeader.read(path: path)
+            return ValueFileInfo(fileSize: Int64(entry.file.count), metadata: .success(entry.metadata))
         }
-        guard let meta else { return (nil, false) }
-        return (meta.isExpired(nowNanos: Self.nowNanos()) ? nil : meta, true)
+        return try ValueFileHeader.inspect(path: path)
     }
 
     /// rename(2), recovering when a reset or prefix delete moved the temp
@@ -494,28 +520,23 @@ public final class DiskStore: ValueStore, @unchecked Sendable {
             let path = valuesRoot + "/" + DiskNames.relativePath(of: key)
             let stripe = stripeIndex(for: key)
             let removed = try locked(stripes[stripe], barrier: true) { () -> Bool in
-                var current: (live: ValueMetadata?, fileExists: Bool)
-                var unreadable = false
-                do {
-                    current = try currentMetadata(key, path: path)
-                } catch StoreError.corrupt {
-                    // A damaged file can still be deleted; it counts as a value.
-                    current = (nil, true)
-                    unreadable = true
-                }
-                let wanted = try decide(current.live)
+                let file = try existingFile(key, path: path)
+                // A damaged file (no metadata) can still be deleted; it counts as a value.
+                let meta = try? file?.metadata.get()
+                let live = meta.flatMap { $0.isExpired(nowNanos: Self.nowNanos()) ? nil : $0 }
+                let wanted = try decide(live)
                 // An expired file goes too; to the client it was absent already.
-                guard current.fileExists && (wanted || current.live == nil) else { return false }
+                guard let file, wanted || live == nil else { return false }
                 if unlink(path) != 0 {
                     if errno == ENOENT || errno == ENOTDIR || errno == EISDIR { return false }
                     throw StoreError.posix("unlink", path)
                 }
                 cache.invalidate(key.bytes, stripe: stripe)
-                wasLive = current.live != nil || unreadable
+                totals.add(keys: -1, logical: -Int64(meta?.size ?? 0), stored: -file.fileSize)
+                wasLive = live != nil || meta == nil
                 changes?.storeDidChange(.delete(key.string, version: try nextVersion(), expired: !wasLive))
                 return true
             }
-            if removed { adjustCount(-1) }
             return (removed, valuesRoot)
         }
         guard existed else { return (false, false) }
@@ -549,11 +570,7 @@ public final class DiskStore: ValueStore, @unchecked Sendable {
             cache.invalidateAll()
             generation = next
             valuesRoot = dataDirectory + "/gen-\(next)"
-            let deleted = counterLock.withLock { () -> Int in
-                let n = keyCount
-                keyCount = 0
-                return n
-            }
+            let deleted = totals.reset()
             changes?.storeDidChange(.deletePrefix("", deleted: deleted, version: try nextVersion()))
             return (deleted, old)
         }
@@ -569,7 +586,7 @@ public final class DiskStore: ValueStore, @unchecked Sendable {
         let trashPath = trashDirectory + "/" + DiskNames.hex(try nextVersion())
         // The count is taken under the barrier so that the change event goes
         // out before any later write under the prefix can report its own.
-        let moved = try locked(rootQueue, barrier: true) { () -> (root: String, deleted: Int)? in
+        let moved = try locked(rootQueue, barrier: true) { () -> (root: String, generation: Int, deleted: Int)? in
             let directory = valuesRoot + "/" + DiskNames.relativePath(of: prefix)
             guard let st = try POSIX.lstatIfExists(directory), POSIX.isDirectory(st) else { return nil }
             if mkdir(trashDirectory, 0o755) != 0 && errno != EEXIST { throw StoreError.posix("mkdir", trashDirectory) }
@@ -579,12 +596,24 @@ public final class DiskStore: ValueStore, @unchecked Sendable {
                 try POSIX.fsyncDirectory(String(directory[..<directory.lastIndex(of: "/")!]))
             }
             let deleted = countValues(in: trashPath)
-            adjustCount(-deleted)
+            totals.add(keys: -deleted, logical: 0, stored: 0)
             changes?.storeDidChange(.deletePrefix(prefix.string, deleted: deleted, version: try nextVersion()))
-            return (valuesRoot, deleted)
+            return (valuesRoot, generation, deleted)
         }
-        guard let (root, deleted) = moved else { return 0 }
-        reaper.async { POSIX.removeTree(trashPath) }
+        guard let (root, generation, deleted) = moved else { return 0 }
+        // Their bytes are measured in the background, before the trash goes
+        // (it reads every header, which the barrier should not wait for, nor
+        // the client): until then the byte totals lag behind the key count.
+        // Nothing writes into the trash. A reset since then emptied the
+        // totals already: checked under the root queue, which a reset holds
+        // exclusively while it swaps generations.
+        reaper.async { [self] in
+            let bytes = measureValues(in: trashPath)
+            rootQueue.sync {
+                if self.generation == generation { totals.add(keys: 0, logical: -bytes.logical, stored: -bytes.stored) }
+            }
+            POSIX.removeTree(trashPath)
+        }
         pruneEmptyDirectories(root: root, directories: DiskNames.relativeDirectories(prefix.segments.dropLast()))
         return deleted
     }
@@ -593,6 +622,18 @@ public final class DiskStore: ValueStore, @unchecked Sendable {
         var n = 0
         try? ValueTreeWalker.walk(path) { if case .value = $0 { n += 1 } }
         return n
+    }
+
+    /// The decompressed and on-disk bytes of the values below `path`
+    /// (counted the way the start-up scan counts them).
+    private func measureValues(in path: String) -> (logical: Int64, stored: Int64) {
+        var logical: Int64 = 0, stored: Int64 = 0
+        try? ValueTreeWalker.walk(path) { item in
+            guard case .value(let file) = item, let info = try? ValueFileHeader.inspect(path: file) else { return }
+            stored += info.fileSize
+            if case .success(let meta) = info.metadata { logical += Int64(meta.size) }
+        }
+        return (logical, stored)
     }
 
     // MARK: - Read-modify-write

@@ -100,14 +100,13 @@ public final class LayeredStore: ValueStore, Sendable {
         try store.checkHealth()
     }
 
-    /// Keys a client sees: the store's, and the fixtures the store does not shadow.
-    public var count: Int {
-        store.count + fixtures.keys.reduce(0) { n, key in
-            guard let value = try? store.open(key) else { return n + 1 }
-            value.close()
-            return n
-        }
-    }
+    /// The writable store's totals: what was written. Fixtures are counted
+    /// apart (`fixtureStats`), since which of them a stored value shadows
+    /// would take a look at every one.
+    public var stats: StoreStats { store.stats }
+
+    /// The fixtures' totals (their compiled gzip files for `storedBytes`).
+    public var fixtureStats: StoreStats { fixtures.disk.stats }
 
     public func close() {
         store.close()

@@ -56,6 +56,12 @@ enum POSIX {
         try fsync(fd, path: path)
     }
 
+    /// O_NOATIME, which glibc defines only with _GNU_SOURCE. Reading a value
+    /// file's header for bookkeeping must not dirty its inode: with relatime
+    /// the first read after a write updates the access time, a journal
+    /// write for a file that a replacing write is about to unlink.
+    static let noAccessTime: Int32 = 0o1000000
+
     static func fileSize(_ fd: Int32, path: String) throws -> Int {
         var st = stat()
         if fstat(fd, &st) != 0 { throw StoreError.posix("fstat", path) }

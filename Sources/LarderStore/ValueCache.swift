@@ -53,7 +53,10 @@ final class ValueCache: @unchecked Sendable {
         }
     }
 
-    /// The stripe's epoch; read while holding the stripe's read lock.
+    /// The stripe's epoch, bumped by every write or delete in the stripe
+    /// (under its write lock). A reader reads it while holding the stripe's
+    /// read lock; a writer before and under its write lock, to learn whether
+    /// what it read unlocked may have changed.
     func epoch(stripe: Int) -> UInt64 {
         lock.withLock { epochs[stripe] }
     }

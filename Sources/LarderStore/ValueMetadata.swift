@@ -150,22 +150,39 @@ enum ValueFileHeader {
             originalGzipHeader: fields[2].isEmpty ? nil : fields[2])
     }
 
-    /// The metadata of the value file at `path`; nil when there is none.
-    static func read(path: String) throws -> ValueMetadata? {
-        let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+    /// The value file at `path`: its size, and its metadata unless the
+    /// header is damaged. nil when there is no file (or no regular file).
+    /// I/O errors throw; a damaged header does not, so a caller that can
+    /// go on without the metadata (a delete) still knows the file is there.
+    static func inspect(path: String) throws -> ValueFileInfo? {
+        var fd = Glibc.open(path, O_RDONLY | O_CLOEXEC | POSIX.noAccessTime)
+        if fd < 0 && errno == EPERM { fd = Glibc.open(path, O_RDONLY | O_CLOEXEC) }  // a file someone else owns
         if fd < 0 {
             if errno == ENOENT || errno == ENOTDIR || errno == EISDIR { return nil }
             throw StoreError.posix("open", path)
         }
         defer { Glibc.close(fd) }
+        var st = stat()
+        guard fstat(fd, &st) == 0 else { throw StoreError.posix("fstat", path) }
+        guard POSIX.isRegularFile(st) else { return nil }
         var want = 4096
         while true {
             var buffer = [UInt8](repeating: 0, count: want)
             let n = try buffer.withUnsafeMutableBytes { try POSIX.pread(fd, $0, at: 0, path: path) }
-            switch try buffer.withUnsafeBytes({ try parse(UnsafeRawBufferPointer(rebasing: $0[0..<n]), path: path) }) {
-            case .complete(let meta, _): return meta
+            let parsed: Parse
+            do {
+                parsed = try buffer.withUnsafeBytes { try parse(UnsafeRawBufferPointer(rebasing: $0[0..<n]), path: path) }
+            } catch let error as StoreError {
+                return ValueFileInfo(fileSize: Int64(st.st_size), metadata: .failure(error))
+            }
+            switch parsed {
+            case .complete(let meta, _):
+                return ValueFileInfo(fileSize: Int64(st.st_size), metadata: .success(meta))
             case .needMore(let needed):
-                guard n == want, needed > want else { throw StoreError.corrupt(path: path, reason: "the gzip header is truncated") }
+                guard n == want, needed > want else {
+                    return ValueFileInfo(fileSize: Int64(st.st_size),
+                                         metadata: .failure(.corrupt(path: path, reason: "the gzip header is truncated")))
+                }
                 want = needed
             }
         }
@@ -180,4 +197,12 @@ enum ValueFileHeader {
         for i in 0..<bytes { v |= UInt64(b[offset + i]) << (8 * UInt64(i)) }
         return v
     }
+}
+
+/// A value file as found on disk (`ValueFileHeader.inspect`).
+struct ValueFileInfo {
+    /// Bytes of the file: what the value costs on disk.
+    let fileSize: Int64
+    /// The header's metadata, or why it cannot be read.
+    let metadata: Result<ValueMetadata, StoreError>
 }

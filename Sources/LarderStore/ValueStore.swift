@@ -54,8 +54,9 @@ public protocol ValueStore: AnyObject, Sendable {
     func makeUniqueID() throws -> String
     /// Throws when the store cannot read and write.
     func checkHealth() throws
-    /// Values stored.
-    var count: Int { get }
+    /// Values and bytes stored, kept as running totals (cheap to read:
+    /// `/metrics` asks on every scrape).
+    var stats: StoreStats { get }
     /// Finishes background work and lets go of the store's resources.
     func close()
 }

@@ -37,6 +37,8 @@ public final class ValueUpload: ValueWriter {
     private var flushedAny = false
     private var headerLength = 0
     private var size: UInt64 = 0
+    /// Bytes written to the temp file so far: at the end, its size on disk.
+    private var written: Int64 = 0
     private var crc: UInt32 = 0
     private var deflater: Deflater?
     private var inflater: Inflater?
@@ -157,6 +159,7 @@ public final class ValueUpload: ValueWriter {
 
     private func flush() throws {
         try POSIX.writeAll(fd, pending.bytes, path: tempPath)
+        written += Int64(pending.count)
         pending.count = 0
         flushedAny = true
     }
@@ -190,7 +193,8 @@ public final class ValueUpload: ValueWriter {
             try flush()
         }
         if store.options.fsync { try POSIX.fsync(fd, path: tempPath) }
-        let created = try store.publish(tempPath: tempPath, fd: fd, key: key, metadata: metadata, condition: condition)
+        let created = try store.publish(tempPath: tempPath, fd: fd, key: key, metadata: metadata, fileSize: written,
+                                        condition: condition)
         done = true
         return PutOutcome(created: created, metadata: metadata)
     }

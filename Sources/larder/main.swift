@@ -94,6 +94,16 @@ struct ServeOptions: ParsableArguments {
     @Option(name: .customLong("public-dir"), help: "Directory of the browser viewer. [env: LARDER_PUBLIC_DIR] (default: ./Public if it exists)")
     var publicDir: String?
 
+    @Option(help: "Bearer token every request needs, but /healthz and the viewer (a flag shows in ps: prefer --token-file). [env: LARDER_TOKEN]")
+    var token: String?
+
+    @Option(name: .customLong("token-file"), help: "File holding the token (a trailing newline is dropped). [env: LARDER_TOKEN_FILE]")
+    var tokenFile: String?
+
+    @Option(name: .customLong("cors-origin"),
+            help: "Origin whose pages may call the server (scheme://host[:port]), or *; repeat for more. [env: LARDER_CORS_ORIGIN, comma-separated] (default: CORS off)")
+    var corsOrigin: [String] = []
+
     func validate() throws {
         let env = ProcessInfo.processInfo.environment
         if let level = gzipLevel ?? env["LARDER_GZIP_LEVEL"].flatMap({ Int($0) }), !(1...9).contains(level) {
@@ -122,6 +132,10 @@ struct ServeOptions: ParsableArguments {
             throw ValidationError("--event-buffer-kb must be from 16 to 1048576")
         }
         if http.maxBodyBytes < 0 { throw ValidationError("--max-value-size must not be negative") }
+        if token != nil && tokenFile != nil { throw ValidationError("give --token or --token-file, not both") }
+        if token == nil && tokenFile == nil, env["LARDER_TOKEN"]?.isEmpty == false, env["LARDER_TOKEN_FILE"]?.isEmpty == false {
+            throw ValidationError("set LARDER_TOKEN or LARDER_TOKEN_FILE, not both")
+        }
         if !(0...65_535).contains(http.port) { throw ValidationError("--port must be from 0 to 65535") }
         _ = try isEphemeral()
     }
@@ -172,6 +186,16 @@ struct ServeOptions: ParsableArguments {
         if let v = try value(logLevel, "LARDER_LOG_LEVEL", { LogLevel(name: $0) == nil ? nil : $0 }) {
             config.logLevel = LogLevel(name: v)!
         }
+        if let v = try value(token, "LARDER_TOKEN", { $0 }) {
+            config.token = v
+        } else if let path = try value(tokenFile, "LARDER_TOKEN_FILE", { $0 }) {
+            config.token = try Self.readToken(path)
+        }
+        if !corsOrigin.isEmpty {
+            config.corsOrigins = corsOrigin
+        } else if let list = env["LARDER_CORS_ORIGIN"] {
+            config.corsOrigins = list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        }
         if let v = try value(publicDir, "LARDER_PUBLIC_DIR", { $0 }) {
             config.publicDirectory = v
         } else {
@@ -183,6 +207,19 @@ struct ServeOptions: ParsableArguments {
     /// An on/off environment variable: on for `1`, `true` or `yes`.
     static func isSet(_ value: String?) -> Bool {
         value.map { ["1", "true", "yes"].contains($0.lowercased()) } ?? false
+    }
+
+    /// The token in the file at `path`: its contents without the trailing
+    /// newline (`echo secret > file` writes one). The token's own rules are
+    /// checked when the server starts.
+    static func readToken(_ path: String) throws -> String {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw ValidationError("cannot read the token file \(path)")
+        }
+        var text = String(decoding: data, as: UTF8.self)
+        while let last = text.unicodeScalars.last, last == "\n" || last == "\r" { text.unicodeScalars.removeLast() }
+        guard !text.isEmpty else { throw ValidationError("the token file \(path) is empty") }
+        return text
     }
 
     /// `./Public`, or the package's `Public/` when the binary runs from

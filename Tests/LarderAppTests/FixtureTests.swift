@@ -89,6 +89,11 @@ private typealias S = StoreTestSupport
         #expect(try client.put("fresh", "x").status == 201)
         #expect(try client.get("fresh").header("Larder-Source") == "store")
         #expect(try client.get("nowhere").status == 404)
+
+        // /metrics counts the fixtures apart from the values written.
+        let metrics = try client.send("GET", "/metrics").text
+        #expect(metrics.contains("\nlarder_fixture_keys 5\n"), "\(metrics)")
+        #expect(metrics.contains("\nlarder_keys 2\n"))
     }
 
     @Test func fixtureETagsNeverEqualStoreETags() throws {

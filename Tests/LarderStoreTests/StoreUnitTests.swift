@@ -329,11 +329,11 @@ enum UnitSupport {
         #expect(value.metadata.contentType == "text/x")
         #expect(value.metadata.size == 4)
         value.close()
-        #expect(t.store.count == 1)
+        #expect(t.store.stats.keys == 1)
         #expect(try t.store.delete(try StoreKey("a/b")))
         #expect(try !t.store.delete(try StoreKey("a/b")))
         #expect(throws: StoreError.notFound) { try t.store.open(try StoreKey("a/b")) }
-        #expect(t.store.count == 0)
+        #expect(t.store.stats.keys == 0)
         // The emptied directory is pruned.
         #expect(!FileManager.default.fileExists(atPath: t.values + "/a\\"))
     }
@@ -392,7 +392,7 @@ enum UnitSupport {
         }
         #expect(try t.read("k") == Array("old".utf8))
         #expect(UnitSupport.files(under: t.values) == ["k"])
-        #expect(t.store.count == 1)
+        #expect(t.store.stats.keys == 1)
     }
 
     @Test func abortedUploadLeavesNoTempFile() throws {
@@ -429,10 +429,10 @@ enum UnitSupport {
         #expect(grouped.values.map(\.key) == ["u", "users", "users!", "é"])
         #expect(try t.store.deletePrefix(try StorePrefix(bytes: Array("users/".utf8))) == 4)
         #expect(try t.keys() == sorted.filter { !$0.hasPrefix("users/") })
-        #expect(t.store.count == keys.count - 4)
+        #expect(t.store.stats.keys == keys.count - 4)
         #expect(try t.store.deleteAll() == keys.count - 4)
         #expect(try t.keys().isEmpty)
-        #expect(t.store.count == 0)
+        #expect(t.store.stats.keys == 0)
         try t.put("after", [1])
         #expect(try t.keys() == ["after"])
         t.store.drainBackgroundWork()
@@ -454,7 +454,7 @@ enum UnitSupport {
         let stale = [t.values + "/\\tDEADBEEF", t.values + "/r\\/\\t0000000000000001", t.values + "/r\\/1\\/\\tFF"]
         for path in stale { #expect(FileManager.default.createFile(atPath: path, contents: Data([0x1F, 0x8B]))) }
         let again = try TempStore(directory: t.directory)
-        #expect(again.store.count == 25)
+        #expect(again.store.stats.keys == 25)
         for path in stale { #expect(!FileManager.default.fileExists(atPath: path), "\(path)") }
         for i in 0..<25 { #expect(try again.read("r/\(i % 3)/\(i)") == [UInt8(i)]) }
         // Versions keep increasing across the reopen.
@@ -485,7 +485,7 @@ enum UnitSupport {
         #expect(failures.all.isEmpty, "\(failures.all)")
         let final = try t.read("same")
         #expect(Set(final).count == 1 && (final.count - 10_000) % 997 == 0)
-        #expect(store.count == 1)
+        #expect(store.stats.keys == 1)
         #expect(UnitSupport.files(under: t.values) == ["same"])
     }
 

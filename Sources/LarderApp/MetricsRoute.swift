@@ -1,0 +1,79 @@
+import LarderHTTP
+import LarderStore
+import LarderSupport
+
+/// `GET /metrics`: Prometheus text format 0.0.4. The text is built here,
+/// per scrape, from counters that cost requests no string and no lock:
+/// the HTTP layer's (`HTTPServerMetrics`), the store's running totals
+/// (`StoreStats`), and the change hub's counts.
+struct MetricsRoute: Route {
+    static let contentType = "text/plain; version=0.0.4; charset=utf-8"
+
+    let http: HTTPServerMetrics
+    let store: any ValueStore
+    let hub: ChangeHub
+    /// When the server was made, seconds since 1970.
+    let startTime: Double
+
+    func handle(_ request: RouteRequest) throws(HTTPError) -> RouteAnswer {
+        if let answer = try ReadOnlyEndpoint.check(request, "metrics are read with GET") { return answer }
+        return .respond(HTTPResponse(status: .ok, headers: [("Content-Type", Self.contentType), ("Cache-Control", "no-store")],
+                                     body: .bytes(Array(render().utf8))))
+    }
+
+    func render() -> String {
+        let traffic = http.snapshot()
+        let stats = store.stats
+        var text = ""
+        text.reserveCapacity(4096 + 64 * traffic.requests.count + 1200 * traffic.latencies.count)
+
+        Self.family(&text, "larder_http_requests_total", "counter", "HTTP answers by request method and status.")
+        for r in traffic.requests {
+            text += "larder_http_requests_total{method=\"\(r.method)\",status=\"\(r.status)\"} \(r.count)\n"
+        }
+
+        Self.family(&text, "larder_http_request_duration_seconds", "histogram",
+                    "Time from a request's head to its answer being queued (a streamed body's transfer not included), by method.")
+        for l in traffic.latencies {
+            for (bound, count) in zip(HTTPServerMetrics.bucketBounds.map(Self.number) + ["+Inf"], l.cumulative) {
+                text += "larder_http_request_duration_seconds_bucket{method=\"\(l.method)\",le=\"\(bound)\"} \(count)\n"
+            }
+            text += "larder_http_request_duration_seconds_sum{method=\"\(l.method)\"} \(Self.number(l.sumSeconds))\n"
+            text += "larder_http_request_duration_seconds_count{method=\"\(l.method)\"} \(l.count)\n"
+        }
+
+        Self.single(&text, "larder_http_request_bytes_total", "counter",
+                    "Bytes received on client connections (request heads and bodies).", traffic.bytesIn)
+        Self.single(&text, "larder_http_response_bytes_total", "counter",
+                    "Bytes sent on client connections (response heads and bodies, chunk framing included).", traffic.bytesOut)
+        Self.single(&text, "larder_http_connections_open", "gauge", "Client connections open now.", traffic.connectionsOpen)
+        Self.single(&text, "larder_keys", "gauge", "Values stored (an expired one until the sweep removes it).", stats.keys)
+        Self.single(&text, "larder_stored_bytes", "gauge", "Bytes of the value files on disk (gzip).", stats.storedBytes)
+        Self.single(&text, "larder_logical_bytes", "gauge", "Bytes of the values, decompressed.", stats.logicalBytes)
+        if let layered = store as? LayeredStore {
+            Self.single(&text, "larder_fixture_keys", "gauge", "Fixtures mounted with --fixtures (read-only, not in larder_keys).",
+                        layered.fixtureStats.keys)
+        }
+        Self.single(&text, "larder_watchers", "gauge", "GET ?wait requests waiting for a change.", hub.watcherCount)
+        Self.single(&text, "larder_event_streams", "gauge", "Open /events streams.", hub.subscriberCount)
+        Self.family(&text, "larder_start_time_seconds", "gauge", "When the server started, seconds since 1970.")
+        text += "larder_start_time_seconds \(Self.number(startTime))\n"
+        return text
+    }
+
+    private static func family(_ text: inout String, _ name: String, _ type: String, _ help: String) {
+        text += "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n"
+    }
+
+    private static func single(_ text: inout String, _ name: String, _ type: String, _ help: String, _ value: some BinaryInteger) {
+        family(&text, name, type, help)
+        text += "\(name) \(value)\n"
+    }
+
+    /// A number as Prometheus clients write it: whole numbers without a
+    /// fraction (`le="1"`), others in Swift's shortest exact form.
+    static func number(_ value: Double) -> String {
+        if value == value.rounded(), abs(value) < 1e15 { return String(Int64(value)) }
+        return "\(value)"
+    }
+}

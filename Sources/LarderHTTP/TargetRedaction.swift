@@ -1,0 +1,66 @@
+/// The request target as the access log prints it: the values of secret
+/// query parameters are replaced, so a credential sent in the URL (RFC 6750
+/// section 2.3's `access_token`, which a browser's `EventSource` has to use)
+/// never reaches a log. Names are compared percent-decoded, as the
+/// application reads them: `access%5Ftoken=` is caught too.
+public enum TargetRedaction {
+    /// Query parameters whose values are never logged.
+    public static let secretParameters = ["access_token"]
+    public static let placeholder = "REDACTED"
+
+    /// `target` with every secret parameter's value replaced; the same
+    /// string (no copy) when there is none.
+    public static func redact(_ target: String) -> String {
+        let bytes = Array(target.utf8)
+        guard let question = bytes.firstIndex(of: UInt8(ascii: "?")) else { return target }
+        var out = Array(bytes[...question])
+        var changed = false
+        var start = question + 1
+        while start <= bytes.count {
+            let end = bytes[start...].firstIndex(of: UInt8(ascii: "&")) ?? bytes.count
+            let pair = bytes[start..<end]
+            if let equals = pair.firstIndex(of: UInt8(ascii: "=")), isSecret(bytes[start..<equals]) {
+                out += bytes[start...equals]
+                out += placeholder.utf8
+                changed = true
+            } else {
+                out += pair
+            }
+            if end < bytes.count { out.append(UInt8(ascii: "&")) }
+            start = end + 1
+        }
+        return changed ? String(decoding: out, as: UTF8.self) : target
+    }
+
+    private static func isSecret(_ name: ArraySlice<UInt8>) -> Bool {
+        guard let decoded = percentDecoded(name) else { return false }
+        return secretParameters.contains { decoded.elementsEqual($0.utf8) }
+    }
+
+    /// nil for a malformed escape (such a name is no parameter the application accepts).
+    private static func percentDecoded(_ name: ArraySlice<UInt8>) -> [UInt8]? {
+        var out: [UInt8] = []
+        out.reserveCapacity(name.count)
+        var i = name.startIndex
+        while i < name.endIndex {
+            if name[i] == UInt8(ascii: "%") {
+                guard i + 2 < name.endIndex, let hi = hex(name[i + 1]), let lo = hex(name[i + 2]) else { return nil }
+                out.append(hi << 4 | lo)
+                i += 3
+            } else {
+                out.append(name[i])
+                i += 1
+            }
+        }
+        return out
+    }
+
+    private static func hex(_ c: UInt8) -> UInt8? {
+        switch c {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): c - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): c - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): c - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+}

@@ -289,15 +289,11 @@ struct JSONParser {
         }
         let letter = input[pos + 1]
         pos += 2
+        if let unescaped = JSONEscape.byte(for: letter) {
+            scratch.append(unescaped)
+            return
+        }
         switch letter {
-        case UInt8(ascii: "\""): scratch.append(0x22)
-        case UInt8(ascii: "\\"): scratch.append(0x5C)
-        case UInt8(ascii: "/"): scratch.append(0x2F)
-        case UInt8(ascii: "b"): scratch.append(0x08)
-        case UInt8(ascii: "f"): scratch.append(0x0C)
-        case UInt8(ascii: "n"): scratch.append(0x0A)
-        case UInt8(ascii: "r"): scratch.append(0x0D)
-        case UInt8(ascii: "t"): scratch.append(0x09)
         case UInt8(ascii: "u"):
             var scalar = try readHex4()
             if (0xD800...0xDBFF).contains(scalar) {

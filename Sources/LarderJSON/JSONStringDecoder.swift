@@ -98,17 +98,11 @@ public struct JSONStringDecoder {
                 state = remaining == 1 ? .text : .utf8(remaining: remaining - 1, low: 0x80, high: 0xBF)
             case .escape:
                 state = .text
-                switch byte {
-                case UInt8(ascii: "\""): output.append(0x22)
-                case UInt8(ascii: "\\"): output.append(0x5C)
-                case UInt8(ascii: "/"): output.append(0x2F)
-                case UInt8(ascii: "b"): output.append(0x08)
-                case UInt8(ascii: "f"): output.append(0x0C)
-                case UInt8(ascii: "n"): output.append(0x0A)
-                case UInt8(ascii: "r"): output.append(0x0D)
-                case UInt8(ascii: "t"): output.append(0x09)
-                case UInt8(ascii: "u"): state = .hex(value: 0, digits: 0, high: nil)
-                default:
+                if let unescaped = JSONEscape.byte(for: byte) {
+                    output.append(unescaped)
+                } else if byte == UInt8(ascii: "u") {
+                    state = .hex(value: 0, digits: 0, high: nil)
+                } else {
                     throw JSONParseError(.invalidEscape, at: consumed + i, "invalid escape '\\\(Character(Unicode.Scalar(byte)))'")
                 }
             case .hex(let value, let digits, let high):

@@ -15,27 +15,14 @@ import Testing
         return dir
     }
 
-    /// Runs `command` in `directory` with `larder` on the PATH; its status and output (stdout and stderr).
+    /// Runs `command` in `directory` with `larder` on the PATH; its status
+    /// and what it printed (stdout, then stderr).
     static func run(_ command: [String], in directory: String, timeout: Double = 60) throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = command
-        process.currentDirectoryURL = URL(fileURLWithPath: directory)
-        var environment = ProcessInfo.processInfo.environment
         let binDirectory = (ChildServer.binaryPath as NSString).deletingLastPathComponent
-        environment["PATH"] = binDirectory + ":" + (environment["PATH"] ?? "/usr/bin:/bin")
-        environment["PYTHONDONTWRITEBYTECODE"] = "1"
-        process.environment = environment
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let killer = DispatchWorkItem { if process.isRunning { process.terminate() } }
-        DispatchQueue.global().asyncAfter(deadline: .now() + timeout, execute: killer)
-        let output = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        killer.cancel()
-        return (process.terminationStatus, String(decoding: output, as: UTF8.self))
+        let path = binDirectory + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")
+        let result = try ProcessRunner.run("/usr/bin/env", command, environment: ["PATH": path, "PYTHONDONTWRITEBYTECODE": "1"],
+                                           directory: directory, timeout: timeout)
+        return (result.status, result.stdoutText + result.stderr)
     }
 
     static func have(_ tool: String) -> Bool {

@@ -22,47 +22,9 @@ enum PythonRunner {
     /// added to this process's. Killed (SIGKILL) after `timeout` seconds.
     static func run(_ arguments: [String], stdin: String? = nil, environment: [String: String] = [:],
                     directory: String? = nil, timeout: Double = 120) throws -> Result {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3"] + arguments
-        if !environment.isEmpty {
-            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        }
-        if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
-        let out = Pipe(), err = Pipe(), input = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = stdin == nil ? FileHandle.nullDevice : input
-        try process.run()
-        let killed = Flag()
-        let watchdog = DispatchWorkItem {
-            guard process.isRunning else { return }
-            killed.set()
-            kill(process.processIdentifier, SIGKILL)
-        }
-        DispatchQueue.global().asyncAfter(deadline: .now() + timeout, execute: watchdog)
-        // Both pipes are read while the process runs so neither fills up.
-        let collected = Collected()
-        let group = DispatchGroup()
-        group.enter()
-        DispatchQueue.global().async {
-            collected.error = err.fileHandleForReading.readDataToEndOfFile()
-            group.leave()
-        }
-        if let stdin {
-            group.enter()
-            DispatchQueue.global().async {
-                input.fileHandleForWriting.write(Data(stdin.utf8))
-                try? input.fileHandleForWriting.close()
-                group.leave()
-            }
-        }
-        let output = out.fileHandleForReading.readDataToEndOfFile()
-        group.wait()
-        process.waitUntilExit()
-        watchdog.cancel()
-        return Result(status: process.terminationStatus, stdout: String(decoding: output, as: UTF8.self),
-                      stderr: String(decoding: collected.error, as: UTF8.self), timedOut: killed.isSet)
+        let result = try ProcessRunner.run("/usr/bin/env", ["python3"] + arguments, stdin: stdin.map { Array($0.utf8) },
+                                           environment: environment, directory: directory, timeout: timeout)
+        return Result(status: result.status, stdout: result.stdoutText, stderr: result.stderr, timedOut: result.timedOut)
     }
 
     /// Runs `code` (given on stdin) with `arguments` as `sys.argv[1:]`.
@@ -96,14 +58,14 @@ enum PythonRunner {
         }
     }
 
-    private final class Collected: @unchecked Sendable { var error = Data() }
+}
 
-    private final class Flag: @unchecked Sendable {
-        private let lock = NSLock()
-        private var value = false
-        func set() { lock.lock(); value = true; lock.unlock() }
-        var isSet: Bool { lock.lock(); defer { lock.unlock() }; return value }
-    }
+/// A flag set from one thread and read from another.
+final class Flag: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = false
+    func set() { lock.lock(); value = true; lock.unlock() }
+    var isSet: Bool { lock.lock(); defer { lock.unlock() }; return value }
 }
 
 /// The repository's top folder (Package.swift, Dockerfile, openapi.yaml).

@@ -199,38 +199,9 @@ enum StoreTestSupport {
 
     /// Runs a program; returns its exit status and standard output.
     static func run(_ path: String, _ arguments: [String], stdin: [UInt8]? = nil) throws -> (status: Int32, output: [UInt8], error: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = arguments
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        let input = Pipe()
-        process.standardInput = stdin == nil ? FileHandle.nullDevice : input
-        try process.run()
-        // Read both pipes while the process runs so neither fills up.
-        let collected = Collected()
-        let group = DispatchGroup()
-        group.enter()
-        DispatchQueue.global().async {
-            collected.error = err.fileHandleForReading.readDataToEndOfFile()
-            group.leave()
-        }
-        if let stdin {
-            group.enter()
-            DispatchQueue.global().async {
-                input.fileHandleForWriting.write(Data(stdin))
-                try? input.fileHandleForWriting.close()
-                group.leave()
-            }
-        }
-        let output = out.fileHandleForReading.readDataToEndOfFile()
-        group.wait()
-        process.waitUntilExit()
-        return (process.terminationStatus, Array(output), String(decoding: collected.error, as: UTF8.self))
+        let result = try ProcessRunner.run(path, arguments, stdin: stdin)
+        return (result.status, result.stdout, result.stderr)
     }
-
-    private final class Collected: @unchecked Sendable { var error = Data() }
 
     static let gzipTool = FileManager.default.isExecutableFile(atPath: "/bin/gzip") ? "/bin/gzip" : "/usr/bin/gzip"
     static let zcatTool = FileManager.default.isExecutableFile(atPath: "/bin/zcat") ? "/bin/zcat" : "/usr/bin/zcat"

@@ -1,0 +1,69 @@
+import Dispatch
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Runs another program to the end: its exit status, its stdout and stderr
+/// (both read while it runs, so neither pipe fills up), killed with SIGKILL
+/// at the deadline. The one process runner of the tests.
+enum ProcessRunner {
+    struct Result {
+        let status: Int32
+        let stdout: [UInt8]
+        let stderr: String
+        /// Killed at the deadline.
+        let timedOut: Bool
+
+        var stdoutText: String { String(decoding: stdout, as: UTF8.self) }
+    }
+
+    /// `executable arguments...` with `stdin`, in `directory`, with
+    /// `environment` over this process's own.
+    static func run(_ executable: String, _ arguments: [String], stdin: [UInt8]? = nil,
+                    environment: [String: String] = [:], directory: String? = nil,
+                    timeout: Double = 120) throws -> Result {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        }
+        if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
+        let out = Pipe(), err = Pipe(), input = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = stdin == nil ? FileHandle.nullDevice : input
+        try process.run()
+        let killed = Flag()
+        let watchdog = DispatchWorkItem {
+            guard process.isRunning else { return }
+            killed.set()
+            kill(process.processIdentifier, SIGKILL)
+        }
+        DispatchQueue.global().asyncAfter(deadline: .now() + timeout, execute: watchdog)
+        let collected = Collected()
+        let group = DispatchGroup()
+        group.enter()
+        DispatchQueue.global().async {
+            collected.error = err.fileHandleForReading.readDataToEndOfFile()
+            group.leave()
+        }
+        if let stdin {
+            group.enter()
+            DispatchQueue.global().async {
+                input.fileHandleForWriting.write(Data(stdin))
+                try? input.fileHandleForWriting.close()
+                group.leave()
+            }
+        }
+        let output = out.fileHandleForReading.readDataToEndOfFile()
+        group.wait()
+        process.waitUntilExit()
+        watchdog.cancel()
+        return Result(status: process.terminationStatus, stdout: Array(output),
+                      stderr: String(decoding: collected.error, as: UTF8.self), timedOut: killed.isSet)
+    }
+
+    private final class Collected: @unchecked Sendable { var error = Data() }
+}

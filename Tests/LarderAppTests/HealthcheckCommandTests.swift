@@ -49,21 +49,8 @@ import Glibc
 
     @Test func aServerThatNeverAnswersFailsWithinTheTimeout() throws {
         // A listening socket that is never accepted: the connect succeeds, no answer comes.
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        #expect(fd >= 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
-                bind(fd, pointer, length) == 0 && listen(fd, 4) == 0 && getsockname(fd, pointer, &length) == 0
-            }
-        }
-        #expect(bound)
-        let port = Int(UInt16(bigEndian: address.sin_port))
+        let listener = try SilentListener()
+        let port = listener.port
         let started = Date()
         let result = try Self.healthcheck(["--url", "http://127.0.0.1:\(port)/healthz", "--timeout", "1"])
         #expect(result.status != 0)

@@ -134,20 +134,8 @@ private typealias S = StoreTestSupport
     /// nothing: it ran on until its own `--timeout` (SIGALRM).
     @Test func healthcheckStopsOnSIGTERMAndSIGINT() throws {
         // A listening socket that is never accepted: the check waits for an answer.
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        #expect(fd >= 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
-                bind(fd, pointer, length) == 0 && listen(fd, 4) == 0 && getsockname(fd, pointer, &length) == 0
-            }
-        }
-        #expect(bound)
-        let port = Int(UInt16(bigEndian: address.sin_port))
+        let listener = try SilentListener()
+        let port = listener.port
         for signal in [SIGTERM, SIGINT] {
             let process = Process()
             process.executableURL = URL(fileURLWithPath: ChildServer.binaryPath)

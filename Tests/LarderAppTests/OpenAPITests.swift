@@ -13,9 +13,10 @@ import Testing
     /// (built in parallel branches). The integrator shrinks this list as they
     /// land: `theNotYetServedListMatchesTheServer` fails, naming the entry to
     /// remove, as soon as the server routes one of them.
-    ///  - /faults: once it lands, keep fuzzing it only on a server started
-    ///    without --allow-faults (404s): rules fuzzed into a live server
-    ///    would fault the rest of the run.
+    ///  - /faults: the main run fuzzes it on a server started without
+    ///    --allow-faults (404s), since rules fuzzed into a live server would
+    ///    fault the rest of the run; `schemathesisFindsNothingInFaults`
+    ///    fuzzes /faults alone on a server with the flag.
     ///  - The token, CORS and fixtures add no path: when the token lands, a
     ///    run against a server with --token can add `-H "Authorization: Bearer …"`
     ///    and the `ignored_auth` check.
@@ -96,7 +97,7 @@ import Testing
             "GET /store/", "DELETE /store/", "POST /store/",
             "GET /store/{prefix}/", "DELETE /store/{prefix}/", "POST /store/{prefix}/",
             "GET /events", "GET /snapshot", "POST /snapshot",
-            "GET /faults", "PUT /faults", "DELETE /faults",
+            "GET /faults", "PUT /faults", "POST /faults", "DELETE /faults",
             "GET /healthz", "GET /metrics", "GET /", "GET /viewer/", "GET /viewer/{file}",
         ]
         for operation in contract {
@@ -129,13 +130,38 @@ import Testing
     /// generation (no example database), one worker, the phases that need no links (examples, coverage,
     /// fuzzing), and these checks on every answer. `?wait` is clamped to 1 s
     /// by Tests/openapi/schemathesis_hooks.py so that no case parks for minutes.
+    /// The server has no fault rules, so /faults answers 404 here.
     @Test(.timeLimit(.minutes(5))) func schemathesisFindsNothing() throws {
-        try PythonRunner.require([(module: "schemathesis", package: "schemathesis")])
         let server = try TestServer()
         defer { server.stop() }
+        var filters: [String] = []
+        for path in Self.notYetServed { filters += ["--exclude-path", path] }
+        for id in Self.neverFuzzedOperationIDs { filters += ["--exclude-operation-id", id] }
+        try Self.schemathesis(against: server, filters: filters, label: "schemathesis", timeout: 240)
+    }
+
+    /// The /faults operations fuzzed against a server started with
+    /// --allow-faults: the rule sets, their validation and their views. Only
+    /// /faults is run: the rules it writes fault every other path, but never
+    /// /faults itself.
+    @Test(.timeLimit(.minutes(2))) func schemathesisFindsNothingInFaults() throws {
+        let server = try TestServer { $0.allowFaults = true }
+        defer { server.stop() }
+        try Self.schemathesis(against: server, filters: ["--include-path", "/faults"],
+                              label: "schemathesis /faults", timeout: 90)
+        // The route was there all along (not a run of 404s), and still answers.
+        let response = try server.client().send("GET", "/faults")
+        #expect(response.status == 200, "GET /faults after the run: \(response.status) \(response.text)")
+    }
+
+    /// Runs schemathesis with the settings above against `server`, limited
+    /// by `filters` (schemathesis's operation filters), and expects it to
+    /// pass every generated case within `timeout` seconds.
+    static func schemathesis(against server: TestServer, filters: [String], label: String, timeout: Double) throws {
+        try PythonRunner.require([(module: "schemathesis", package: "schemathesis")])
         let workDirectory = TestServer.makeTempDirectory()
         defer { try? FileManager.default.removeItem(atPath: workDirectory) }
-        var arguments = [
+        let arguments = [
             "-m", "schemathesis.cli", "run", Self.spec,
             "--url", "http://127.0.0.1:\(server.port)",
             "--checks", "not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance,response_headers_conformance",
@@ -147,22 +173,20 @@ import Testing
             "--workers", "1",
             "--request-timeout", "15",
             "--no-color",
-        ]
-        for path in Self.notYetServed { arguments += ["--exclude-path", path] }
-        for id in Self.neverFuzzedOperationIDs { arguments += ["--exclude-operation-id", id] }
+        ] + filters
         let started = Date()
         let result = try PythonRunner.run(arguments, environment: [
             "SCHEMATHESIS_HOOKS": Repository.path("Tests/openapi/schemathesis_hooks.py"),
             "NO_COLOR": "1",
-        ], directory: workDirectory, timeout: 240)
+        ], directory: workDirectory, timeout: timeout)
         let seconds = Date().timeIntervalSince(started)
         let lines = result.stdout.split(separator: "\n").map(String.init)
         let cases = lines.first { $0.contains(" generated,") }?.trimmingCharacters(in: .whitespaces) ?? "?"
         let summary = lines.last { $0.hasPrefix("=") && $0.contains(" in ") }?
             .trimmingCharacters(in: CharacterSet(charactersIn: "= ")) ?? "?"
-        print("schemathesis: \(cases); \(summary) (\(String(format: "%.0f", seconds)) s in all)")
-        #expect(!result.timedOut, "schemathesis did not finish in 240 s")
-        #expect(result.status == 0, "schemathesis exited \(result.status):\n\(lines.suffix(150).joined(separator: "\n"))\n\(result.stderr)")
-        #expect(cases.contains(" passed") && !cases.contains("failed"), "\(cases)")
+        print("\(label): \(cases); \(summary) (\(String(format: "%.0f", seconds)) s in all)")
+        #expect(!result.timedOut, "\(label) did not finish in \(Int(timeout)) s")
+        #expect(result.status == 0, "\(label) exited \(result.status):\n\(lines.suffix(150).joined(separator: "\n"))\n\(result.stderr)")
+        #expect(cases.contains(" passed") && !cases.contains("failed"), "\(label): \(cases)")
     }
 }

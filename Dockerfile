@@ -26,6 +26,9 @@ WORKDIR /src
 COPY Package.swift Package.resolved ./
 RUN swift package resolve
 COPY Sources ./Sources
+# The EmbedViewer plugin builds Public/ into the binary.
+COPY Plugins ./Plugins
+COPY Public ./Public
 # Package.swift names the test targets too: their folders must be there even
 # for `--product larder` (SwiftPM checks every target's path).
 COPY Tests ./Tests

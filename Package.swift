@@ -25,8 +25,13 @@ let package = Package(
         .target(name: "LarderHTTP", dependencies: ["LarderSupport"]),
         // JSON values for atomic append and merge patch: strict parsing, exact numbers, no dependencies.
         .target(name: "LarderJSON"),
+        // The browser viewer's files: built into the binary from Public/ by the
+        // EmbedViewer plugin, or read from --public-dir. No HTTP here.
+        .target(name: "LarderViewer", dependencies: ["LarderSupport"], plugins: ["EmbedViewer"]),
+        .executableTarget(name: "ViewerEmbedder"),
+        .plugin(name: "EmbedViewer", capability: .buildTool(), dependencies: ["ViewerEmbedder"]),
         // Routes, middleware and the change hub that wire HTTP requests to the store.
-        .target(name: "LarderApp", dependencies: ["LarderStore", "LarderHTTP", "LarderJSON"]),
+        .target(name: "LarderApp", dependencies: ["LarderStore", "LarderHTTP", "LarderJSON", "LarderViewer"]),
         // A small blocking HTTP client for Larder, used by the tests too.
         .target(name: "LarderClient"),
         .executableTarget(
@@ -41,6 +46,6 @@ let package = Package(
         .testTarget(name: "LarderStoreTests", dependencies: ["LarderStore", "CZlib"]),
         .testTarget(name: "LarderHTTPTests", dependencies: ["LarderHTTP", "LarderClient"]),
         .testTarget(name: "LarderJSONTests", dependencies: ["LarderJSON"]),
-        .testTarget(name: "LarderAppTests", dependencies: ["LarderApp", "LarderStore", "LarderClient", "CZlib"]),
+        .testTarget(name: "LarderAppTests", dependencies: ["LarderApp", "LarderStore", "LarderClient", "LarderViewer", "CZlib"]),
     ]
 )

@@ -7,7 +7,8 @@ public struct LarderConfiguration: Sendable {
     public var http = HTTPServerConfiguration()
     public var store: DiskStoreOptions
     public var logLevel: LogLevel = .info
-    /// Where the browser viewer's files are (`Public/`); nil: not served.
+    /// A directory to serve the browser viewer from (`--public-dir`, for
+    /// working on it); nil: the copy of `Public/` built into the binary.
     public var publicDirectory: String?
     /// A read-only directory of fixtures under the store (`--fixtures`); nil: none.
     public var fixturesDirectory: String?

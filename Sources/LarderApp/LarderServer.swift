@@ -61,10 +61,8 @@ public final class LarderServer: Sendable {
             (.exact("/snapshot"), SnapshotRoute(store: values, maxValueBytes: configuration.http.maxBodyBytes, logger: logger)),
             (.exact("/metrics"), MetricsRoute(http: metrics, store: values, hub: hub, startTime: Double(Clock.nowNanos()) / 1e9)),
         ]
-        if let directory = configuration.publicDirectory {
-            let files = StaticFiles(directory: directory)
-            routes += StaticFiles.paths.map { ($0, files) }
-        }
+        let files = StaticFiles(files: configuration.publicDirectory.map { .directory($0) } ?? .embedded)
+        routes += StaticFiles.paths.map { ($0, files) }
         if let faults { routes.append((.exact("/faults"), FaultsRoute(book: faults))) }
         let table = RouteTable(routes, middleware: chain)
         self.http = HTTPServer(configuration: configuration.http, handler: table, logger: logger, metrics: metrics)

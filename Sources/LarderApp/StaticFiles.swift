@@ -1,31 +1,39 @@
-import Foundation
 import LarderHTTP
-import LarderSupport
+import LarderViewer
 
-/// Serves the browser viewer from `Public/`: `/` is `index.html`,
-/// `/viewer/<path>` any file below it.
+/// Serves the browser viewer: `/` and `/viewer/` are `index.html`,
+/// `/viewer/<path>` any other file. Every answer carries the file's strong
+/// ETag and `Cache-Control: no-cache`: the browser revalidates each time, so
+/// a new build (or an edit under `--public-dir`) shows at once, and an
+/// unchanged file costs a 304 with no body.
 struct StaticFiles: Route {
     /// Where the route table mounts it.
     static let paths: [RouteTable.Match] = [.exact("/"), .exact("/viewer"), .prefix("/viewer/")]
 
-    let directory: String
+    let files: ViewerFiles
 
     func handle(_ route: RouteRequest) throws(HTTPError) -> RouteAnswer {
         if let answer = try ReadOnlyEndpoint.check(route, "the viewer is read-only") { return answer }
-        let request = route.head
-        let path = request.path
-        var relative = path == "/" || path == "/viewer" || path == "/viewer/" ? "index.html" : String(path.dropFirst("/viewer/".count))
-        if relative.hasSuffix("/") { relative += "index.html" }
-        let segments = relative.split(separator: "/")
-        guard !segments.contains(where: { $0 == ".." || $0 == "." || $0.hasPrefix(".") }) else {
+        let path = route.head.path
+        let relative = path == "/" || path == "/viewer" ? "" : path.dropFirst("/viewer/".count)
+        guard let safe = ViewerPath.normalized(relative), let file = files.file(safe) else {
             throw HTTPError(.notFound, .notFound, "no such file in the viewer")
         }
-        let file = directory + "/" + segments.joined(separator: "/")
-        guard let data = FileManager.default.contents(atPath: file) else {
-            throw HTTPError(.notFound, .notFound, "no such file in the viewer")
+        let headers = [("ETag", file.entityTag), ("Cache-Control", "no-cache")]
+        if Self.isCurrent(file, route.head.headers.values("If-None-Match")) {
+            return .respond(HTTPResponse(status: .notModified, headers: headers))
         }
-        return .respond(HTTPResponse(status: .ok, headers: [("Content-Type", Self.contentType(of: file))], body: .bytes(Array(data))))
+        return .respond(HTTPResponse(status: .ok, headers: [("Content-Type", file.contentType)] + headers, body: .bytes(file.bytes)))
     }
 
-    static func contentType(of file: String) -> String { MediaType.forFileName(file) }
+    /// `If-None-Match` names the file's tag (weak comparison, RFC 9110
+    /// section 13.1.2) or is `*`. An unparsable field is ignored.
+    static func isCurrent(_ file: ViewerFile, _ ifNoneMatch: [String]) -> Bool {
+        guard !ifNoneMatch.isEmpty, let condition = EntityTagCondition.parse(ifNoneMatch),
+              let tag = EntityTag(file.entityTag) else { return false }
+        switch condition {
+        case .any: return true
+        case .tags(let tags): return tags.contains { $0.weakMatch(tag) }
+        }
+    }
 }

@@ -91,7 +91,7 @@ struct ServeOptions: ParsableArguments {
     @Flag(name: .customLong("allow-faults"), help: "Serve /faults: rules that delay requests or answer them with an error, for testing clients. [env: LARDER_ALLOW_FAULTS=1]")
     var allowFaults = false
 
-    @Option(name: .customLong("public-dir"), help: "Directory of the browser viewer. [env: LARDER_PUBLIC_DIR] (default: ./Public if it exists)")
+    @Option(name: .customLong("public-dir"), help: "Serve the browser viewer from this directory instead of the copy built in (for working on it). [env: LARDER_PUBLIC_DIR]")
     var publicDir: String?
 
     @Option(help: "Bearer token every request needs, but /healthz and the viewer (a flag shows in ps: prefer --token-file). [env: LARDER_TOKEN]")
@@ -196,11 +196,7 @@ struct ServeOptions: ParsableArguments {
         } else if let list = env["LARDER_CORS_ORIGIN"] {
             config.corsOrigins = list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         }
-        if let v = try value(publicDir, "LARDER_PUBLIC_DIR", { $0 }) {
-            config.publicDirectory = v
-        } else {
-            config.publicDirectory = Self.findPublicDirectory()
-        }
+        if let v = try value(publicDir, "LARDER_PUBLIC_DIR", { $0 }) { config.publicDirectory = v }
         return config
     }
 
@@ -220,19 +216,6 @@ struct ServeOptions: ParsableArguments {
         while let last = text.unicodeScalars.last, last == "\n" || last == "\r" { text.unicodeScalars.removeLast() }
         guard !text.isEmpty else { throw ValidationError("the token file \(path) is empty") }
         return text
-    }
-
-    /// `./Public`, or the package's `Public/` when the binary runs from
-    /// its build folder (`.build/<triple>/<config>/larder`) elsewhere.
-    static func findPublicDirectory() -> String? {
-        let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-        var candidates = ["Public"]
-        var dir = executable.deletingLastPathComponent()
-        for _ in 0..<3 {
-            dir = dir.deletingLastPathComponent()
-            candidates.append(dir.appendingPathComponent("Public").path)
-        }
-        return candidates.first { FileManager.default.fileExists(atPath: $0 + "/index.html") }
     }
 
     func serve() throws {

@@ -112,7 +112,7 @@ import Testing
     /// and what the COPY lines name.
     static func copyOfTheBuildContext() throws -> String {
         let root = TestServer.makeTempDirectory()
-        for name in ["Dockerfile", ".dockerignore", "Package.swift", "Package.resolved", "Sources", "Tests", "Public"] {
+        for name in ["Dockerfile", ".dockerignore", "Package.swift", "Package.resolved", "Sources", "Plugins", "Tests", "Public"] {
             try FileManager.default.copyItem(atPath: Repository.path(name), toPath: root + "/" + name)
         }
         return root

@@ -181,7 +181,8 @@ def package_target_folders(root):
     for m in re.finditer(r"\.(target|executableTarget|systemLibrary|testTarget|plugin|macro)\(\s*name:\s*\"([^\"]+)\"([^)]*)", text):
         kind, name, rest = m.groups()
         path = re.search(r'path:\s*"([^"]+)"', rest)
-        folders.append(path.group(1).rstrip("/") if path else ("Tests/" if kind == "testTarget" else "Sources/") + name)
+        default = {"testTarget": "Tests/", "plugin": "Plugins/"}.get(kind, "Sources/")
+        folders.append(path.group(1).rstrip("/") if path else default + name)
     return folders
 
 

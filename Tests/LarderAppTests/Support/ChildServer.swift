@@ -33,12 +33,14 @@ final class ChildServer {
     }
 
     /// `dataDirectory` nil passes no `--data-dir` (for `--ephemeral`). `--port 0` comes first, so
-    /// `arguments` may name another port.
+    /// `arguments` may name another port. `executable` is another copy of the binary,
+    /// `directory` the working directory (a binary moved away from the package).
     init(dataDirectory: String?, arguments: [String] = [], environment: [String: String] = [:],
-         waitUntilListening: Bool = true) throws {
+         waitUntilListening: Bool = true, executable: String = ChildServer.binaryPath, directory: String? = nil) throws {
         self.dataDirectory = dataDirectory
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: Self.binaryPath)
+        process.executableURL = URL(fileURLWithPath: executable)
+        if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
         process.arguments = ["serve", "--port", "0"] + (dataDirectory.map { ["--data-dir", $0] } ?? []) + arguments
         if !environment.isEmpty {
             process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
@@ -49,8 +51,8 @@ final class ChildServer {
         self.stderrPipe = pipe
         self.stdoutPipe = outPipe
         self.process = process
-        guard FileManager.default.isExecutableFile(atPath: Self.binaryPath) else {
-            throw ClientError("no larder binary at \(Self.binaryPath); run `swift build` first")
+        guard FileManager.default.isExecutableFile(atPath: executable) else {
+            throw ClientError("no larder binary at \(executable); run `swift build` first")
         }
         for (handle, text) in [(pipe.fileHandleForReading, output), (outPipe.fileHandleForReading, standardOutput)] {
             handle.readabilityHandler = { handle in

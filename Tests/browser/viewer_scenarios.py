@@ -1,0 +1,467 @@
+#!/usr/bin/env python3
+"""Browser scenarios for Larder's viewer, run by ViewerBrowserTests.swift.
+
+    python3 viewer_scenarios.py --base-url http://127.0.0.1:PORT --group plain \
+        [--page] [--token T] [--screenshots DIR] [--only NAME ...]
+
+The Swift suite starts the server, seeds it over HTTP with seed.json (beside
+this file) and runs one group of scenarios against it. Each scenario gets a
+fresh headless Chromium and prints one JSON line: {"scenario", "ok",
+"error", "seconds"}; the exit status is 0 when every one passed.
+
+Adding a scenario: write a function taking a Context, decorate it with
+@scenario(group=...), and it runs with its group. Scenarios that depend on
+the new viewer page (the data-testid hooks below) also say page=True: they
+are listed in PAGE_SCENARIOS and run only with --page, which the Swift suite
+passes when Public/app.js exists.
+"""
+import argparse
+import http.client
+import json
+import os
+import shutil
+import sys
+import time
+import traceback
+import urllib.parse
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SEED = json.load(open(os.path.join(HERE, "seed.json"), encoding="utf-8"))
+
+SCENARIOS = {}        # name -> (group, function), every scenario
+PAGE_SCENARIOS = []   # names of those that need the new page's data-testid hooks
+
+
+def scenario(group="plain", page=False):
+    def register(function):
+        SCENARIOS[function.__name__] = (group, function)
+        if page:
+            PAGE_SCENARIOS.append(function.__name__)
+        return function
+    return register
+
+
+class Failure(Exception):
+    pass
+
+
+def check(condition, message):
+    if not condition:
+        raise Failure(message)
+
+
+def wait_until(what, condition, timeout=10.0, interval=0.1):
+    """condition()'s first truthy value within timeout seconds, else a Failure naming what."""
+    deadline = time.monotonic() + timeout
+    last_error = None
+    while True:
+        try:
+            value = condition()
+            if value:
+                return value
+        except Exception as error:  # a stale or not-yet-present element: try again
+            last_error = error
+        if time.monotonic() > deadline:
+            raise Failure(f"timed out waiting for {what}" + (f" ({last_error})" if last_error else ""))
+        time.sleep(interval)
+
+
+class Context:
+    """One scenario's server, HTTP helpers and (on first use) browser."""
+
+    def __init__(self, base_url, token, screenshots):
+        self.base_url = base_url.rstrip("/")
+        parsed = urllib.parse.urlparse(self.base_url)
+        self.host, self.port = parsed.hostname, parsed.port
+        self.token = token
+        self.screenshots = screenshots
+        self._driver = None
+
+    # --- HTTP, as another client would --------------------------------------
+
+    def http(self, method, target, body=None, headers=None):
+        """(status, headers as a lowercase dict, body bytes); target is sent as written."""
+        connection = http.client.HTTPConnection(self.host, self.port, timeout=10)
+        all_headers = dict(headers or {})
+        if self.token and "Authorization" not in all_headers:
+            all_headers["Authorization"] = "Bearer " + self.token
+        if isinstance(body, str):
+            body = body.encode("utf-8")
+        try:
+            connection.putrequest(method, target, skip_host=False, skip_accept_encoding=True)
+            for name, value in all_headers.items():
+                connection.putheader(name, value)
+            connection.putheader("Content-Length", str(len(body or b"")))
+            connection.endheaders(body)
+            response = connection.getresponse()
+            return response.status, {k.lower(): v for k, v in response.getheaders()}, response.read()
+        finally:
+            connection.close()
+
+    @staticmethod
+    def store_path(key):
+        return "/store/" + urllib.parse.quote(key, safe="/-._~")
+
+    def put(self, key, value, content_type="application/json", headers=None):
+        return self.http("PUT", self.store_path(key), value, {"Content-Type": content_type, **(headers or {})})
+
+    def get(self, key):
+        return self.http("GET", self.store_path(key))
+
+    # --- the browser --------------------------------------------------------
+
+    @property
+    def driver(self):
+        if self._driver is None:
+            self._driver = start_browser()
+        return self._driver
+
+    def close(self):
+        if self._driver is not None:
+            try:
+                self._driver.quit()
+            except Exception:
+                pass
+
+    def open(self, path="/"):
+        self.driver.get(self.base_url + path)
+        wait_until("the page to load", lambda: self.driver.execute_script("return document.readyState") == "complete")
+
+    def console_errors(self):
+        """SEVERE browser log entries, but the favicon.ico the browser asks for on its own."""
+        entries = self.driver.get_log("browser")
+        return [e for e in entries if e.get("level") == "SEVERE" and "favicon.ico" not in e.get("message", "")]
+
+    def color_scheme(self, scheme):
+        """Emulates prefers-color-scheme (light or dark) for the page."""
+        self.driver.execute_cdp_cmd("Emulation.setEmulatedMedia",
+                                    {"media": "", "features": [{"name": "prefers-color-scheme", "value": scheme}]})
+
+    def screenshot(self, name):
+        if not self.screenshots:
+            return None
+        os.makedirs(self.screenshots, exist_ok=True)
+        path = os.path.join(self.screenshots, name + ".png")
+        check(self.driver.save_screenshot(path), f"could not save {path}")
+        return path
+
+    # --- the new page's hooks (data-testid) ---------------------------------
+
+    def find(self, testid, within=None):
+        from selenium.webdriver.common.by import By
+        return (within or self.driver).find_elements(By.CSS_SELECTOR, f'[data-testid="{testid}"]')
+
+    def one(self, testid, timeout=10.0):
+        """The first visible element with data-testid=testid, waiting for it."""
+        return wait_until(f'[data-testid="{testid}"]',
+                          lambda: next((e for e in self.find(testid) if e.is_displayed()), None), timeout)
+
+    def tree_item(self, key):
+        from selenium.webdriver.common.by import By
+        selector = '[data-testid="tree-item"][data-key="%s"]' % key.replace("\\", "\\\\").replace('"', '\\"')
+        found = self.driver.find_elements(By.CSS_SELECTOR, selector)
+        return next((e for e in found if e.is_displayed()), None)
+
+    def open_key(self, key):
+        """Clicks the tree down to key (folders first, whichever way the page
+        names them: `users` or `users/`) and waits for its value view."""
+        self.one("tree")
+        parts = key.split("/")
+        for depth in range(1, len(parts)):
+            folder = "/".join(parts[:depth])
+            if self.tree_item(key):
+                break
+            item = wait_until(f"the folder {folder} in the tree",
+                              lambda: self.tree_item(folder + "/") or self.tree_item(folder))
+            item.click()
+        wait_until(f"{key} in the tree", lambda: self.tree_item(key)).click()
+        return self.one("value-view")
+
+    def editor_text(self):
+        editor = self.one("editor")
+        return editor.get_attribute("value") if editor.tag_name in ("textarea", "input") else editor.text
+
+    def set_editor_text(self, text):
+        """Replaces the editor's text (a textarea or a contenteditable)."""
+        editor = self.one("editor")
+        if editor.tag_name in ("textarea", "input"):
+            self.driver.execute_script(
+                "arguments[0].value = arguments[1];"
+                "arguments[0].dispatchEvent(new Event('input', {bubbles: true}));", editor, text)
+        else:
+            self.driver.execute_script(
+                "arguments[0].textContent = arguments[1];"
+                "arguments[0].dispatchEvent(new Event('input', {bubbles: true}));", editor, text)
+
+    def no_script_ran(self):
+        check(self.driver.execute_script("return window.__xss === undefined"),
+              "a stored value ran as script (window.__xss = %r)" % self.driver.execute_script("return window.__xss"))
+
+
+def start_browser():
+    """Headless Debian Chromium through chromedriver, with the browser log on."""
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    driver_path = shutil.which("chromedriver")
+    check(chromium and driver_path,
+          "chromium or chromedriver is missing: apt-get install chromium chromium-driver (bash .ci/run installs them)")
+    options = webdriver.ChromeOptions()
+    options.binary_location = chromium
+    for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
+                     "--window-size=1280,900", "--no-first-run", "--disable-extensions"):
+        options.add_argument(argument)
+    # The console, for get_log('browser'): every level.
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    return webdriver.Chrome(service=Service(executable_path=driver_path), options=options)
+
+
+# === Scenarios that hold for any viewer page ==================================
+
+@scenario()
+def page_loads_without_console_errors(ctx):
+    ctx.open("/")
+    check("Larder" in ctx.driver.title, f"the title is {ctx.driver.title!r}")
+    # Let the page's first fetches (the key listing) finish and log.
+    time.sleep(1.0)
+    errors = ctx.console_errors()
+    check(not errors, "console errors: " + json.dumps(errors))
+
+
+@scenario()
+def screenshots_light_and_dark(ctx):
+    for scheme in ("light", "dark"):
+        ctx.color_scheme(scheme)
+        ctx.open("/")
+        check(ctx.driver.execute_script(f"return matchMedia('(prefers-color-scheme: {scheme})').matches"),
+              f"prefers-color-scheme: {scheme} is not emulated")
+        time.sleep(0.5)
+        ctx.screenshot(f"viewer-{scheme}")
+    check(not ctx.console_errors(), "console errors: " + json.dumps(ctx.console_errors()))
+
+
+@scenario()
+def etag_revalidates_with_304(ctx):
+    status, headers, body = ctx.http("GET", "/")
+    check(status == 200 and b"<title>" in body, f"GET / answered {status}")
+    tag = headers.get("etag")
+    check(tag and tag.startswith('"'), f"no strong ETag: {tag!r}")
+    check(headers.get("cache-control") == "no-cache", f"Cache-Control is {headers.get('cache-control')!r}")
+    status, headers, body = ctx.http("GET", "/viewer/", headers={"If-None-Match": tag})
+    check(status == 304 and body == b"", f"revalidation answered {status} with {len(body)} bytes")
+    check(headers.get("etag") == tag, "the 304 has another ETag")
+
+
+@scenario()
+def traversal_is_404(ctx):
+    for target in ("/viewer/../Package.swift", "/viewer/%2e%2e/Package.swift", "/viewer/..%2f..%2fetc/passwd",
+                   "/viewer/..\\Package.swift", "/viewer/.git/config", "/viewer/%5c..%5cPackage.swift"):
+        status, _, _ = ctx.http("GET", target)
+        check(status == 404, f"{target} answered {status}")
+
+
+@scenario(group="standalone")
+def copied_binary_serves_the_viewer(ctx):
+    status, headers, body = ctx.http("GET", "/")
+    check(status == 200 and headers.get("content-type", "").startswith("text/html"), f"GET / answered {status}")
+    ctx.open("/")
+    check("Larder" in ctx.driver.title, f"the title is {ctx.driver.title!r}")
+    time.sleep(0.5)
+    check(not ctx.console_errors(), "console errors: " + json.dumps(ctx.console_errors()))
+    ctx.screenshot("viewer-standalone")
+
+
+# === Scenarios of the new page (data-testid hooks); run with --page ============
+
+def seeded(key):
+    return next(entry for entry in SEED if entry["key"] == key)
+
+
+@scenario(page=True)
+def browse_seeded_tree(ctx):
+    ctx.open("/")
+    ctx.one("tree")
+    for entry in SEED:
+        ctx.open_key(entry["key"])
+    check(not ctx.console_errors(), "console errors: " + json.dumps(ctx.console_errors()))
+
+
+@scenario(page=True)
+def open_json_shows_a_tree(ctx):
+    ctx.open("/")
+    ctx.open_key("config/app.json")
+    tree = ctx.one("json-tree")
+    for text in ("features", "viewer", "list"):
+        wait_until(f"{text!r} in the JSON tree", lambda: text in tree.text)
+    ctx.screenshot("viewer-json")
+
+
+@scenario(page=True)
+def edit_and_save_uses_if_match(ctx):
+    key = "users/alice.json"
+    ctx.open("/")
+    ctx.open_key(key)
+    ctx.set_editor_text('{"name":"Alice","age":32}')
+    ctx.one("save").click()
+    wait_until("the saved value on the server", lambda: json.loads(ctx.get(key)[2] or b"null") == {"name": "Alice", "age": 32})
+    # A second save from the same page must carry the new ETag, not the old one (no false 412).
+    ctx.set_editor_text('{"name":"Alice","age":33}')
+    ctx.one("save").click()
+    wait_until("the second save on the server", lambda: json.loads(ctx.get(key)[2] or b"null") == {"name": "Alice", "age": 33})
+    check(not ctx.find("conflict-dialog") or not any(e.is_displayed() for e in ctx.find("conflict-dialog")),
+          "a conflict dialog after saving twice from one page")
+
+
+def edit_behind_another_client(ctx, key):
+    """Opens key, lets another client change it, edits it in the page and saves: a 412."""
+    ctx.open("/")
+    ctx.open_key(key)
+    status, _, _ = ctx.put(key, '{"name":"Bob","age":99,"by":"other client"}')
+    check(status in (200, 204), f"the other client's PUT answered {status}")
+    ctx.set_editor_text('{"name":"Bob","age":28,"by":"page"}')
+    ctx.one("save").click()
+    return ctx.one("conflict-dialog")
+
+
+@scenario(page=True)
+def conflict_then_overwrite(ctx):
+    key = "users/bob.json"
+    edit_behind_another_client(ctx, key)
+    ctx.screenshot("viewer-conflict")
+    ctx.one("overwrite").click()
+    wait_until("the page's value on the server", lambda: json.loads(ctx.get(key)[2] or b"null").get("by") == "page")
+
+
+@scenario(page=True)
+def conflict_then_reload(ctx):
+    key = "users/bob.json"
+    edit_behind_another_client(ctx, key)
+    ctx.one("reload").click()
+    wait_until("the other client's value in the page", lambda: "other client" in (ctx.editor_text() or ctx.one("value-view").text))
+    check(json.loads(ctx.get(key)[2]).get("by") == "other client", "reload wrote to the server")
+
+
+@scenario(page=True)
+def live_update_from_another_client(ctx):
+    key = "config/app.json"
+    ctx.open("/")
+    view = ctx.open_key(key)
+    ctx.put(key, '{"name":"larder","live":"changed elsewhere"}')
+    wait_until("the change to show (changed-mark or the new value)",
+               lambda: any(e.is_displayed() for e in ctx.find("changed-mark")) or "changed elsewhere" in view.text)
+    ctx.put("live/new.json", '{"new":true}')
+    wait_until("a new key in the tree", lambda: ctx.tree_item("live/new.json") or ctx.tree_item("live/") or ctx.tree_item("live"))
+
+
+@scenario(page=True)
+def delete_after_confirm(ctx):
+    key = "notes/todo.txt"
+    ctx.open("/")
+    ctx.open_key(key)
+    ctx.one("delete").click()
+    ctx.one("confirm").click()
+    wait_until("the key gone from the server", lambda: ctx.get(key)[0] == 404)
+    wait_until("the key gone from the tree", lambda: ctx.tree_item(key) is None)
+
+
+@scenario(page=True)
+def markup_in_values_stays_text(ctx):
+    from selenium.webdriver.common.by import By
+    ctx.open("/")
+    for key in ("xss/value.json", "xss/value.txt"):
+        view = ctx.open_key(key)
+        wait_until(f"{key}'s markup shown as text", lambda: "onerror" in view.text)
+        check(not view.find_elements(By.CSS_SELECTOR, "img, script, b#xsskey"), f"{key}'s value became elements")
+    time.sleep(0.5)
+    ctx.no_script_ran()
+
+
+@scenario(page=True)
+def markup_in_keys_stays_text(ctx):
+    from selenium.webdriver.common.by import By
+    key = "xss/<img src=x onerror=window.__xss=4>"
+    ctx.open("/")
+    ctx.open_key(key)
+    tree = ctx.one("tree")
+    check(not tree.find_elements(By.CSS_SELECTOR, "img"), "a key became an element")
+    check("<img src=x" in tree.text, "the key is not shown as written")
+    time.sleep(0.5)
+    ctx.no_script_ran()
+
+
+@scenario(page=True)
+def filter_narrows_the_tree(ctx):
+    ctx.open("/")
+    ctx.one("tree")
+    box = ctx.one("filter")
+    box.clear()
+    box.send_keys("alice")
+    seeded_keys = {entry["key"] for entry in SEED}
+
+    def only_alice():
+        shown = {e.get_attribute("data-key") for e in ctx.find("tree-item") if e.is_displayed()} & seeded_keys
+        return shown and all("alice" in key for key in shown)
+    # The filter may show matches at once or keep folders closed: either way
+    # no other seeded key may show, and alice's must be reachable.
+    wait_until("only keys matching 'alice'", lambda: only_alice() or ctx.tree_item("config/app.json") is None)
+    check(ctx.tree_item("config/app.json") is None, "config/app.json still shows under the filter 'alice'")
+    ctx.open_key("users/alice.json")
+
+
+@scenario(group="token", page=True)
+def token_form_unlocks_the_store(ctx):
+    from selenium.webdriver.common.by import By
+    ctx.open("/")
+    form = ctx.one("token-form")
+    field = wait_until("an input in the token form", lambda: form.find_elements(By.CSS_SELECTOR, "input")[0])
+    field.send_keys(ctx.token)
+    field.submit()
+    ctx.open_key("config/app.json")
+    check(not ctx.console_errors(), "console errors: " + json.dumps(ctx.console_errors()))
+
+
+# === Running ==================================================================
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--base-url")
+    parser.add_argument("--group", default="plain")
+    parser.add_argument("--page", action="store_true", help="also run PAGE_SCENARIOS (the new page is there)")
+    parser.add_argument("--token")
+    parser.add_argument("--screenshots")
+    parser.add_argument("--only", nargs="*", default=[])
+    parser.add_argument("--list", action="store_true", help="print every scenario as JSON and exit")
+    args = parser.parse_args()
+    if args.list:
+        print(json.dumps([{"scenario": name, "group": group, "page": name in PAGE_SCENARIOS}
+                          for name, (group, _) in SCENARIOS.items()]))
+        return 0
+    names = [name for name, (group, _) in SCENARIOS.items()
+             if group == args.group and (args.page or name not in PAGE_SCENARIOS)
+             and (not args.only or name in args.only)]
+    failed = 0
+    for name in names:
+        ctx = Context(args.base_url, args.token, args.screenshots)
+        started = time.monotonic()
+        error = None
+        try:
+            SCENARIOS[name][1](ctx)
+        except Failure as failure:
+            error = str(failure)
+        except Exception:
+            error = traceback.format_exc(limit=3)
+        finally:
+            if error and ctx._driver is not None:
+                try:
+                    ctx.screenshot("failed-" + name)
+                except Exception:
+                    pass
+            ctx.close()
+        failed += error is not None
+        print(json.dumps({"scenario": name, "ok": error is None, "error": error,
+                          "seconds": round(time.monotonic() - started, 2)}), flush=True)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -204,13 +204,16 @@ async function openKey(key, { force = false, keepMark = false } = {}) {
   if (seq !== state.openSeq) return;
   meta.text = text;
   renderText(body, kind, text);
+  const editButton = pane.querySelector('[data-testid="edit"]');
+  if (editButton) editButton.hidden = false;
 }
 
 function header(key, meta, kind) {
   const actions = el('div', { class: 'actions' });
   if (meta) {
     if (kind === 'json' || kind === 'ndjson' || kind === 'text') {
-      actions.append(el('button', { type: 'button', 'data-testid': 'edit', onclick: () => edit() }, 'Edit'));
+      // shown once the text is loaded (not for a large value left unloaded)
+      actions.append(el('button', { type: 'button', 'data-testid': 'edit', hidden: true, onclick: () => edit() }, 'Edit'));
     }
     actions.append(
       el('button', { type: 'button', 'data-testid': 'copy-key', onclick: (e) => copyText(key, e.currentTarget) }, 'Copy key'),

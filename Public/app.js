@@ -85,12 +85,16 @@ const tree = new KeyTree(document.getElementById('tree'), {
 
 document.getElementById('filter').addEventListener('input', (e) => tree.setFilter(e.target.value));
 document.getElementById('filter').addEventListener('keydown', (e) => {
-  // Enter on a text ending in "/" opens that prefix in the tree
-  if (e.key === 'Enter' && e.target.value.endsWith('/')) {
-    const prefix = e.target.value;
-    e.target.value = '';
-    tree.setFilter('');
-    tree.reveal(prefix + '\u0000').catch(() => {});
+  // Enter: a text ending in "/" opens that prefix in the tree (loading pages as
+  // needed); a text with a "/" that names a key opens the key
+  const text = e.target.value.trim();
+  if (e.key !== 'Enter' || !text.includes('/')) return;
+  e.target.value = '';
+  tree.setFilter('');
+  if (text.endsWith('/')) {
+    tree.revealPrefix(text).then((found) => { if (!found) toast(`No prefix ${text} in the loaded pages`, 'error'); });
+  } else {
+    location.hash = keyHash(text);
   }
 });
 

@@ -197,7 +197,7 @@ export class KeyTree {
     let entry = { ...(level.items.get(key)?.entry ?? {}), key, etag: change.etag, size: change.size, storedSize: null };
     if (change.source) entry.source = change.source; else delete entry.source;
     try {
-      const meta = await head(key);
+      const meta = await this.headLimited(key);
       if (!meta) return this.remove(key);
       entry = { ...entry, ...meta, size: change.size ?? meta.size };
     } catch { /* keep what the event said */ }
@@ -205,6 +205,38 @@ export class KeyTree {
     if (existing) return this.fillKeyItem(existing, entry);
     const li = this.keyItem(entry);
     this.insertSorted(level, key, li);
+  }
+
+  /** HEAD with at most 4 in flight, so a burst of events does not flood the server. */
+  async headLimited(key) {
+    this.inFlight ??= 0;
+    this.waiting ??= [];
+    if (this.inFlight >= 4) await new Promise((resolve) => this.waiting.push(resolve));
+    this.inFlight++;
+    try { return await head(key); } finally {
+      this.inFlight--;
+      this.waiting.shift()?.();
+    }
+  }
+
+  /** Opens the folders down to `prefix` ("a/b/") and focuses it. */
+  async revealPrefix(prefix) {
+    let at = '';
+    for (const part of prefix.split('/').slice(0, -1)) {
+      const level = this.levels.get(at);
+      if (!level) return false;
+      if (level.loading) await level.loading.catch(() => {});
+      const name = at + part + '/';
+      for (let pages = 0; !level.items.has(name) && level.next && level.next < name && pages < 20; pages++) {
+        await this.loadLevel(at, level.group, { append: true });
+      }
+      const li = level.items.get(name);
+      if (!li) return false;
+      if (li.getAttribute('aria-expanded') !== 'true') await this.expand(li);
+      this.focusRow(li.firstElementChild);
+      at = name;
+    }
+    return true;
   }
 
   /** A key under an unloaded level: make sure its folder shows in the deepest loaded level. */

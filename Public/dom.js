@@ -27,10 +27,14 @@ export function formatBytes(n) {
   return `${value.toFixed(value < 10 ? 1 : 0)} ${units[unit]}`;
 }
 
-export function formatTime(iso) {
+/** Local time as `2026-11-20 10:00:05` (compact: without seconds). */
+export function formatTime(iso, compact = false) {
   if (!iso) return '';
   const d = new Date(iso);
-  return Number.isNaN(d.getTime()) ? iso : d.toLocaleString();
+  if (Number.isNaN(d.getTime())) return iso;
+  const p = (n) => String(n).padStart(2, '0');
+  const day = `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())}`;
+  return `${day} ${p(d.getHours())}:${p(d.getMinutes())}` + (compact ? '' : `:${p(d.getSeconds())}`);
 }
 
 export async function copyText(text, button) {

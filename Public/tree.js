@@ -110,12 +110,13 @@ export class KeyTree {
 
   fillKeyItem(li, entry) {
     li.entry = entry;
-    const ratio = entry.size && entry.storedSize ? ` → ${formatBytes(entry.storedSize)} (${Math.round((entry.storedSize / entry.size) * 100)}%)` : '';
+    const percent = entry.size && entry.storedSize ? (entry.storedSize / entry.size) * 100 : null;
+    const ratio = percent === null ? '' : ` → ${formatBytes(entry.storedSize)} (${percent < 10 ? percent.toFixed(1) : Math.round(percent)}%)`;
     const meta = el('span', { class: 'meta' },
       el('span', { title: 'size → stored size (ratio)' }, formatBytes(entry.size) + ratio),
       el('span', { class: 'ctype' }, (entry.contentType || '').split(';')[0]),
-      entry.modified ? el('span', { title: 'modified' }, formatTime(entry.modified)) : null,
-      entry.expires ? el('span', { class: 'expires', title: 'expires' }, '⏱ ' + formatTime(entry.expires)) : null);
+      entry.modified ? el('span', { title: 'modified ' + entry.modified }, formatTime(entry.modified, true)) : null,
+      entry.expires ? el('span', { class: 'expires', title: 'expires ' + entry.expires }, 'expires ' + formatTime(entry.expires)) : null);
     const row = el('div', { class: 'row key', tabindex: -1, title: entry.key },
       el('span', { class: 'twisty', 'aria-hidden': 'true' }, '·'),
       el('span', { class: 'name' }, lastSegment(entry.key)),

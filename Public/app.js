@@ -153,11 +153,12 @@ const kindOf = (type, key) => {
 /** Opens `key`: HEAD first (size, type), then loads what fits. */
 async function openKey(key, { force = false, keepMark = false } = {}) {
   const seq = ++state.openSeq;
+  const reopen = state.key === key;
   state.key = key;
   state.editing = false;
   revokeURL();
   tree.select(key);
-  tree.reveal(key).catch(() => {});
+  if (!reopen) tree.reveal(key).catch(() => {}); // a reload of the same key leaves the tree as it is
   pane.dataset.key = key;
   pane.replaceChildren(el('p', { class: 'placeholder' }, 'Loading…'));
   let meta;

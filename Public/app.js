@@ -222,7 +222,7 @@ function header(key, meta, kind) {
     }
     actions.append(
       el('button', { type: 'button', 'data-testid': 'copy-key', onclick: (e) => copyText(key, e.currentTarget) }, 'Copy key'),
-      el('a', { class: 'button', href: keyURL(key), download: key.split('/').pop(), 'data-testid': 'download' }, 'Download'));
+      el('button', { type: 'button', 'data-testid': 'download', onclick: () => download(key) }, 'Download'));
   }
   actions.append(el('button', { type: 'button', class: 'danger', 'data-testid': 'delete', onclick: () => deleteKey(key) }, 'Delete'));
   const facts = meta ? [
@@ -294,6 +294,18 @@ async function showHex(key, body, seq) {
   body.replaceChildren(
     el('p', { class: 'note' }, `Hex dump of the first ${bytes.length} of ${total} bytes.`),
     el('pre', { class: 'hex', 'data-testid': 'hex-view' }, lines.join('\n')));
+}
+
+/** Saves the value as a file (fetched with the token, then handed over as an object URL). */
+async function download(key) {
+  const res = await request(keyURL(key));
+  if (!res.ok) return toast(await errorText(res), 'error');
+  const url = URL.createObjectURL(await res.blob());
+  const link = el('a', { href: url, download: key.split('/').pop() });
+  document.body.append(link);
+  link.click();
+  link.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 10000);
 }
 
 async function deleteKey(key) {

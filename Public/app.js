@@ -15,8 +15,9 @@
 //   json-tree       the JSON tree (li[data-path] per node); copy-path, copy-value
 //   json-table      the table of an array of objects / NDJSON
 //   view-tree, view-raw, view-table   view switches; raw-view is the raw <pre>
-//   text-view, image-view, hex-view, large-value, load-anyway
-//   edit, delete    actions on the open value
+//   text-view, image-view, hex-view, not-found
+//   large-value     the notice for a value over 2 MiB; load-anyway, show-hex
+//   edit, delete, copy-key, download   actions on the open value
 //   changed-mark    "changed on the server" notice; reload-changed reloads it
 //   editor          the textarea; editor-type, ttl, format, save, cancel-edit, editor-error
 //   conflict-dialog the 412 dialog: reload, compare-button (compare, compare-mine,

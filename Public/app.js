@@ -10,7 +10,7 @@
 //   filter          the filter box over the loaded levels
 //   new-key-button, upload-button, refresh, token-button, live-status (header)
 //   drop-zone       shown while a file is dragged over the page
-//   value-view      the pane showing the open value (data-key = the open key)
+//   value-view      the pane showing the open value (data-open-key = the open key)
 //   value-meta      the open value's metadata line
 //   json-tree       the JSON tree (li[data-path] per node); copy-path, copy-value
 //   json-table      the table of an array of objects / NDJSON
@@ -133,7 +133,7 @@ function closeValue() {
   state.editing = false;
   revokeURL();
   tree.select(null);
-  pane.removeAttribute('data-key');
+  pane.removeAttribute('data-open-key');
   pane.replaceChildren(el('p', { class: 'placeholder' }, 'Choose a key on the left, or create one.'));
 }
 
@@ -160,7 +160,7 @@ async function openKey(key, { force = false, keepMark = false } = {}) {
   revokeURL();
   tree.select(key);
   if (!reopen) tree.reveal(key).catch(() => {}); // a reload of the same key leaves the tree as it is
-  pane.dataset.key = key;
+  pane.dataset.openKey = key;
   pane.replaceChildren(el('p', { class: 'placeholder' }, 'Loading…'));
   let meta;
   try {
@@ -325,6 +325,7 @@ function edit() {
   const meta = state.meta;
   if (!meta || meta.text === undefined) return;
   state.editing = true;
+  pane.querySelector('[data-testid="edit"]').hidden = true;
   const body = pane.querySelector('.value-body');
   showEditor(body, { key: state.key, etag: meta.etag, contentType: meta.contentType, text: meta.text }, {
     onSaving: (on) => {

@@ -111,9 +111,12 @@ function conflictDialog(key, mine, { reload, overwrite }) {
   const showCompare = async () => {
     const res = await request(keyURL(key));
     const theirs = res.ok ? await res.text() : `(${await errorText(res)})`;
+    // two JSON documents are compared pretty-printed, so their lines line up
+    const pretty = (text) => { try { return JSON.stringify(JSON.parse(text), null, 2); } catch { return text; } };
+    const both = !jsonError(mine) && !jsonError(theirs);
     compare.replaceChildren(
-      el('figure', {}, el('figcaption', {}, 'Yours'), el('pre', { 'data-testid': 'compare-mine' }, mine)),
-      el('figure', {}, el('figcaption', {}, 'On the server'), el('pre', { 'data-testid': 'compare-theirs' }, theirs)));
+      el('figure', {}, el('figcaption', {}, 'Yours'), el('pre', { 'data-testid': 'compare-mine' }, both ? pretty(mine) : mine)),
+      el('figure', {}, el('figcaption', {}, 'On the server'), el('pre', { 'data-testid': 'compare-theirs' }, both ? pretty(theirs) : theirs)));
     compare.hidden = false;
   };
   dialog.addEventListener('cancel', (e) => { e.preventDefault(); close(); });

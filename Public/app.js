@@ -317,6 +317,7 @@ async function deleteKey(key) {
   if (res.status === 412) return showChanged('Not deleted: the value changed on the server since you opened it.', true);
   if (!res.ok && res.status !== 404) return toast(await errorText(res), 'error');
   toast('Deleted ' + key);
+  state.ownDelete = key; // its delete event is no news
   tree.remove(key);
   openKey(key); // shows "no such key", or the fixture the key reverts to
 }
@@ -355,6 +356,7 @@ function showChanged(message, offerReload) {
 function openValueChanged(change, kind) {
   if (state.saving) { state.deferred.push([change, kind]); return; }
   if (kind === 'put' && state.meta && change.etag === state.meta.etag) return; // our own write
+  if (kind === 'delete' && state.ownDelete === change.key) { state.ownDelete = null; return; }
   if (state.editing) {
     showChanged(kind === 'put' ? 'Changed on the server while you edit. Saving will ask before overwriting.'
       : 'Deleted on the server while you edit.', true);

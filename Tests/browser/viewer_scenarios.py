@@ -169,18 +169,26 @@ class Context:
         found = self.driver.find_elements(By.CSS_SELECTOR, selector)
         return next((e for e in found if e.is_displayed()), None)
 
+    def tree_folder(self, prefix):
+        """The folder row for `prefix` (`users/`), if shown."""
+        from selenium.webdriver.common.by import By
+        selector = '[data-testid="tree-folder"][data-prefix="%s"]' % prefix.replace("\\", "\\\\").replace('"', '\\"')
+        found = self.driver.find_elements(By.CSS_SELECTOR, selector)
+        return next((e for e in found if e.is_displayed()), None)
+
     def open_key(self, key):
-        """Clicks the tree down to key (folders first, whichever way the page
-        names them: `users` or `users/`) and waits for its value view."""
+        """Opens the folders down to key (a closed one is clicked by its
+        name) and then the key, and waits for its value view."""
+        from selenium.webdriver.common.by import By
         self.one("tree")
         parts = key.split("/")
         for depth in range(1, len(parts)):
-            folder = "/".join(parts[:depth])
             if self.tree_item(key):
                 break
-            item = wait_until(f"the folder {folder} in the tree",
-                              lambda: self.tree_item(folder + "/") or self.tree_item(folder))
-            item.click()
+            prefix = "/".join(parts[:depth]) + "/"
+            folder = wait_until(f"the folder {prefix} in the tree", lambda: self.tree_folder(prefix))
+            if folder.get_attribute("aria-expanded") != "true":
+                folder.find_element(By.CSS_SELECTOR, ".row .name").click()
         wait_until(f"{key} in the tree", lambda: self.tree_item(key)).click()
         return self.one("value-view")
 
@@ -189,7 +197,10 @@ class Context:
         return editor.get_attribute("value") if editor.tag_name in ("textarea", "input") else editor.text
 
     def set_editor_text(self, text):
-        """Replaces the editor's text (a textarea or a contenteditable)."""
+        """Replaces the editor's text (a textarea or a contenteditable),
+        opening the editor first (the Edit button) when it is closed."""
+        if not any(e.is_displayed() for e in self.find("editor")):
+            self.one("edit").click()
         editor = self.one("editor")
         if editor.tag_name in ("textarea", "input"):
             self.driver.execute_script(
@@ -319,9 +330,12 @@ def edit_and_save_uses_if_match(ctx):
 
 
 def edit_behind_another_client(ctx, key):
-    """Opens key, lets another client change it, edits it in the page and saves: a 412."""
+    """Opens key and starts editing it, lets another client change it, then
+    saves: a 412. (Before editing starts, the page follows the change live.)"""
     ctx.open("/")
     ctx.open_key(key)
+    ctx.one("edit").click()
+    ctx.one("editor")
     status, _, _ = ctx.put(key, '{"name":"Bob","age":99,"by":"other client"}')
     check(status in (200, 204), f"the other client's PUT answered {status}")
     ctx.set_editor_text('{"name":"Bob","age":28,"by":"page"}')
@@ -343,7 +357,10 @@ def conflict_then_reload(ctx):
     key = "users/bob.json"
     edit_behind_another_client(ctx, key)
     ctx.one("reload").click()
-    wait_until("the other client's value in the page", lambda: "other client" in (ctx.editor_text() or ctx.one("value-view").text))
+    def shown():
+        editing = any(e.is_displayed() for e in ctx.find("editor"))
+        return "other client" in (ctx.editor_text() if editing else ctx.one("value-view").text)
+    wait_until("the other client's value in the page", shown)
     check(json.loads(ctx.get(key)[2]).get("by") == "other client", "reload wrote to the server")
 
 
@@ -356,7 +373,7 @@ def live_update_from_another_client(ctx):
     wait_until("the change to show (changed-mark or the new value)",
                lambda: any(e.is_displayed() for e in ctx.find("changed-mark")) or "changed elsewhere" in view.text)
     ctx.put("live/new.json", '{"new":true}')
-    wait_until("a new key in the tree", lambda: ctx.tree_item("live/new.json") or ctx.tree_item("live/") or ctx.tree_item("live"))
+    wait_until("a new key in the tree", lambda: ctx.tree_item("live/new.json") or ctx.tree_folder("live/"))
 
 
 @scenario(page=True)
@@ -411,7 +428,11 @@ def filter_narrows_the_tree(ctx):
     # no other seeded key may show, and alice's must be reachable.
     wait_until("only keys matching 'alice'", lambda: only_alice() or ctx.tree_item("config/app.json") is None)
     check(ctx.tree_item("config/app.json") is None, "config/app.json still shows under the filter 'alice'")
-    ctx.open_key("users/alice.json")
+    # A whole key and Enter in the filter opens it.
+    from selenium.webdriver.common.keys import Keys
+    box.clear()
+    box.send_keys("users/alice.json" + Keys.ENTER)
+    wait_until("users/alice.json open", lambda: ctx.one("value-view").get_attribute("data-open-key") == "users/alice.json")
 
 
 @scenario(group="token", page=True)

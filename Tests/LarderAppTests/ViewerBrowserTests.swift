@@ -9,12 +9,9 @@ import Testing
 /// scenario is a Python function, with no change here. Screenshots go to
 /// `.build/viewer-screenshots/`.
 ///
-/// The scenarios that need the new page's `data-testid` hooks (the script's
-/// PAGE_SCENARIOS) run only once `Public/app.js` exists.
 @Suite(.serialized) struct ViewerBrowserTests {
     static let script = Repository.path("Tests/browser/viewer_scenarios.py")
     static let screenshots = Repository.path(".build/viewer-screenshots")
-    static var hasNewPage: Bool { FileManager.default.fileExists(atPath: Repository.path("Public/app.js")) }
 
     /// One line of the script's output.
     struct Outcome: Decodable {
@@ -38,7 +35,7 @@ import Testing
     static func run(group: String, port: Int, token: String? = nil, sourceLocation: SourceLocation = #_sourceLocation) throws {
         try PythonRunner.require([("selenium", "selenium")])
         var arguments = [script, "--base-url", "http://127.0.0.1:\(port)", "--group", group, "--screenshots", screenshots]
-        if hasNewPage { arguments.append("--page") }
+        arguments.append("--page")  // the page scenarios too (data-testid hooks)
         if let token { arguments += ["--token", token] }
         let result = try PythonRunner.run(arguments, timeout: 600)
         let outcomes = result.stdout.split(separator: "\n").compactMap {
@@ -54,7 +51,7 @@ import Testing
     }
 
     /// Page loads without console errors, light and dark screenshots,
-    /// ETag/304 and traversal over HTTP; with the new page, its scenarios.
+    /// ETag/304 and traversal over HTTP, and the page scenarios.
     @Test func theViewerInABrowser() throws {
         let server = try TestServer()
         defer { server.stop() }
@@ -74,8 +71,8 @@ import Testing
         try Self.run(group: "standalone", port: child.port)
     }
 
-    /// With --token the page asks for it (token-form); only the new page has one.
-    @Test(.enabled(if: ViewerBrowserTests.hasNewPage, "Public/app.js (the new page) is not there yet"))
+    /// With --token the page asks for it (token-form).
+    @Test
     func theTokenFormInABrowser() throws {
         let token = "browser-test-token"
         let server = try TestServer { $0.token = token }

@@ -254,6 +254,11 @@ def screenshots_light_and_dark(ctx):
               f"prefers-color-scheme: {scheme} is not emulated")
         time.sleep(0.5)
         ctx.screenshot(f"viewer-{scheme}")
+        # The main view too: a JSON value open (by its shareable address).
+        ctx.open("/#/key/config/app.json")
+        wait_until("config/app.json open", lambda: ctx.find("json-tree") and ctx.one("json-tree").is_displayed())
+        time.sleep(0.3)
+        ctx.screenshot(f"viewer-json-{scheme}")
     ctx.expect_no_console_errors()
 
 

@@ -73,16 +73,30 @@ public final class FixtureLayer: Sendable {
     /// Fixtures whose keys start with `prefix` (all for "").
     public func count(under prefix: String) -> Int {
         let p = Array(prefix.utf8)
-        if p.isEmpty { return keys.count }
-        // The first key not below `p`, then every key that starts with it.
+        var n = 0
+        for i in firstIndex(notBelow: p)..<keys.count {
+            guard keys[i].bytes.starts(with: p) else { break }
+            n += 1
+        }
+        return n
+    }
+
+    /// Whether any fixture key starts with `prefix` (a listing asks this on
+    /// every page: a binary search, no count).
+    func hasAny(under prefix: String) -> Bool {
+        let p = Array(prefix.utf8)
+        let i = firstIndex(notBelow: p)
+        return i < keys.count && keys[i].bytes.starts(with: p)
+    }
+
+    /// The index of the first key not below `bytes` in byte order.
+    private func firstIndex(notBelow bytes: [UInt8]) -> Int {
         var low = 0, high = keys.count
         while low < high {
             let mid = (low + high) / 2
-            if keys[mid].bytes.lexicographicallyPrecedes(p) { low = mid + 1 } else { high = mid }
+            if keys[mid].bytes.lexicographicallyPrecedes(bytes) { low = mid + 1 } else { high = mid }
         }
-        var n = 0
-        while low + n < keys.count, keys[low + n].bytes.starts(with: p) { n += 1 }
-        return n
+        return low
     }
 
     func open(_ key: StoreKey) throws -> StoredValue {

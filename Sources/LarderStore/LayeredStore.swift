@@ -88,7 +88,7 @@ public final class LayeredStore: ValueStore, Sendable {
 
     public func list(prefix: StorePrefix, after: String?, limit: Int, groupByDirectory: Bool) throws -> StoreListing {
         let upper = try store.list(prefix: prefix, after: after, limit: limit, groupByDirectory: groupByDirectory)
-        guard fixtures.count(under: prefix.string) > 0 else { return upper }
+        guard fixtures.hasAny(under: prefix.string) else { return upper }
         var lower = try fixtures.disk.list(prefix: prefix, after: after, limit: limit, groupByDirectory: groupByDirectory)
         for i in lower.values.indices { lower.values[i].source = .fixture }
         return StoreListing.merging(upper, over: lower, limit: limit)

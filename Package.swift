@@ -5,7 +5,10 @@ let package = Package(
     name: "Larder",
     products: [
         .executable(name: "larder", targets: ["larder"]),
+        .library(name: "LarderModel", targets: ["LarderModel"]),
+        .library(name: "LarderKit", targets: ["LarderKit"]),
         .library(name: "LarderClient", targets: ["LarderClient"]),
+        .library(name: "LarderEmbedded", targets: ["LarderEmbedded"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -17,12 +20,15 @@ let package = Package(
             pkgConfig: "zlib",
             providers: [.apt(["zlib1g-dev"])]
         ),
+        // The wire types the server encodes and the clients decode: value info,
+        // listing page, change event, error codes and body. No dependencies.
+        .target(name: "LarderModel"),
+        // A tiny leveled line logger, locks and clocks shared by the libraries.
+        .target(name: "LarderSupport", dependencies: ["LarderModel"]),
         // Keys, value files, gzip and the barrier-queue disk store. No HTTP here.
-        // A tiny leveled line logger shared by the libraries.
-        .target(name: "LarderSupport"),
-        .target(name: "LarderStore", dependencies: ["CZlib", "LarderSupport"]),
+        .target(name: "LarderStore", dependencies: ["CZlib", "LarderSupport", "LarderModel"]),
         // Sockets, the incremental parser, connections and responses. No storage here.
-        .target(name: "LarderHTTP", dependencies: ["LarderSupport"]),
+        .target(name: "LarderHTTP", dependencies: ["LarderSupport", "LarderModel"]),
         // JSON values for atomic append and merge patch: strict parsing, exact numbers, no dependencies.
         .target(name: "LarderJSON"),
         // The browser viewer's files: built into the binary from Public/ by the
@@ -31,21 +37,29 @@ let package = Package(
         .executableTarget(name: "ViewerEmbedder"),
         .plugin(name: "EmbedViewer", capability: .buildTool(), dependencies: ["ViewerEmbedder"]),
         // Routes, middleware and the change hub that wire HTTP requests to the store.
-        .target(name: "LarderApp", dependencies: ["LarderStore", "LarderHTTP", "LarderJSON", "LarderViewer"]),
-        // A small blocking HTTP client for Larder, used by the tests too.
-        .target(name: "LarderClient"),
+        .target(name: "LarderApp", dependencies: ["LarderModel", "LarderStore", "LarderHTTP", "LarderJSON", "LarderViewer"]),
+        // A raw-socket HTTP/1.1 client: protocol tests and `larder healthcheck`
+        // (no libcurl in the image).
+        .target(name: "LarderWire"),
+        // The Swift API: one `Larder` protocol (async, Codable, CAS update, watch,
+        // change feed), its conveniences (Persistible, bundled fallback). Foundation only.
+        .target(name: "LarderKit", dependencies: ["LarderModel"]),
+        // `Larder` over HTTP with URLSession (FoundationNetworking), no NIO.
+        .target(name: "LarderClient", dependencies: ["LarderKit"]),
+        // `Larder` in-process over the server's own disk store: same files, no server.
+        .target(name: "LarderEmbedded", dependencies: ["LarderKit", "LarderStore", "LarderJSON"]),
         .executableTarget(
             name: "larder",
             dependencies: [
                 "LarderApp",
                 // `larder healthcheck` GETs /healthz with it (no curl in the image).
-                "LarderClient",
+                "LarderWire",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         .testTarget(name: "LarderStoreTests", dependencies: ["LarderStore", "CZlib"]),
-        .testTarget(name: "LarderHTTPTests", dependencies: ["LarderHTTP", "LarderClient"]),
+        .testTarget(name: "LarderHTTPTests", dependencies: ["LarderHTTP", "LarderWire"]),
         .testTarget(name: "LarderJSONTests", dependencies: ["LarderJSON"]),
-        .testTarget(name: "LarderAppTests", dependencies: ["LarderApp", "LarderStore", "LarderClient", "LarderViewer", "CZlib"]),
+        .testTarget(name: "LarderAppTests", dependencies: ["LarderApp", "LarderStore", "LarderWire", "LarderViewer", "CZlib"]),
     ]
 )

@@ -1,3 +1,4 @@
+import LarderModel
 import Dispatch
 import LarderHTTP
 import LarderStore
@@ -153,18 +154,7 @@ final class ChangeHub: StoreChangeObserver, @unchecked Sendable {
     /// One SSE event: `id`, `event` and a one-line JSON `data`.
     static func format(_ event: Event) -> [UInt8] {
         let c = event.change
-        var data: String
-        if let key = c.key {
-            data = "{\"key\":\(JSON.quote(key))"
-            if let etag = c.etag { data += ",\"etag\":\(JSON.quote(etag))" }
-            if let size = c.size { data += ",\"size\":\(size)" }
-            if c.source == .fixture { data += ",\"source\":\"fixture\"" }
-            data += "}"
-        } else {
-            data = "{\"prefix\":\(JSON.quote(c.prefix ?? "")),\"deleted\":\(c.deleted)"
-            data += c.fixtures > 0 ? ",\"fixtures\":\(c.fixtures)}" : "}"
-        }
-        return Array("id: \(event.id)\nevent: \(c.kind.rawValue)\ndata: \(data)\n\n".utf8)
+        return Array("id: \(event.id)\nevent: \(c.kind.rawValue)\ndata: ".utf8) + ModelJSON.encode(c.data) + Array("\n\n".utf8)
     }
 }
 

@@ -1,3 +1,4 @@
+import LarderModel
 import LarderHTTP
 import Synchronization
 
@@ -123,23 +124,14 @@ final class FaultBook: Sendable {
 
     /// `GET /faults`: every rule as given, with its name, the count it has
     /// left (`remaining`, null without a count) and how often it matched and fired.
-    var json: String {
+    var list: FaultList {
         state.withLock { st in
-            var out = "{\"rules\":["
-            for (i, e) in st.entries.enumerated() {
+            FaultList(rules: st.entries.map { e in
                 let r = e.rule
-                if i > 0 { out += "," }
-                out += "{\"id\":\(JSON.quote(e.name)),\"prefix\":\(JSON.quote(r.prefix))"
-                out += ",\"methods\":" + (r.methods.map { "[" + $0.map(JSON.quote).joined(separator: ",") + "]" } ?? "null")
-                out += ",\"delayMs\":\(r.delayMs),\"jitterMs\":\(r.jitterMs)"
-                out += ",\"status\":" + (r.status.map(String.init) ?? "null")
-                out += ",\"probability\":\(r.probability)"
-                out += ",\"count\":" + (r.count.map(String.init) ?? "null")
-                out += ",\"remaining\":" + (e.remaining.map(String.init) ?? "null")
-                out += ",\"matched\":\(e.matched),\"fired\":\(e.fired)}"
-            }
-            out += "],\"seed\":" + (st.seed.map(String.init) ?? "null") + "}"
-            return out
+                return FaultRuleStatus(id: e.name, prefix: r.prefix, methods: r.methods, delayMs: r.delayMs,
+                                       jitterMs: r.jitterMs, status: r.status, probability: r.probability,
+                                       count: r.count, remaining: e.remaining, matched: e.matched, fired: e.fired)
+            }, seed: st.seed)
         }
     }
 }

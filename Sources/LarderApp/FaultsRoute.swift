@@ -1,3 +1,4 @@
+import LarderModel
 import LarderHTTP
 import LarderJSON
 
@@ -24,9 +25,9 @@ struct FaultsRoute: Route {
     func handle(_ request: RouteRequest) throws(HTTPError) -> RouteAnswer {
         switch request.method {
         case .get, .head:
-            return .respond(.json(.ok, book.json))
+            return .respond(.json(.ok, book.list))
         case .delete:
-            return .respond(.json(.ok, "{\"deleted\":\(book.clear())}"))
+            return .respond(.json(.ok, DeletedCount(deleted: book.clear())))
         case .put, .post:
             let replace = request.method == .put
             let book = book
@@ -44,7 +45,7 @@ struct FaultsRoute: Route {
                 } else {
                     try book.append(try Self.rules(document, single: true))
                 }
-                return .json(.ok, book.json)
+                return .json(.ok, book.list)
             })
         case .options:
             return .respond(HTTPResponse(status: .noContent, headers: [("Allow", Self.methods)]))

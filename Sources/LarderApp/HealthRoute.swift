@@ -1,3 +1,4 @@
+import LarderModel
 import LarderHTTP
 import LarderStore
 import LarderSupport
@@ -16,6 +17,6 @@ struct HealthRoute: Route {
             logger.error("health check failed: \(error)")
             throw HTTPError(.serviceUnavailable, .unhealthy, "the store cannot read and write: \(error)")
         }
-        return .respond(.json(.ok, "{\"status\":\"ok\"}"))
+        return .respond(.json(.ok, HealthStatus.ok))
     }
 }

@@ -1,10 +1,11 @@
+import LarderModel
 import LarderHTTP
 import LarderJSON
 import LarderStore
 import LarderSupport
 
 /// One line of a snapshot (`application/x-ndjson`): a key, its metadata and
-/// its value, members in this order so that a reader can stream the last one:
+/// its value, the value member last so that a reader can stream it:
 ///
 ///     {"key":"a/b","contentType":"…","expires":"2026-11-22T10:00:00.000Z" or null,
 ///      "modified":"…","etag":"\"…\"", <value member>}
@@ -31,14 +32,40 @@ enum SnapshotLine {
 
     // MARK: - Writing
 
-    /// The line up to its value member: `{"key":…,"etag":…,`.
+    /// The line up to its value member: the metadata object, its closing
+    /// brace turned into the comma the value member follows.
     static func header(_ meta: ValueMetadata) -> [UInt8] {
-        var line = "{\"key\":" + JSON.quote(meta.key)
-        line += ",\"contentType\":" + JSON.quote(meta.contentType)
-        line += ",\"expires\":" + (meta.expiresNanos.map { "\"" + ISO8601.format(nanos: $0, milliseconds: true) + "\"" } ?? "null")
-        line += ",\"modified\":\"" + ISO8601.format(nanos: meta.modifiedNanos, milliseconds: true) + "\""
-        line += ",\"etag\":" + JSON.quote(meta.etag) + ","
-        return Array(line.utf8)
+        var line = ModelJSON.encode(MetadataMembers(meta))
+        line[line.count - 1] = UInt8(ascii: ",")
+        return line
+    }
+
+    /// The members before the value (times to the millisecond).
+    private struct MetadataMembers: Encodable {
+        let key: String
+        let contentType: String
+        let expires: String?
+        let modified: String
+        let etag: String
+
+        init(_ meta: ValueMetadata) {
+            key = meta.key
+            contentType = meta.contentType
+            expires = meta.expiresNanos.map { ISO8601.format(nanos: $0, milliseconds: true) }
+            modified = ISO8601.format(nanos: meta.modifiedNanos, milliseconds: true)
+            etag = meta.etag
+        }
+
+        enum CodingKeys: String, CodingKey { case key, contentType, expires, modified, etag }
+
+        func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(key, forKey: .key)
+            try c.encode(contentType, forKey: .contentType)
+            if let expires { try c.encode(expires, forKey: .expires) } else { try c.encodeNil(forKey: .expires) }
+            try c.encode(modified, forKey: .modified)
+            try c.encode(etag, forKey: .etag)
+        }
     }
 
     /// The start of a streamed base64 member; `base64End` closes the line.

@@ -1,3 +1,4 @@
+import LarderModel
 import LarderHTTP
 import LarderJSON
 import LarderStore
@@ -103,7 +104,7 @@ final class SnapshotRestore: HTTPRequestBodySink {
                 line = []
             }
             try clearIfPending()
-            responder.respond(.json(.ok, "{\"restored\":\(restored),\"skipped\":\(skipped)}"))
+            responder.respond(.json(.ok, RestoreCount(restored: restored, skipped: skipped)))
         } catch {
             abort()
             responder.respond(httpError(error).response)

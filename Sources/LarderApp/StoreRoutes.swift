@@ -1,3 +1,4 @@
+import LarderModel
 import LarderHTTP
 import LarderStore
 import LarderSupport
@@ -28,7 +29,7 @@ struct StoreRoutes: Route {
         case .get, .head: return .respond(try list(prefix, request.head))
         case .delete:
             let deleted = try ErrorMapping.run(logger) { try store.deletePrefix(prefix) }
-            return .respond(.json(.ok, "{\"deleted\":\(deleted)}"))
+            return .respond(.json(.ok, DeletedCount(deleted: deleted)))
         case .post: return try create(under: prefix, request)
         case .options: return .respond(.allow(Self.prefixMethods))
         default:
@@ -51,7 +52,7 @@ struct StoreRoutes: Route {
         }
         let key = upload.key.string
         return .receiveBody(UploadSink(upload: upload, responder: request.responder, logger: logger) { outcome in
-            .json(.created, "{\"key\":\(JSON.quote(key))}",
+            .json(.created, CreatedKey(key: key),
                   headers: [("Location", "/store/" + StoreKey.percentEncode(key))] + ValueRoutes.writeHeaders(outcome.metadata))
         })
     }
@@ -67,19 +68,7 @@ struct StoreRoutes: Route {
         let listing = try ErrorMapping.run(logger) {
             try store.list(prefix: prefix, after: after, limit: limit, groupByDirectory: delimiter == "/")
         }
-        var json = "{\"prefix\":\(JSON.quote(prefix.string)),\"keys\":["
-        for (i, item) in listing.values.enumerated() {
-            if i > 0 { json += "," }
-            let meta = item.metadata
-            json += "{\"key\":\(JSON.quote(item.key)),\"size\":\(meta.size),\"storedSize\":\(item.storedSize),"
-            json += "\"contentType\":\(JSON.quote(meta.contentType)),\"etag\":\(JSON.quote(meta.etag)),"
-            json += "\"modified\":\"\(ISO8601.format(nanos: meta.modifiedNanos))\","
-            json += "\"expires\":" + (meta.expiresNanos.map { "\"\(ISO8601.format(nanos: $0))\"" } ?? "null")
-            json += item.source == .fixture ? ",\"source\":\"fixture\"}" : "}"
-        }
-        json += "],\"prefixes\":["
-        json += listing.prefixes.map(JSON.quote).joined(separator: ",")
-        json += "],\"next\":" + (listing.next.map(JSON.quote) ?? "null") + "}"
-        return .json(.ok, json)
+        return .json(.ok, ListingPage(prefix: prefix.string, keys: listing.values.map(\.info),
+                                      prefixes: listing.prefixes, next: listing.next))
     }
 }

@@ -1,3 +1,4 @@
+import LarderModel
 import Dispatch
 import LarderHTTP
 import LarderJSON
@@ -135,7 +136,7 @@ struct ValueRoutes: Sendable {
                     return UpdatedValue(bytes: result.serialized(), contentType: meta?.contentType ?? "application/json")
                 }
             }
-            return .json(.ok, "{\"count\":\(count)}", headers: Self.writeHeaders(outcome.metadata))
+            return .json(.ok, AppendCount(count: count), headers: Self.writeHeaders(outcome.metadata))
         })
     }
 

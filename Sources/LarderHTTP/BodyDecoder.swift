@@ -39,7 +39,7 @@ struct BodyDecoder {
     var isDone: Bool { if case .done = state { return true } else { return false } }
 
     private static func bad(_ message: String) -> HTTPError {
-        HTTPError(.badRequest, "bad_request", message, closeConnection: true)
+        HTTPError(.badRequest, .badRequest, message, closeConnection: true)
     }
 
     /// Decodes from `input`, handing body bytes to `emit`. Returns how many
@@ -126,7 +126,7 @@ struct BodyDecoder {
         }
         received += size
         if received > maxBytes {
-            throw HTTPError(.payloadTooLarge, "payload_too_large", "the body is larger than \(maxBytes) bytes", closeConnection: true)
+            throw HTTPError(.payloadTooLarge, .payloadTooLarge, "the body is larger than \(maxBytes) bytes", closeConnection: true)
         }
         state = .chunkData(remaining: size)
     }
@@ -134,7 +134,7 @@ struct BodyDecoder {
     private mutating func countTrailer() throws {
         trailerBytes += 1
         if trailerBytes > maxTrailerBytes {
-            throw HTTPError(.headersTooLarge, "headers_too_large", "the chunked trailer section is too large", closeConnection: true)
+            throw HTTPError(.headersTooLarge, .headersTooLarge, "the chunked trailer section is too large", closeConnection: true)
         }
     }
 

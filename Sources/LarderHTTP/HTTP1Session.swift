@@ -123,7 +123,7 @@ final class HTTP1Session: SocketChannelDelegate, HTTPResponderOwner, @unchecked 
         case .head(let started?) where current == nil && channel.output.isEmpty && outgoing == nil:
             _ = started
             phase = .head(startedAt: nil)
-            respondWithError(HTTPError(.requestTimeout, "request_timeout",
+            respondWithError(HTTPError(.requestTimeout, .requestTimeout,
                                        "the request head did not arrive within \(configuration.headerTimeout) seconds",
                                        closeConnection: true))
             drive()
@@ -136,7 +136,7 @@ final class HTTP1Session: SocketChannelDelegate, HTTPResponderOwner, @unchecked 
             phase = .head(startedAt: nil)
             // The sink keeps the responder the route was handed alive.
             withExtendedLifetime(sink) {
-                answerThroughResponder(HTTPError(.requestTimeout, "request_timeout",
+                answerThroughResponder(HTTPError(.requestTimeout, .requestTimeout,
                                                  "the request body stalled for \(configuration.idleTimeout) seconds",
                                                  closeConnection: true))
             }
@@ -237,7 +237,7 @@ final class HTTP1Session: SocketChannelDelegate, HTTPResponderOwner, @unchecked 
                         // The limits are smaller than the buffer, so this only
                         // happens with input the parser cannot use; never spin on it.
                         channel.discardInput()
-                        respondWithError(HTTPError(.headersTooLarge, "headers_too_large",
+                        respondWithError(HTTPError(.headersTooLarge, .headersTooLarge,
                                                    "the request head does not fit in \(channel.inputCapacity) bytes",
                                                    closeConnection: true))
                         return
@@ -277,7 +277,7 @@ final class HTTP1Session: SocketChannelDelegate, HTTPResponderOwner, @unchecked 
             bodyLimit = own
         }
         if let length = head.contentLength, length > bodyLimit {
-            respondWithError(HTTPError(.payloadTooLarge, "payload_too_large",
+            respondWithError(HTTPError(.payloadTooLarge, .payloadTooLarge,
                                        "the body is \(length) bytes; at most \(bodyLimit) are accepted",
                                        closeConnection: true))
             return
@@ -343,7 +343,7 @@ final class HTTP1Session: SocketChannelDelegate, HTTPResponderOwner, @unchecked 
                 httpError = e
             } else {
                 context.logger.error("request body failed: \(error)")
-                httpError = HTTPError(.internalServerError, "internal_error", "\(error)")
+                httpError = HTTPError(.internalServerError, .internalError, "\(error)")
             }
             httpError.closeConnection = true
             // The sink keeps the responder the route was handed alive.
@@ -501,7 +501,7 @@ final class HTTP1Session: SocketChannelDelegate, HTTPResponderOwner, @unchecked 
                         let want = Int(min(Int64(64 * 1024), remaining))
                         let n = try channel.output.fill(max: want) { try s.read(into: $0) }
                         if n == 0 {
-                            throw HTTPError(.internalServerError, "internal_error", "the body ended \(remaining) bytes early")
+                            throw HTTPError(.internalServerError, .internalError, "the body ended \(remaining) bytes early")
                         }
                         remaining -= Int64(n)
                     }

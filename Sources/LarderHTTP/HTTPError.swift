@@ -1,14 +1,16 @@
+import LarderModel
+
 /// An error that is an HTTP answer: a status and the JSON body of API.md,
 /// `{"error": code, "message": sentence}`.
 public struct HTTPError: Error, CustomStringConvertible {
     public let status: HTTPStatus
-    public let code: String
+    public let code: ErrorCode
     public let message: String
     public var headers: [(String, String)]
     /// Close the connection after answering (framing errors, unread bodies).
     public var closeConnection: Bool
 
-    public init(_ status: HTTPStatus, _ code: String, _ message: String,
+    public init(_ status: HTTPStatus, _ code: ErrorCode, _ message: String,
                 headers: [(String, String)] = [], closeConnection: Bool = false) {
         self.status = status
         self.code = code
@@ -20,7 +22,7 @@ public struct HTTPError: Error, CustomStringConvertible {
     public var description: String { "\(status.code) \(code): \(message)" }
 
     public var response: HTTPResponse {
-        var r = HTTPResponse.json(status, "{\"error\":\(JSON.quote(code)),\"message\":\(JSON.quote(message))}", headers: headers)
+        var r = HTTPResponse.json(status, ErrorBody(code, message), headers: headers)
         r.closeConnection = closeConnection
         return r
     }

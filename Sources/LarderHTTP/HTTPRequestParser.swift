@@ -42,14 +42,14 @@ struct HTTPRequestParser {
             scanned = 0
             // A trailing CR may be the start of the line's CRLF: not counted.
             if buffer.count - start > maxRequestLineBytes + 1 {
-                return .failure(HTTPError(.uriTooLong, "uri_too_long",
+                return .failure(HTTPError(.uriTooLong, .uriTooLong,
                                           "the request line is longer than \(maxRequestLineBytes) bytes", closeConnection: true))
             }
             return .incomplete
         }
         let requestLineLength = lineEnd - start - (lineEnd > start && buffer[lineEnd - 1] == 0x0D ? 1 : 0)
         if requestLineLength > maxRequestLineBytes {
-            return .failure(HTTPError(.uriTooLong, "uri_too_long",
+            return .failure(HTTPError(.uriTooLong, .uriTooLong,
                                       "the request line is longer than \(maxRequestLineBytes) bytes", closeConnection: true))
         }
 
@@ -69,7 +69,7 @@ struct HTTPRequestParser {
             scanned = max(lineEnd, buffer.count - 3)
             // One trailing byte may be the CR of the final empty line.
             if buffer.count - headerStart > maxHeaderBytes + 1 {
-                return .failure(HTTPError(.headersTooLarge, "headers_too_large",
+                return .failure(HTTPError(.headersTooLarge, .headersTooLarge,
                                           "the header section is larger than \(maxHeaderBytes) bytes", closeConnection: true))
             }
             return .incomplete
@@ -77,7 +77,7 @@ struct HTTPRequestParser {
         scanned = 0
         let emptyLine = end - 2 >= headerStart && buffer[end - 2] == 0x0D ? 2 : 1
         if end - headerStart - emptyLine > maxHeaderBytes {
-            return .failure(HTTPError(.headersTooLarge, "headers_too_large",
+            return .failure(HTTPError(.headersTooLarge, .headersTooLarge,
                                       "the header section is larger than \(maxHeaderBytes) bytes", closeConnection: true))
         }
         do {
@@ -87,7 +87,7 @@ struct HTTPRequestParser {
         } catch let error as HTTPError {
             return .failure(error)
         } catch {
-            return .failure(HTTPError(.badRequest, "bad_request", "\(error)", closeConnection: true))
+            return .failure(HTTPError(.badRequest, .badRequest, "\(error)", closeConnection: true))
         }
     }
 
@@ -98,7 +98,7 @@ struct HTTPRequestParser {
     }
 
     private static func bad(_ message: String) -> HTTPError {
-        HTTPError(.badRequest, "bad_request", message, closeConnection: true)
+        HTTPError(.badRequest, .badRequest, message, closeConnection: true)
     }
 
     /// `head` spans the request line through the final empty line.
@@ -123,7 +123,7 @@ struct HTTPRequestParser {
             version = .http10
         } else if versionBytes.count == 8, versionBytes.starts(with: "HTTP/".utf8),
                   isDigit(versionBytes[sp2 + 6]), versionBytes[sp2 + 7] == 0x2E, isDigit(versionBytes[sp2 + 8]) {
-            throw HTTPError(.versionNotSupported, "version_not_supported", "only HTTP/1.1 and HTTP/1.0 are supported", closeConnection: true)
+            throw HTTPError(.versionNotSupported, .versionNotSupported, "only HTTP/1.1 and HTTP/1.0 are supported", closeConnection: true)
         } else {
             throw bad("the request line does not end in a valid HTTP version")
         }
@@ -194,7 +194,7 @@ struct HTTPRequestParser {
                 if equalsLower(value, "100-continue") {
                     expectsContinue = true
                 } else {
-                    throw HTTPError(.expectationFailed, "expectation_failed", "only 'Expect: 100-continue' is supported", closeConnection: true)
+                    throw HTTPError(.expectationFailed, .expectationFailed, "only 'Expect: 100-continue' is supported", closeConnection: true)
                 }
             } else if equalsLower(name, "host") {
                 hostCount += 1
@@ -212,7 +212,7 @@ struct HTTPRequestParser {
                 throw bad("chunked must be the final transfer coding")
             }
             guard transferCodings.count == 1 else {
-                throw HTTPError(.notImplemented, "not_implemented", "only the chunked transfer coding is supported", closeConnection: true)
+                throw HTTPError(.notImplemented, .notImplemented, "only the chunked transfer coding is supported", closeConnection: true)
             }
             isChunked = true
         }

@@ -1,3 +1,4 @@
+import LarderModel
 /// A pull stream a response body is sent from: `read` fills the buffer and
 /// returns the count, 0 at the end. `close` is called exactly once.
 public protocol HTTPBodyStream: AnyObject {
@@ -40,10 +41,9 @@ public struct HTTPResponse: @unchecked Sendable {
         self.body = body
     }
 
-    /// A JSON body; `json` must already be JSON text.
-    public static func json(_ status: HTTPStatus, _ json: String, headers: [(String, String)] = []) -> HTTPResponse {
-        HTTPResponse(status: status, headers: [("Content-Type", "application/json")] + headers,
-                     body: .bytes(Array(json.utf8)))
+    /// A JSON body: `value` encoded as the model's types are (`ModelJSON`).
+    public static func json<T: Encodable>(_ status: HTTPStatus, _ value: T, headers: [(String, String)] = []) -> HTTPResponse {
+        json(status, bytes: ModelJSON.encode(value), headers: headers)
     }
 
     /// A JSON body from bytes that are already JSON.

@@ -1,3 +1,4 @@
+import LarderModel
 /// One change to the store, as the change feed and watchers see it. Emitted
 /// by the store from under the key's write barrier (or, for a bulk delete,
 /// the root barrier), so for any one key changes arrive in the order they
@@ -58,4 +59,19 @@ public struct StoreChange: Sendable {
 /// record the change and hand any real work to another queue.
 public protocol StoreChangeObserver: AnyObject, Sendable {
     func storeDidChange(_ change: StoreChange)
+}
+
+extension StoreChange {
+    /// The change as the change feed's `data:` object.
+    public var data: ChangeData {
+        if let key {
+            return ChangeData(key: key, etag: etag, size: size.map { Int($0) }, source: source == .fixture ? .fixture : nil)
+        }
+        return ChangeData(prefix: prefix ?? "", deleted: deleted, fixtures: fixtures > 0 ? fixtures : nil)
+    }
+
+    /// The change as a client of the feed sees it.
+    public var event: ChangeEvent {
+        ChangeEvent(id: id, kind: ChangeEvent.Kind(rawValue: kind.rawValue)!, data: data)
+    }
 }

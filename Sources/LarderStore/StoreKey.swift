@@ -1,3 +1,4 @@
+import LarderModel
 /// A validated key: one or more `/`-separated segments of UTF-8.
 ///
 /// Rules (API.md, Keys): no empty, `.` or `..` segment, no control bytes, no
@@ -46,23 +47,9 @@ public struct StoreKey: Hashable, Sendable, CustomStringConvertible {
         try self.init(bytes: try Self.percentDecode(path))
     }
 
-    /// A key (or prefix) as a URL path: every UTF-8 byte outside
-    /// `A-Za-z0-9-._~/` escaped, so NFC and NFD spellings stay distinct.
-    public static func percentEncode(_ key: String) -> String { percentEncode(bytes: Array(key.utf8)) }
-
-    public static func percentEncode(bytes: [UInt8]) -> String {
-        var out = ""
-        let hex = Array("0123456789ABCDEF")
-        for b in bytes {
-            switch b {
-            case 0x30...0x39, 0x41...0x5A, 0x61...0x7A, 0x2D, 0x2E, 0x5F, 0x7E, 0x2F:
-                out.unicodeScalars.append(Unicode.Scalar(b))
-            default:
-                out.append("%"); out.append(hex[Int(b >> 4)]); out.append(hex[Int(b & 15)])
-            }
-        }
-        return out
-    }
+    /// A key (or prefix) as a URL path (`KeyPercentEncoding`, the one encoder).
+    public static func percentEncode(_ key: String) -> String { KeyPercentEncoding.percentEncode(key) }
+    public static func percentEncode(bytes: [UInt8]) -> String { KeyPercentEncoding.percentEncode(bytes: bytes) }
 
     /// Splits and checks segments; shared with `StorePrefix`.
     static func validatedSegments(_ bytes: [UInt8]) throws -> [String] {

@@ -1,3 +1,4 @@
+import LarderModel
 import Foundation
 import LarderSupport
 #if canImport(Glibc)
@@ -174,4 +175,13 @@ struct DirectoryLister {
     }
 
     func finish() -> StoreListing { listing }
+}
+
+extension ListedValue {
+    /// The entry as a listing page shows it.
+    public var info: ValueInfo {
+        ValueInfo(key: key, size: Int(metadata.size), storedSize: storedSize, contentType: metadata.contentType,
+                  etag: metadata.etag, modified: Timestamp(nanoseconds: metadata.modifiedNanos),
+                  expires: metadata.expiresNanos.map(Timestamp.init(nanoseconds:)), source: source)
+    }
 }

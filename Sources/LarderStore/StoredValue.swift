@@ -1,3 +1,4 @@
+import LarderModel
 import Foundation
 #if canImport(Glibc)
 import Glibc

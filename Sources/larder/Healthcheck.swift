@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-import LarderClient
+import LarderWire
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,6 +1,6 @@
 import Foundation
 @testable import LarderApp
-import LarderClient
+import LarderWire
 import Testing
 
 /// `--cors-origin`: preflights answered before auth, CORS headers on every
@@ -17,7 +17,7 @@ import Testing
         }
     }
 
-    static func preflight(_ client: LarderClient, _ target: String, origin: String, method: String = "PUT",
+    static func preflight(_ client: WireClient, _ target: String, origin: String, method: String = "PUT",
                           headers: String? = nil) throws -> ClientResponse {
         var fields = [("Origin", origin), ("Access-Control-Request-Method", method)]
         if let headers { fields.append(("Access-Control-Request-Headers", headers)) }

@@ -1,5 +1,5 @@
 import Foundation
-import LarderClient
+import LarderWire
 import Synchronization
 import Testing
 
@@ -32,7 +32,7 @@ import Testing
         let finished = Mutex(false)
         let problems = Mutex<[String]>([])
         let writer = Thread {
-            let client = LarderClient(port: port)
+            let client = WireClient(port: port)
             for i in 1...writes {
                 if (try? client.put("counter", "\(i)"))?.status != 204 { problems.withLock { $0.append("PUT \(i) failed") } }
             }
@@ -44,7 +44,7 @@ import Testing
             group.enter()
             readers.append(Thread {
                 defer { group.leave() }
-                let client = LarderClient(port: port)
+                let client = WireClient(port: port)
                 var last = 0
                 while !finished.withLock({ $0 }) {
                     guard let text = try? client.get("counter").text, let n = Int(text) else {

@@ -1,5 +1,5 @@
 import Foundation
-import LarderClient
+import LarderWire
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -187,7 +187,7 @@ private typealias S = StoreTestSupport
     }
 
     /// `count` PUTs of ~1 KiB on one keep-alive connection; seconds taken.
-    static func timedPuts(_ client: LarderClient, _ keyPrefix: String, count: Int) throws -> (seconds: Double, failures: Int) {
+    static func timedPuts(_ client: WireClient, _ keyPrefix: String, count: Int) throws -> (seconds: Double, failures: Int) {
         let body = [UInt8](repeating: UInt8(ascii: "x"), count: 1024)
         var failures = 0
         let start = DispatchTime.now().uptimeNanoseconds

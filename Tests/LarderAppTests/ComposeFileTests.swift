@@ -1,5 +1,5 @@
 import Foundation
-import LarderClient
+import LarderWire
 import Testing
 
 /// docker-compose.yml, checked without a Docker engine: the Compose

@@ -1,5 +1,5 @@
 import Foundation
-import LarderClient
+import LarderWire
 import Testing
 
 private typealias S = StoreTestSupport
@@ -13,7 +13,7 @@ private typealias S = StoreTestSupport
     static let farFuture = "Fri, 01 Jan 2100 00:00:00 GMT"
 
     /// PUTs `value` at `key` and returns its ETag.
-    static func store(_ client: LarderClient, _ key: String, _ value: String,
+    static func store(_ client: WireClient, _ key: String, _ value: String,
                       contentType: String = "application/json") throws -> String {
         let put = try client.put(key, value, contentType: contentType)
         guard put.status == 201 || put.status == 204, let tag = put.header("ETag") else {
@@ -23,7 +23,7 @@ private typealias S = StoreTestSupport
     }
 
     /// The stored value and its ETag are what they were: a 412 changed nothing.
-    static func expectUnchanged(_ client: LarderClient, _ key: String, _ value: String, _ tag: String,
+    static func expectUnchanged(_ client: WireClient, _ key: String, _ value: String, _ tag: String,
                                 sourceLocation: SourceLocation = #_sourceLocation) throws {
         let get = try client.get(key)
         #expect(get.status == 200, sourceLocation: sourceLocation)
@@ -486,7 +486,7 @@ private typealias S = StoreTestSupport
         let results = ResultTable(rounds: rounds, threads: threads)
         let barrier = Barrier(threads)
         let errors = S.onThreads(threads) { t in
-            let client = LarderClient(port: port)
+            let client = WireClient(port: port)
             _ = try client.send("GET", "/healthz")  // connect before the race
             for round in 0..<rounds {
                 barrier.wait()

@@ -1,5 +1,5 @@
 import Foundation
-import LarderClient
+import LarderWire
 import Testing
 
 /// The Dockerfile's cheap checks (no Docker engine here, and no release

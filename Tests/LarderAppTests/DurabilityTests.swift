@@ -1,5 +1,5 @@
 import Foundation
-import LarderClient
+import LarderWire
 import Synchronization
 import Testing
 #if canImport(Glibc)
@@ -29,7 +29,7 @@ import Glibc
             done.enter()
             let thread = Thread {
                 defer { done.leave() }
-                let client = LarderClient(port: port)
+                let client = WireClient(port: port)
                 for i in 0..<perClient {
                     let key = "crash/c\(t)/k\(i)"
                     attempted.withLock { _ = $0.insert(key) }

@@ -1,5 +1,5 @@
 import Foundation
-import LarderClient
+import LarderWire
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -32,7 +32,7 @@ private typealias S = StoreTestSupport
     }
 
     /// The listing entry of `key` under `prefix` (nil when it is not listed).
-    static func listed(_ client: LarderClient, _ prefix: String, _ key: String) throws -> [String: Any]? {
+    static func listed(_ client: WireClient, _ prefix: String, _ key: String) throws -> [String: Any]? {
         let response = try client.list(prefix)
         #expect(response.status == 200, "listing: \(response.status) \(response.text)")
         let keys = response.json?["keys"] as? [[String: Any]] ?? []

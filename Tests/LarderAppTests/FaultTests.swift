@@ -1,5 +1,5 @@
 import Foundation
-import LarderClient
+import LarderWire
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -17,14 +17,14 @@ private typealias S = StoreTestSupport
 
     /// `PUT /faults` with `rules`; fails the test unless it is a 200.
     @discardableResult
-    static func setRules(_ client: LarderClient, _ rules: String,
+    static func setRules(_ client: WireClient, _ rules: String,
                          sourceLocation: SourceLocation = #_sourceLocation) throws -> [[String: Any]] {
         let response = try client.send("PUT", "/faults", body: Array(rules.utf8))
         #expect(response.status == 200, "PUT /faults: \(response.status) \(response.text)", sourceLocation: sourceLocation)
         return response.json?["rules"] as? [[String: Any]] ?? []
     }
 
-    static func rules(_ client: LarderClient) throws -> [[String: Any]] {
+    static func rules(_ client: WireClient) throws -> [[String: Any]] {
         let response = try client.send("GET", "/faults")
         #expect(response.status == 200)
         return response.json?["rules"] as? [[String: Any]] ?? []
@@ -147,7 +147,7 @@ private typealias S = StoreTestSupport
         let faulted = StatusCounter()
         let port = server.port
         let errors = S.onThreads(8) { _ in
-            let client = LarderClient(port: port)
+            let client = WireClient(port: port)
             for _ in 0..<20 { faulted.add(try client.get("race/k").status) }
         }
         #expect(errors.isEmpty, "\(errors)")

@@ -1,5 +1,5 @@
 import Foundation
-import LarderClient
+import LarderWire
 import Testing
 
 private typealias S = StoreTestSupport
@@ -94,7 +94,7 @@ private typealias S = StoreTestSupport
         let threads = 8, perThread = 1250
         let made = KeysByThread(threads)
         let errors = S.onThreads(threads) { t in
-            let client = LarderClient(port: port)
+            let client = WireClient(port: port)
             for i in 0..<perThread {
                 let r = try client.send("POST", "/store/jobs/", headers: [("Content-Type", "text/plain")], body: Array("\(t)/\(i)".utf8))
                 guard r.status == 201, let key = r.json?["key"] as? String, r.header("Location") == "/store/" + key else {

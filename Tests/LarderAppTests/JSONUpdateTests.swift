@@ -1,5 +1,5 @@
 import Foundation
-import LarderClient
+import LarderWire
 import Testing
 
 private typealias S = StoreTestSupport
@@ -48,13 +48,13 @@ private typealias S = StoreTestSupport
                 sourceLocation: sourceLocation)
     }
 
-    static func append(_ client: LarderClient, _ key: String, _ body: String, query: String = "",
+    static func append(_ client: WireClient, _ key: String, _ body: String, query: String = "",
                        headers: [(String, String)] = []) throws -> ClientResponse {
         try client.send("POST", "/store/" + S.encode(key) + (query.isEmpty ? "" : "?" + query),
                         headers: [("Content-Type", "application/json")] + headers, body: Array(body.utf8))
     }
 
-    static func patch(_ client: LarderClient, _ key: String, _ body: String,
+    static func patch(_ client: WireClient, _ key: String, _ body: String,
                       contentType: String? = "application/merge-patch+json",
                       headers: [(String, String)] = []) throws -> ClientResponse {
         try client.send("PATCH", "/store/" + S.encode(key),
@@ -62,7 +62,7 @@ private typealias S = StoreTestSupport
     }
 
     /// A 200 append answer: `{"count": n}`, an ETag that a GET then shows.
-    static func expectAppended(_ client: LarderClient, _ response: ClientResponse, key: String, count: Int, stored: String,
+    static func expectAppended(_ client: WireClient, _ response: ClientResponse, key: String, count: Int, stored: String,
                                sourceLocation: SourceLocation = #_sourceLocation) throws {
         #expect(response.status == 200, "append: \(response.status) \(response.text)", sourceLocation: sourceLocation)
         #expect(response.header("Content-Type")?.hasPrefix("application/json") == true, sourceLocation: sourceLocation)
@@ -214,7 +214,7 @@ private typealias S = StoreTestSupport
         let port = server.port
         let counts = Collected()
         let errors = S.onThreads(4) { t in
-            let client = LarderClient(port: port)
+            let client = WireClient(port: port)
             for i in 0..<50 {
                 let r = try Self.append(client, "shared", "\"t\(t)-\(i)\"")
                 guard r.status == 200, let n = r.json?["count"] as? Int else { throw StoreTestFailure("append: \(r.status) \(r.text)") }
@@ -354,7 +354,7 @@ private typealias S = StoreTestSupport
         let port = server.port
         #expect(try server.client().put("doc", "{\"keep\":true}", contentType: "application/json").status == 201)
         let errors = S.onThreads(4) { t in
-            let client = LarderClient(port: port)
+            let client = WireClient(port: port)
             for i in 0..<50 {
                 let r = try Self.patch(client, "doc", "{\"field\(t)\": \(i)}")
                 guard r.status == 200, let doc = r.json else { throw StoreTestFailure("patch: \(r.status) \(r.text)") }

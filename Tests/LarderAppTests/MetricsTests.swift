@@ -1,6 +1,6 @@
 import Foundation
 import LarderApp
-import LarderClient
+import LarderWire
 import Testing
 #if canImport(Glibc)
 import Glibc

@@ -1,6 +1,6 @@
 import Foundation
 import LarderApp
-import LarderClient
+import LarderWire
 import LarderHTTP
 import Synchronization
 import Testing

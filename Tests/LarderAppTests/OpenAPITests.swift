@@ -1,5 +1,5 @@
 import Foundation
-import LarderClient
+import LarderWire
 import Testing
 
 /// openapi.yaml: valid OpenAPI (openapi-spec-validator), complete against

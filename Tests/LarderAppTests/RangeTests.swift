@@ -1,5 +1,5 @@
 import Foundation
-import LarderClient
+import LarderWire
 import Testing
 
 private typealias S = StoreTestSupport
@@ -11,7 +11,7 @@ private typealias S = StoreTestSupport
     /// 100 bytes whose neighbours all differ, so a wrong offset shows.
     static let hundred: [UInt8] = (0..<100).map { UInt8(33 + ($0 * 7) % 90) }
 
-    static func range(_ client: LarderClient, _ key: String, _ spec: String,
+    static func range(_ client: WireClient, _ key: String, _ spec: String,
                       _ extra: [(String, String)] = []) throws -> ClientResponse {
         try client.get(key, headers: [("Range", spec)] + extra)
     }

@@ -1,5 +1,5 @@
 import Foundation
-import LarderClient
+import LarderWire
 import Testing
 
 /// `DELETE /store/` swaps in a fresh generation in one rename and deletes

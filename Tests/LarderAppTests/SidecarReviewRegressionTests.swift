@@ -1,6 +1,6 @@
 import Dispatch
 import Foundation
-import LarderClient
+import LarderWire
 import Testing
 #if canImport(Glibc)
 import Glibc

@@ -1,4 +1,4 @@
-import LarderClient
+import LarderWire
 import Testing
 
 @Suite struct SmokeTests {

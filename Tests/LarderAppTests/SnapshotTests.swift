@@ -1,5 +1,5 @@
 import Foundation
-import LarderClient
+import LarderWire
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -14,7 +14,7 @@ private typealias S = StoreTestSupport
     // MARK: - Helpers
 
     /// `GET /snapshot` (with a query), checked for status and framing.
-    static func snapshot(_ client: LarderClient, _ query: String = "",
+    static func snapshot(_ client: WireClient, _ query: String = "",
                          sourceLocation: SourceLocation = #_sourceLocation) throws -> [UInt8] {
         let response = try client.send("GET", "/snapshot" + (query.isEmpty ? "" : "?" + query))
         #expect(response.status == 200, "GET /snapshot: \(response.status) \(response.text)", sourceLocation: sourceLocation)
@@ -23,7 +23,7 @@ private typealias S = StoreTestSupport
         return response.body
     }
 
-    static func restore(_ client: LarderClient, _ document: [UInt8], _ query: String = "",
+    static func restore(_ client: WireClient, _ document: [UInt8], _ query: String = "",
                         headers: [(String, String)] = []) throws -> ClientResponse {
         try client.send("POST", "/snapshot" + (query.isEmpty ? "" : "?" + query), headers: headers, body: document)
     }

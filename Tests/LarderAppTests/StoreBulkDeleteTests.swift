@@ -1,5 +1,5 @@
 import Foundation
-import LarderClient
+import LarderWire
 import Testing
 
 private typealias S = StoreTestSupport
@@ -106,7 +106,7 @@ private typealias S = StoreTestSupport
         let port = server.port
         let counts = Counts()
         let errors = S.onThreads(3) { t in
-            let client = LarderClient(port: port)
+            let client = WireClient(port: port)
             if t < 2 {
                 for i in 0..<150 {
                     let r = try client.put("w\(t)/\(i % 10)/\(i)", "x")

@@ -1,5 +1,5 @@
 import Foundation
-import LarderClient
+import LarderWire
 import Testing
 
 private typealias S = StoreTestSupport
@@ -12,7 +12,7 @@ private typealias S = StoreTestSupport
         defer { server.stop() }
         let port = server.port
         let errors = S.onThreads(4) { t in
-            let client = LarderClient(port: port)
+            let client = WireClient(port: port)
             for i in 0..<200 {
                 let key = "t\(t)/\(i % 13)/\(i)"
                 let value = Array("thread \(t) value \(i) ".utf8) + (i % 50 == 0 ? Bytes.random(count: 100_000, seed: UInt64(t * 1000 + i)) : [])
@@ -47,7 +47,7 @@ private typealias S = StoreTestSupport
         #expect(try server.client().put("shared", value(0, 0)).status == 201)
         let reads = Counter()
         let errors = S.onThreads(6) { t in
-            let client = LarderClient(port: port)
+            let client = WireClient(port: port)
             if t < 4 {
                 for round in 1...25 {
                     let r = try client.put("shared", value(t, round))
@@ -87,7 +87,7 @@ private typealias S = StoreTestSupport
         defer { server.stop() }
         let port = server.port
         let errors = S.onThreads(4) { t in
-            let client = LarderClient(port: port)
+            let client = WireClient(port: port)
             for i in 0..<300 {
                 let key = "p/q/r/s/t/u/\(t)"
                 let put = try client.put(key, "v\(i)")

@@ -1,5 +1,5 @@
 import Foundation
-import LarderClient
+import LarderWire
 import Testing
 
 private typealias S = StoreTestSupport
@@ -11,7 +11,7 @@ private typealias S = StoreTestSupport
     static let acceptGzip = [("Accept-Encoding", "gzip")]
 
     /// Stores `gz` as gzip and checks both representations.
-    static func expectStoredAsIs(_ client: LarderClient, key: String, value: [UInt8], gz: [UInt8],
+    static func expectStoredAsIs(_ client: WireClient, key: String, value: [UInt8], gz: [UInt8],
                                  sourceLocation: SourceLocation = #_sourceLocation) throws {
         let put = try client.put(key, gz, contentType: "text/plain", headers: gzipHeaders)
         #expect(put.status == 201 || put.status == 204, "PUT gzip: \(put.status) \(put.text)", sourceLocation: sourceLocation)

@@ -1,5 +1,5 @@
 import Foundation
-import LarderClient
+import LarderWire
 import LarderStore
 import Testing
 
@@ -22,7 +22,7 @@ private typealias S = StoreTestSupport
     static func fill(_ server: TestServer, _ keys: [String]) throws {
         let port = server.port
         let errors = S.onThreads(4) { t in
-            let client = LarderClient(port: port)
+            let client = WireClient(port: port)
             for (i, key) in keys.enumerated() where i % 4 == t {
                 let r = try S.put(client, key: key, Array(key.utf8), contentType: i % 2 == 0 ? "text/plain" : "application/json")
                 if r.status != 201 { throw StoreTestFailure("PUT \(key): \(r.status) \(r.text)") }

@@ -1,6 +1,6 @@
 import Foundation
 @testable import LarderApp
-import LarderClient
+import LarderWire
 import LarderHTTP
 import Testing
 #if canImport(Glibc)

@@ -1,5 +1,5 @@
 import Foundation
-import LarderClient
+import LarderWire
 import Testing
 
 /// The viewer in a real browser: headless Chromium driven by selenium
@@ -21,7 +21,7 @@ import Testing
     }
 
     /// PUTs every entry of seed.json, with `token` when the server wants one.
-    static func seed(_ client: LarderClient, token: String? = nil) throws {
+    static func seed(_ client: WireClient, token: String? = nil) throws {
         struct Entry: Decodable { let key: String; let contentType: String; let value: String }
         let data = try #require(FileManager.default.contents(atPath: Repository.path("Tests/browser/seed.json")))
         for entry in try JSONDecoder().decode([Entry].self, from: data) {

@@ -1,5 +1,5 @@
 import Foundation
-import LarderClient
+import LarderWire
 import Testing
 
 /// How the viewer's files are served: `/` and `/viewer/...` from the copy

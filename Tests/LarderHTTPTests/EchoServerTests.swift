@@ -1,5 +1,6 @@
+import LarderModel
 import Foundation
-import LarderClient
+import LarderWire
 import LarderHTTP
 import LarderSupport
 import Testing
@@ -30,7 +31,7 @@ private struct EchoHandler: HTTPRequestHandler {
 
     func handle(_ request: HTTPRequestHead, _ responder: HTTPResponder) -> HTTPBodyAction {
         if request.path == "/fail" {
-            responder.respond(HTTPError(HTTPStatus(418, "I'm a teapot"), "teapot", "no").response)
+            responder.respond(HTTPError(HTTPStatus(418, "I'm a teapot"), ErrorCode("teapot"), "no").response)
             return .ignore
         }
         if request.hasBody { return .receive(EchoSink(request, responder)) }

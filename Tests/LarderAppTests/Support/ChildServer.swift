@@ -1,5 +1,5 @@
 import Foundation
-import LarderClient
+import LarderWire
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -140,7 +140,7 @@ final class ChildServer {
         return nil
     }
 
-    func client() -> LarderClient { LarderClient(port: port) }
+    func client() -> WireClient { WireClient(port: port) }
 
     deinit {
         if process.isRunning {

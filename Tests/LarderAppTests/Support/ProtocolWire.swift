@@ -1,5 +1,5 @@
 import Foundation
-import LarderClient
+import LarderWire
 import Testing
 #if canImport(Glibc)
 import Glibc

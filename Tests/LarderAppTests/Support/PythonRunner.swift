@@ -1,6 +1,6 @@
 import Dispatch
 import Foundation
-import LarderClient
+import LarderWire
 #if canImport(Glibc)
 import Glibc
 #endif

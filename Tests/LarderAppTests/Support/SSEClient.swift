@@ -1,5 +1,5 @@
 import Foundation
-import LarderClient
+import LarderWire
 #if canImport(Glibc)
 import Glibc
 #endif

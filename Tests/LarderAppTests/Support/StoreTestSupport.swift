@@ -1,6 +1,6 @@
 import CZlib
 import Foundation
-import LarderClient
+import LarderWire
 import LarderStore
 import Testing
 #if canImport(Glibc)
@@ -22,18 +22,18 @@ enum StoreTestSupport {
 
     /// PUT at the raw target `/store/<encodedPath>`.
     @discardableResult
-    static func put(_ client: LarderClient, key: String, _ body: [UInt8], contentType: String? = nil,
+    static func put(_ client: WireClient, key: String, _ body: [UInt8], contentType: String? = nil,
                     headers: [(String, String)] = []) throws -> ClientResponse {
         var all = headers
         if let contentType { all.append(("Content-Type", contentType)) }
         return try client.send("PUT", "/store/" + encode(key), headers: all, body: body)
     }
 
-    static func get(_ client: LarderClient, key: String, headers: [(String, String)] = []) throws -> ClientResponse {
+    static func get(_ client: WireClient, key: String, headers: [(String, String)] = []) throws -> ClientResponse {
         try client.send("GET", "/store/" + encode(key), headers: headers)
     }
 
-    static func delete(_ client: LarderClient, key: String) throws -> ClientResponse {
+    static func delete(_ client: WireClient, key: String) throws -> ClientResponse {
         try client.send("DELETE", "/store/" + encode(key))
     }
 
@@ -53,7 +53,7 @@ enum StoreTestSupport {
     }
 
     /// Every key of a listing, paging with `after` until `next` is null.
-    static func listAll(_ client: LarderClient, prefix: String = "", limit: Int? = nil,
+    static func listAll(_ client: WireClient, prefix: String = "", limit: Int? = nil,
                         delimiter: Bool = false) throws -> (keys: [String], prefixes: [String], pages: Int) {
         var keys: [String] = []
         var prefixes: [String] = []

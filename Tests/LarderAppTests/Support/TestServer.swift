@@ -1,6 +1,6 @@
 import Foundation
 import LarderApp
-import LarderClient
+import LarderWire
 import LarderHTTP
 import LarderSupport
 import LarderStore
@@ -35,7 +35,7 @@ final class TestServer {
         return path
     }
 
-    func client() -> LarderClient { LarderClient(port: port) }
+    func client() -> WireClient { WireClient(port: port) }
 
     func connection(timeout: Double = 30) throws -> HTTPClientConnection {
         try HTTPClientConnection(port: port, timeout: timeout)

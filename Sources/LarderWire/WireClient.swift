@@ -2,7 +2,7 @@ import Foundation
 
 /// A small blocking client for Larder's HTTP API over one keep-alive
 /// connection (reopened when the server closes it).
-public final class LarderClient {
+public final class WireClient {
     public let host: String
     public let port: Int
     public var token: String?

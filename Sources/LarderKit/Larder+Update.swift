@@ -1,0 +1,48 @@
+import Foundation
+
+extension Larder {
+    /// Reads the value under `key`, lets `transform` change it and saves it
+    /// only if no other writer saved in between (`If-Match` on the version
+    /// read); when one did, reads again and retries. This is the
+    /// compare-and-swap loop done right: no update is lost, however many
+    /// processes update the key at once.
+    ///
+    /// - Parameters:
+    ///   - initial: the value to start from when the key has none (then the
+    ///     save is create-only); nil: a missing key throws `notFound`.
+    ///   - maxAttempts: how many lost races to accept before giving up with
+    ///     `LarderError.preconditionFailed`.
+    ///   - transform: may run more than once; it must not have side effects
+    ///     other than on its argument.
+    /// - Returns: the value as saved.
+    @discardableResult
+    public func update<T: Codable>(_ type: T.Type = T.self, at key: String, initial: T? = nil, maxAttempts: Int = 1000,
+                                   _ transform: (inout T) throws -> Void) async throws -> T {
+        var attempt = 0
+        while true {
+            attempt += 1
+            var value: T
+            let condition: SaveCondition
+            if let stored = try await fetchIfPresent(key) {
+                value = try coder.decode(type, from: stored.data, key: key)
+                condition = .ifMatch(stored.etag)
+            } else if let initial {
+                value = initial
+                condition = .ifAbsent
+            } else {
+                throw LarderError.notFound(key: key)
+            }
+            try transform(&value)
+            do {
+                try await save(coder.encode(value, key: key), at: key, contentType: "application/json",
+                               condition: condition, ttl: nil)
+                return value
+            } catch LarderError.preconditionFailed where attempt < maxAttempts {
+                // Lost the race: back off a little (more after each loss,
+                // randomised so the losers do not collide again) and re-read.
+                let ceiling = min(50_000, 500 << min(attempt, 7))
+                try await Task.sleep(nanoseconds: UInt64(Int.random(in: 0...ceiling)) * 1_000)
+            }
+        }
+    }
+}

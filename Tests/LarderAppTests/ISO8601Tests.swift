@@ -1,3 +1,4 @@
+import LarderModel
 import Foundation
 import LarderSupport
 import Testing

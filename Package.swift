@@ -40,7 +40,7 @@ let package = Package(
         .target(name: "LarderApp", dependencies: ["LarderModel", "LarderStore", "LarderHTTP", "LarderJSON", "LarderViewer"]),
         // A raw-socket HTTP/1.1 client: protocol tests and `larder healthcheck`
         // (no libcurl in the image).
-        .target(name: "LarderWire"),
+        .target(name: "LarderWire", dependencies: ["LarderModel"]),
         // The Swift API: one `Larder` protocol (async, Codable, CAS update, watch,
         // change feed), its conveniences (Persistible, bundled fallback). Foundation only.
         .target(name: "LarderKit", dependencies: ["LarderModel"]),
@@ -60,6 +60,6 @@ let package = Package(
         .testTarget(name: "LarderStoreTests", dependencies: ["LarderStore", "CZlib"]),
         .testTarget(name: "LarderHTTPTests", dependencies: ["LarderHTTP", "LarderWire"]),
         .testTarget(name: "LarderJSONTests", dependencies: ["LarderJSON"]),
-        .testTarget(name: "LarderAppTests", dependencies: ["LarderApp", "LarderStore", "LarderWire", "LarderViewer", "CZlib"]),
+        .testTarget(name: "LarderAppTests", dependencies: ["LarderApp", "LarderModel", "LarderStore", "LarderWire", "LarderViewer", "CZlib"]),
     ]
 )

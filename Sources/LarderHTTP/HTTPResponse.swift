@@ -46,6 +46,13 @@ public struct HTTPResponse: @unchecked Sendable {
         json(status, bytes: ModelJSON.encode(value), headers: headers)
     }
 
+    /// JSON text built by hand is what the model's types replace; this
+    /// overload keeps a `String` from being encoded as one JSON string.
+    @available(*, unavailable, message: "encode a LarderModel type, or pass bytes that are already JSON")
+    public static func json(_ status: HTTPStatus, _ json: String, headers: [(String, String)] = []) -> HTTPResponse {
+        fatalError("unavailable")
+    }
+
     /// A JSON body from bytes that are already JSON.
     public static func json(_ status: HTTPStatus, bytes: [UInt8], headers: [(String, String)] = []) -> HTTPResponse {
         HTTPResponse(status: status, headers: [("Content-Type", "application/json")] + headers, body: .bytes(bytes))

@@ -1,4 +1,5 @@
 import Foundation
+import LarderModel
 
 /// A small blocking client for Larder's HTTP API over one keep-alive
 /// connection (reopened when the server closes it).
@@ -13,12 +14,9 @@ public final class WireClient {
         self.port = port
     }
 
-    /// Percent-encodes a key for the path (segments keep their `/`).
-    public static func encodePath(_ key: String) -> String {
-        var allowed = CharacterSet.alphanumerics
-        allowed.insert(charactersIn: "-._~/")
-        return key.addingPercentEncoding(withAllowedCharacters: allowed) ?? key
-    }
+    /// Percent-encodes a key for the path (segments keep their `/`), as the
+    /// server and the other clients do.
+    public static func encodePath(_ key: String) -> String { KeyPercentEncoding.percentEncode(key) }
 
     public func send(_ method: String, _ target: String, headers: [(String, String)] = [], body: [UInt8]? = nil) throws -> ClientResponse {
         var headers = headers

@@ -1,3 +1,4 @@
+import LarderModel
 import Foundation
 import LarderApp
 import LarderWire
@@ -44,7 +45,7 @@ struct GateMiddleware: LarderMiddleware {
 
     func handle(_ request: RouteRequest, next: (RouteRequest) -> HTTPBodyAction) -> HTTPBodyAction {
         if request.method == .put && request.head.headers["Authorization"] != "Bearer let-me-in" {
-            request.responder.respond(.json(.unauthorized, #"{"error":"unauthorized","message":"no token"}"#,
+            request.responder.respond(.json(.unauthorized, ErrorBody(.unauthorized, "no token"),
                                             headers: [("WWW-Authenticate", "Bearer")]))
             return .ignore
         }

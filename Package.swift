@@ -60,6 +60,12 @@ let package = Package(
         .testTarget(name: "LarderStoreTests", dependencies: ["LarderStore", "CZlib"]),
         .testTarget(name: "LarderHTTPTests", dependencies: ["LarderHTTP", "LarderWire"]),
         .testTarget(name: "LarderJSONTests", dependencies: ["LarderJSON"]),
-        .testTarget(name: "LarderAppTests", dependencies: ["LarderApp", "LarderModel", "LarderStore", "LarderWire", "LarderViewer", "CZlib"]),
+        .testTarget(name: "LarderAppTests", dependencies: [
+            "LarderApp", "LarderModel", "LarderStore", "LarderWire", "LarderViewer", "CZlib",
+            "LarderKit", "LarderClient", "LarderEmbedded",
+        ]),
+        // Runs CAS `update` increments through LarderClient, so a test can make
+        // two processes race on one key (LarderCounterWorkerTests).
+        .executableTarget(name: "LarderCounterWorker", dependencies: ["LarderClient"], path: "Tests/LarderCounterWorker"),
     ]
 )

@@ -1,4 +1,5 @@
 import Foundation
+import LarderModel
 import LarderWire
 import Testing
 #if canImport(Glibc)
@@ -47,14 +48,13 @@ enum ProtocolWire {
         #expect(response.status == status, "status", sourceLocation: sourceLocation)
         #expect(response.header("Content-Type")?.hasPrefix("application/json") == true,
                 "Content-Type is \(response.header("Content-Type") ?? "missing")", sourceLocation: sourceLocation)
-        let json = response.json
-        #expect(json != nil, "body is not a JSON object: \(response.text)", sourceLocation: sourceLocation)
+        // Decoded as the model's `ErrorBody`, the type the server encodes and the clients decode.
+        let body = try? ModelJSON.decode(ErrorBody.self, from: Data(response.body))
+        #expect(body != nil, "body is not an error object: \(response.text)", sourceLocation: sourceLocation)
         if let code {
-            #expect(json?["error"] as? String == code, "body: \(response.text)", sourceLocation: sourceLocation)
-        } else {
-            #expect(json?["error"] is String, "body: \(response.text)", sourceLocation: sourceLocation)
+            #expect(body?.error.rawValue == code, "body: \(response.text)", sourceLocation: sourceLocation)
         }
-        #expect((json?["message"] as? String)?.isEmpty == false, "body: \(response.text)", sourceLocation: sourceLocation)
+        #expect(body?.message.isEmpty == false, "body: \(response.text)", sourceLocation: sourceLocation)
         if let length = response.header("Content-Length") {
             #expect(Int(length) == response.body.count, sourceLocation: sourceLocation)
         }

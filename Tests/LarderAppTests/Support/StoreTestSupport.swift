@@ -1,5 +1,6 @@
 import CZlib
 import Foundation
+import LarderModel
 import LarderWire
 import LarderStore
 import Testing
@@ -65,13 +66,15 @@ enum StoreTestSupport {
             if delimiter { query.append("delimiter=/") }
             if let after { query.append("after=" + encodeQuery(after)) }
             let response = try client.send("GET", "/store/" + encode(prefix) + (query.isEmpty ? "" : "?" + query.joined(separator: "&")))
-            guard response.status == 200, let object = response.json else {
+            // The model's own type, so a listing that lacks a member or
+            // mistypes one fails here instead of reading as "no keys".
+            guard response.status == 200, let page = try? ModelJSON.decode(ListingPage.self, from: Data(response.body)) else {
                 throw ClientError("listing failed: \(response.status) \(response.text)")
             }
             pages += 1
-            for entry in object["keys"] as? [[String: Any]] ?? [] { keys.append(entry["key"] as? String ?? "?") }
-            prefixes += object["prefixes"] as? [String] ?? []
-            guard let next = object["next"] as? String else { break }
+            keys += page.keys.map(\.key)
+            prefixes += page.prefixes
+            guard let next = page.next else { break }
             after = next
             if pages > 100_000 { throw ClientError("listing does not end") }
         }

@@ -1,0 +1,53 @@
+import Foundation
+import Testing
+
+/// README.md's Swift example is TimelineExample.swift's marked region,
+/// character for character, so the documented code is the compiled and
+/// tested code.
+@Suite struct TimelineReadmeTests {
+    static let source = Repository.path("Tests/LarderAppTests/Kit/TimelineExample.swift")
+
+    /// The lines between `// README: swift-timeline begin` and `... end`.
+    static func region() throws -> String {
+        let text = try String(contentsOfFile: source, encoding: .utf8)
+        guard let begin = text.range(of: "// README: swift-timeline begin\n"),
+              let end = text.range(of: "// README: swift-timeline end", range: begin.upperBound..<text.endIndex) else {
+            throw KitFailure("no swift-timeline markers in \(source)")
+        }
+        return String(text[begin.upperBound..<end.lowerBound])
+    }
+
+    /// The body of the first ```swift block after `<!-- swift-timeline -->`, if any.
+    static func readmeBlock(_ readme: String) -> String? {
+        guard let tag = readme.range(of: "<!-- swift-timeline -->"),
+              let fence = readme.range(of: "```swift\n", range: tag.upperBound..<readme.endIndex),
+              let close = readme.range(of: "\n```", range: fence.upperBound..<readme.endIndex) else { return nil }
+        return String(readme[fence.upperBound..<close.lowerBound]) + "\n"
+    }
+
+    @Test func readmeShowsTheCompiledTimelineExample() throws {
+        let readme = try String(contentsOfFile: Repository.path("README.md"), encoding: .utf8)
+        let region = try Self.region()
+        guard let block = Self.readmeBlock(readme) else {
+            Issue.record("""
+                README.md has no Swift timeline example. Expected a line `<!-- swift-timeline -->` followed by \
+                a ```swift block holding exactly the lines between `// README: swift-timeline begin` and \
+                `// README: swift-timeline end` in Tests/LarderAppTests/Kit/TimelineExample.swift:
+                <!-- swift-timeline -->
+                ```swift
+                \(region)```
+                """)
+            return
+        }
+        guard block != region else { return }
+        let got = block.split(separator: "\n", omittingEmptySubsequences: false)
+        let want = region.split(separator: "\n", omittingEmptySubsequences: false)
+        let line = zip(got, want).firstIndex { $0 != $1 } ?? min(got.count, want.count)
+        Issue.record("""
+            README.md's swift-timeline block differs from TimelineExample.swift's region at line \(line + 1) of the block:
+            README:  \(line < got.count ? String(got[line]) : "(end)")
+            example: \(line < want.count ? String(want[line]) : "(end)")
+            Paste the region between the markers into the block.
+            """)
+    }
+}

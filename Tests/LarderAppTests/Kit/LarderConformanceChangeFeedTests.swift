@@ -46,7 +46,7 @@ import Testing
             let recorder = try await Self.follow("feed/", in: store)
             defer { recorder.stop() }
             let other = store.otherWriter()
-            try await Task {
+            _ = try await Task {
                 try await other.save(Data("1".utf8), at: "feed/a", contentType: "application/json")
                 try await other.save(Data("2".utf8), at: "feed/b", contentType: "application/json")
                 try await other.delete("feed/a")

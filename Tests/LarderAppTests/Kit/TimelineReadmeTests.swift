@@ -42,7 +42,7 @@ import Testing
         guard block != region else { return }
         let got = block.split(separator: "\n", omittingEmptySubsequences: false)
         let want = region.split(separator: "\n", omittingEmptySubsequences: false)
-        let line = zip(got, want).firstIndex { $0 != $1 } ?? min(got.count, want.count)
+        let line = zip(got, want).enumerated().first { $0.element.0 != $0.element.1 }?.offset ?? min(got.count, want.count)
         Issue.record("""
             README.md's swift-timeline block differs from TimelineExample.swift's region at line \(line + 1) of the block:
             README:  \(line < got.count ? String(got[line]) : "(end)")

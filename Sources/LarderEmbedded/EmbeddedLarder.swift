@@ -228,23 +228,21 @@ public final class EmbeddedLarder: Larder, ReadableLarderSync, WritableLarderSyn
             throw LarderError.notJSON(key: key, reason: "the body is not JSON: \(error.message)")
         }
         var count = 0
-        do {
-            let outcome = try run(key) {
-                try store.update(Self.storeKey(key), condition: Self.writeCondition(condition),
-                                 maxValueBytes: Self.maxJSONValue) { meta, stored in
-                    var current: JSONValue? = nil
-                    do throws(JSONParseError) {
-                        if let stored { current = try JSONValue.parse(stored) }
-                    } catch {
-                        throw LarderError.notJSON(key: key, reason: "the stored value is not JSON (\(error.message)), so it cannot be appended to")
-                    }
-                    let (result, n) = JSONValue.appending(body, to: current, unique: unique)
-                    count = n
-                    return UpdatedValue(bytes: result.serialized(), contentType: meta?.contentType ?? "application/json")
+        let outcome = try run(key) {
+            try store.update(Self.storeKey(key), condition: Self.writeCondition(condition),
+                             maxValueBytes: Self.maxJSONValue) { meta, stored in
+                var current: JSONValue? = nil
+                do throws(JSONParseError) {
+                    if let stored { current = try JSONValue.parse(stored) }
+                } catch {
+                    throw LarderError.notJSON(key: key, reason: "the stored value is not JSON (\(error.message)), so it cannot be appended to")
                 }
+                let (result, n) = JSONValue.appending(body, to: current, unique: unique)
+                count = n
+                return UpdatedValue(bytes: result.serialized(), contentType: meta?.contentType ?? "application/json")
             }
-            return AppendResult(count: count, etag: outcome.metadata.etag)
         }
+        return AppendResult(count: count, etag: outcome.metadata.etag)
     }
 
     /// Stores `data` under a new key `<prefix><id>`, unique and sorting after every earlier one.

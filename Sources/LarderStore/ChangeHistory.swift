@@ -10,6 +10,7 @@ public struct ChangeHistory: Sendable {
         public let sequence: UInt64
         /// The change's version in hex, the feed's event id.
         public let id: String
+        /// The change itself.
         public let change: StoreChange
     }
 
@@ -20,6 +21,7 @@ public struct ChangeHistory: Sendable {
     /// The sequence of the latest change recorded (0: none yet).
     public private(set) var lastSequence: UInt64 = 0
 
+    /// An empty history keeping the last `capacity` changes.
     public init(capacity: Int) {
         self.capacity = max(1, capacity)
     }

@@ -113,11 +113,12 @@ import Testing
     @Test func ttlExpiry() async throws {
         let larder = try Self.open()
         defer { larder.close() }
+        let before = Timestamp(Date()).nanoseconds
         try await larder.save(Data("x".utf8), at: "session", ttl: .milliseconds(300))
-        let info = try await larder.info("session")
-        // Rounded up to a whole second.
-        let left = info.expires!.nanoseconds - Timestamp(Date()).nanoseconds
-        #expect(left > 500_000_000 && left <= 1_000_000_000)
+        let after = Timestamp(Date()).nanoseconds
+        // Rounded up to a whole second from the moment of the save.
+        let expires = try await larder.info("session").expires!.nanoseconds
+        #expect(expires >= before + 1_000_000_000 - 1_000 && expires <= after + 1_000_000_000 + 1_000)
         try await Task.sleep(for: .milliseconds(1200))
         #expect(try await larder.fetchIfPresent("session") == nil)
         #expect(try await larder.listPage(prefix: "", after: nil, limit: 10, delimiter: false).keys.isEmpty)

@@ -13,13 +13,8 @@ import LarderSupport
 /// the telling (formatting, waking watchers, writing to streams) runs on
 /// `deliveryQueue`, one change after another, in the order they arrived.
 final class ChangeHub: StoreChangeObserver, @unchecked Sendable {
-    struct Event {
-        /// Order of arrival; replay and live delivery never overlap by it.
-        let sequence: UInt64
-        /// The change's version in hex, the SSE `id:`.
-        let id: String
-        let change: StoreChange
-    }
+    /// A remembered change: its order of arrival, SSE `id:` and the change.
+    typealias Event = ChangeHistory.Entry
 
     private final class Subscriber: Sendable {
         let prefix: String
@@ -38,9 +33,7 @@ final class ChangeHub: StoreChangeObserver, @unchecked Sendable {
 
     // Everything below is guarded by `lock`.
     private let lock = Lock()
-    private var ring: [Event] = []
-    private var ringStart = 0
-    private var sequence: UInt64 = 0
+    private var history: ChangeHistory
     private var nextID: UInt64 = 0
     /// Watchers are one-shot: a change to their key removes and wakes them.
     private var watchers: [String: [UInt64: @Sendable () -> Void]] = [:]
@@ -52,6 +45,7 @@ final class ChangeHub: StoreChangeObserver, @unchecked Sendable {
 
     init(historySize: Int, heartbeat: Double) {
         self.historySize = max(1, historySize)
+        self.history = ChangeHistory(capacity: historySize)
         self.heartbeat = heartbeat
         heartbeatTimer = DispatchSource.makeTimerSource(queue: deliveryQueue)
         heartbeatTimer.schedule(deadline: .now() + heartbeat, repeating: heartbeat, leeway: .milliseconds(100))
@@ -68,14 +62,7 @@ final class ChangeHub: StoreChangeObserver, @unchecked Sendable {
 
     func storeDidChange(_ change: StoreChange) {
         lock.withLock {
-            sequence += 1
-            let event = Event(sequence: sequence, id: change.id, change: change)
-            if ring.count < historySize {
-                ring.append(event)
-            } else {
-                ring[ringStart] = event
-                ringStart = (ringStart + 1) % historySize
-            }
+            let event = history.record(change)
             var wake: [@Sendable () -> Void] = []
             if let key = change.key {
                 if let w = watchers.removeValue(forKey: key) { wake = Array(w.values) }
@@ -128,14 +115,12 @@ final class ChangeHub: StoreChangeObserver, @unchecked Sendable {
         let id: UInt64 = lock.withLock {
             var replay: [Event] = []
             if let lastEventID {
-                let ordered = Array(ring[ringStart...] + ring[..<ringStart])
-                let from = (ordered.lastIndex { $0.id == lastEventID }).map { $0 + 1 } ?? 0
-                replay = ordered[from...].filter { $0.change.concerns(prefix: prefix) }
+                replay = history.entries(after: lastEventID, concerning: prefix)
             }
             // Written under the lock: the stream holds them before any live event.
             for event in replay { stream.write(Self.format(event)) }
             nextID += 1
-            subscribers[nextID] = Subscriber(prefix: prefix, stream: stream, replayedThrough: sequence)
+            subscribers[nextID] = Subscriber(prefix: prefix, stream: stream, replayedThrough: history.lastSequence)
             return nextID
         }
         stream.whenClosed { [weak self] in self?.unsubscribe(id) }

@@ -41,6 +41,8 @@ extension StoreError {
         case .invalidContentType(let why): HTTPError(.badRequest, .invalidContentType, "the Content-Type cannot be stored: \(why)")
         case .io(_, _, let code) where code == ENOSPC || code == EDQUOT:
             HTTPError(HTTPStatus(507, "Insufficient Storage"), .insufficientStorage, "the disk is full: \(description)")
+        // The shared store-level conditions (`WriteConditions`) fail as the HTTP ones do.
+        case .preconditionFailed: Preconditions.failed
         case .contention:
             HTTPError(.serviceUnavailable, .busy, description, headers: [("Retry-After", "1")])
         case .io, .corrupt, .zlib, .locked, .invalidFixtures:

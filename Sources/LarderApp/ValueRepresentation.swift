@@ -147,10 +147,9 @@ enum Preconditions {
         }
     }
 
-    /// A write that must create: the key is absent (or expired).
-    static let mustNotExist: WriteCondition = { meta in
-        if meta != nil { throw failed }
-    }
+    /// A write that must create: the key is absent (or expired). The
+    /// store-level check, shared with the embedded API.
+    static let mustNotExist: WriteCondition = WriteConditions.mustNotExist
 }
 
 extension StringProtocol {

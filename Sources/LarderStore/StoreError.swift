@@ -29,6 +29,8 @@ public enum StoreError: Error, Equatable, CustomStringConvertible {
     case contention(key: String)
     /// The fixture directory cannot be used; the string says why.
     case invalidFixtures(String)
+    /// A write condition (`WriteConditions`) did not hold for the current value.
+    case preconditionFailed
 
     public var description: String {
         switch self {
@@ -45,6 +47,7 @@ public enum StoreError: Error, Equatable, CustomStringConvertible {
         case .zlib(let op, let code): return "zlib \(op) failed with code \(code)"
         case .contention(let key): return "\(key) is being written by too many clients at once"
         case .invalidFixtures(let why): return "fixtures: \(why)"
+        case .preconditionFailed: return "the write condition does not hold for the current value"
         }
     }
 

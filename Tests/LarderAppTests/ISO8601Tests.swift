@@ -1,5 +1,6 @@
 import LarderModel
 import Foundation
+import LarderModel
 import LarderSupport
 import Testing
 

@@ -1,0 +1,350 @@
+import Dispatch
+import Foundation
+import LarderJSON
+import LarderKit
+import LarderStore
+
+/// A Larder store in this process: the server's own `DiskStore` on a
+/// directory, with the same files (gzip values, crash-safe publishes), the
+/// same semantics and the same directory lock, and no server.
+///
+/// Only one process may have a directory open: while a `larder` server (or
+/// another `EmbeddedLarder`) holds it, `init` throws
+/// `LarderError.directoryLocked`. `close()` lets it go, so a server can open
+/// the same directory afterwards and serve what was written here.
+///
+/// Threads: the synchronous calls run on the caller's thread (the store
+/// orders writes per key with its own barrier queues). The async calls run
+/// the same work on `io`, a concurrent dispatch queue, and resume when done,
+/// so disk I/O and fsync never block Swift's cooperative pool. `closed` is
+/// guarded by `stateLock`; the change relay has its own lock.
+public final class EmbeddedLarder: Larder, ReadableLarderSync, WritableLarderSync, @unchecked Sendable {
+    /// How `Codable` values become bytes and back.
+    public let coder: LarderCoder
+    /// The directory the store lives in.
+    public let directory: URL
+
+    /// JSON appends hold the value and the body in memory: bounded as the server bounds them.
+    static let maxJSONValue = 32 << 20
+    static let maxJSONBody = 16 << 20
+    /// A TTL is capped at 100 years, as the server's `?ttl=` is.
+    static let maxTTLSeconds: Int64 = 100 * 365 * 86_400
+    /// How many changes `changes(prefix:after:)` can replay.
+    static let historySize = 4096
+
+    private let store: DiskStore
+    private let relay: ChangeRelay
+    private let io = DispatchQueue(label: "larder.embedded.io", attributes: .concurrent)
+    private let stateLock = NSLock()
+    private var closed = false
+
+    /// Opens (creating if needed) the store in `directory`.
+    /// - Parameters:
+    ///   - fsync: whether each write is flushed to disk before it returns
+    ///     (crash-safe; off is much faster and still never leaves a torn value).
+    ///   - coder: how `Codable` values are encoded and decoded.
+    /// - Throws: `LarderError.directoryLocked` when another process has the
+    ///   directory open; `LarderError.cannotWrite` when it cannot be created or read.
+    public init(directory: URL, fsync: Bool = true, coder: LarderCoder = .default) throws {
+        self.coder = coder
+        self.directory = directory
+        let relay = ChangeRelay(historySize: Self.historySize)
+        self.relay = relay
+        do {
+            store = try DiskStore(options: DiskStoreOptions(dataDirectory: directory.path, fsync: fsync), changes: relay)
+        } catch {
+            throw LarderError.from(error, key: "")
+        }
+    }
+
+    /// Opens (creating if needed) the store in the folder `name` of `location`:
+    /// one app's store, by name.
+    /// - Throws: `LarderError.invalidKey` when `name` is empty, `.` or `..`, or
+    ///   has a `/`; otherwise as `init(directory:fsync:coder:)`.
+    public convenience init(named name: String, in location: StorageLocation = .documents,
+                            fsync: Bool = true, coder: LarderCoder = .default) throws {
+        guard !name.isEmpty, name != ".", name != "..", !name.contains("/"), !name.contains("\0") else {
+            throw LarderError.invalidKey(name, reason: "a store name is one folder name: not empty, '.' or '..', and without '/'")
+        }
+        try self.init(directory: location.url.appendingPathComponent(name, isDirectory: true), fsync: fsync, coder: coder)
+    }
+
+    /// Ends watches and change feeds, finishes the store's background work
+    /// and releases the directory lock. Later calls throw. Safe to call twice.
+    public func close() {
+        let first = stateLock.withLock { () -> Bool in
+            defer { closed = true }
+            return !closed
+        }
+        guard first else { return }
+        relay.close()
+        store.close()
+    }
+
+    deinit { close() }
+
+    // MARK: - Running store calls
+
+    /// Runs `body` against the store, mapping store errors for `key`.
+    private func run<T>(_ key: String, _ body: () throws -> T) throws -> T {
+        if stateLock.withLock({ closed }) {
+            throw LarderError.cannotWrite(key: key, reason: "the store at \(directory.path) is closed")
+        }
+        do {
+            return try body()
+        } catch {
+            throw LarderError.from(error, key: key)
+        }
+    }
+
+    /// Runs a synchronous call on `io` and resumes the task when it is done.
+    private func offload<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            io.async { continuation.resume(with: Result(catching: body)) }
+        }
+    }
+
+    static func storeKey(_ key: String) throws -> StoreKey { try StoreKey(key) }
+
+    /// `prefix` as the store's prefix: `""` or ending in `/`.
+    static func storePrefix(_ prefix: String) throws -> StorePrefix {
+        guard prefix.isEmpty || prefix.hasSuffix("/") else {
+            throw LarderError.invalidKey(prefix, reason: "a prefix is empty or ends in '/'")
+        }
+        do {
+            return try StorePrefix(bytes: Array(prefix.utf8))
+        } catch {
+            throw LarderError.from(error, key: prefix)
+        }
+    }
+
+    static func writeCondition(_ condition: SaveCondition) -> WriteCondition? {
+        switch condition {
+        case .none: nil
+        case .ifMatch(let tag): WriteConditions.mustMatch(tag)
+        case .ifAbsent: WriteConditions.mustNotExist
+        }
+    }
+
+    /// A TTL as an absolute expiry: whole seconds rounded up, at least 1.
+    static func expiry(_ ttl: Duration?) -> Int64? {
+        guard let ttl else { return nil }
+        let (seconds, attoseconds) = ttl.components
+        let whole = min(max(seconds + (attoseconds > 0 ? 1 : 0), 1), maxTTLSeconds)
+        return Int64((Date().timeIntervalSince1970 * 1e9).rounded()) + whole * 1_000_000_000
+    }
+
+    static func info(_ meta: ValueMetadata, storedSize: Int?) -> ValueInfo {
+        ValueInfo(key: meta.key, size: Int(meta.size), storedSize: storedSize, contentType: meta.contentType,
+                  etag: meta.etag, modified: Timestamp(nanoseconds: meta.modifiedNanos),
+                  expires: meta.expiresNanos.map(Timestamp.init(nanoseconds:)))
+    }
+
+    /// The stored value of `key` with its info; `StoreError.notFound` when absent or expired.
+    static func read(_ key: StoreKey, in store: DiskStore) throws -> StoredData {
+        let value = try store.open(key)
+        defer { value.close() }
+        return StoredData(data: Data(try value.readAll()), info: info(value.metadata, storedSize: value.fileSize))
+    }
+
+    /// Writes `data` under `key` in one upload.
+    private func put(_ data: Data, _ key: StoreKey, contentType: String, expires: Int64?,
+                     condition: WriteCondition?) throws -> PutOutcome {
+        let upload = try store.beginUpload(key: key, contentType: contentType, encoding: .identity,
+                                           expiresNanos: expires, condition: condition)
+        do {
+            try data.withUnsafeBytes { try upload.write($0) }
+            return try upload.finish()
+        } catch {
+            upload.abort()
+            throw error
+        }
+    }
+
+    // MARK: - Reading (synchronous)
+
+    /// The value under `key`. - Throws: `LarderError.notFound` when absent or expired.
+    public func fetch(_ key: String) throws -> StoredData {
+        try run(key) { try Self.read(Self.storeKey(key), in: store) }
+    }
+
+    /// What is known about the value under `key`. - Throws: `LarderError.notFound`.
+    public func info(_ key: String) throws -> ValueInfo {
+        try run(key) {
+            let value = try store.open(Self.storeKey(key))
+            defer { value.close() }
+            return Self.info(value.metadata, storedSize: value.fileSize)
+        }
+    }
+
+    /// One page of keys under `prefix` in byte order; `limit` is clamped to 1...10000.
+    public func listPage(prefix: String, after: String?, limit: Int, delimiter: Bool) throws -> ListingPage {
+        let storePrefix = try Self.storePrefix(prefix)
+        return try run(prefix) {
+            let listing = try store.list(prefix: storePrefix, after: after.flatMap { $0.isEmpty ? nil : $0 },
+                                         limit: min(max(limit, 1), 10_000), groupByDirectory: delimiter)
+            return ListingPage(prefix: storePrefix.string, keys: listing.values.map(\.info),
+                               prefixes: listing.prefixes, next: listing.next)
+        }
+    }
+
+    // MARK: - Writing (synchronous)
+
+    /// Stores `data` under `key` if `condition` holds; `created` says whether the key was new.
+    @discardableResult
+    public func save(_ data: Data, at key: String, contentType: String, condition: SaveCondition, ttl: Duration?) throws -> WriteResult {
+        try run(key) {
+            let outcome = try put(data, Self.storeKey(key), contentType: contentType, expires: Self.expiry(ttl),
+                                  condition: Self.writeCondition(condition))
+            return WriteResult(key: key, etag: outcome.metadata.etag, created: outcome.created)
+        }
+    }
+
+    /// Deletes `key` if `condition` holds; whether there was a value.
+    /// `.ifMatch` on an absent key fails, as the server's 412 does.
+    @discardableResult
+    public func delete(_ key: String, condition: SaveCondition) throws -> Bool {
+        try run(key) { try store.delete(Self.storeKey(key), condition: Self.writeCondition(condition)) }
+    }
+
+    /// Deletes every key under `prefix` (`""` or ending in `/`); how many went.
+    @discardableResult
+    public func removeAll(prefix: String) throws -> Int {
+        let storePrefix = try Self.storePrefix(prefix)
+        return try run(prefix) { try store.deletePrefix(storePrefix) }
+    }
+
+    /// Appends JSON to the list under `key` atomically, as `POST /store/<key>` does.
+    /// - Throws: `LarderError.notJSON` when the body or the stored value is not JSON.
+    @discardableResult
+    public func append(json: Data, to key: String, unique: Bool, condition: SaveCondition) throws -> AppendResult {
+        guard json.count <= Self.maxJSONBody else {
+            throw LarderError.cannotWrite(key: key, reason: "the JSON body is larger than \(Self.maxJSONBody) bytes")
+        }
+        let body: JSONValue
+        do {
+            body = try JSONValue.parse(Array(json))
+        } catch {
+            throw LarderError.notJSON(key: key, reason: "the body is not JSON: \(error.message)")
+        }
+        var count = 0
+        let outcome = try run(key) {
+            try store.update(Self.storeKey(key), condition: Self.writeCondition(condition),
+                             maxValueBytes: Self.maxJSONValue) { meta, stored in
+                var current: JSONValue? = nil
+                do throws(JSONParseError) {
+                    if let stored { current = try JSONValue.parse(stored) }
+                } catch {
+                    throw LarderError.notJSON(key: key, reason: "the stored value is not JSON (\(error.message)), so it cannot be appended to")
+                }
+                let (result, n) = JSONValue.appending(body, to: current, unique: unique)
+                count = n
+                return UpdatedValue(bytes: result.serialized(), contentType: meta?.contentType ?? "application/json")
+            }
+        }
+        return AppendResult(count: count, etag: outcome.metadata.etag)
+    }
+
+    /// Stores `data` under a new key `<prefix><id>`, unique and sorting after every earlier one.
+    @discardableResult
+    public func create(_ data: Data, under prefix: String, contentType: String, ttl: Duration?) throws -> WriteResult {
+        let storePrefix = try Self.storePrefix(prefix)
+        return try run(prefix) {
+            let key = try StoreKey(storePrefix.string + store.makeUniqueID())
+            let outcome = try put(data, key, contentType: contentType, expires: Self.expiry(ttl),
+                                  condition: WriteConditions.mustNotExist)
+            return WriteResult(key: key.string, etag: outcome.metadata.etag, created: true)
+        }
+    }
+
+    // MARK: - Async (the same calls, off the cooperative pool)
+
+    /// The value under `key`. - Throws: `LarderError.notFound` when absent or expired.
+    public func fetch(_ key: String) async throws -> StoredData {
+        try await offload { try self.fetch(key) as StoredData }
+    }
+
+    /// What is known about the value under `key`. - Throws: `LarderError.notFound`.
+    public func info(_ key: String) async throws -> ValueInfo {
+        try await offload { try self.info(key) as ValueInfo }
+    }
+
+    /// One page of keys under `prefix` in byte order; `limit` is clamped to 1...10000.
+    public func listPage(prefix: String, after: String?, limit: Int, delimiter: Bool) async throws -> ListingPage {
+        try await offload { try self.listPage(prefix: prefix, after: after, limit: limit, delimiter: delimiter) as ListingPage }
+    }
+
+    /// Stores `data` under `key` if `condition` holds.
+    @discardableResult
+    public func save(_ data: Data, at key: String, contentType: String, condition: SaveCondition, ttl: Duration?) async throws -> WriteResult {
+        try await offload { try self.save(data, at: key, contentType: contentType, condition: condition, ttl: ttl) as WriteResult }
+    }
+
+    /// Deletes `key` if `condition` holds; whether there was a value.
+    @discardableResult
+    public func delete(_ key: String, condition: SaveCondition) async throws -> Bool {
+        try await offload { try self.delete(key, condition: condition) as Bool }
+    }
+
+    /// Deletes every key under `prefix`; how many went.
+    @discardableResult
+    public func removeAll(prefix: String) async throws -> Int {
+        try await offload { try self.removeAll(prefix: prefix) as Int }
+    }
+
+    /// Appends JSON to the list under `key` atomically.
+    @discardableResult
+    public func append(json: Data, to key: String, unique: Bool, condition: SaveCondition) async throws -> AppendResult {
+        try await offload { try self.append(json: json, to: key, unique: unique, condition: condition) as AppendResult }
+    }
+
+    /// Stores `data` under a new generated key `<prefix><id>`.
+    @discardableResult
+    public func create(_ data: Data, under prefix: String, contentType: String, ttl: Duration?) async throws -> WriteResult {
+        try await offload { try self.create(data, under: prefix, contentType: contentType, ttl: ttl) as WriteResult }
+    }
+
+    // MARK: - Watching
+
+    /// The state of `key` now, then after each change to it (or a bulk
+    /// delete covering it). States may be skipped (the newest wins), never
+    /// reordered. Waiting holds no thread.
+    public func watch(_ key: String) -> AsyncThrowingStream<KeyState, any Error> {
+        let (stream, continuation) = AsyncThrowingStream.makeStream(of: KeyState.self, throwing: (any Error).self,
+                                                                    bufferingPolicy: .bufferingNewest(1))
+        let storeKey: StoreKey
+        do {
+            storeKey = try run(key) { try Self.storeKey(key) }
+        } catch {
+            continuation.finish(throwing: error)
+            return stream
+        }
+        let store = self.store
+        let watcher = KeyWatcher(key: storeKey.string, continuation: continuation) {
+            do {
+                return .present(try Self.read(storeKey, in: store))
+            } catch StoreError.notFound {
+                return .absent
+            } catch {
+                throw LarderError.from(error, key: key)
+            }
+        }
+        // Registered before the first read, so no change slips between.
+        guard let id = relay.addWatcher(watcher) else { return stream }
+        let relay = self.relay
+        continuation.onTermination = { _ in relay.removeWatcher(id) }
+        watcher.changed()
+        return stream
+    }
+
+    /// Every change under `prefix` from now on, in order; with `after`, first
+    /// the remembered changes after that event id (the last 4096 are kept;
+    /// all of them when the id is unknown).
+    public func changes(prefix: String, after eventID: String?) -> AsyncThrowingStream<ChangeEvent, any Error> {
+        let (stream, continuation) = AsyncThrowingStream.makeStream(of: ChangeEvent.self, throwing: (any Error).self)
+        guard let id = relay.addFeed(prefix: prefix, after: eventID, continuation) else { return stream }
+        let relay = self.relay
+        continuation.onTermination = { _ in relay.removeFeed(id) }
+        return stream
+    }
+}

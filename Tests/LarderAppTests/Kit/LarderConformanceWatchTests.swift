@@ -22,9 +22,8 @@ import Testing
             #expect(Self.text(first[0]) == "v1")
             #expect(first[0].value?.contentType == "text/plain")
 
-            // Another task, through another handle on the same store.
-            let other = store.otherWriter()
-            _ = try await Task { try await other.save(Data("v2".utf8), at: "watched/key", contentType: "text/plain") }.value
+            // Another task through the same larder.
+            _ = try await Task { try await larder.save(Data("v2".utf8), at: "watched/key", contentType: "text/plain") }.value
             try await recorder.wait(for: "v2") { $0.map(Self.text).contains("v2") }
 
             // Over HTTP, a writer that is not a LarderClient at all: raw bytes on a socket.
@@ -34,7 +33,8 @@ import Testing
                 try await recorder.wait(for: "v3 from a raw client") { $0.map(Self.text).contains("v3") }
             }
 
-            try await other.delete("watched/key")
+            // Another handle on the same store (for http, another client).
+            try await store.otherWriter().delete("watched/key")
             let states = try await recorder.wait(for: ".absent after the delete") { $0.last == .absent }
             // States may be skipped, never reordered.
             let texts = states.map(Self.text)

@@ -1,4 +1,5 @@
 import Foundation
+import LarderModel
 import LarderWire
 import Testing
 
@@ -146,8 +147,8 @@ private typealias S = StoreTestSupport
         #expect(expires >= before.addingTimeInterval(58) && expires <= Date().addingTimeInterval(62), "\(expires)")
         let get = try client.get(key)
         #expect(get.header("Larder-Expires") == post.header("Larder-Expires"))
-        let entry = (try client.list("tmp/").json?["keys"] as? [[String: Any]])?.first
-        #expect(entry?["expires"] is String, "listing shows the expiry: \(String(describing: entry))")
+        let entry = try ModelJSON.decode(ListingPage.self, from: Data(try client.list("tmp/").body)).keys.first
+        #expect(entry?.expires != nil, "listing shows the expiry: \(String(describing: entry))")
         // Without ttl: no expiry.
         let lasting = try Self.createdKey(try client.send("POST", "/store/tmp/", body: Array("stays".utf8)), prefix: "tmp/")
         #expect(try client.get(lasting).header("Larder-Expires") == nil)

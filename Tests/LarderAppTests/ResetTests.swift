@@ -1,4 +1,5 @@
 import Foundation
+import LarderModel
 import LarderWire
 import Testing
 
@@ -19,7 +20,7 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: server.dataDirectory + "/" + after).isEmpty)
         server.server.store.drainBackgroundWork()
         #expect(!FileManager.default.fileExists(atPath: server.dataDirectory + "/" + before))
-        #expect((try client.list().json?["keys"] as? [Any])?.isEmpty == true)
+        #expect(try ModelJSON.decode(ListingPage.self, from: Data(try client.list().body)).keys.isEmpty)
     }
 
     @Test func aCrashDuringTheBackgroundDeleteBringsNothingBack() throws {

@@ -60,6 +60,6 @@ let package = Package(
         .testTarget(name: "LarderStoreTests", dependencies: ["LarderStore", "CZlib"]),
         .testTarget(name: "LarderHTTPTests", dependencies: ["LarderHTTP", "LarderWire"]),
         .testTarget(name: "LarderJSONTests", dependencies: ["LarderJSON"]),
-        .testTarget(name: "LarderAppTests", dependencies: ["LarderApp", "LarderStore", "LarderWire", "LarderViewer", "CZlib"]),
+        .testTarget(name: "LarderAppTests", dependencies: ["LarderApp", "LarderStore", "LarderWire", "LarderViewer", "CZlib", "LarderClient"]),
     ]
 )

@@ -1,4 +1,5 @@
 import Foundation
+import LarderModel
 import LarderSupport
 import Testing
 

@@ -62,6 +62,6 @@ let package = Package(
         .testTarget(name: "LarderStoreTests", dependencies: ["LarderStore", "CZlib"]),
         .testTarget(name: "LarderHTTPTests", dependencies: ["LarderHTTP", "LarderWire"]),
         .testTarget(name: "LarderJSONTests", dependencies: ["LarderJSON"]),
-        .testTarget(name: "LarderAppTests", dependencies: ["LarderApp", "LarderModel", "LarderStore", "LarderWire", "LarderViewer", "CZlib", "LarderEmbedded"]),
+        .testTarget(name: "LarderAppTests", dependencies: ["LarderApp", "LarderModel", "LarderStore", "LarderWire", "LarderViewer", "CZlib", "LarderEmbedded", "LarderClient"]),
     ]
 )

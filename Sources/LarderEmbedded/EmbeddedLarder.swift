@@ -40,6 +40,7 @@ public final class EmbeddedLarder: Larder, ReadableLarderSync, WritableLarderSyn
 
     /// Opens (creating if needed) the store in `directory`.
     /// - Parameters:
+    ///   - directory: the data directory (created if missing), the same as a server's `--data-dir`.
     ///   - fsync: whether each write is flushed to disk before it returns
     ///     (crash-safe; off is much faster and still never leaves a torn value).
     ///   - coder: how `Codable` values are encoded and decoded.

@@ -8,6 +8,8 @@ extension Larder {
     /// processes update the key at once.
     ///
     /// - Parameters:
+    ///   - type: the type the value is stored as (JSON through `coder`).
+    ///   - key: the key to update.
     ///   - initial: the value to start from when the key has none (then the
     ///     save is create-only); nil: a missing key throws `notFound`.
     ///   - maxAttempts: how many lost races to accept before giving up with

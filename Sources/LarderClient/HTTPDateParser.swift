@@ -1,0 +1,35 @@
+import Foundation
+
+/// Reads the HTTP dates of `Last-Modified` and `Larder-Expires`
+/// (IMF-fixdate, RFC 9110 section 5.6.7: `Sun, 06 Nov 1994 08:49:37 GMT`).
+///
+/// Hand-written rather than a `DateFormatter`: it is `Sendable` without a
+/// lock and does not depend on the locale.
+enum HTTPDateParser {
+    private static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+
+    /// The moment `text` names, or nil when it is not an IMF-fixdate.
+    static func parse(_ text: String) -> Timestamp? {
+        let parts = text.split(separator: " ")
+        guard parts.count == 6, parts[5] == "GMT",
+              let day = Int(parts[1]), let month = months.firstIndex(of: String(parts[2])).map({ $0 + 1 }),
+              let year = Int(parts[3]) else { return nil }
+        let clock = parts[4].split(separator: ":")
+        guard clock.count == 3, let hour = Int(clock[0]), let minute = Int(clock[1]), let second = Int(clock[2]),
+              (1...31).contains(day), (0...23).contains(hour), (0...59).contains(minute), (0...60).contains(second)
+        else { return nil }
+        let seconds = Int64(daysFromCivil(year: year, month: month, day: day)) * 86_400
+            + Int64(hour * 3600 + minute * 60 + second)
+        return Timestamp(nanoseconds: seconds * 1_000_000_000)
+    }
+
+    /// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
+    static func daysFromCivil(year: Int, month: Int, day: Int) -> Int {
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yearOfEra = y - era * 400
+        let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        return era * 146_097 + dayOfEra - 719_468
+    }
+}

@@ -1,0 +1,68 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+extension LarderClient {
+    /// Every change under `prefix` from now on (with `after`, from just after
+    /// that event id), read from the Server-Sent Events of
+    /// `GET /events?prefix=` as they arrive.
+    ///
+    /// A dropped connection reconnects with `Last-Event-ID` set to the last
+    /// event seen, after a short backoff, so nothing the server still
+    /// remembers is missed. The sequence ends when the consuming task is
+    /// cancelled or stops iterating; it throws when the server refuses the
+    /// stream (e.g. 401) or cannot be reached at the first connection.
+    public func changes(prefix: String, after eventID: String?) -> AsyncThrowingStream<ChangeEvent, any Error> {
+        AsyncThrowingStream { continuation in
+            let task = Task {
+                let error = await self.followChanges(prefix: prefix, after: eventID) { continuation.yield($0) }
+                continuation.finish(throwing: error)
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+
+    /// The reconnecting loop of `changes`; the error that ended it, or nil when cancelled.
+    private func followChanges(prefix: String, after eventID: String?,
+                               yield: @escaping @Sendable (ChangeEvent) -> Void) async -> (any Error)? {
+        var lastID = eventID
+        var connectedOnce = false
+        var backoff = Self.minimumBackoff
+        while !Task.isCancelled {
+            var request = transport.request("GET", transport.url("/events", query: [("prefix", prefix)]),
+                                            timeout: Self.streamIdleTimeout)
+            request.setValue("text/event-stream", forHTTPHeaderField: "Accept")
+            if let lastID { request.setValue(lastID, forHTTPHeaderField: "Last-Event-ID") }
+            let connection = SSEConnection(request: request, lastEventID: lastID, onEvent: yield)
+            let outcome = await connection.run(configuration: streamConfiguration)
+            lastID = connection.lastEventID
+            switch outcome {
+            case .cancelled:
+                return nil
+            case .refused(let error):
+                return error
+            case .unreachable(let error) where !connectedOnce:
+                return error
+            case .dropped:
+                connectedOnce = true
+                backoff = Self.minimumBackoff
+            case .unreachable:
+                backoff = min(backoff * 2, Self.maximumBackoff)
+            }
+            do {
+                try await Task.sleep(for: backoff)
+            } catch {
+                return nil
+            }
+        }
+        return nil
+    }
+
+    /// The first reconnect's wait; it doubles while the server stays away.
+    static let minimumBackoff = Duration.milliseconds(100)
+    static let maximumBackoff = Duration.seconds(5)
+    /// How long the stream may stay silent before it counts as dropped: the
+    /// server sends a keep-alive comment every 15 s by default.
+    static let streamIdleTimeout: TimeInterval = 120
+}

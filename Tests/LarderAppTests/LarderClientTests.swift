@@ -1,0 +1,291 @@
+import Foundation
+import LarderClient
+import LarderApp
+import LarderWire
+import Testing
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// `LarderClient`, the `Larder` API over HTTP, against the real server in
+/// this process: what only the HTTP client does (headers to `ValueInfo`,
+/// status codes to `LarderError`, transport failures, long polls, the SSE
+/// feed). The behaviour both `Larder`s share has its own suite.
+@Suite struct LarderClientTests {
+    struct Note: Codable, Equatable {
+        var title: String
+        var tags: [String]
+        var when: Date
+    }
+
+    struct Counter: Codable { var n: Int }
+
+    static func client(_ server: TestServer, token: String? = nil) -> LarderClient {
+        client(port: server.port, token: token)
+    }
+
+    static func client(port: Int, token: String? = nil) -> LarderClient {
+        LarderClient(baseURL: URL(string: "http://127.0.0.1:\(port)")!, token: token, timeout: 10)
+    }
+
+    /// Runs `body`, failing the test instead of hanging when it takes longer than `seconds`.
+    static func within<T: Sendable>(_ seconds: Double, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+        try await withThrowingTaskGroup(of: T?.self) { group in
+            group.addTask { try await body() }
+            group.addTask {
+                try await Task.sleep(for: .seconds(seconds))
+                return nil
+            }
+            defer { group.cancelAll() }
+            guard let first = try await group.next(), let value = first else {
+                throw ClientError("timed out after \(seconds) s")
+            }
+            return value
+        }
+    }
+
+    /// Waits until the server counts `count` open event streams.
+    static func waitForStreams(_ server: LarderServer, _ count: Int) async throws {
+        let deadline = Date().addingTimeInterval(5)
+        while server.eventStreamCount != count {
+            guard Date() < deadline else { throw ClientError("no event stream after 5 s") }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+    }
+
+    @Test func codableAndDataRoundTrip() async throws {
+        let server = try TestServer()
+        let larder = Self.client(server)
+        let note = Note(title: "Grüße / «hi»", tags: ["a", "b"], when: Date(timeIntervalSince1970: 1_800_000_000))
+        let first = try await larder.save(note, at: "notes/ünï code/1")
+        #expect(first.created)
+        #expect(try await larder.fetch(Note.self, at: "notes/ünï code/1") == note)
+        let second = try await larder.save(note, at: "notes/ünï code/1", ifMatch: first.etag)
+        #expect(!second.created)
+        #expect(second.etag != first.etag)
+
+        // Bytes come back exactly, with the identity representation's
+        // headers even for a value the server keeps gzipped.
+        let bytes = Data((0..<200_000).map { UInt8(truncatingIfNeeded: $0 % 7) })
+        let saved = try await larder.save(bytes, at: "blob", contentType: "application/x-thing", ttl: .milliseconds(1500))
+        let fetched = try await larder.fetch("blob")
+        #expect(fetched.data == bytes)
+        #expect(fetched.etag == saved.etag)
+        #expect(!fetched.etag.hasSuffix("-gz\""))
+        #expect(fetched.contentType == "application/x-thing")
+        #expect(fetched.info.size == bytes.count)
+        #expect(fetched.info.storedSize == nil)
+        #expect(fetched.info.source == .store)
+        #expect(abs(fetched.info.modified.date.timeIntervalSinceNow) < 5)
+        // ttl 1.5 s rounds up to 2 s.
+        let expires = try #require(fetched.info.expires)
+        #expect(expires.date.timeIntervalSinceNow > 0.5 && expires.date.timeIntervalSinceNow <= 3)
+
+        let info = try await larder.info("blob")
+        #expect(info.etag == saved.etag)
+        #expect(info.size == bytes.count)
+        #expect(info.expires == fetched.info.expires)
+
+        #expect(try await larder.append(["x": 1], to: "list").count == 1)
+        let appended = try await larder.append(contentsOf: [2, 3], to: "list", unique: true)
+        #expect(appended.count == 3)
+        #expect(try await larder.info("list").etag == appended.etag)
+
+        let created = try await larder.create(note, under: "inbox/")
+        #expect(created.key.hasPrefix("inbox/") && created.created)
+        #expect(try await larder.fetch(Note.self, at: created.key) == note)
+        let top = try await larder.create(Data("x".utf8), under: "", contentType: "text/plain", ttl: nil)
+        #expect(!top.key.contains("/"))
+
+        #expect(try await larder.delete("blob"))
+        #expect(try await !larder.delete("blob"))
+        #expect(try await larder.removeAll(prefix: "notes/") == 1)
+        #expect(try await larder.fetchIfPresent("notes/ünï code/1") == nil)
+    }
+
+    @Test func errorAnswersMapToLarderErrors() async throws {
+        let server = try TestServer()
+        let larder = Self.client(server)
+        await #expect { try await larder.fetch("missing") } throws: { error in
+            if case LarderError.notFound(key: "missing") = error { return true } else { return false }
+        }
+        await #expect { try await larder.info("missing") } throws: { error in
+            if case LarderError.notFound = error { return true } else { return false }
+        }
+        let saved = try await larder.save(Counter(n: 1), at: "c")
+        await #expect { try await larder.save(Counter(n: 2), at: "c", ifMatch: "\"stale\"") } throws: { error in
+            if case LarderError.preconditionFailed(key: "c") = error { return true } else { return false }
+        }
+        await #expect { try await larder.saveIfAbsent(Counter(n: 2), at: "c") } throws: { error in
+            if case LarderError.preconditionFailed = error { return true } else { return false }
+        }
+        await #expect { try await larder.delete("c", ifMatch: "\"stale\"") } throws: { error in
+            if case LarderError.preconditionFailed = error { return true } else { return false }
+        }
+        #expect(try await larder.delete("c", ifMatch: saved.etag))
+        await #expect { try await larder.save(Data("x".utf8), at: "a//b") } throws: { error in
+            if case LarderError.invalidKey = error { return true } else { return false }
+        }
+        _ = try await larder.save(Data("plain".utf8), at: "text", contentType: "text/plain")
+        await #expect { try await larder.append(1, to: "text") } throws: { error in
+            if case LarderError.notJSON(key: "text", _) = error { return (error as! LarderError).status == 409 } else { return false }
+        }
+        await #expect { try await larder.append(json: Data("{nope".utf8), to: "list", unique: false, condition: .none) } throws: { error in
+            if case LarderError.notJSON(key: "list", _) = error { return true } else { return false }
+        }
+        // Anything else keeps its status and the server's error body.
+        await #expect { try await larder.listPage(prefix: "", after: nil, limit: 0, delimiter: false) } throws: { error in
+            guard case LarderError.server(let status, let body) = error else { return false }
+            return status == 400 && body.error == .invalidArgument
+        }
+    }
+
+    @Test func tokenIsSentAsBearer() async throws {
+        let server = try TestServer { $0.token = "s3cret" }
+        await #expect { try await Self.client(server).fetch("k") } throws: { error in
+            guard case LarderError.server(401, let body) = error else { return false }
+            return body.error == .unauthorized
+        }
+        let larder = Self.client(server, token: "s3cret")
+        try await larder.save(Counter(n: 7), at: "k")
+        #expect(try await larder.fetch(Counter.self, at: "k").n == 7)
+    }
+
+    @Test func closedPortIsUnreachable() async throws {
+        let server = try TestServer()
+        let larder = Self.client(server)
+        server.stop()
+        await #expect { try await larder.fetch("k") } throws: { error in
+            guard case LarderError.unreachable(let url, _) = error else { return false }
+            return url.contains(":\(server.port)/store/k")
+        }
+        var events = larder.changes(prefix: "").makeAsyncIterator()
+        await #expect { try await events.next() } throws: { error in
+            if case LarderError.unreachable = error { return true } else { return false }
+        }
+    }
+
+    @Test func listingPagesThroughEveryKey() async throws {
+        let server = try TestServer()
+        let larder = Self.client(server)
+        let names = (0..<2_500).map { String(format: "many/%05d", $0) }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for slice in stride(from: 0, to: names.count, by: 250) {
+                group.addTask {
+                    for name in names[slice..<min(slice + 250, names.count)] {
+                        try await larder.save(Data(name.utf8), at: name)
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        _ = try await larder.save(Data("deep".utf8), at: "many/sub/deeper")
+        var pages = 0
+        var keys: [String] = []
+        for try await page in larder.list(prefix: "many/", pageSize: 1000) {
+            pages += 1
+            keys += page.keys.map(\.key)
+        }
+        #expect(pages == 3)
+        #expect(keys == names + ["many/sub/deeper"])
+        let level = try await larder.listPage(prefix: "many/", after: "many/02495", limit: 10, delimiter: true)
+        #expect(level.keys.map(\.key) == (2496..<2500).map { String(format: "many/%05d", $0) })
+        #expect(level.prefixes == ["many/sub/"])
+        #expect(level.keys.allSatisfy { $0.storedSize != nil })
+    }
+
+    @Test func concurrentUpdatesLoseNothing() async throws {
+        let server = try TestServer()
+        let larder = Self.client(server)
+        let port = server.port
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for _ in 0..<4 {
+                group.addTask {
+                    // Each task its own client: its own connections, as separate processes would have.
+                    let own = Self.client(port: port)
+                    for _ in 0..<50 {
+                        try await own.update(Counter.self, at: "counter", initial: Counter(n: 0)) { $0.n += 1 }
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        #expect(try await larder.fetch(Counter.self, at: "counter").n == 200)
+    }
+
+    @Test func watchSeesAnotherClientsWrites() async throws {
+        let server = try TestServer()
+        let larder = Self.client(server)
+        let port = server.port
+        let live = server.server
+        try await Self.within(20) {
+            let wire = WireClient(port: port)
+            var states = larder.watch("shared/flag").makeAsyncIterator()
+            #expect(try await states.next() == .absent)
+            // Another process writes while the watch waits for the key to appear.
+            try await Self.waitForWatchers(live, 1)
+            _ = try wire.put("shared/flag", "on", contentType: "text/plain")
+            let present = try #require(try await states.next()?.value)
+            #expect(present.data == Data("on".utf8))
+            #expect(present.contentType == "text/plain")
+            try await Self.waitForWatchers(live, 1)
+            _ = try wire.put("shared/flag", "off", contentType: "text/plain")
+            #expect(try await states.next()?.value?.data == Data("off".utf8))
+            try await Self.waitForWatchers(live, 1)
+            _ = try wire.delete("shared/flag")
+            #expect(try await states.next() == .absent)
+        }
+        // The consumer went away: its long poll is cancelled, the server forgets it.
+        try await Self.waitForWatchers(server.server, 0)
+    }
+
+    /// Waits until the server holds `count` watch requests.
+    static func waitForWatchers(_ server: LarderServer, _ count: Int) async throws {
+        let deadline = Date().addingTimeInterval(5)
+        while server.watcherCount != count {
+            guard Date() < deadline else { throw ClientError("\(server.watcherCount) watchers, not \(count), after 5 s") }
+            try await Task.sleep(for: .milliseconds(2))
+        }
+    }
+
+    @Test func changeFeedInOrderAndResumes() async throws {
+        let server = try TestServer()
+        let larder = Self.client(server)
+        let live = server.server
+        let seen = try await Self.within(20) { () -> [ChangeEvent] in
+            var events = larder.changes(prefix: "feed/").makeAsyncIterator()
+            try await Self.waitForStreams(live, 1)
+            _ = try await larder.save(Data("1".utf8), at: "feed/a")
+            _ = try await larder.save(Data("22".utf8), at: "elsewhere/x")
+            _ = try await larder.save(Data("22".utf8), at: "feed/b")
+            _ = try await larder.delete("feed/a")
+            _ = try await larder.removeAll(prefix: "feed/")
+            var seen: [ChangeEvent] = []
+            for _ in 0..<4 { seen.append(try #require(try await events.next())) }
+            return seen
+        }
+        #expect(seen.map(\.kind) == [.put, .put, .delete, .delete])
+        #expect(seen.map(\.key) == ["feed/a", "feed/b", "feed/a", nil])
+        #expect(seen[1].data.size == 2)
+        #expect(seen[3].prefix == "feed/" && seen[3].data.deleted == 1)
+        #expect(seen.map(\.id) == seen.map(\.id).sorted())
+        try await Self.waitForStreams(live, 0)
+
+        // Resuming after the first event replays the rest.
+        let resumed = try await Self.within(20) { () -> [ChangeEvent] in
+            var events = larder.changes(prefix: "feed/", after: seen[0].id).makeAsyncIterator()
+            var resumed: [ChangeEvent] = []
+            for _ in 0..<3 { resumed.append(try #require(try await events.next())) }
+            return resumed
+        }
+        #expect(resumed == Array(seen[1...]))
+    }
+
+    @Test func changeFeedRefusedWithoutToken() async throws {
+        let server = try TestServer { $0.token = "s3cret" }
+        var events = Self.client(server).changes(prefix: "").makeAsyncIterator()
+        await #expect { try await events.next() } throws: { error in
+            if case LarderError.server(401, _) = error { return true } else { return false }
+        }
+    }
+}

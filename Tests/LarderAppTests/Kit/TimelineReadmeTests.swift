@@ -17,12 +17,15 @@ import Testing
         return String(text[begin.upperBound..<end.lowerBound])
     }
 
-    /// The body of the first ```swift block after `<!-- swift-timeline -->`, if any.
+    /// The body of the ```swift block on the line right after
+    /// `<!-- swift-timeline -->`, if there is one there (a later block is
+    /// another example, not this one).
     static func readmeBlock(_ readme: String) -> String? {
-        guard let tag = readme.range(of: "<!-- swift-timeline -->"),
-              let fence = readme.range(of: "```swift\n", range: tag.upperBound..<readme.endIndex),
-              let close = readme.range(of: "\n```", range: fence.upperBound..<readme.endIndex) else { return nil }
-        return String(readme[fence.upperBound..<close.lowerBound]) + "\n"
+        guard let tag = readme.range(of: "<!-- swift-timeline -->\n"),
+              readme[tag.upperBound...].hasPrefix("```swift\n") else { return nil }
+        let start = readme.index(tag.upperBound, offsetBy: "```swift\n".count)
+        guard let close = readme.range(of: "\n```", range: start..<readme.endIndex) else { return nil }
+        return String(readme[start..<close.lowerBound]) + "\n"
     }
 
     @Test func readmeShowsTheCompiledTimelineExample() throws {
@@ -30,8 +33,8 @@ import Testing
         let region = try Self.region()
         guard let block = Self.readmeBlock(readme) else {
             Issue.record("""
-                README.md has no Swift timeline example. Expected a line `<!-- swift-timeline -->` followed by \
-                a ```swift block holding exactly the lines between `// README: swift-timeline begin` and \
+                README.md has no Swift timeline example. Expected a line `<!-- swift-timeline -->` followed on \
+                the next line by a ```swift block holding exactly the lines between `// README: swift-timeline begin` and \
                 `// README: swift-timeline end` in Tests/LarderAppTests/Kit/TimelineExample.swift:
                 <!-- swift-timeline -->
                 ```swift
@@ -49,5 +52,14 @@ import Testing
             example: \(line < want.count ? String(want[line]) : "(end)")
             Paste the region between the markers into the block.
             """)
+    }
+
+    /// The block finder itself: a README laid out as the lead will paste it
+    /// reads back as the region, and a later ```swift block is not taken for it.
+    @Test func theBlockFinderReadsBackAPastedRegion() throws {
+        let region = try Self.region()
+        let pasted = "# Larder\n\n<!-- swift-timeline -->\n```swift\n" + region + "```\n\nThen:\n\n```swift\nlet other = 1\n```\n"
+        #expect(Self.readmeBlock(pasted) == region)
+        #expect(Self.readmeBlock("<!-- swift-timeline -->\nTO COME\n\n```swift\nlet other = 1\n```\n") == nil)
     }
 }

@@ -69,7 +69,16 @@ public final class LarderClient: Larder, Sendable {
     // MARK: - Paths
 
     /// `/store/<key>`, the key percent-encoded as the server's links are.
-    func storePath(_ key: String) -> String { "/store/" + KeyPercentEncoding.percentEncode(key) }
+    func storePath(_ key: String) -> String {
+        // libcurl removes `.` and `..` segments before sending (RFC 3986), so
+        // `a/../b` would reach the server as `b` and write there. Escaped dots
+        // pass through as they are, and the server refuses them as a key rule.
+        let segments = key.split(separator: "/", omittingEmptySubsequences: false).map { segment in
+            segment == "." || segment == ".." ? String(repeating: "%2E", count: segment.count)
+                : KeyPercentEncoding.percentEncode(String(segment))
+        }
+        return "/store/" + segments.joined(separator: "/")
+    }
 
     /// `/store/<prefix>` for a prefix that is `""` or ends in `/`.
     func prefixPath(_ prefix: String) throws -> String {

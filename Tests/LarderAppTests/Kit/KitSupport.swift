@@ -65,7 +65,7 @@ final class StreamRecorder<Element: Sendable>: Sendable {
     /// Waits until `done` holds for what arrived so far; returns it. Throws
     /// when `seconds` pass first or the stream ends without it.
     @discardableResult
-    func wait(within seconds: Double = 20, for what: String, until done: ([Element]) -> Bool) async throws -> [Element] {
+    func wait(within seconds: Double = 60, for what: String, until done: ([Element]) -> Bool) async throws -> [Element] {
         let deadline = Date().addingTimeInterval(seconds)
         while true {
             let (elements, ended) = state.lock.withLock { ($0.elements, $0.ended) }

@@ -5,7 +5,8 @@ extension Larder {
     /// only if no other writer saved in between (`If-Match` on the version
     /// read); when one did, reads again and retries. This is the
     /// compare-and-swap loop done right: no update is lost, however many
-    /// processes update the key at once.
+    /// processes update the key at once. The new version keeps the key's
+    /// content type and its expiry, if it has one (to the second).
     ///
     /// - Parameters:
     ///   - type: the type the value is stored as (JSON through `coder`).
@@ -25,9 +26,16 @@ extension Larder {
             attempt += 1
             var value: T
             let condition: SaveCondition
+            // The new version keeps the key's content type and expiry (to the second).
+            var contentType = "application/json"
+            var ttl: Duration?
             if let stored = try await fetchIfPresent(key) {
                 value = try coder.decode(type, from: stored.data, key: key)
                 condition = .ifMatch(stored.etag)
+                contentType = stored.contentType
+                ttl = stored.info.expires.map { expires in
+                    .nanoseconds(max(1_000_000_000, expires.nanoseconds - Timestamp(Date()).nanoseconds))
+                }
             } else if let initial {
                 value = initial
                 condition = .ifAbsent
@@ -36,8 +44,8 @@ extension Larder {
             }
             try transform(&value)
             do {
-                try await save(coder.encode(value, key: key), at: key, contentType: "application/json",
-                               condition: condition, ttl: nil)
+                try await save(coder.encode(value, key: key), at: key, contentType: contentType,
+                               condition: condition, ttl: ttl)
                 return value
             } catch LarderError.preconditionFailed where attempt < maxAttempts {
                 // Lost the race: back off a little (more after each loss,

@@ -3,52 +3,88 @@
 /// Linux orders members by hash (or sorts them); answers read by people
 /// (`curl`, the change feed's `data:` lines, snapshots) should show `key`
 /// first, as API.md does. Integers and strings are exact; a `Double` is
-/// written as Swift prints it (shortest round-trip form).
+/// written as Swift prints it (shortest round-trip form), a whole one
+/// without `.0`; NaN and infinities throw, as JSON has none.
 public struct OrderedJSONEncoder: Sendable {
     public init() {}
 
     public func encode<T: Encodable>(_ value: T) throws -> [UInt8] {
-        let root = Node.Box()
-        try value.encode(to: NodeEncoder(box: root, codingPath: []))
+        let root = Node()
+        try encodeValue(value, into: root, codingPath: [])
         var out: [UInt8] = []
         out.reserveCapacity(256)
-        root.node.write(to: &out)
+        root.write(to: &out)
         return out
     }
 }
 
 // MARK: - The tree built while encoding
 
-private indirect enum Node {
-    case object([(String, Box)])
-    case array([Box])
-    case literal(String)  // a number, true, false or null, as written
-    case string(String)
-    case empty            // nothing encoded (yet)
+/// One JSON value being built. A class, so containers append to it in place
+/// (encoding stays linear in the output).
+private final class Node {
+    enum Kind {
+        case empty             // nothing encoded (yet): written as null
+        case literal(String)   // a number, true, false or null, as written
+        case string(String)
+        case object
+        case array
+    }
 
-    final class Box {
-        var node: Node = .empty
+    var kind: Kind = .empty
+    /// Members in the order first encoded (objects), and where each name is.
+    var members: [(String, Node)] = []
+    var memberIndex: [String: Int] = [:]
+    /// Elements (arrays).
+    var items: [Node] = []
+
+    func becomeObject() {
+        if case .object = kind { return }
+        kind = .object
+        members = []
+        memberIndex = [:]
+    }
+
+    func becomeArray() {
+        if case .array = kind { return }
+        kind = .array
+        items = []
+    }
+
+    /// The member `name`, added at the end the first time it is asked for.
+    func member(_ name: String) -> Node {
+        if let i = memberIndex[name] { return members[i].1 }
+        let child = Node()
+        memberIndex[name] = members.count
+        members.append((name, child))
+        return child
+    }
+
+    func appendItem() -> Node {
+        let child = Node()
+        items.append(child)
+        return child
     }
 
     func write(to out: inout [UInt8]) {
-        switch self {
-        case .empty, .literal("null"): out += [0x6E, 0x75, 0x6C, 0x6C]
+        switch kind {
+        case .empty: out += Array("null".utf8)
         case .literal(let text): out += Array(text.utf8)
         case .string(let s): Node.writeString(s, to: &out)
-        case .array(let items):
+        case .array:
             out.append(UInt8(ascii: "["))
             for (i, item) in items.enumerated() {
                 if i > 0 { out.append(UInt8(ascii: ",")) }
-                item.node.write(to: &out)
+                item.write(to: &out)
             }
             out.append(UInt8(ascii: "]"))
-        case .object(let members):
+        case .object:
             out.append(UInt8(ascii: "{"))
             for (i, (name, value)) in members.enumerated() {
                 if i > 0 { out.append(UInt8(ascii: ",")) }
                 Node.writeString(name, to: &out)
                 out.append(UInt8(ascii: ":"))
-                value.node.write(to: &out)
+                value.write(to: &out)
             }
             out.append(UInt8(ascii: "}"))
         }
@@ -81,119 +117,124 @@ private indirect enum Node {
 // MARK: - Encoder and containers
 
 private struct NodeEncoder: Encoder {
-    let box: Node.Box
+    let node: Node
     let codingPath: [any CodingKey]
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
-        if case .object = box.node {} else { box.node = .object([]) }
-        return KeyedEncodingContainer(KeyedContainer<Key>(box: box, codingPath: codingPath))
+        node.becomeObject()
+        return KeyedEncodingContainer(KeyedContainer<Key>(node: node, codingPath: codingPath))
     }
 
     func unkeyedContainer() -> any UnkeyedEncodingContainer {
-        if case .array = box.node {} else { box.node = .array([]) }
-        return UnkeyedContainer(box: box, codingPath: codingPath)
+        node.becomeArray()
+        return UnkeyedContainer(node: node, codingPath: codingPath)
     }
 
     func singleValueContainer() -> any SingleValueEncodingContainer {
-        SingleContainer(box: box, codingPath: codingPath)
+        SingleContainer(node: node, codingPath: codingPath)
     }
 }
 
-/// Encodes one value into `box`: primitives directly, anything else through
-/// its own `encode(to:)`.
-private func encodeValue<T: Encodable>(_ value: T, into box: Node.Box, codingPath: [any CodingKey]) throws {
-    switch value {
-    case let s as String: box.node = .string(s)
-    case let b as Bool: box.node = .literal(b ? "true" : "false")
-    case let i as Int: box.node = .literal(String(i))
-    case let i as Int64: box.node = .literal(String(i))
-    case let i as UInt64: box.node = .literal(String(i))
-    case let i as Int32: box.node = .literal(String(i))
-    case let i as UInt32: box.node = .literal(String(i))
-    case let i as UInt: box.node = .literal(String(i))
-    case let d as Double:
-        guard d.isFinite else {
-            throw EncodingError.invalidValue(d, .init(codingPath: codingPath, debugDescription: "JSON has no \(d)"))
+/// The key Foundation nests a superclass's members under.
+private struct SuperKey: CodingKey {
+    var stringValue: String { "super" }
+    var intValue: Int? { nil }
+    init() {}
+    init?(stringValue: String) { nil }
+    init?(intValue: Int) { nil }
+}
+
+/// Encodes one value into `node`: the primitives JSON has directly (every
+/// fixed-width integer, `Float` and `Double`, `Bool`, `String`), anything
+/// else through its own `encode(to:)`.
+private func encodeValue<T: Encodable>(_ value: T, into node: Node, codingPath: [any CodingKey]) throws {
+    func finite<F: BinaryFloatingPoint & LosslessStringConvertible>(_ f: F) throws -> String {
+        guard f.isFinite else {
+            throw EncodingError.invalidValue(f, .init(codingPath: codingPath, debugDescription: "JSON has no \(f)"))
         }
-        box.node = .literal(d == d.rounded() && abs(d) < 1e15 ? String(Int64(d)) : "\(d)")
-    default: try value.encode(to: NodeEncoder(box: box, codingPath: codingPath))
+        // Whole numbers without ".0", as JSON writers commonly do.
+        if f == f.rounded(), abs(f) < 1e15 { return String(Int64(f)) }
+        return String(f)
+    }
+    switch value {
+    case let s as String: node.kind = .string(s)
+    case let b as Bool: node.kind = .literal(b ? "true" : "false")
+    case let i as Int: node.kind = .literal(String(i))
+    case let i as Int8: node.kind = .literal(String(i))
+    case let i as Int16: node.kind = .literal(String(i))
+    case let i as Int32: node.kind = .literal(String(i))
+    case let i as Int64: node.kind = .literal(String(i))
+    case let i as UInt: node.kind = .literal(String(i))
+    case let i as UInt8: node.kind = .literal(String(i))
+    case let i as UInt16: node.kind = .literal(String(i))
+    case let i as UInt32: node.kind = .literal(String(i))
+    case let i as UInt64: node.kind = .literal(String(i))
+    case let d as Double: node.kind = .literal(try finite(d))
+    case let f as Float: node.kind = .literal(try finite(f))
+    default: try value.encode(to: NodeEncoder(node: node, codingPath: codingPath))
     }
 }
 
 private struct KeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
-    let box: Node.Box
+    let node: Node
     let codingPath: [any CodingKey]
 
-    private func member(_ key: Key) -> Node.Box {
-        guard case .object(var members) = box.node else { preconditionFailure("keyed container over a non-object") }
-        if let existing = members.first(where: { $0.0 == key.stringValue }) { return existing.1 }
-        let child = Node.Box()
-        members.append((key.stringValue, child))
-        box.node = .object(members)
-        return child
-    }
-
-    mutating func encodeNil(forKey key: Key) throws { member(key).node = .literal("null") }
+    mutating func encodeNil(forKey key: Key) throws { node.member(key.stringValue).kind = .literal("null") }
 
     mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
-        try encodeValue(value, into: member(key), codingPath: codingPath + [key])
+        try encodeValue(value, into: node.member(key.stringValue), codingPath: codingPath + [key])
     }
 
     mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type,
                                                         forKey key: Key) -> KeyedEncodingContainer<NestedKey> {
-        NodeEncoder(box: member(key), codingPath: codingPath + [key]).container(keyedBy: keyType)
+        NodeEncoder(node: node.member(key.stringValue), codingPath: codingPath + [key]).container(keyedBy: keyType)
     }
 
     mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {
-        NodeEncoder(box: member(key), codingPath: codingPath + [key]).unkeyedContainer()
+        NodeEncoder(node: node.member(key.stringValue), codingPath: codingPath + [key]).unkeyedContainer()
     }
 
-    mutating func superEncoder() -> any Encoder { NodeEncoder(box: box, codingPath: codingPath) }
-    mutating func superEncoder(forKey key: Key) -> any Encoder { NodeEncoder(box: member(key), codingPath: codingPath + [key]) }
+    /// As Foundation does: the superclass's members nest under `"super"`.
+    mutating func superEncoder() -> any Encoder {
+        NodeEncoder(node: node.member("super"), codingPath: codingPath + [SuperKey()])
+    }
+
+    mutating func superEncoder(forKey key: Key) -> any Encoder {
+        NodeEncoder(node: node.member(key.stringValue), codingPath: codingPath + [key])
+    }
 }
 
 private struct UnkeyedContainer: UnkeyedEncodingContainer {
-    let box: Node.Box
+    let node: Node
     let codingPath: [any CodingKey]
 
-    var count: Int {
-        if case .array(let items) = box.node { return items.count }
-        return 0
-    }
+    var count: Int { node.items.count }
 
-    private func next() -> Node.Box {
-        guard case .array(var items) = box.node else { preconditionFailure("unkeyed container over a non-array") }
-        let child = Node.Box()
-        items.append(child)
-        box.node = .array(items)
-        return child
-    }
-
-    mutating func encodeNil() throws { next().node = .literal("null") }
+    mutating func encodeNil() throws { node.appendItem().kind = .literal("null") }
 
     mutating func encode<T: Encodable>(_ value: T) throws {
-        try encodeValue(value, into: next(), codingPath: codingPath)
+        try encodeValue(value, into: node.appendItem(), codingPath: codingPath)
     }
 
     mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type) -> KeyedEncodingContainer<NestedKey> {
-        NodeEncoder(box: next(), codingPath: codingPath).container(keyedBy: keyType)
+        NodeEncoder(node: node.appendItem(), codingPath: codingPath).container(keyedBy: keyType)
     }
 
     mutating func nestedUnkeyedContainer() -> any UnkeyedEncodingContainer {
-        NodeEncoder(box: next(), codingPath: codingPath).unkeyedContainer()
+        NodeEncoder(node: node.appendItem(), codingPath: codingPath).unkeyedContainer()
     }
 
-    mutating func superEncoder() -> any Encoder { NodeEncoder(box: next(), codingPath: codingPath) }
+    mutating func superEncoder() -> any Encoder { NodeEncoder(node: node.appendItem(), codingPath: codingPath) }
 }
 
 private struct SingleContainer: SingleValueEncodingContainer {
-    let box: Node.Box
+    let node: Node
     let codingPath: [any CodingKey]
 
-    mutating func encodeNil() throws { box.node = .literal("null") }
+    mutating func encodeNil() throws { node.kind = .literal("null") }
 
     mutating func encode<T: Encodable>(_ value: T) throws {
-        try encodeValue(value, into: box, codingPath: codingPath)
+        try encodeValue(value, into: node, codingPath: codingPath)
     }
 }

@@ -9,8 +9,11 @@ public struct Timestamp: Hashable, Comparable, Sendable, Codable, CustomStringCo
 
     public init(nanoseconds: Int64) { self.nanoseconds = nanoseconds }
 
+    /// The moment of `date`, clamped to what 64-bit nanoseconds hold (the
+    /// years 1677 to 2262; `Date.distantFuture` is past it).
     public init(_ date: Date) {
-        self.nanoseconds = Int64((date.timeIntervalSince1970 * 1e9).rounded())
+        let nanos = (date.timeIntervalSince1970 * 1e9).rounded()
+        self.nanoseconds = nanos >= 9.2e18 ? .max : nanos <= -9.2e18 ? .min : Int64(nanos)
     }
 
     /// The moment as a `Date` (to about a microsecond).

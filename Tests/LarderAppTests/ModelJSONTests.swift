@@ -56,4 +56,49 @@ import Testing
         #expect(KeyPercentEncoding.percentEncode("a b/ü?#%") == "a%20b/%C3%BC%3F%23%25")
         #expect(KeyPercentEncoding.percentEncode("A-z_0.9~/x") == "A-z_0.9~/x")
     }
+
+    /// Every number type Codable has, nested containers, a superclass, and a
+    /// key encoded twice: the same JSON Foundation would write, in order.
+    @Test func theEncoderCoversEveryPrimitiveAndContainer() throws {
+        struct Numbers: Encodable {
+            var i8: Int8 = -8, i16: Int16 = -16, u8: UInt8 = 8, u16: UInt16 = 16, f: Float = 1.5, whole: Double = 3, d: Double = 0.1
+            var nested: [String: [Int]] = ["a": [1, 2]]
+            var empty: [Int] = []
+            var none: Int? = nil
+        }
+        let numbers = String(decoding: try OrderedJSONEncoder().encode(Numbers()), as: UTF8.self)
+        #expect(numbers == #"{"i8":-8,"i16":-16,"u8":8,"u16":16,"f":1.5,"whole":3,"d":0.1,"nested":{"a":[1,2]},"empty":[]}"#)
+
+        class Base: Encodable {
+            var b = 1
+            private enum CodingKeys: String, CodingKey { case b }
+            func encode(to encoder: any Encoder) throws {
+                var c = encoder.container(keyedBy: CodingKeys.self)
+                try c.encode(b, forKey: .b)
+            }
+        }
+        final class Derived: Base, @unchecked Sendable {
+            private enum CodingKeys: String, CodingKey { case x }
+            override func encode(to encoder: any Encoder) throws {
+                var c = encoder.container(keyedBy: CodingKeys.self)
+                try c.encode(2, forKey: .x)
+                try super.encode(to: c.superEncoder())
+                try c.encode(3, forKey: .x)  // the second encode of a key replaces the first, in place
+            }
+        }
+        #expect(String(decoding: try OrderedJSONEncoder().encode(Derived()), as: UTF8.self) == #"{"x":3,"super":{"b":1}}"#)
+        #expect(throws: EncodingError.self) { try OrderedJSONEncoder().encode([Double.nan]) }
+    }
+
+    /// A 10,000-key page (the largest `limit`) encodes in linear time: a
+    /// quadratic encoder would take seconds here, not milliseconds.
+    @Test func aFullListingPageEncodesAndDecodes() throws {
+        let keys = (0..<10_000).map { i in
+            ValueInfo(key: "k/\(i)", size: i, storedSize: i, contentType: "application/json", etag: "\"\(i)\"",
+                      modified: Timestamp(nanoseconds: Int64(i) * 1_000_000_000))
+        }
+        let page = ListingPage(prefix: "k/", keys: keys, next: "k/9999")
+        let bytes = ModelJSON.encode(page)
+        #expect(try ModelJSON.decode(ListingPage.self, from: Data(bytes)) == page)
+    }
 }

@@ -35,7 +35,9 @@ extension Persistible {
         try await larder.delete(larderKey)
     }
 
-    /// The value stored under `key` (by default the type's key).
+    /// The value stored under `key` (by default the type's key). The same
+    /// call returns a list when the result is typed `[Self]`:
+    /// `let all: [Post] = try await Post.load(from: larder)`.
     public static func load(_ key: String = Self.larderKey, from larder: some ReadableLarder) async throws -> Self {
         try await larder.fetch(Self.self, at: key)
     }
@@ -44,14 +46,20 @@ extension Persistible {
     /// value stored there loads as a list of one, and no value as an empty list.
     public static func load(_ key: String = Self.larderKey, from larder: some ReadableLarder) async throws -> [Self] {
         guard let stored = try await larder.fetchIfPresent(key) else { return [] }
-        if let list = try? larder.coder.decoder.decode([Self].self, from: stored.data) { return list }
+        // A JSON array is the list; anything else is one value. Deciding by
+        // the first byte keeps the real decoding error for either.
+        let whitespace: Set<UInt8> = [0x20, 0x09, 0x0A, 0x0D]
+        if stored.data.first(where: { !whitespace.contains($0) }) == UInt8(ascii: "[") {
+            return try larder.coder.decode([Self].self, from: stored.data, key: key)
+        }
         return [try larder.coder.decode(Self.self, from: stored.data, key: key)]
     }
 }
 
 extension Persistible where Self: Equatable {
-    /// Appends this value to the list under the type's key, unless an equal
-    /// one (the same JSON) is already in it; the list's length after.
+    /// Appends this value to the list of its kind, under the type's key
+    /// (`Self.larderKey`, not an instance's own key), unless an equal one
+    /// (the same JSON) is already in it; the list's length after.
     @discardableResult
     public func append(to larder: some Larder) async throws -> Int {
         try await larder.append(self, to: Self.larderKey, unique: true).count

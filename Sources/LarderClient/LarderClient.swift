@@ -128,8 +128,18 @@ public final class LarderClient: Larder, Sendable {
     public func info(_ key: String) async throws -> ValueInfo {
         let answer = try await transport.send(transport.request("HEAD", transport.url(storePath(key))))
         guard answer.status == 200 else {
-            // A HEAD answer has no body: 404 is the only detail there is.
-            throw ErrorMapping.error(status: answer.status, body: answer.status == 404 ? Data(#"{"error":"not_found","message":""}"#.utf8) : answer.body, key: key)
+            // A HEAD answer has no body, so the status is the only detail
+            // there is: 404 is `not_found`, and the only 400 a HEAD of
+            // /store/<key> without a query can get is a key that breaks a
+            // key rule, which the embedded store throws as `invalidKey`.
+            let body: Data
+            switch answer.status {
+            case 404: body = Data(#"{"error":"not_found","message":""}"#.utf8)
+            case 400 where answer.body.isEmpty:
+                body = Data(#"{"error":"invalid_key","message":"the key breaks a key rule of API.md"}"#.utf8)
+            default: body = answer.body
+            }
+            throw ErrorMapping.error(status: answer.status, body: body, key: key)
         }
         return try HeaderValueInfo.info(key: key, answer: answer, size: nil)
     }

@@ -289,3 +289,17 @@ import FoundationNetworking
         }
     }
 }
+
+/// Regressions from the review of the client and the embedded store: the two
+/// must throw and accept the same things for the same call.
+extension LarderClientTests {
+    /// A HEAD answer has no body; its bodiless 400 is the invalid key the
+    /// embedded store throws, not `.server(400, "http_400")`.
+    @Test func infoOfAnInvalidKeyIsInvalidKey() async throws {
+        let server = try TestServer()
+        let larder = Self.client(server)
+        await #expect { try await larder.info("a//b") } throws: { error in
+            if case LarderError.invalidKey("a//b", _) = error { return true } else { return false }
+        }
+    }
+}

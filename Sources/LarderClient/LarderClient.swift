@@ -79,10 +79,14 @@ public final class LarderClient: Larder, Sendable {
         return storePath(prefix)
     }
 
-    /// `ttl` as the API's whole seconds, rounded up, at least 1.
+    /// `ttl` as the API's whole seconds, rounded up, at least 1 and at most
+    /// `maximumTTLSeconds`: the server refuses a longer `?ttl=` with 400,
+    /// while the embedded store caps it, and the two must accept the same calls.
     static func ttlSeconds(_ ttl: Duration) -> Int {
         let (seconds, attoseconds) = ttl.components
-        return max(1, Int(seconds) + (attoseconds > 0 ? 1 : 0))
+        // Capped before rounding up, so `Int64.max` seconds cannot overflow.
+        let whole = seconds >= maximumTTLSeconds ? maximumTTLSeconds : seconds + (attoseconds > 0 ? 1 : 0)
+        return Int(max(1, whole))
     }
 
     /// Adds the `If-Match` / `If-None-Match: *` header of `condition`.

@@ -27,8 +27,6 @@ public final class EmbeddedLarder: Larder, ReadableLarderSync, WritableLarderSyn
     /// JSON appends hold the value and the body in memory: bounded as the server bounds them.
     static let maxJSONValue = 32 << 20
     static let maxJSONBody = 16 << 20
-    /// A TTL is capped at 100 years, as the server's `?ttl=` is.
-    static let maxTTLSeconds: Int64 = 100 * 365 * 86_400
     /// How many changes `changes(prefix:after:)` can replay.
     static let historySize = 4096
 
@@ -127,11 +125,13 @@ public final class EmbeddedLarder: Larder, ReadableLarderSync, WritableLarderSyn
         }
     }
 
-    /// A TTL as an absolute expiry: whole seconds rounded up, at least 1.
+    /// A TTL as an absolute expiry: whole seconds rounded up, at least 1, at
+    /// most `maximumTTLSeconds` (100 years, as the server's `?ttl=` allows).
     static func expiry(_ ttl: Duration?) -> Int64? {
         guard let ttl else { return nil }
         let (seconds, attoseconds) = ttl.components
-        let whole = min(max(seconds + (attoseconds > 0 ? 1 : 0), 1), maxTTLSeconds)
+        // Capped before rounding up, so `Int64.max` seconds cannot overflow.
+        let whole = seconds >= maximumTTLSeconds ? maximumTTLSeconds : max(seconds + (attoseconds > 0 ? 1 : 0), 1)
         return Int64((Date().timeIntervalSince1970 * 1e9).rounded()) + whole * 1_000_000_000
     }
 

@@ -1,5 +1,5 @@
 import Foundation
-import LarderEmbedded
+@testable import LarderEmbedded
 import LarderWire
 import Testing
 

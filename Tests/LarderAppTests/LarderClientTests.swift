@@ -1,5 +1,5 @@
 import Foundation
-import LarderClient
+@testable import LarderClient
 import LarderApp
 import LarderWire
 import Testing
@@ -301,5 +301,22 @@ extension LarderClientTests {
         await #expect { try await larder.info("a//b") } throws: { error in
             if case LarderError.invalidKey("a//b", _) = error { return true } else { return false }
         }
+    }
+}
+
+extension LarderClientTests {
+    /// A TTL over 100 years is capped, as the embedded store caps it, not
+    /// sent as is for the server to refuse with 400.
+    @Test func ttlOverAHundredYearsIsCapped() async throws {
+        let server = try TestServer()
+        let larder = Self.client(server)
+        let before = Date()
+        try await larder.save(Data("x".utf8), at: "forever", ttl: .seconds(200 * 365 * 86_400))
+        try await larder.create(Data("y".utf8), under: "made/", contentType: "text/plain", ttl: .seconds(Int64.max))
+        let expires = try #require(try await larder.info("forever").expires).date
+        let cap = TimeInterval(LarderClient.maximumTTLSeconds)
+        #expect(abs(expires.timeIntervalSince(before) - cap) < 60)
+        #expect(LarderClient.ttlSeconds(.seconds(Int64.max)) == Int(LarderClient.maximumTTLSeconds))
+        #expect(LarderClient.ttlSeconds(.milliseconds(1)) == 1)
     }
 }

@@ -148,9 +148,12 @@ public final class LarderClient: Larder, Sendable {
         return try HeaderValueInfo.info(key: key, answer: answer, size: nil)
     }
 
-    /// `GET /store/<prefix>?limit=&after=&delimiter=/`: one page of keys.
+    /// `GET /store/<prefix>?limit=&after=&delimiter=/`: one page of keys;
+    /// `limit` is clamped to 1...10000.
     public func listPage(prefix: String, after: String?, limit: Int, delimiter: Bool) async throws -> ListingPage {
-        var query = [("limit", String(limit))]
+        // Clamped here because the server refuses a limit below 1 with 400
+        // while the embedded store clamps it: both must accept the same calls.
+        var query = [("limit", String(min(max(limit, 1), 10_000)))]
         if let after { query.append(("after", after)) }
         if delimiter { query.append(("delimiter", "/")) }
         let answer = try await transport.send(transport.request("GET", transport.url(try prefixPath(prefix), query: query)))

@@ -133,10 +133,24 @@ import FoundationNetworking
         await #expect { try await larder.append(json: Data("{nope".utf8), to: "list", unique: false, condition: .none) } throws: { error in
             if case LarderError.notJSON(key: "list", _) = error { return true } else { return false }
         }
-        // Anything else keeps its status and the server's error body.
-        await #expect { try await larder.listPage(prefix: "", after: nil, limit: 0, delimiter: false) } throws: { error in
+        // A limit below 1 is clamped to 1, as the embedded store clamps it
+        // (the server alone would answer 400).
+        _ = try await larder.save(Data("1".utf8), at: "list/a")
+        _ = try await larder.save(Data("2".utf8), at: "list/b")
+        let page = try await larder.listPage(prefix: "list/", after: nil, limit: 0, delimiter: false)
+        #expect(page.keys.map(\.key) == ["list/a"])
+        #expect(page.next != nil)
+        #expect(try await larder.listPage(prefix: "list/", after: nil, limit: -5, delimiter: false).keys.count == 1)
+        #expect(try await larder.listPage(prefix: "list/", after: nil, limit: .max, delimiter: false).keys.count == 2)
+    }
+
+    /// Anything else keeps its status and the server's error body.
+    @Test func otherAnswersKeepStatusAndBody() async throws {
+        let server = try TestServer { $0.allowFaults = true }
+        try FaultTests.setRules(server.client(), #"[{"id":"teapot","prefix":"x","methods":["GET"],"status":418,"count":1}]"#)
+        await #expect { try await Self.client(server).fetch("x") } throws: { error in
             guard case LarderError.server(let status, let body) = error else { return false }
-            return status == 400 && body.error == .invalidArgument
+            return status == 418 && body.error == ErrorCode("fault_injected")
         }
     }
 

@@ -1,6 +1,7 @@
 import Foundation
 @testable import LarderEmbedded
 import LarderWire
+import LarderStore
 import Testing
 
 /// What only the embedded store does: the same files and lock as the
@@ -203,5 +204,34 @@ import Testing
         let reopened = try EmbeddedLarder(named: "app", in: .directory(base), fsync: false)
         defer { reopened.close() }
         #expect(try reopened.fetch("k").data == Data("x".utf8))
+    }
+}
+
+/// Regressions from the review: the embedded store throws what the client
+/// throws for the server's answer to the same call.
+extension EmbeddedLarderTests {
+    @Test func storeErrorsMapAsTheServerAnswers() async throws {
+        let larder = try Self.open()
+        defer { larder.close() }
+        let longType = "text/" + String(repeating: "x", count: 1100)
+        await #expect { try await larder.save(Data("x".utf8), at: "typed", contentType: longType) } throws: { error in
+            if case LarderError.cannotWrite(key: "typed", _) = error { return true } else { return false }
+        }
+        // A full disk cannot be written; any other I/O failure (a read too)
+        // is the server's 500 internal_error.
+        let full = LarderError.from(StoreError.io(operation: "write", path: "/x", errno: ENOSPC), key: "k")
+        if case LarderError.cannotWrite(key: "k", _) = full {} else { Issue.record("ENOSPC: \(full)") }
+        let broken = LarderError.from(StoreError.io(operation: "read", path: "/x", errno: EIO), key: "k")
+        if case LarderError.server(500, let body) = broken {
+            #expect(body.error == .internalError)
+        } else {
+            Issue.record("EIO: \(broken)")
+        }
+        let gzip = LarderError.from(StoreError.invalidGzip("truncated"), key: "k")
+        if case LarderError.server(400, let body) = gzip {
+            #expect(body.error == .invalidGzip)
+        } else {
+            Issue.record("invalid gzip: \(gzip)")
+        }
     }
 }

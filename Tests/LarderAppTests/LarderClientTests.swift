@@ -334,3 +334,19 @@ extension LarderClientTests {
         #expect(LarderClient.ttlSeconds(.milliseconds(1)) == 1)
     }
 }
+
+extension LarderClientTests {
+    /// A value the server will not keep (413, 400 invalid_content_type) is
+    /// `cannotWrite`, as the embedded store throws for the same value.
+    @Test func refusedValuesAreCannotWrite() async throws {
+        let server = try TestServer { $0.http.maxBodyBytes = 1024 }
+        let larder = Self.client(server)
+        await #expect { try await larder.save(Data(count: 4096), at: "big") } throws: { error in
+            if case LarderError.cannotWrite(key: "big", _) = error { return true } else { return false }
+        }
+        let longType = "text/" + String(repeating: "x", count: 1100)
+        await #expect { try await larder.save(Data("x".utf8), at: "typed", contentType: longType) } throws: { error in
+            if case LarderError.cannotWrite(key: "typed", _) = error { return true } else { return false }
+        }
+    }
+}

@@ -11,7 +11,10 @@ extension LarderClient {
     /// connection but no thread. The sequence ends when the consuming task is
     /// cancelled or stops iterating, and throws the first error.
     public func watch(_ key: String) -> AsyncThrowingStream<KeyState, any Error> {
-        AsyncThrowingStream { continuation in
+        // Each state holds a whole value: keep only the newest one a slow
+        // consumer has not taken yet (states may be skipped, as `watch`
+        // allows), as the embedded store does.
+        AsyncThrowingStream(bufferingPolicy: .bufferingNewest(1)) { continuation in
             let task = Task {
                 do {
                     try await self.pollChanges(of: key) { continuation.yield($0) }

@@ -350,3 +350,24 @@ extension LarderClientTests {
         }
     }
 }
+
+extension LarderClientTests {
+    /// A watch nobody reads keeps only the newest state, as the embedded
+    /// store's does, not every value since the last read.
+    @Test func unreadWatchKeepsOnlyTheNewestState() async throws {
+        let server = try TestServer()
+        let larder = Self.client(server)
+        let live = server.server
+        try await Self.within(60) {
+            var states = larder.watch("w").makeAsyncIterator()
+            for value in ["a", "b", "c"] {
+                try await Self.waitForWatchers(live, 1)
+                _ = try await larder.save(Data(value.utf8), at: "w")
+                // Let the watch see the change and start its next poll.
+                try await Task.sleep(for: .milliseconds(300))
+            }
+            try await Self.waitForWatchers(live, 1)
+            #expect(try await states.next()?.value?.data == Data("c".utf8))
+        }
+    }
+}

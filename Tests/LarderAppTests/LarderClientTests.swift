@@ -371,3 +371,19 @@ extension LarderClientTests {
         }
     }
 }
+
+extension LarderClientTests {
+    /// A 304 much sooner than the wait asked backs off from 100 ms to 2 s
+    /// rather than polling again at once. (A 304 cannot be injected as a
+    /// fault, which are 4xx and 5xx only, so the schedule is checked here.)
+    @Test func quickNotModifiedBacksOff() {
+        var backoff = Duration.zero
+        var seen: [Duration] = []
+        for _ in 0..<7 {
+            backoff = LarderClient.nextQuickPollBackoff(backoff)
+            seen.append(backoff)
+        }
+        #expect(seen == [.milliseconds(100), .milliseconds(200), .milliseconds(400), .milliseconds(800),
+                         .milliseconds(1600), .seconds(2), .seconds(2)])
+    }
+}

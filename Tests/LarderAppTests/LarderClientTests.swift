@@ -387,3 +387,15 @@ extension LarderClientTests {
                          .milliseconds(1600), .seconds(2), .seconds(2)])
     }
 }
+
+extension LarderClientTests {
+    /// A huge year in `Last-Modified` or `Larder-Expires` is not a date;
+    /// it used to trap on arithmetic overflow.
+    @Test func hugeYearInAnHTTPDateIsNil() {
+        #expect(HTTPDateParser.parse("Sun, 06 Nov 99999999999999 08:49:37 GMT") == nil)
+        #expect(HTTPDateParser.parse("Sun, 06 Nov -99999999999999 08:49:37 GMT") == nil)
+        #expect(HTTPDateParser.parse("Fri, 31 Dec 9999 23:59:59 GMT") == nil)
+        #expect(HTTPDateParser.parse("Fri, 31 Dec 2199 23:59:59 GMT") != nil)
+        #expect(HTTPDateParser.parse("Sun, 06 Nov 1994 08:49:37 GMT")?.nanoseconds == 784_111_777_000_000_000)
+    }
+}

@@ -235,3 +235,69 @@ extension EmbeddedLarderTests {
         }
     }
 }
+
+extension EmbeddedLarderTests {
+    /// A feed nobody reads does not grow forever: past its buffer it ends
+    /// with 503 busy naming the last event delivered, and resuming after
+    /// that id misses nothing.
+    @Test func unreadChangeFeedEndsAndResumes() async throws {
+        let larder = try EmbeddedLarder(directory: Self.directory(), fsync: false, coder: .default, feedBuffer: 3)
+        defer { larder.close() }
+        var events = larder.changes(prefix: "f/").makeAsyncIterator()
+        for n in 0..<6 { try await larder.save(Data("\(n)".utf8), at: "f/\(n)") }
+        var seen: [ChangeEvent] = []
+        var ending: (any Error)?
+        do {
+            while let event = try await events.next() { seen.append(event) }
+        } catch {
+            ending = error
+        }
+        #expect(seen.map(\.key) == ["f/0", "f/1", "f/2"])
+        guard case LarderError.server(503, let body)? = ending as? LarderError else {
+            Issue.record("ended with \(String(describing: ending))")
+            return
+        }
+        #expect(body.error == .busy)
+        #expect(body.message.hasSuffix("after: \(seen[2].id)"))
+        var resumed = larder.changes(prefix: "f/", after: seen[2].id).makeAsyncIterator()
+        var rest: [String?] = []
+        for _ in 0..<3 { rest.append(try await resumed.next()?.key) }
+        #expect(rest == ["f/3", "f/4", "f/5"])
+    }
+
+    /// A larder only the stream keeps stays open until the stream ends,
+    /// then closes (its directory lock goes).
+    @Test func streamsKeepTheirLarderOpen() async throws {
+        let dir = Self.directory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try {
+            let larder = try Self.open(dir)
+            try larder.save(Data("v".utf8), at: "k", contentType: "text/plain", condition: .none, ttl: nil)
+            larder.close()
+        }()
+        do {
+            var states = try Self.open(dir).watch("k").makeAsyncIterator()
+            #expect(try await states.next()?.value?.data == Data("v".utf8))
+        }
+        // The watch ended with its iterator: the larder closed and let go.
+        try Self.open(dir).close()
+        do {
+            let events = try Self.open(dir).changes(prefix: "")
+            // Still open: the feed waits rather than ending at once.
+            let ended = try await withThrowingTaskGroup(of: Bool.self) { group in
+                group.addTask {
+                    var iterator = events.makeAsyncIterator()
+                    return try await iterator.next() == nil
+                }
+                group.addTask {
+                    try await Task.sleep(for: .milliseconds(300))
+                    return false
+                }
+                defer { group.cancelAll() }
+                return try await group.next() ?? true
+            }
+            #expect(!ended)
+        }
+        try Self.open(dir).close()
+    }
+}

@@ -14,8 +14,9 @@ enum ErrorMapping {
         case (400, .invalidKey): return .invalidKey(key, reason: error.message)
         case (_, .notJSON): return .notJSON(key: key, reason: error.message)
         case (400, .invalidJSON) where appending: return .notJSON(key: key, reason: error.message)
-        // The embedded store throws `cannotWrite` for a full disk; so do we.
-        case (507, _): return .cannotWrite(key: key, reason: error.message)
+        // The embedded store throws `cannotWrite` for a full disk, a value
+        // over the size limit and a content type it cannot store; so do we.
+        case (507, _), (413, _), (400, .invalidContentType): return .cannotWrite(key: key, reason: error.message)
         default: return .server(status: status, error: error)
         }
     }

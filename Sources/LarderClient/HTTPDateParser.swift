@@ -13,14 +13,19 @@ enum HTTPDateParser {
         let parts = text.split(separator: " ")
         guard parts.count == 6, parts[5] == "GMT",
               let day = Int(parts[1]), let month = months.firstIndex(of: String(parts[2])).map({ $0 + 1 }),
-              let year = Int(parts[3]) else { return nil }
+              // Four digits, as IMF-fixdate has: a huge year from a broken
+              // header would overflow the nanosecond arithmetic below (a trap).
+              let year = Int(parts[3]), (1...9999).contains(year) else { return nil }
         let clock = parts[4].split(separator: ":")
         guard clock.count == 3, let hour = Int(clock[0]), let minute = Int(clock[1]), let second = Int(clock[2]),
               (1...31).contains(day), (0...23).contains(hour), (0...59).contains(minute), (0...60).contains(second)
         else { return nil }
         let seconds = Int64(daysFromCivil(year: year, month: month, day: day)) * 86_400
             + Int64(hour * 3600 + minute * 60 + second)
-        return Timestamp(nanoseconds: seconds * 1_000_000_000)
+        // Int64 nanoseconds end in 2262: a later (or much earlier) date is
+        // not one a `Timestamp` can hold, so it is nil rather than a trap.
+        let (nanoseconds, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        return overflow ? nil : Timestamp(nanoseconds: nanoseconds)
     }
 
     /// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).

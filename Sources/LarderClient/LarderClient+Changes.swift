@@ -12,7 +12,8 @@ extension LarderClient {
     /// event seen, after a short backoff, so nothing the server still
     /// remembers is missed. The sequence ends when the consuming task is
     /// cancelled or stops iterating; it throws when the server refuses the
-    /// stream (e.g. 401) or cannot be reached at the first connection.
+    /// stream with a 4xx other than 408 (e.g. 401) or cannot be reached at
+    /// the first connection. A 5xx or 408 answer is retried.
     public func changes(prefix: String, after eventID: String?) -> AsyncThrowingStream<ChangeEvent, any Error> {
         AsyncThrowingStream { continuation in
             let task = Task {
@@ -40,6 +41,10 @@ extension LarderClient {
             switch outcome {
             case .cancelled:
                 return nil
+            case .refused(let error) where Self.isRetryable(error):
+                // A 5xx or 408 (a restarting server, a proxy, an injected
+                // fault) may pass: retried with the backoff, from the last id.
+                backoff = min(backoff * 2, Self.maximumBackoff)
             case .refused(let error):
                 return error
             case .unreachable(let error) where !connectedOnce:
@@ -57,6 +62,13 @@ extension LarderClient {
             }
         }
         return nil
+    }
+
+    /// Whether an error answer to `GET /events` may pass: 5xx and 408.
+    /// Any other 4xx (401, 400) will not change by asking again.
+    static func isRetryable(_ error: LarderError) -> Bool {
+        guard let status = error.status else { return false }
+        return status == 408 || (500...599).contains(status)
     }
 
     /// The first reconnect's wait; it doubles while the server stays away.

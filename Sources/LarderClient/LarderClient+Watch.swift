@@ -11,7 +11,10 @@ extension LarderClient {
     /// connection but no thread. The sequence ends when the consuming task is
     /// cancelled or stops iterating, and throws the first error.
     public func watch(_ key: String) -> AsyncThrowingStream<KeyState, any Error> {
-        AsyncThrowingStream { continuation in
+        // Each state holds a whole value: keep only the newest one a slow
+        // consumer has not taken yet (states may be skipped, as `watch`
+        // allows), as the embedded store does.
+        AsyncThrowingStream(bufferingPolicy: .bufferingNewest(1)) { continuation in
             let task = Task {
                 do {
                     try await self.pollChanges(of: key) { continuation.yield($0) }
@@ -34,8 +37,10 @@ extension LarderClient {
             return stored.etag
         }
         if etag == nil { yield(.absent) }
+        var quickBackoff = Duration.zero
         while true {
             try Task.checkCancellation()
+            let started = ContinuousClock.now
             var request = longPoll.request("GET", longPoll.url(storePath(key), query: [("wait", String(Self.watchSeconds))]))
             if let etag { request.setValue(etag, forHTTPHeaderField: "If-None-Match") }
             let answer = try await longPoll.send(request)
@@ -45,14 +50,36 @@ extension LarderClient {
                 if stored.etag != etag { yield(.present(stored)) }
                 etag = stored.etag
             case 304:
-                continue
+                try await Self.pauseAfterQuickPoll(started: started, backoff: &quickBackoff)
             case 404 where answer.body.isEmpty || (try? ModelJSON.decode(ErrorBody.self, from: answer.body))?.error == .notFound:
                 // Deleted; or, when already absent, the wait for it to appear timed out.
-                if etag != nil { yield(.absent) }
+                if etag != nil {
+                    yield(.absent)
+                } else {
+                    try await Self.pauseAfterQuickPoll(started: started, backoff: &quickBackoff)
+                }
                 etag = nil
             default:
                 throw ErrorMapping.error(status: answer.status, body: answer.body, key: key)
             }
         }
+    }
+
+    /// An unchanged answer that came back long before the `wait` asked (a
+    /// proxy, an injected fault) would make the watch loop hot: after one
+    /// in under a second, waits `backoff`, grown by `nextQuickPollBackoff`;
+    /// an answer that did wait resets it.
+    private static func pauseAfterQuickPoll(started: ContinuousClock.Instant, backoff: inout Duration) async throws {
+        guard ContinuousClock.now - started < .seconds(1) else {
+            backoff = .zero
+            return
+        }
+        backoff = nextQuickPollBackoff(backoff)
+        try await Task.sleep(for: backoff)
+    }
+
+    /// 100 ms after the first quick answer, doubling up to 2 s.
+    static func nextQuickPollBackoff(_ previous: Duration) -> Duration {
+        previous == .zero ? .milliseconds(100) : min(previous * 2, .seconds(2))
     }
 }

@@ -88,10 +88,14 @@ public final class LarderClient: Larder, Sendable {
         return storePath(prefix)
     }
 
-    /// `ttl` as the API's whole seconds, rounded up, at least 1.
+    /// `ttl` as the API's whole seconds, rounded up, at least 1 and at most
+    /// `maximumTTLSeconds`: the server refuses a longer `?ttl=` with 400,
+    /// while the embedded store caps it, and the two must accept the same calls.
     static func ttlSeconds(_ ttl: Duration) -> Int {
         let (seconds, attoseconds) = ttl.components
-        return max(1, Int(seconds) + (attoseconds > 0 ? 1 : 0))
+        // Capped before rounding up, so `Int64.max` seconds cannot overflow.
+        let whole = seconds >= maximumTTLSeconds ? maximumTTLSeconds : seconds + (attoseconds > 0 ? 1 : 0)
+        return Int(max(1, whole))
     }
 
     /// Adds the `If-Match` / `If-None-Match: *` header of `condition`.
@@ -137,15 +141,28 @@ public final class LarderClient: Larder, Sendable {
     public func info(_ key: String) async throws -> ValueInfo {
         let answer = try await transport.send(transport.request("HEAD", transport.url(storePath(key))))
         guard answer.status == 200 else {
-            // A HEAD answer has no body: 404 is the only detail there is.
-            throw ErrorMapping.error(status: answer.status, body: answer.status == 404 ? Data(#"{"error":"not_found","message":""}"#.utf8) : answer.body, key: key)
+            // A HEAD answer has no body, so the status is the only detail
+            // there is: 404 is `not_found`, and the only 400 a HEAD of
+            // /store/<key> without a query can get is a key that breaks a
+            // key rule, which the embedded store throws as `invalidKey`.
+            let body: Data
+            switch answer.status {
+            case 404: body = Data(#"{"error":"not_found","message":""}"#.utf8)
+            case 400 where answer.body.isEmpty:
+                body = Data(#"{"error":"invalid_key","message":"the key breaks a key rule of API.md"}"#.utf8)
+            default: body = answer.body
+            }
+            throw ErrorMapping.error(status: answer.status, body: body, key: key)
         }
         return try HeaderValueInfo.info(key: key, answer: answer, size: nil)
     }
 
-    /// `GET /store/<prefix>?limit=&after=&delimiter=/`: one page of keys.
+    /// `GET /store/<prefix>?limit=&after=&delimiter=/`: one page of keys;
+    /// `limit` is clamped to 1...10000.
     public func listPage(prefix: String, after: String?, limit: Int, delimiter: Bool) async throws -> ListingPage {
-        var query = [("limit", String(limit))]
+        // Clamped here because the server refuses a limit below 1 with 400
+        // while the embedded store clamps it: both must accept the same calls.
+        var query = [("limit", String(min(max(limit, 1), 10_000)))]
         if let after { query.append(("after", after)) }
         if delimiter { query.append(("delimiter", "/")) }
         let answer = try await transport.send(transport.request("GET", transport.url(try prefixPath(prefix), query: query)))

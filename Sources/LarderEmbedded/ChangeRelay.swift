@@ -15,6 +15,9 @@ final class ChangeRelay: StoreChangeObserver, @unchecked Sendable {
     private struct Feed {
         let prefix: String
         let continuation: AsyncThrowingStream<ChangeEvent, any Error>.Continuation
+        /// The id of the last event the feed's buffer took, which its reader
+        /// will get before the error ending a feed that fell behind.
+        var lastID: String?
     }
 
     // Guarded by `lock`.
@@ -31,14 +34,26 @@ final class ChangeRelay: StoreChangeObserver, @unchecked Sendable {
     }
 
     func storeDidChange(_ change: StoreChange) {
-        let wake: [KeyWatcher] = lock.withLock {
+        let (wake, behind) = lock.withLock { () -> ([KeyWatcher], [Feed]) in
             _ = history.record(change)
             let event = change.event
-            for feed in feeds.values where change.concerns(prefix: feed.prefix) {
-                feed.continuation.yield(event)
+            var behind: [Feed] = []
+            for (id, feed) in feeds where change.concerns(prefix: feed.prefix) {
+                if case .dropped = feed.continuation.yield(event) {
+                    // Its buffer is full: nobody reads it (fast enough).
+                    // Ended rather than grown forever, as the server drops a
+                    // slow SSE reader; the caller resumes from `lastID`.
+                    feeds[id] = nil
+                    behind.append(feed)
+                } else {
+                    feeds[id]?.lastID = event.id
+                }
             }
-            return watchers.values.filter { Self.change(change, covers: $0.key) }
+            return (watchers.values.filter { Self.change(change, covers: $0.key) }, behind)
         }
+        // Finished outside the lock: `finish` runs the stream's
+        // `onTermination`, which calls `removeFeed` and takes the lock.
+        for feed in behind { feed.continuation.finish(throwing: Self.fellBehind(lastID: feed.lastID)) }
         for w in wake { w.changed() }
     }
 
@@ -50,24 +65,41 @@ final class ChangeRelay: StoreChangeObserver, @unchecked Sendable {
         return key.utf8.starts(with: prefix.utf8)
     }
 
+    /// The error ending a feed whose buffer filled up: the server's 503
+    /// `busy`, naming the id to resume after.
+    static func fellBehind(lastID: String?) -> LarderError {
+        LarderError.server(status: 503, error: ErrorBody(
+            .busy, "the change feed fell behind; resume with after: \(lastID ?? "")"))
+    }
+
     /// Adds a feed of changes under `prefix`, first replaying what the
     /// history holds after `eventID` (all of it when the id is unknown).
-    /// Returns the id for `removeFeed`, nil when already closed.
+    /// `continuation` must have a bounded buffer: a feed whose buffer
+    /// overflows ends with `fellBehind`. Returns the id for `removeFeed`,
+    /// nil when already closed or ended during the replay.
     func addFeed(prefix: String, after eventID: String?,
                  _ continuation: AsyncThrowingStream<ChangeEvent, any Error>.Continuation) -> UInt64? {
-        let id: UInt64? = lock.withLock {
-            guard !closed else { return nil }
+        enum Outcome { case added(UInt64), closed, fellBehind(String?) }
+        let outcome: Outcome = lock.withLock {
+            guard !closed else { return .closed }
+            var lastID = eventID
             if let eventID {
                 for entry in history.entries(after: eventID, concerning: prefix) {
-                    continuation.yield(entry.change.event)
+                    let event = entry.change.event
+                    if case .dropped = continuation.yield(event) { return .fellBehind(lastID) }
+                    lastID = event.id
                 }
             }
             nextID += 1
-            feeds[nextID] = Feed(prefix: prefix, continuation: continuation)
-            return nextID
+            feeds[nextID] = Feed(prefix: prefix, continuation: continuation, lastID: lastID)
+            return .added(nextID)
         }
-        if id == nil { continuation.finish() }
-        return id
+        switch outcome {
+        case .added(let id): return id
+        case .closed: continuation.finish()
+        case .fellBehind(let lastID): continuation.finish(throwing: Self.fellBehind(lastID: lastID))
+        }
+        return nil
     }
 
     func removeFeed(_ id: UInt64) {

@@ -27,10 +27,13 @@ public final class EmbeddedLarder: Larder, ReadableLarderSync, WritableLarderSyn
     /// JSON appends hold the value and the body in memory: bounded as the server bounds them.
     static let maxJSONValue = 32 << 20
     static let maxJSONBody = 16 << 20
-    /// A TTL is capped at 100 years, as the server's `?ttl=` is.
-    static let maxTTLSeconds: Int64 = 100 * 365 * 86_400
     /// How many changes `changes(prefix:after:)` can replay.
     static let historySize = 4096
+    /// How many events a change feed holds for its reader by default.
+    static let defaultFeedBuffer = 10_000
+    /// How many events a change feed holds for a reader that has not taken
+    /// them; a feed that falls further behind ends (see `changes`).
+    let feedBuffer: Int
 
     private let store: DiskStore
     private let relay: ChangeRelay
@@ -46,9 +49,15 @@ public final class EmbeddedLarder: Larder, ReadableLarderSync, WritableLarderSyn
     ///   - coder: how `Codable` values are encoded and decoded.
     /// - Throws: `LarderError.directoryLocked` when another process has the
     ///   directory open; `LarderError.cannotWrite` when it cannot be created or read.
-    public init(directory: URL, fsync: Bool = true, coder: LarderCoder = .default) throws {
+    public convenience init(directory: URL, fsync: Bool = true, coder: LarderCoder = .default) throws {
+        try self.init(directory: directory, fsync: fsync, coder: coder, feedBuffer: Self.defaultFeedBuffer)
+    }
+
+    /// `feedBuffer`: how many unread events a change feed holds (tests make it tiny).
+    init(directory: URL, fsync: Bool, coder: LarderCoder, feedBuffer: Int) throws {
         self.coder = coder
         self.directory = directory
+        self.feedBuffer = feedBuffer
         let relay = ChangeRelay(historySize: Self.historySize)
         self.relay = relay
         do {
@@ -127,11 +136,13 @@ public final class EmbeddedLarder: Larder, ReadableLarderSync, WritableLarderSyn
         }
     }
 
-    /// A TTL as an absolute expiry: whole seconds rounded up, at least 1.
+    /// A TTL as an absolute expiry: whole seconds rounded up, at least 1, at
+    /// most `maximumTTLSeconds` (100 years, as the server's `?ttl=` allows).
     static func expiry(_ ttl: Duration?) -> Int64? {
         guard let ttl else { return nil }
         let (seconds, attoseconds) = ttl.components
-        let whole = min(max(seconds + (attoseconds > 0 ? 1 : 0), 1), maxTTLSeconds)
+        // Capped before rounding up, so `Int64.max` seconds cannot overflow.
+        let whole = seconds >= maximumTTLSeconds ? maximumTTLSeconds : max(seconds + (attoseconds > 0 ? 1 : 0), 1)
         return Int64((Date().timeIntervalSince1970 * 1e9).rounded()) + whole * 1_000_000_000
     }
 
@@ -333,7 +344,9 @@ public final class EmbeddedLarder: Larder, ReadableLarderSync, WritableLarderSyn
         // Registered before the first read, so no change slips between.
         guard let id = relay.addWatcher(watcher) else { return stream }
         let relay = self.relay
-        continuation.onTermination = { _ in relay.removeWatcher(id) }
+        // Holds the larder until the stream ends: `deinit` closes it, which
+        // would end a watch on a larder nobody else keeps at once.
+        continuation.onTermination = { _ in withExtendedLifetime(self) { relay.removeWatcher(id) } }
         watcher.changed()
         return stream
     }
@@ -341,11 +354,18 @@ public final class EmbeddedLarder: Larder, ReadableLarderSync, WritableLarderSyn
     /// Every change under `prefix` from now on, in order; with `after`, first
     /// the remembered changes after that event id (the last 4096 are kept;
     /// all of them when the id is unknown).
+    ///
+    /// A feed holds up to 10,000 events its reader has not taken; one that
+    /// falls further behind ends with `LarderError.server(503, busy)` whose
+    /// message names the last event delivered: resume with `after:` it. (The
+    /// server drops a slow reader the same way; an unread feed must not grow forever.)
     public func changes(prefix: String, after eventID: String?) -> AsyncThrowingStream<ChangeEvent, any Error> {
-        let (stream, continuation) = AsyncThrowingStream.makeStream(of: ChangeEvent.self, throwing: (any Error).self)
+        let (stream, continuation) = AsyncThrowingStream.makeStream(of: ChangeEvent.self, throwing: (any Error).self,
+                                                                    bufferingPolicy: .bufferingOldest(feedBuffer))
         guard let id = relay.addFeed(prefix: prefix, after: eventID, continuation) else { return stream }
         let relay = self.relay
-        continuation.onTermination = { _ in relay.removeFeed(id) }
+        // Holds the larder until the stream ends, as `watch` does.
+        continuation.onTermination = { _ in withExtendedLifetime(self) { relay.removeFeed(id) } }
         return stream
     }
 }

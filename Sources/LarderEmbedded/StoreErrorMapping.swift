@@ -16,8 +16,17 @@ extension LarderError {
         case .preconditionFailed: return LarderError.preconditionFailed(key: key)
         case .io(_, _, let code) where code == ENOSPC || code == EDQUOT:
             return LarderError.cannotWrite(key: key, reason: "the disk is full: \(e)")
-        case .io, .tooLarge, .invalidGzip, .invalidContentType:
+        // A value the store refuses to keep: the client maps the server's
+        // 413 and 400 invalid_content_type to `cannotWrite` too.
+        case .tooLarge, .invalidContentType:
             return LarderError.cannotWrite(key: key, reason: e.description)
+        // The server's 400 invalid_gzip, as the client sees it.
+        case .invalidGzip(let why):
+            return LarderError.server(status: 400, error: ErrorBody(.invalidGzip, "the body is not valid gzip: \(why)"))
+        // Any other I/O failure (a read as well as a write) is the server's
+        // 500 internal_error, not "cannot write".
+        case .io:
+            return LarderError.server(status: 500, error: ErrorBody(.internalError, e.description))
         case .locked(let path, _):
             return LarderError.directoryLocked(path: path, reason: e.description)
         case .contention:

@@ -93,6 +93,11 @@ extension ReadableLarder {
 }
 
 extension WritableLarder {
+    /// The longest TTL a value can have, in seconds: 100 years, the cap of the
+    /// server's `?ttl=`. Both stores cap a longer `ttl` here rather than
+    /// refuse it, so the same call succeeds embedded and over HTTP.
+    public static var maximumTTLSeconds: Int64 { 100 * 365 * 86_400 }
+
     /// Stores `data` under `key` (`application/octet-stream` unless told).
     @discardableResult
     public func save(_ data: Data, at key: String, contentType: String = "application/octet-stream",

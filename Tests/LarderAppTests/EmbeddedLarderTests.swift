@@ -1,6 +1,7 @@
 import Foundation
-import LarderEmbedded
+@testable import LarderEmbedded
 import LarderWire
+import LarderStore
 import Testing
 
 /// What only the embedded store does: the same files and lock as the
@@ -208,5 +209,100 @@ import Testing
         let reopened = try EmbeddedLarder(named: "app", in: .directory(base), fsync: false)
         defer { reopened.close() }
         #expect(try reopened.fetch("k").data == Data("x".utf8))
+    }
+}
+
+/// Regressions from the review: the embedded store throws what the client
+/// throws for the server's answer to the same call.
+extension EmbeddedLarderTests {
+    @Test func storeErrorsMapAsTheServerAnswers() async throws {
+        let larder = try Self.open()
+        defer { larder.close() }
+        let longType = "text/" + String(repeating: "x", count: 1100)
+        await #expect { try await larder.save(Data("x".utf8), at: "typed", contentType: longType) } throws: { error in
+            if case LarderError.cannotWrite(key: "typed", _) = error { return true } else { return false }
+        }
+        // A full disk cannot be written; any other I/O failure (a read too)
+        // is the server's 500 internal_error.
+        let full = LarderError.from(StoreError.io(operation: "write", path: "/x", errno: ENOSPC), key: "k")
+        if case LarderError.cannotWrite(key: "k", _) = full {} else { Issue.record("ENOSPC: \(full)") }
+        let broken = LarderError.from(StoreError.io(operation: "read", path: "/x", errno: EIO), key: "k")
+        if case LarderError.server(500, let body) = broken {
+            #expect(body.error == .internalError)
+        } else {
+            Issue.record("EIO: \(broken)")
+        }
+        let gzip = LarderError.from(StoreError.invalidGzip("truncated"), key: "k")
+        if case LarderError.server(400, let body) = gzip {
+            #expect(body.error == .invalidGzip)
+        } else {
+            Issue.record("invalid gzip: \(gzip)")
+        }
+    }
+}
+
+extension EmbeddedLarderTests {
+    /// A feed nobody reads does not grow forever: past its buffer it ends
+    /// with 503 busy naming the last event delivered, and resuming after
+    /// that id misses nothing.
+    @Test func unreadChangeFeedEndsAndResumes() async throws {
+        let larder = try EmbeddedLarder(directory: Self.directory(), fsync: false, coder: .default, feedBuffer: 3)
+        defer { larder.close() }
+        var events = larder.changes(prefix: "f/").makeAsyncIterator()
+        for n in 0..<6 { try await larder.save(Data("\(n)".utf8), at: "f/\(n)") }
+        var seen: [ChangeEvent] = []
+        var ending: (any Error)?
+        do {
+            while let event = try await events.next() { seen.append(event) }
+        } catch {
+            ending = error
+        }
+        #expect(seen.map(\.key) == ["f/0", "f/1", "f/2"])
+        guard case LarderError.server(503, let body)? = ending as? LarderError else {
+            Issue.record("ended with \(String(describing: ending))")
+            return
+        }
+        #expect(body.error == .busy)
+        #expect(body.message.hasSuffix("after: \(seen[2].id)"))
+        var resumed = larder.changes(prefix: "f/", after: seen[2].id).makeAsyncIterator()
+        var rest: [String?] = []
+        for _ in 0..<3 { rest.append(try await resumed.next()?.key) }
+        #expect(rest == ["f/3", "f/4", "f/5"])
+    }
+
+    /// A larder only the stream keeps stays open until the stream ends,
+    /// then closes (its directory lock goes).
+    @Test func streamsKeepTheirLarderOpen() async throws {
+        let dir = Self.directory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try {
+            let larder = try Self.open(dir)
+            try larder.save(Data("v".utf8), at: "k", contentType: "text/plain", condition: .none, ttl: nil)
+            larder.close()
+        }()
+        do {
+            var states = try Self.open(dir).watch("k").makeAsyncIterator()
+            #expect(try await states.next()?.value?.data == Data("v".utf8))
+        }
+        // The watch ended with its iterator: the larder closed and let go.
+        try Self.open(dir).close()
+        do {
+            let events = try Self.open(dir).changes(prefix: "")
+            // Still open: the feed waits rather than ending at once.
+            let ended = try await withThrowingTaskGroup(of: Bool.self) { group in
+                group.addTask {
+                    var iterator = events.makeAsyncIterator()
+                    return try await iterator.next() == nil
+                }
+                group.addTask {
+                    try await Task.sleep(for: .milliseconds(300))
+                    return false
+                }
+                defer { group.cancelAll() }
+                return try await group.next() ?? true
+            }
+            #expect(!ended)
+        }
+        try Self.open(dir).close()
     }
 }

@@ -8,24 +8,35 @@ extension LarderClient {
     /// that event id), read from the Server-Sent Events of
     /// `GET /events?prefix=` as they arrive.
     ///
+    /// Returns once the server has answered the first connection, that is,
+    /// once it has subscribed it: a write made after this returns is in the
+    /// sequence. Throws when that first connection is refused (a 4xx other
+    /// than 408, e.g. 401) or the server cannot be reached.
+    ///
     /// A dropped connection reconnects with `Last-Event-ID` set to the last
     /// event seen, after a short backoff, so nothing the server still
-    /// remembers is missed. The sequence ends when the consuming task is
-    /// cancelled or stops iterating; it throws when the server refuses the
-    /// stream with a 4xx other than 408 (e.g. 401) or cannot be reached at
-    /// the first connection. A 5xx or 408 answer is retried.
-    public func changes(prefix: String, after eventID: String?) -> AsyncThrowingStream<ChangeEvent, any Error> {
-        AsyncThrowingStream { continuation in
+    /// remembers is missed; a 5xx or 408 answer is retried the same way. The
+    /// sequence ends when the consuming task is cancelled or stops iterating.
+    public func changes(prefix: String, after eventID: String?) async throws -> AsyncThrowingStream<ChangeEvent, any Error> {
+        let opening = OpeningSignal()
+        let stream = AsyncThrowingStream<ChangeEvent, any Error> { continuation in
             let task = Task {
-                let error = await self.followChanges(prefix: prefix, after: eventID) { continuation.yield($0) }
+                let error = await self.followChanges(prefix: prefix, after: eventID, opened: { opening.open() }) {
+                    continuation.yield($0)
+                }
+                opening.fail(error ?? CancellationError())
                 continuation.finish(throwing: error)
             }
             continuation.onTermination = { _ in task.cancel() }
         }
+        // Returning without the stream (a failure, a cancelled caller) drops
+        // it, and its termination cancels the connecting task.
+        try await opening.wait()
+        return stream
     }
 
     /// The reconnecting loop of `changes`; the error that ended it, or nil when cancelled.
-    private func followChanges(prefix: String, after eventID: String?,
+    private func followChanges(prefix: String, after eventID: String?, opened: @escaping @Sendable () -> Void,
                                yield: @escaping @Sendable (ChangeEvent) -> Void) async -> (any Error)? {
         var lastID = eventID
         var connectedOnce = false
@@ -35,7 +46,7 @@ extension LarderClient {
                                             timeout: Self.streamIdleTimeout)
             request.setValue("text/event-stream", forHTTPHeaderField: "Accept")
             if let lastID { request.setValue(lastID, forHTTPHeaderField: "Last-Event-ID") }
-            let connection = SSEConnection(request: request, lastEventID: lastID, onEvent: yield)
+            let connection = SSEConnection(request: request, lastEventID: lastID, onOpen: opened, onEvent: yield)
             let outcome = await connection.run(configuration: streamConfiguration)
             lastID = connection.lastEventID
             switch outcome {

@@ -26,6 +26,7 @@ final class SSEConnection: NSObject, URLSessionDataDelegate, @unchecked Sendable
     }
 
     private let request: URLRequest
+    private let onOpen: @Sendable () -> Void
     private let onEvent: @Sendable (ChangeEvent) -> Void
     private let queue: OperationQueue
     // Delegate-queue state.
@@ -39,8 +40,12 @@ final class SSEConnection: NSObject, URLSessionDataDelegate, @unchecked Sendable
     private var task: URLSessionDataTask?
     private var cancelled = false
 
-    init(request: URLRequest, lastEventID: String?, onEvent: @escaping @Sendable (ChangeEvent) -> Void) {
+    /// `onOpen` runs when the server answers 200 (it subscribes before it
+    /// answers), `onEvent` for each change; both on the delegate queue.
+    init(request: URLRequest, lastEventID: String?, onOpen: @escaping @Sendable () -> Void,
+         onEvent: @escaping @Sendable (ChangeEvent) -> Void) {
         self.request = request
+        self.onOpen = onOpen
         self.onEvent = onEvent
         self.lastID = lastEventID
         queue = OperationQueue()
@@ -78,6 +83,7 @@ final class SSEConnection: NSObject, URLSessionDataDelegate, @unchecked Sendable
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
                     completionHandler: @escaping (URLSession.ResponseDisposition) -> Void) {
         status = (response as? HTTPURLResponse)?.statusCode
+        if status == 200 { onOpen() }
         completionHandler(.allow)
     }
 

@@ -353,13 +353,13 @@ public final class EmbeddedLarder: Larder, ReadableLarderSync, WritableLarderSyn
 
     /// Every change under `prefix` from now on, in order; with `after`, first
     /// the remembered changes after that event id (the last 4096 are kept;
-    /// all of them when the id is unknown).
+    /// all of them when the id is unknown). Subscribed when it returns.
     ///
     /// A feed holds up to 10,000 events its reader has not taken; one that
     /// falls further behind ends with `LarderError.server(503, busy)` whose
     /// message names the last event delivered: resume with `after:` it. (The
     /// server drops a slow reader the same way; an unread feed must not grow forever.)
-    public func changes(prefix: String, after eventID: String?) -> AsyncThrowingStream<ChangeEvent, any Error> {
+    public func changes(prefix: String, after eventID: String?) async throws -> AsyncThrowingStream<ChangeEvent, any Error> {
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: ChangeEvent.self, throwing: (any Error).self,
                                                                     bufferingPolicy: .bufferingOldest(feedBuffer))
         guard let id = relay.addFeed(prefix: prefix, after: eventID, continuation) else { return stream }

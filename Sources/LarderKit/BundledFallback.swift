@@ -56,8 +56,8 @@ public struct BundledFallback<Primary: Larder>: Larder {
 
     public func watch(_ key: String) -> AsyncThrowingStream<KeyState, any Error> { primary.watch(key) }
 
-    public func changes(prefix: String, after eventID: String?) -> AsyncThrowingStream<ChangeEvent, any Error> {
-        primary.changes(prefix: prefix, after: eventID)
+    public func changes(prefix: String, after eventID: String?) async throws -> AsyncThrowingStream<ChangeEvent, any Error> {
+        try await primary.changes(prefix: prefix, after: eventID)
     }
 
     public func save(_ data: Data, at key: String, contentType: String, condition: SaveCondition, ttl: Duration?) async throws -> WriteResult {

@@ -33,7 +33,9 @@ public protocol ReadableLarder: Sendable {
 
     /// Every change under `prefix` from now on (or, with `after`, from just
     /// after that event id, as far back as the store remembers), in order.
-    func changes(prefix: String, after eventID: String?) -> AsyncThrowingStream<ChangeEvent, any Error>
+    /// Returns once subscribed: a change made after it returns is in the
+    /// sequence. The sequence ends when the consumer stops iterating.
+    func changes(prefix: String, after eventID: String?) async throws -> AsyncThrowingStream<ChangeEvent, any Error>
 }
 
 /// Changing a Larder store: the half of `Larder` that writes.
@@ -77,9 +79,9 @@ extension ReadableLarder {
         }
     }
 
-    /// Every change under `prefix` from now on.
-    public func changes(prefix: String = "") -> AsyncThrowingStream<ChangeEvent, any Error> {
-        changes(prefix: prefix, after: nil)
+    /// Every change under `prefix` from now on (subscribed when it returns).
+    public func changes(prefix: String = "") async throws -> AsyncThrowingStream<ChangeEvent, any Error> {
+        try await changes(prefix: prefix, after: nil)
     }
 
     /// The value under `key`, or nil when there is none.

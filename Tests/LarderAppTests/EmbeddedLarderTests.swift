@@ -165,7 +165,7 @@ import Testing
     @Test func changeFeedOrderAndReplay() async throws {
         let larder = try Self.open()
         defer { larder.close() }
-        var feed = larder.changes(prefix: "p/").makeAsyncIterator()
+        var feed = try await larder.changes(prefix: "p/").makeAsyncIterator()
         try await larder.save(Data("1".utf8), at: "p/a")
         try await larder.save(Data("x".utf8), at: "q/other")
         try await larder.save(Data("2".utf8), at: "p/b")
@@ -175,7 +175,7 @@ import Testing
         #expect(seen.map(\.kind) == [.put, .put, .delete])
         #expect(seen.map(\.data.key) == ["p/a", "p/b", "p/a"])
 
-        var replay = larder.changes(prefix: "p/", after: seen[0].id).makeAsyncIterator()
+        var replay = try await larder.changes(prefix: "p/", after: seen[0].id).makeAsyncIterator()
         #expect(try await replay.next()?.id == seen[1].id)
         #expect(try await replay.next()?.id == seen[2].id)
         try await larder.save(Data("3".utf8), at: "p/c")
@@ -248,7 +248,7 @@ extension EmbeddedLarderTests {
     @Test func unreadChangeFeedEndsAndResumes() async throws {
         let larder = try EmbeddedLarder(directory: Self.directory(), fsync: false, coder: .default, feedBuffer: 3)
         defer { larder.close() }
-        var events = larder.changes(prefix: "f/").makeAsyncIterator()
+        var events = try await larder.changes(prefix: "f/").makeAsyncIterator()
         for n in 0..<6 { try await larder.save(Data("\(n)".utf8), at: "f/\(n)") }
         var seen: [ChangeEvent] = []
         var ending: (any Error)?
@@ -264,7 +264,7 @@ extension EmbeddedLarderTests {
         }
         #expect(body.error == .busy)
         #expect(body.message.hasSuffix("after: \(seen[2].id)"))
-        var resumed = larder.changes(prefix: "f/", after: seen[2].id).makeAsyncIterator()
+        var resumed = try await larder.changes(prefix: "f/", after: seen[2].id).makeAsyncIterator()
         var rest: [String?] = []
         for _ in 0..<3 { rest.append(try await resumed.next()?.key) }
         #expect(rest == ["f/3", "f/4", "f/5"])
@@ -287,7 +287,7 @@ extension EmbeddedLarderTests {
         // The watch ended with its iterator: the larder closed and let go.
         try Self.open(dir).close()
         do {
-            let events = try Self.open(dir).changes(prefix: "")
+            let events = try await Self.open(dir).changes(prefix: "")
             // Still open: the feed waits rather than ending at once.
             let ended = try await withThrowingTaskGroup(of: Bool.self) { group in
                 group.addTask {

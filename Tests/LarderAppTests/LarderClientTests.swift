@@ -173,8 +173,8 @@ import FoundationNetworking
             guard case LarderError.unreachable(let url, _) = error else { return false }
             return url.contains(":\(server.port)/store/k")
         }
-        var events = larder.changes(prefix: "").makeAsyncIterator()
-        await #expect { try await events.next() } throws: { error in
+        // The change feed says so when asked for, before any iteration.
+        await #expect { try await larder.changes(prefix: "") } throws: { error in
             if case LarderError.unreachable = error { return true } else { return false }
         }
     }
@@ -267,7 +267,7 @@ import FoundationNetworking
         let larder = Self.client(server)
         let live = server.server
         let seen = try await Self.within(60) { () -> [ChangeEvent] in
-            var events = larder.changes(prefix: "feed/").makeAsyncIterator()
+            var events = try await larder.changes(prefix: "feed/").makeAsyncIterator()
             try await Self.waitForStreams(live, 1)
             _ = try await larder.save(Data("1".utf8), at: "feed/a")
             _ = try await larder.save(Data("22".utf8), at: "elsewhere/x")
@@ -287,7 +287,7 @@ import FoundationNetworking
 
         // Resuming after the first event replays the rest.
         let resumed = try await Self.within(60) { () -> [ChangeEvent] in
-            var events = larder.changes(prefix: "feed/", after: seen[0].id).makeAsyncIterator()
+            var events = try await larder.changes(prefix: "feed/", after: seen[0].id).makeAsyncIterator()
             var resumed: [ChangeEvent] = []
             for _ in 0..<3 { resumed.append(try #require(try await events.next())) }
             return resumed
@@ -297,8 +297,7 @@ import FoundationNetworking
 
     @Test func changeFeedRefusedWithoutToken() async throws {
         let server = try TestServer { $0.token = "s3cret" }
-        var events = Self.client(server).changes(prefix: "").makeAsyncIterator()
-        await #expect { try await events.next() } throws: { error in
+        await #expect { try await Self.client(server).changes(prefix: "") } throws: { error in
             if case LarderError.server(401, _) = error { return true } else { return false }
         }
     }
@@ -411,5 +410,22 @@ extension LarderClientTests {
         #expect(LarderClient.isRetryable(.server(status: 408, error: body)))
         #expect(!LarderClient.isRetryable(.server(status: 401, error: body)))
         #expect(!LarderClient.isRetryable(.invalidKey("", reason: "")))
+    }
+}
+
+extension LarderClientTests {
+    /// `changes()` returns once the server has subscribed the stream, so a
+    /// write made right after it is delivered, with no wait in between.
+    @Test func aWriteRightAfterChangesReturnsIsDelivered() async throws {
+        let server = try TestServer()
+        let larder = Self.client(server)
+        try await Self.within(60) {
+            for round in 0..<20 {
+                var events = try await larder.changes(prefix: "now/").makeAsyncIterator()
+                try await larder.save(Data("\(round)".utf8), at: "now/\(round)")
+                let event = try #require(try await events.next())
+                #expect(event.key == "now/\(round)" && event.kind == .put)
+            }
+        }
     }
 }

@@ -11,7 +11,7 @@ extension KitTests {
         /// subscription (an SSE connection, for http) is not known to be in place
         /// when `changes` returns, so a marker key is written until its event arrives.
         static func follow(_ prefix: String, in store: KitStore) async throws -> StreamRecorder<ChangeEvent> {
-            let recorder = StreamRecorder(store.larder.changes(prefix: prefix))
+            let recorder = StreamRecorder(try await store.larder.changes(prefix: prefix))
             let marker = prefix + "ready"
             let deadline = Date().addingTimeInterval(60)
             while !recorder.elements.contains(where: { $0.key == marker }) {
@@ -74,7 +74,7 @@ extension KitTests {
                 #expect(Self.increasing(all.map(\.id)))
 
                 // Resuming after the first put replays what followed it, same ids, same order.
-                let replay = StreamRecorder(store.larder.changes(prefix: "feed/", after: events[0].id))
+                let replay = StreamRecorder(try await store.larder.changes(prefix: "feed/", after: events[0].id))
                 defer { replay.stop() }
                 let replayed = try await replay.wait(for: "the replay up to the bulk delete") {
                     $0.contains { $0.prefix == "feed/" }

@@ -46,12 +46,14 @@ struct Timeline<Store: Larder>: Sendable {
         try await store.update(Post.self, at: key) { $0.likes += 1 }.likes
     }
 
-    /// What followers see: each post as it is published or liked, by anyone.
-    func followers() -> AsyncThrowingStream<Post, any Error> {
-        AsyncThrowingStream { continuation in
+    /// What followers see: each post as it is published or liked, by anyone,
+    /// from the moment this returns.
+    func followers() async throws -> AsyncThrowingStream<Post, any Error> {
+        let changes = try await store.changes(prefix: "posts/")
+        return AsyncThrowingStream { continuation in
             let task = Task {
                 do {
-                    for try await change in store.changes(prefix: "posts/") where change.kind == .put {
+                    for try await change in changes where change.kind == .put {
                         if let key = change.key, let post = try await store.fetchIfPresent(Post.self, at: key) {
                             continuation.yield(post)
                         }

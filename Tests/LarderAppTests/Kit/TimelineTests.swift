@@ -11,7 +11,7 @@ extension KitTests {
         /// `Timeline` over any store (a generic, so `any Larder` can be its store).
         static func check(_ larder: some Larder, otherWriter: some Larder) async throws {
             let timeline = Timeline(store: larder)
-            let followed = StreamRecorder(timeline.followers())
+            let followed = StreamRecorder(try await timeline.followers())
             defer { followed.stop() }
 
             var keys: [String] = []

@@ -36,6 +36,8 @@ public final class LarderClient: Larder, Sendable {
 
     /// A client of the server at `baseURL`.
     /// - Parameters:
+    ///   - baseURL: the server's URL, e.g. `http://127.0.0.1:8080` (what
+    ///     `larder` prints on stdout); paths go under it.
     ///   - token: sent as `Authorization: Bearer <token>` when set (`--token`).
     ///   - timeout: how long a request may go without an answer, in seconds
     ///     (watches and the change feed wait longer by design).

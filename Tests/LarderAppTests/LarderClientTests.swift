@@ -46,10 +46,15 @@ import FoundationNetworking
 
     /// Waits until the server counts `count` open event streams.
     static func waitForStreams(_ server: LarderServer, _ count: Int) async throws {
+        try await waitUntil("\(count) event streams") { server.eventStreamCount == count }
+    }
+
+    /// Waits (up to 60 s: a loaded full run) until `condition` holds.
+    static func waitUntil(_ what: String, _ condition: () -> Bool) async throws {
         let deadline = Date().addingTimeInterval(60)
-        while server.eventStreamCount != count {
-            guard Date() < deadline else { throw ClientError("no event stream after 60 s") }
-            try await Task.sleep(for: .milliseconds(5))
+        while !condition() {
+            guard Date() < deadline else { throw ClientError("still not \(what) after 60 s") }
+            try await Task.sleep(for: .milliseconds(2))
         }
     }
 
@@ -255,11 +260,7 @@ import FoundationNetworking
 
     /// Waits until the server holds `count` watch requests.
     static func waitForWatchers(_ server: LarderServer, _ count: Int) async throws {
-        let deadline = Date().addingTimeInterval(60)
-        while server.watcherCount != count {
-            guard Date() < deadline else { throw ClientError("\(server.watcherCount) watchers, not \(count), after 60 s") }
-            try await Task.sleep(for: .milliseconds(2))
-        }
+        try await waitUntil("\(count) watchers") { server.watcherCount == count }
     }
 
     @Test func changeFeedInOrderAndResumes() async throws {

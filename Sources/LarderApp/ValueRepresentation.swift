@@ -23,7 +23,10 @@ struct ValueRepresentation: Sendable {
             throw ErrorMapping.httpError(error, logger: logger)
         }
         let meta = value.metadata
-        let gzip = Self.acceptsGzip(head.headers.values("Accept-Encoding"))
+        // A tiny value whose gzip form is no smaller goes out as identity
+        // even when gzip is accepted (`Vary` stays: the choice still
+        // depends on the header); its ETag, ranges and 304s are identity's.
+        let gzip = Self.acceptsGzip(head.headers.values("Accept-Encoding")) && !value.gzipSavesNothing
         let etag = gzip ? value.gzipETag : value.etag
         if let preconditions {
             switch preconditions.evaluate(current: Preconditions.current(meta), isReadMethod: true) {
@@ -80,6 +83,12 @@ struct ValueRepresentation: Sendable {
             if let bytes = gzip ? value.gzipBytes() : try value.identityBytes() {
                 value.close()
                 return .bytes(start == 0 && count == length ? bytes : Array(bytes[Int(start)..<Int(start + count)]))
+            }
+            if gzip, let region = value.gzipRegion(start: start, count: count) {
+                // The stored bytes as they are, file to socket; the value
+                // (and its descriptor) lives until the response is done.
+                return .file(HTTPFileRegion(prefix: region.prefix, fd: region.fd, offset: region.offset,
+                                            length: region.length, onClose: { value.close() }))
             }
             let stream = gzip ? value.gzipStream() : try value.identityStream()
             do { try stream.skip(start) } catch { stream.close(); throw error }

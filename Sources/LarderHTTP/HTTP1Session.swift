@@ -58,6 +58,8 @@ final class HTTP1Session: SocketChannelDelegate, HTTPResponderOwner, @unchecked 
         /// Pulled until `read` returns 0: chunked, or ended by closing.
         case pullUnsized(HTTPBodyStream, chunked: Bool)
         case push(HTTPPushStream, chunked: Bool)
+        /// A file region going out with `sendfile`: where it is, what is left.
+        case file(HTTPFileRegion, offset: Int64, remaining: Int64)
     }
     /// A response body still being sent; nothing else is answered meanwhile.
     private var outgoing: Outgoing?
@@ -97,6 +99,7 @@ final class HTTP1Session: SocketChannelDelegate, HTTPResponderOwner, @unchecked 
         switch outgoing {
         case .pull(let s, _), .pullUnsized(let s, _): s.close()
         case .push(let p, _): p.connectionClosed()
+        case .file(let f, _, _): f.close()
         case nil: break
         }
         outgoing = nil
@@ -413,6 +416,12 @@ final class HTTP1Session: SocketChannelDelegate, HTTPResponderOwner, @unchecked 
             outgoing = .pull(s, remaining: n)
             sentBytes = n
             streaming = true
+        case (.length(let n), .file(let f)) where n > 0:
+            // The prefix rides with the head; the file follows once it is out.
+            channel.output.append(f.prefix)
+            outgoing = .file(f, offset: f.offset, remaining: f.length)
+            sentBytes = n
+            streaming = true
         case (.chunked, .unsizedStream(let s)), (.untilClose, .unsizedStream(let s)):
             if case .chunked = framing { outgoing = .pullUnsized(s, chunked: true) } else { outgoing = .pullUnsized(s, chunked: false) }
             streaming = true
@@ -523,6 +532,19 @@ final class HTTP1Session: SocketChannelDelegate, HTTPResponderOwner, @unchecked 
                 }
             }
             if case .pullUnsized(let s, let chunked) = outgoing, !pullUnsized(s, chunked: chunked) { return false }
+            if case .file(let f, var offset, var remaining) = outgoing {
+                let done = channel.flush(file: f.fd, offset: &offset, remaining: &remaining)
+                guard !channel.closed else { return false }
+                guard done else {
+                    outgoing = .file(f, offset: offset, remaining: remaining)
+                    return false
+                }
+                f.close()
+                outgoing = nil
+                if let log = pendingLog { logRequest(log.info, status: log.status, bytes: log.bytes) }
+                pendingLog = nil
+                return true
+            }
             guard channel.flush() else { return false }
             switch outgoing {
             case .pull, .pullUnsized: continue

@@ -19,6 +19,9 @@ public enum HTTPResponseBody {
     /// Written by the application whenever it has something (an event
     /// stream): sent with chunked coding, open until the stream finishes.
     case push(HTTPPushStream)
+    /// A region of an open file (after a small prefix from memory), sent
+    /// with `sendfile(2)` as the socket drains.
+    case file(HTTPFileRegion)
 }
 
 /// A response. The encoder adds `Date`, `Server`, `Content-Length` or
@@ -68,6 +71,7 @@ public struct HTTPResponse: @unchecked Sendable {
         switch body {
         case .stream(let s, _), .unsizedStream(let s): s.close()
         case .push(let p): p.connectionClosed()
+        case .file(let f): f.close()
         case .empty, .bytes: break
         }
     }

@@ -41,6 +41,7 @@ enum ResponseEncoder {
         case .empty: framing = .length(0)
         case .bytes(let b): framing = .length(Int64(b.count))
         case .stream(_, let length): framing = .length(length)
+        case .file(let region): framing = .length(region.totalLength)
         case .push, .unsizedStream: framing = chunkedAllowed ? .chunked : .untilClose
         }
         if bodyless { framing = .none }

@@ -200,9 +200,62 @@ final class SocketChannel: @unchecked Sendable {
     /// Sends queued output. True when all of it is sent; false when waiting
     /// for the socket (the delegate hears `channelWritable`) or closed.
     func flush() -> Bool {
+        guard sendOutput(more: false) else { return false }
+        output.shrink(to: Self.outputCapacity)
+        if waitingForWritable { stopWaitingForWritable() }
+        return true
+    }
+
+    /// A file region goes out in pieces of at most this many bytes, so one
+    /// call never asks the kernel for more than it can take in a while.
+    private static let sendfileChunk = 1 << 30
+
+    /// Sends queued output, then `remaining` bytes of `file` from `offset`
+    /// with `sendfile(2)` (both advanced by what went out). True when all of
+    /// it is sent; false when waiting for the socket (the write source
+    /// resumes it: `channelWritable`) or closed. Never blocks on the socket;
+    /// a short file closes the connection (its head promised the length).
+    func flush(file: Int32, offset: inout Int64, remaining: inout Int64) -> Bool {
+        // MSG_MORE: the head waits a moment for the file's first bytes, so
+        // the two leave in full segments, not a tiny one first.
+        guard sendOutput(more: remaining > 0) else { return false }
+        while remaining > 0 {
+            var off = off_t(offset)
+            let n = Glibc.sendfile(fd, file, &off, Int(min(remaining, Int64(Self.sendfileChunk))))
+            if n > 0 {
+                offset += Int64(n)
+                remaining -= Int64(n)
+                meter.sent(n)
+                lastActivity = now
+                continue
+            }
+            let code = errno
+            if n < 0 && code == EINTR { continue }
+            if n < 0 && (code == EAGAIN || code == EWOULDBLOCK) {
+                lastSendQueue = sendQueueLength()
+                waitForWritable()
+                return false
+            }
+            if n == 0 {
+                logger.error("connection \(fd): the response's file ended \(remaining) bytes early")
+            } else {
+                logger.debug("connection \(fd): sendfile failed, errno \(code)")
+            }
+            close()
+            return false
+        }
+        output.shrink(to: Self.outputCapacity)
+        if waitingForWritable { stopWaitingForWritable() }
+        return true
+    }
+
+    /// Sends the output buffer: true when empty, false when the socket is
+    /// full (now waiting for writability) or the connection closed.
+    private func sendOutput(more: Bool) -> Bool {
+        let flags = Int32(MSG_NOSIGNAL) | (more ? Int32(MSG_MORE) : 0)
         while !output.isEmpty {
             let pending = output.unsent
-            let n = Glibc.send(fd, pending.baseAddress!, pending.count, Int32(MSG_NOSIGNAL))
+            let n = Glibc.send(fd, pending.baseAddress!, pending.count, flags)
             if n > 0 {
                 output.consumed(n)
                 meter.sent(n)
@@ -221,8 +274,6 @@ final class SocketChannel: @unchecked Sendable {
             close()
             return false
         }
-        output.shrink(to: Self.outputCapacity)
-        if waitingForWritable { stopWaitingForWritable() }
         return true
     }
 

@@ -49,7 +49,8 @@ public final class StoredValue: @unchecked Sendable {
     let headerLength: Int
     let path: String
     let zlib: ZlibPool
-    private var fd: Int32
+    /// The open value file; -1 once closed or for a cached value.
+    private(set) var fd: Int32
     /// The file's first bytes; all of them when `fileSize <= prefetchSize`.
     private let prefetched: [UInt8]
     /// The value, when already decompressed (cached values).
@@ -122,6 +123,16 @@ public final class StoredValue: @unchecked Sendable {
     public var gzipLength: Int {
         if let original = metadata.originalGzipHeader { return original.count + fileSize - headerLength }
         return fileSize
+    }
+
+    /// Whether the gzip form of a small value is no smaller than the value
+    /// (a tiny value: the gzip header and Larder's metadata outweigh what
+    /// deflate saves), so identity is the better answer even to a client
+    /// that accepts gzip. Only for values served from memory: for a large
+    /// file, sending the stored bytes as they are beats inflating them, and
+    /// the overhead is a fraction of a percent.
+    public var gzipSavesNothing: Bool {
+        isFullyLoaded && metadata.size <= UInt64(Self.prefetchSize) && gzipLength >= Int(metadata.size)
     }
 
     /// The gzip representation in memory, for small values; nil when large.

@@ -18,12 +18,19 @@ private typealias S = StoreTestSupport
         let etag = try #require(put.header("ETag"), sourceLocation: sourceLocation)
         let zipped = try client.get(key, headers: acceptGzip)
         #expect(zipped.status == 200, sourceLocation: sourceLocation)
-        #expect(S.same(zipped.body, gz), "gzip bytes differ from those sent (\(zipped.body.count) vs \(gz.count))", sourceLocation: sourceLocation)
-        #expect(zipped.header("Content-Encoding") == "gzip", sourceLocation: sourceLocation)
         #expect(zipped.header("Vary")?.lowercased().contains("accept-encoding") == true, sourceLocation: sourceLocation)
-        #expect(zipped.header("Content-Length") == String(gz.count), sourceLocation: sourceLocation)
         #expect(zipped.header("Content-Type") == "text/plain", sourceLocation: sourceLocation)
-        #expect(zipped.header("ETag") == String(etag.dropLast()) + "-gz\"", sourceLocation: sourceLocation)
+        if gz.count >= value.count {
+            // README: a tiny value whose gzip form is no smaller is answered as identity.
+            #expect(S.same(zipped.body, value), sourceLocation: sourceLocation)
+            #expect(zipped.header("Content-Encoding") == nil, sourceLocation: sourceLocation)
+            #expect(zipped.header("ETag") == etag, sourceLocation: sourceLocation)
+        } else {
+            #expect(S.same(zipped.body, gz), "gzip bytes differ from those sent (\(zipped.body.count) vs \(gz.count))", sourceLocation: sourceLocation)
+            #expect(zipped.header("Content-Encoding") == "gzip", sourceLocation: sourceLocation)
+            #expect(zipped.header("Content-Length") == String(gz.count), sourceLocation: sourceLocation)
+            #expect(zipped.header("ETag") == String(etag.dropLast()) + "-gz\"", sourceLocation: sourceLocation)
+        }
         let plain = try client.get(key)
         #expect(plain.status == 200, sourceLocation: sourceLocation)
         #expect(S.same(plain.body, value), "identity body differs (\(plain.body.count) vs \(value.count))", sourceLocation: sourceLocation)
@@ -128,7 +135,9 @@ private typealias S = StoreTestSupport
         let server = try TestServer()
         defer { server.stop() }
         let client = server.client()
-        for (key, value) in [("small", Array("hello, gzip".utf8)),
+        // "small" compresses: a value whose gzip form is no smaller goes out
+        // as identity (SendfileTests).
+        for (key, value) in [("small", Array(String(repeating: "hello, gzip ", count: 40).utf8)),
                              ("json", Array(String(repeating: "[1,2,3],", count: 10_000).utf8)),
                              ("large", Bytes.random(count: 1 << 20, seed: 5, alphabetBits: 6))] {
             let put = try client.put(key, value, contentType: "application/x-test")

@@ -67,10 +67,12 @@ private typealias S = StoreTestSupport
         #expect(png.body == [0x89, 0x50, 0x4E, 0x47, 0x00, 0xFF])
         #expect(try client.get("docs/.gitkeep").status == 404, "dot files are not fixtures")
 
-        // The fixture is served like any value: gzip as stored, ranges, HEAD, 304.
+        // The fixture is served like any value: ranges, HEAD, 304, and gzip as
+        // stored, except that this one is so small its gzip form is larger,
+        // so it goes out as identity (with Vary) even when gzip is accepted.
         let gzip = try client.get("docs/readme.txt", headers: [("Accept-Encoding", "gzip")])
-        #expect(gzip.header("Content-Encoding") == "gzip")
-        #expect(S.gunzip(gzip.body) == Array("hello fixtures\n".utf8))
+        #expect(gzip.header("Content-Encoding") == nil && gzip.header("Vary") == "Accept-Encoding")
+        #expect(gzip.body == Array("hello fixtures\n".utf8))
         let range = try client.get("docs/readme.txt", headers: [("Range", "bytes=0-4")])
         #expect(range.status == 206 && range.text == "hello")
         #expect(try client.head("users/1.json").header("Larder-Source") == "fixture")

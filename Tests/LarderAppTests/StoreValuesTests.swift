@@ -133,8 +133,9 @@ private typealias S = StoreTestSupport
         #expect(get.header("Content-Length") == "0")
         #expect(get.body.isEmpty)
         let gz = try client.get("empty", headers: [("Accept-Encoding", "gzip")])
+        // Its gzip form is 20 bytes: the empty value goes out as identity.
         #expect(gz.status == 200)
-        #expect(S.gunzip(gz.body) == [])
+        #expect(gz.header("Content-Encoding") == nil && gz.body.isEmpty && gz.header("Vary") == "Accept-Encoding")
         let head = try client.head("empty")
         #expect(head.status == 200 && head.header("Content-Length") == "0")
         let entry = (try client.list().json?["keys"] as? [[String: Any]])?.first

@@ -7,9 +7,13 @@ import CZlib
 final class Deflater {
     private var stream = z_stream()
     let level: Int32
+    /// The parameters the stream runs with now: a pooled stream may come
+    /// back from a value that used another mode.
+    private var current: (level: Int32, strategy: Int32)
 
     init(level: Int32) throws {
         self.level = level
+        current = (level, Z_DEFAULT_STRATEGY)
         let rc = deflateInit2_(&stream, level, Z_DEFLATED, -MAX_WBITS, 8, Z_DEFAULT_STRATEGY,
                                ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size))
         if rc != Z_OK { throw StoreError.zlib(operation: "deflateInit2", code: rc) }
@@ -18,6 +22,16 @@ final class Deflater {
     deinit { deflateEnd(&stream) }
 
     func reset() { deflateReset(&stream) }
+
+    /// Sets level and strategy before the first `step` of a value. zlib
+    /// would flush a block if input had been given (`deflateParams`); on a
+    /// fresh or reset stream it only switches, so the output is unchanged.
+    func use(level: Int32, strategy: Int32) throws {
+        guard current != (level, strategy) else { return }
+        let rc = deflateParams(&stream, level, strategy)
+        if rc != Z_OK { throw StoreError.zlib(operation: "deflateParams", code: rc) }
+        current = (level, strategy)
+    }
 
     /// One deflate call from `input` into `output`. With `finish`, call
     /// again (with the rest of the input, possibly none) until `ended`.

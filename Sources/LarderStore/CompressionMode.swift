@@ -39,6 +39,14 @@ public enum CompressionMode: String, Sendable, CaseIterable {
         }
     }
 
+    var poolIndex: Int {
+        switch self {
+        case .deflate: 0
+        case .huffman: 1
+        case .stored: 2
+        }
+    }
+
     /// Chooses the mode for a value from `sample` (its first bytes). Two
     /// linear passes, about 0.1 ms for 64 KiB, where level 1 on the same
     /// sample takes 1-10 ms: the decision costs a few percent at most.

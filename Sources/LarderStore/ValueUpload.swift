@@ -69,10 +69,8 @@ public final class ValueUpload: ValueWriter {
         self.fd = fd
         switch encoding {
         case .identity:
-            do {
-                deflater = try store.zlib.deflater()
-                try reserveHeader()
-            } catch { abort(); throw error }
+            // The deflater comes once the mode is chosen (`decide`).
+            do { try reserveHeader() } catch { abort(); throw error }
         case .gzip:
             do { inflater = try store.zlib.inflater() } catch { abort(); throw error }
             clientHeader = []
@@ -182,8 +180,7 @@ public final class ValueUpload: ValueWriter {
     /// parameters to match, before any byte is deflated.
     private func decide(from bytes: UnsafeRawBufferPointer) throws {
         let chosen = bytes.count >= CompressionMode.minimumSampledBytes ? CompressionMode.choose(sample: bytes) : .deflate
-        let p = chosen.parameters(configuredLevel: store.zlib.level)
-        try deflater!.use(level: p.level, strategy: p.strategy)
+        deflater = try store.zlib.deflater(chosen)
         mode = chosen
     }
 
@@ -257,7 +254,7 @@ public final class ValueUpload: ValueWriter {
 
     /// Drops the upload: closes and removes the temp file. Safe to call twice.
     public func abort() {
-        if let d = deflater { store.zlib.recycle(d); deflater = nil }
+        if let d = deflater, let mode { store.zlib.recycle(d, mode); deflater = nil }
         if let i = inflater { store.zlib.recycle(i); inflater = nil }
         if fd >= 0 {
             Glibc.close(fd)

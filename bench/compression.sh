@@ -2,7 +2,8 @@
 # Adaptive compression, measured: 64 MiB PUTs of raw random bytes, base64
 # of random bytes and a JSON document (curl, median of ROUNDS), the file
 # size each left on disk, 1 KiB PUT throughput and latency (wrk), and zlib
-# itself on the same bytes (one core: level 1, Huffman-only, stored).
+# itself on the same bytes (one core: level 1, Huffman-only, stored), and
+# random 8 KiB / 64 KiB PUTs, which pay for the sampling decision.
 #
 #   bash bench/compression.sh [larder-binary] [rounds]
 #   BASELINE=/tmp/adaptive-base/.build/release/larder bash bench/compression.sh
@@ -89,4 +90,15 @@ for r in $(seq "$ROUNDS"); do
 done
 for name in "${NAMES[@]}"; do
   echo "$name  64 conns: $(median <"$WORK/$name.rps") req/s   1 conn p50: $(sort "$WORK/$name.lat" | tr '\n' ' ')"
+done
+
+echo "== sampled sizes: random 8 KiB and 64 KiB PUT (wrk bench/put-sampled.lua, 64 conns; median of $ROUNDS)"
+for size in 8192 65536; do
+  for name in "${NAMES[@]}"; do : >"$WORK/$name.s"; done
+  for r in $(seq "$ROUNDS"); do
+    for name in "${NAMES[@]}"; do
+      SIZE=$size wrk -t2 -c64 -d5 -s bench/put-sampled.lua "${URLS[$name]}" | awk '/Requests\/sec/{print $2}' >>"$WORK/$name.s"
+    done
+  done
+  for name in "${NAMES[@]}"; do echo "$name  $size B random: $(median <"$WORK/$name.s") req/s"; done
 done

@@ -34,19 +34,21 @@ while size < n:
 open(f"{work}/json.json", "wb").write(("[" + ",\n".join(out) + "]").encode()[:n])
 PY
 
-# Starts a server; prints its URL (first line of its stdout).
+# Starts a server (in this shell, so that the exit trap knows its pid);
+# url NAME prints its URL, the first line of its stdout.
 start() {
   "$1" --port 0 --ephemeral --no-fsync --log-level warning >"$WORK/$2.out" 2>"$WORK/$2.log" &
   PIDS+=($!)
   for _ in $(seq 100); do grep -q http "$WORK/$2.out" 2>/dev/null && break; sleep 0.1; done
-  grep -o 'http://[^ ]*' "$WORK/$2.out" | head -1
 }
+url() { grep -o 'http://[^ ]*' "$WORK/$1.out" | head -1; }
 stored_bytes() { curl -s "$1/metrics" | awk '/^larder_stored_bytes /{print $2}'; }
 median() { sort -n | awk '{a[NR]=$1} END{print a[int((NR+1)/2)]}'; }
 
-declare -A URLS=([after]=$(start "$BIN" after))
+declare -A URLS
+start "$BIN" after; URLS[after]=$(url after)
 NAMES=(after)
-if [ -n "${BASELINE:-}" ]; then URLS[before]=$(start "$BASELINE" before); NAMES=(before after); fi
+if [ -n "${BASELINE:-}" ]; then start "$BASELINE" before; URLS[before]=$(url before); NAMES=(before after); fi
 
 echo "== 64 MiB PUT (MB/s, median of $ROUNDS; file size / value size)"
 for f in random.bin base64.txt json.json; do

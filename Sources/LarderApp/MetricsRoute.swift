@@ -50,6 +50,13 @@ struct MetricsRoute: Route {
         Self.single(&text, "larder_keys", "gauge", "Values stored (an expired one until the sweep removes it).", stats.keys)
         Self.single(&text, "larder_stored_bytes", "gauge", "Bytes of the value files on disk (gzip).", stats.storedBytes)
         Self.single(&text, "larder_logical_bytes", "gauge", "Bytes of the values, decompressed.", stats.logicalBytes)
+        if let modes = store.compressionModes {
+            Self.family(&text, "larder_compression_mode_total", "counter",
+                        "Values Larder compressed since start-up, by the mode chosen from their first 64 KiB (deflate, huffman, stored).")
+            for mode in CompressionMode.allCases {
+                text += "larder_compression_mode_total{mode=\"\(mode.rawValue)\"} \(modes.count(mode))\n"
+            }
+        }
         if let layered = store as? LayeredStore {
             Self.single(&text, "larder_fixture_keys", "gauge", "Fixtures mounted with --fixtures (read-only, not in larder_keys).",
                         layered.fixtureStats.keys)

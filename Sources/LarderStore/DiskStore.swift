@@ -50,6 +50,8 @@ public final class DiskStore: ValueStore, @unchecked Sendable {
     let dataDirectory: String
     private var lock: FileLock?
     let zlib: ZlibPool
+    /// Values compressed per `CompressionMode`, for `/metrics`.
+    public let compressionModes: CompressionModeCounts? = CompressionModeCounts()
     let cache: ValueCache
     /// Told of every change, from under the write barrier.
     private let changes: StoreChangeObserver?

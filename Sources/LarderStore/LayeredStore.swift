@@ -105,6 +105,9 @@ public final class LayeredStore: ValueStore, Sendable {
     /// would take a look at every one.
     public var stats: StoreStats { store.stats }
 
+    /// Only the writable store compresses values.
+    public var compressionModes: CompressionModeCounts? { store.compressionModes }
+
     /// The fixtures' totals (their compiled gzip files for `storedBytes`).
     public var fixtureStats: StoreStats { fixtures.disk.stats }
 

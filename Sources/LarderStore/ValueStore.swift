@@ -57,6 +57,13 @@ public protocol ValueStore: AnyObject, Sendable {
     /// Values and bytes stored, kept as running totals (cheap to read:
     /// `/metrics` asks on every scrape).
     var stats: StoreStats { get }
+    /// Values compressed per mode since start-up (nil: the store does not
+    /// choose one per value).
+    var compressionModes: CompressionModeCounts? { get }
     /// Finishes background work and lets go of the store's resources.
     func close()
+}
+
+extension ValueStore {
+    public var compressionModes: CompressionModeCounts? { nil }
 }

@@ -41,6 +41,12 @@ public final class ValueUpload: ValueWriter {
     private var written: Int64 = 0
     private var crc: UInt32 = 0
     private var deflater: Deflater?
+    /// identity mode: how the value is compressed, nil until the sample is
+    /// in (nothing is deflated before, so the choice covers every byte).
+    private var mode: CompressionMode?
+    /// identity mode: the value's first bytes while `mode` is undecided.
+    /// Starts at 4 KiB so that a small value costs a small allocation.
+    private var sample: PendingBytes?
     private var inflater: Inflater?
     /// gzip mode: the client's first header, until it is complete.
     private var clientHeader: [UInt8]? = nil
@@ -63,10 +69,8 @@ public final class ValueUpload: ValueWriter {
         self.fd = fd
         switch encoding {
         case .identity:
-            do {
-                deflater = try store.zlib.deflater()
-                try reserveHeader()
-            } catch { abort(); throw error }
+            // The deflater comes once the mode is chosen (`decide`).
+            do { try reserveHeader() } catch { abort(); throw error }
         case .gzip:
             do { inflater = try store.zlib.inflater() } catch { abort(); throw error }
             clientHeader = []
@@ -77,6 +81,7 @@ public final class ValueUpload: ValueWriter {
     deinit {
         abort()
         scratch?.deallocate()
+        sample?.deallocate()
         pending.deallocate()
     }
 
@@ -120,7 +125,17 @@ public final class ValueUpload: ValueWriter {
         case .identity:
             crc = CRC32.update(crc, chunk)
             size += UInt64(chunk.count)
-            try compress(chunk, finish: false)
+            if mode != nil {
+                try compress(chunk, finish: false)
+            } else if sample == nil && chunk.count >= CompressionMode.sampleBytes {
+                // The whole sample in one piece: decide on it without a copy.
+                try decide(from: UnsafeRawBufferPointer(rebasing: chunk[0..<CompressionMode.sampleBytes]))
+                try compress(chunk, finish: false)
+            } else {
+                let taken = takeSample(chunk)
+                if sample!.count == CompressionMode.sampleBytes { try compressSample(deciding: true) }
+                if taken < chunk.count { try compress(UnsafeRawBufferPointer(rebasing: chunk[taken...]), finish: false) }
+            }
         case .gzip:
             try verify(chunk)
             if clientHeader != nil {
@@ -144,6 +159,41 @@ public final class ValueUpload: ValueWriter {
             }
         }
         if pending.count >= Self.flushThreshold { try flush() }
+    }
+
+    /// Copies the start of `chunk` into `sample`, up to the sample's size;
+    /// returns how many bytes it took.
+    private func takeSample(_ chunk: UnsafeRawBufferPointer) -> Int {
+        if sample == nil { sample = PendingBytes(capacity: 4 * 1024, limit: CompressionMode.sampleBytes) }
+        var taken = 0
+        while taken < chunk.count && sample!.count < CompressionMode.sampleBytes {
+            if sample!.room == 0 { _ = sample!.grow() }
+            let n = min(sample!.room, chunk.count - taken)
+            sample!.append(UnsafeRawBufferPointer(rebasing: chunk[taken..<(taken + n)]))
+            taken += n
+        }
+        return taken
+    }
+
+    /// Sets `mode` from the sample (a value shorter than
+    /// `minimumSampledBytes` keeps the configured level) and the deflater's
+    /// parameters to match, before any byte is deflated.
+    private func decide(from bytes: UnsafeRawBufferPointer) throws {
+        let chosen = bytes.count >= CompressionMode.minimumSampledBytes ? CompressionMode.choose(sample: bytes) : .deflate
+        deflater = try store.zlib.deflater(chosen)
+        mode = chosen
+    }
+
+    /// Decides (if asked), deflates the buffered sample and lets it go.
+    private func compressSample(deciding: Bool) throws {
+        guard let s = sample else {
+            if deciding { try decide(from: UnsafeRawBufferPointer(start: nil, count: 0)) }
+            return
+        }
+        if deciding { try decide(from: s.bytes) }
+        try compress(s.bytes, finish: false)
+        s.deallocate()
+        sample = nil
     }
 
     /// Inflates gzip input only to check it and count the value's size.
@@ -170,6 +220,8 @@ public final class ValueUpload: ValueWriter {
         defer { abort() }
         switch encoding {
         case .identity:
+            // A value that ended within the sample: decide on what there is.
+            if mode == nil { try compressSample(deciding: true) }
             try compress(UnsafeRawBufferPointer(start: nil, count: 0), finish: true)
             var trailer: [UInt8] = []
             ValueFileHeader.appendLE(&trailer, UInt64(crc), bytes: 4)
@@ -196,12 +248,13 @@ public final class ValueUpload: ValueWriter {
         let created = try store.publish(tempPath: tempPath, fd: fd, key: key, metadata: metadata, fileSize: written,
                                         condition: condition)
         done = true
+        if let mode { store.compressionModes?.add(mode) }
         return PutOutcome(created: created, metadata: metadata)
     }
 
     /// Drops the upload: closes and removes the temp file. Safe to call twice.
     public func abort() {
-        if let d = deflater { store.zlib.recycle(d); deflater = nil }
+        if let d = deflater, let mode { store.zlib.recycle(d, mode); deflater = nil }
         if let i = inflater { store.zlib.recycle(i); inflater = nil }
         if fd >= 0 {
             Glibc.close(fd)

@@ -7,10 +7,12 @@ import CZlib
 final class Deflater {
     private var stream = z_stream()
     let level: Int32
+    let strategy: Int32
 
-    init(level: Int32) throws {
+    init(level: Int32, strategy: Int32 = Z_DEFAULT_STRATEGY) throws {
         self.level = level
-        let rc = deflateInit2_(&stream, level, Z_DEFLATED, -MAX_WBITS, 8, Z_DEFAULT_STRATEGY,
+        self.strategy = strategy
+        let rc = deflateInit2_(&stream, level, Z_DEFLATED, -MAX_WBITS, 8, strategy,
                                ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size))
         if rc != Z_OK { throw StoreError.zlib(operation: "deflateInit2", code: rc) }
     }
@@ -121,10 +123,13 @@ enum CRC32 {
 }
 
 /// Reuses zlib streams: deflateInit allocates about 256 KiB, which would
-/// dominate the cost of storing a 1 KiB value.
+/// dominate the cost of storing a 1 KiB value. Deflaters are kept per
+/// `CompressionMode` rather than switched with `deflateParams`: before
+/// zlib 1.2.12 that call could flush a block from a reset stream into the
+/// last value's output buffer.
 final class ZlibPool: @unchecked Sendable {
-    // Guarded by `lock`.
-    private var deflaters: [Deflater] = []
+    // Guarded by `lock`; one list per mode, at `CompressionMode.poolIndex`.
+    private var deflaters: [[Deflater]] = CompressionMode.allCases.map { _ in [] }
     private var inflaters: [Inflater] = []
     private let lock = Lock()
     let level: Int32
@@ -132,14 +137,17 @@ final class ZlibPool: @unchecked Sendable {
 
     init(level: Int32) { self.level = level }
 
-    func deflater() throws -> Deflater {
-        if let d = lock.withLock({ deflaters.popLast() }) { return d }
-        return try Deflater(level: level)
+    func deflater(_ mode: CompressionMode) throws -> Deflater {
+        let i = mode.poolIndex
+        if let d = lock.withLock({ deflaters[i].popLast() }) { return d }
+        let p = mode.parameters(configuredLevel: level)
+        return try Deflater(level: p.level, strategy: p.strategy)
     }
 
-    func recycle(_ d: Deflater) {
+    func recycle(_ d: Deflater, _ mode: CompressionMode) {
         d.reset()
-        lock.withLock { if deflaters.count < keep { deflaters.append(d) } }
+        let i = mode.poolIndex
+        lock.withLock { if deflaters[i].count < keep { deflaters[i].append(d) } }
     }
 
     func inflater() throws -> Inflater {

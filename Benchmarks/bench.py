@@ -122,7 +122,11 @@ def snapshot(prefix, count):
 
 def median():
     xs = sorted(float(x) for x in sys.stdin.read().split())
-    print(xs[(len(xs) - 1) // 2] if xs else "nan")
+    if not xs:
+        print("nan")
+    else:
+        m = xs[(len(xs) - 1) // 2]
+        print(int(m) if m == int(m) else m)
 
 
 if __name__ == "__main__":

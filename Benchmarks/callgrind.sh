@@ -36,6 +36,17 @@ RESULTS=$OUTDIR/callgrind-$STAMP.txt
 total() { awk '/^(summary|totals):/ {print $2; exit}' "$1"; }
 demangle() { if command -v swift-demangle >/dev/null; then swift-demangle --simplified; elif command -v swift >/dev/null; then swift demangle --simplified; else cat; fi; }
 
+# top FILE LABEL: the top functions by inclusive cost (the first ones are
+# Dispatch's and the thread's wrappers, so 25 of them) and by self cost
+top() {
+  echo "-- top 25 functions by inclusive cost, $2 (whole process, all threads):"
+  callgrind_annotate --inclusive=yes "$1" 2>/dev/null | demangle \
+    | awk '/^ *[0-9,]+ \(/ && !/PROGRAM TOTALS/ && k < 25 {print; k++}' || true
+  echo "-- top 15 functions by self cost, $2:"
+  callgrind_annotate "$1" 2>/dev/null | demangle \
+    | awk '/^ *[0-9,]+ \(/ && !/PROGRAM TOTALS/ && k < 15 {print; k++}' || true
+}
+
 # measure NAME BINARY: prints "GET PUT" instructions per request
 measure() {
   local name=$1 bin=$2 dir=$WORK/$1
@@ -76,12 +87,8 @@ measure() {
     echo "== $name ($bin), N=$N"
     echo "GET: ${g1} instructions for $N, ${g2} for $((2 * N))"
     echo "PUT: ${p1} instructions for $N, ${p2} for $((2 * N))"
-    echo "-- top 10 functions by inclusive cost, $((2 * N)) cached 1 KiB GETs (whole process, all threads):"
-    callgrind_annotate --inclusive=yes "${files[1]}" 2>/dev/null | demangle \
-      | awk '/^ *[0-9,]+ \(/ && !/PROGRAM TOTALS/ && k < 10 {print; k++}' || true
-    echo "-- top 10 functions by inclusive cost, $((2 * N)) 1 KiB PUTs --no-fsync:"
-    callgrind_annotate --inclusive=yes "${files[3]}" 2>/dev/null | demangle \
-      | awk '/^ *[0-9,]+ \(/ && !/PROGRAM TOTALS/ && k < 10 {print; k++}' || true
+    top "${files[1]}" "$((2 * N)) cached 1 KiB GETs"
+    top "${files[3]}" "$((2 * N)) 1 KiB PUTs --no-fsync"
     echo
   } >>"$RESULTS"
   echo "$(( (g2 - g1) / N )) $(( (p2 - p1) / N ))"

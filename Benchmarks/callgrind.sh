@@ -7,14 +7,16 @@
 #   N=2000 BASELINE=/path/to/older/larder bash Benchmarks/callgrind.sh
 #
 # In one valgrind run: warm up, then for each workload zero the counters,
-# do N requests, dump; do 2N requests, dump. The difference of the two
-# dumps' totals, divided by N, is the cost of one request: start-up, the
-# dump itself and idle wake-ups cancel. Results (and the top 10 functions by
+# do N requests, dump; zero, do 2N requests, dump. The difference of the
+# two dumps' totals, divided by N, is the cost of one request: start-up and
+# the dump itself cancel. That pair is repeated REPEAT (3) times and the
+# median printed, so a stray timer wake-up does not move it. Results (and the top 10 functions by
 # inclusive cost of the 2N GET phase) go to .build/benchmarks/callgrind-*.txt.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 N=${N:-2000}
 WARMUP=${WARMUP:-300}
+REPEAT=${REPEAT:-3}
 ROOT=$PWD
 OUTDIR=$ROOT/.build/benchmarks
 mkdir -p "$OUTDIR"
@@ -25,7 +27,7 @@ WORK=$(mktemp -d /tmp/larder-callgrind.XXXXXX)
 VPID=""
 cleanup() {
   if [ -n "$VPID" ]; then kill "$VPID" 2>/dev/null || true; wait "$VPID" 2>/dev/null || true; fi
-  rm -rf "$WORK"
+  if [ -n "${KEEP:-}" ]; then echo "kept $WORK" >&2; else rm -rf "$WORK"; fi
 }
 trap cleanup EXIT
 
@@ -40,11 +42,18 @@ demangle() { if command -v swift-demangle >/dev/null; then swift-demangle --simp
 # Dispatch's and the thread's wrappers, so 25 of them) and by self cost
 top() {
   echo "-- top 25 functions by inclusive cost, $2 (whole process, all threads):"
-  callgrind_annotate --inclusive=yes "$1" 2>/dev/null | demangle \
-    | awk '/^ *[0-9,]+ \(/ && !/PROGRAM TOTALS/ && k < 25 {print; k++}' || true
+  pick "$1" 25 --inclusive=yes '!/PROGRAM TOTALS/'
   echo "-- top 15 functions by self cost, $2:"
-  callgrind_annotate "$1" 2>/dev/null | demangle \
-    | awk '/^ *[0-9,]+ \(/ && !/PROGRAM TOTALS/ && k < 15 {print; k++}' || true
+  # (clone and start_thread show the whole total as self cost after a zero)
+  pick "$1" 15 --inclusive=no '!/PROGRAM TOTALS|:clone |:start_thread /'
+}
+# pick FILE COUNT OPTION AWK-FILTER: the first COUNT cost lines, demangled
+pick() {
+  local sel out
+  sel=$(callgrind_annotate "$3" --threshold=100 "$1" 2>/dev/null \
+    | awk -v n="$2" "/^ *[0-9,]+ \\(/ && $4 && k < n {print; k++}" || true)
+  out=$(printf '%s\n' "$sel" | demangle 2>/dev/null) || out=$sel
+  printf '%s\n' "$out"
 }
 
 # measure NAME BINARY: prints "GET PUT" instructions per request
@@ -67,31 +76,40 @@ measure() {
   python3 Benchmarks/bench.py requests "$url/store/bench/get" "$WARMUP" get
   python3 Benchmarks/bench.py requests "$url/store/bench/put" "$WARMUP" put 1024
   sleep 0.5
-  local files=() ctl
+  local ctl f1 f2 n
+  local -A per last
   for phase in get put; do
-    for n in "$N" $((2 * N)); do
-      callgrind_control -z "$VPID" >/dev/null 2>&1
-      if [ "$phase" = get ]; then python3 Benchmarks/bench.py requests "$url/store/bench/get" "$n" get
-      else python3 Benchmarks/bench.py requests "$url/store/bench/put" "$n" put 1024; fi
-      ctl=$(ls "$dir"/cg.out* 2>/dev/null | wc -l)
-      callgrind_control -d "$phase-$n" "$VPID" >/dev/null 2>&1
-      # wait for the dump file to appear
-      for _ in $(seq 100); do [ "$(ls "$dir"/cg.out* 2>/dev/null | wc -l)" -gt "$ctl" ] && break; sleep 0.1; done
-      files+=("$(ls -t "$dir"/cg.out* | sed -n 1p)")
+    for rep in $(seq "$REPEAT"); do
+      for n in "$N" $((2 * N)); do
+        callgrind_control -z "$VPID" >/dev/null 2>&1
+        if [ "$phase" = get ]; then python3 Benchmarks/bench.py requests "$url/store/bench/get" "$n" get
+        else python3 Benchmarks/bench.py requests "$url/store/bench/put" "$n" put 1024; fi
+        ctl=$(find "$dir" -maxdepth 1 -name 'cg.out.*' | wc -l)
+        callgrind_control -d "$phase-$n" "$VPID" >/dev/null 2>&1
+        for _ in $(seq 100); do [ "$(find "$dir" -maxdepth 1 -name 'cg.out.*' | wc -l)" -gt "$ctl" ] && break; sleep 0.1; done
+        sleep 0.2
+        f2=$dir/cg.out.$((ctl + 1))
+        [ "$n" = "$N" ] && f1=$f2
+      done
+      per[$phase]+="$(( ($(total "$f2") - $(total "$f1")) / N )) "
+      last[$phase]=$f2
+      echo "$phase, repetition $rep: $(total "$f1") instructions for $N requests, $(total "$f2") for $((2 * N))" >>"$RESULTS.$name"
     done
   done
   kill "$VPID" 2>/dev/null || true; wait "$VPID" 2>/dev/null || true; VPID=""
-  local g1 g2 p1 p2
-  g1=$(total "${files[0]}"); g2=$(total "${files[1]}"); p1=$(total "${files[2]}"); p2=$(total "${files[3]}")
+  local get put
+  get=$(echo "${per[get]}" | tr ' ' '\n' | grep . | python3 Benchmarks/bench.py median)
+  put=$(echo "${per[put]}" | tr ' ' '\n' | grep . | python3 Benchmarks/bench.py median)
   {
-    echo "== $name ($bin), N=$N"
-    echo "GET: ${g1} instructions for $N, ${g2} for $((2 * N))"
-    echo "PUT: ${p1} instructions for $N, ${p2} for $((2 * N))"
-    top "${files[1]}" "$((2 * N)) cached 1 KiB GETs"
-    top "${files[3]}" "$((2 * N)) 1 KiB PUTs --no-fsync"
+    echo "== $name ($bin), N=$N, $REPEAT repetitions"
+    cat "$RESULTS.$name"; rm -f "$RESULTS.$name"
+    echo "per GET, each repetition: ${per[get]}-> median $get"
+    echo "per PUT, each repetition: ${per[put]}-> median $put"
+    top "${last[get]}" "$((2 * N)) cached 1 KiB GETs"
+    top "${last[put]}" "$((2 * N)) 1 KiB PUTs --no-fsync"
     echo
   } >>"$RESULTS"
-  echo "$(( (g2 - g1) / N )) $(( (p2 - p1) / N ))"
+  echo "$get $put"
 }
 
 read -r GET PUT < <(measure larder .build/release/larder)

@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# Instructions per request of the release `larder` under callgrind: 1 KiB
+# GET (served from the read cache) and 1 KiB PUT (--no-fsync), each on one
+# keep-alive connection with an exact request count.
+#
+#   bash Benchmarks/callgrind.sh                       # this checkout
+#   N=2000 BASELINE=/path/to/older/larder bash Benchmarks/callgrind.sh
+#
+# In one valgrind run: warm up, then for each workload zero the counters,
+# do N requests, dump; zero, do 2N requests, dump. The difference of the
+# two dumps' totals, divided by N, is the cost of one request: start-up and
+# the dump itself cancel. That pair is repeated REPEAT (3) times and the
+# median printed, so a stray timer wake-up does not move it. Results (and the top 10 functions by
+# inclusive cost of the 2N GET phase) go to .build/benchmarks/callgrind-*.txt.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+N=${N:-2000}
+WARMUP=${WARMUP:-300}
+REPEAT=${REPEAT:-3}
+ROOT=$PWD
+OUTDIR=$ROOT/.build/benchmarks
+mkdir -p "$OUTDIR"
+for tool in valgrind python3 curl; do
+  command -v "$tool" >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq valgrind python3 curl >/dev/null; break; }
+done
+WORK=$(mktemp -d /tmp/larder-callgrind.XXXXXX)
+VPID=""
+cleanup() {
+  if [ -n "$VPID" ]; then kill "$VPID" 2>/dev/null || true; wait "$VPID" 2>/dev/null || true; fi
+  if [ -n "${KEEP:-}" ]; then echo "kept $WORK" >&2; else rm -rf "$WORK"; fi
+}
+trap cleanup EXIT
+
+if [ -z "${SKIP_BUILD:-}" ]; then swift build -c release --product larder >/dev/null; fi
+STAMP=$(date -u +%Y-%m-%dT%H%M%SZ)
+RESULTS=$OUTDIR/callgrind-$STAMP.txt
+
+total() { awk '/^(summary|totals):/ {print $2; exit}' "$1"; }
+demangle() { if command -v swift-demangle >/dev/null; then swift-demangle --simplified; elif command -v swift >/dev/null; then swift demangle --simplified; else cat; fi; }
+
+# top FILE LABEL: the top functions by inclusive cost (the first ones are
+# Dispatch's and the thread's wrappers, so 25 of them) and by self cost
+top() {
+  echo "-- top 25 functions by inclusive cost, $2 (whole process, all threads):"
+  pick "$1" 25 --inclusive=yes '!/PROGRAM TOTALS/'
+  echo "-- top 15 functions by self cost, $2:"
+  # (clone and start_thread show the whole total as self cost after a zero)
+  pick "$1" 15 --inclusive=no '!/PROGRAM TOTALS|:clone |:start_thread /'
+}
+# pick FILE COUNT OPTION AWK-FILTER: the first COUNT cost lines, demangled
+pick() {
+  local sel out
+  sel=$(callgrind_annotate "$3" --threshold=100 "$1" 2>/dev/null \
+    | awk -v n="$2" "/^ *[0-9,]+ \\(/ && $4 && k < n {print; k++}" || true)
+  out=$(printf '%s\n' "$sel" | demangle 2>/dev/null) || out=$sel
+  printf '%s\n' "$out"
+}
+
+# measure NAME BINARY: prints "GET PUT" instructions per request
+measure() {
+  local name=$1 bin=$2 dir=$WORK/$1
+  mkdir -p "$dir"
+  valgrind --tool=callgrind --callgrind-out-file="$dir/cg.out" --dump-instr=no \
+    --vgdb=yes "$bin" --port 0 --data-dir "$dir/data" --no-fsync --log-level warning \
+    >"$dir/stdout" 2>"$dir/valgrind.log" &
+  VPID=$!
+  local url=""
+  for _ in $(seq 600); do
+    url=$(head -1 "$dir/stdout" 2>/dev/null || true)
+    [ -n "$url" ] && break
+    sleep 0.1
+  done
+  [ -n "$url" ] || { cat "$dir/valgrind.log" >&2; echo "larder did not start under valgrind" >&2; exit 1; }
+  head -c 1024 /dev/urandom | base64 -w0 | head -c 1024 > "$dir/value"
+  curl -sf -T "$dir/value" "$url/store/bench/get" -o /dev/null
+  python3 Benchmarks/bench.py requests "$url/store/bench/get" "$WARMUP" get
+  python3 Benchmarks/bench.py requests "$url/store/bench/put" "$WARMUP" put 1024
+  sleep 0.5
+  local ctl f1 f2 n
+  local -A per last
+  for phase in get put; do
+    for rep in $(seq "$REPEAT"); do
+      for n in "$N" $((2 * N)); do
+        callgrind_control -z "$VPID" >/dev/null 2>&1
+        if [ "$phase" = get ]; then python3 Benchmarks/bench.py requests "$url/store/bench/get" "$n" get
+        else python3 Benchmarks/bench.py requests "$url/store/bench/put" "$n" put 1024; fi
+        ctl=$(find "$dir" -maxdepth 1 -name 'cg.out.*' | wc -l)
+        callgrind_control -d "$phase-$n" "$VPID" >/dev/null 2>&1
+        for _ in $(seq 100); do [ "$(find "$dir" -maxdepth 1 -name 'cg.out.*' | wc -l)" -gt "$ctl" ] && break; sleep 0.1; done
+        sleep 0.2
+        f2=$dir/cg.out.$((ctl + 1))
+        [ "$n" = "$N" ] && f1=$f2
+      done
+      per[$phase]+="$(( ($(total "$f2") - $(total "$f1")) / N )) "
+      last[$phase]=$f2
+      echo "$phase, repetition $rep: $(total "$f1") instructions for $N requests, $(total "$f2") for $((2 * N))" >>"$RESULTS.$name"
+    done
+  done
+  kill "$VPID" 2>/dev/null || true; wait "$VPID" 2>/dev/null || true; VPID=""
+  local get put
+  get=$(echo "${per[get]}" | tr ' ' '\n' | grep . | python3 Benchmarks/bench.py median)
+  put=$(echo "${per[put]}" | tr ' ' '\n' | grep . | python3 Benchmarks/bench.py median)
+  {
+    echo "== $name ($bin), N=$N, $REPEAT repetitions"
+    cat "$RESULTS.$name"; rm -f "$RESULTS.$name"
+    echo "per GET, each repetition: ${per[get]}-> median $get"
+    echo "per PUT, each repetition: ${per[put]}-> median $put"
+    top "${last[get]}" "$((2 * N)) cached 1 KiB GETs"
+    top "${last[put]}" "$((2 * N)) 1 KiB PUTs --no-fsync"
+    echo
+  } >>"$RESULTS"
+  echo "$get $put"
+}
+
+read -r GET PUT < <(measure larder .build/release/larder)
+printf 'larder:   instructions per GET: %s, per PUT: %s\n' "$GET" "$PUT" | tee -a "$RESULTS"
+if [ -n "${BASELINE:-}" ]; then
+  read -r BGET BPUT < <(measure baseline "$BASELINE")
+  printf 'baseline: instructions per GET: %s, per PUT: %s\n' "$BGET" "$BPUT" | tee -a "$RESULTS"
+fi
+echo "details: $RESULTS"

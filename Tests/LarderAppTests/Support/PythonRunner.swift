@@ -27,6 +27,14 @@ enum PythonRunner {
         return Result(status: result.status, stdout: result.stdoutText, stderr: result.stderr, timedOut: result.timedOut)
     }
 
+    /// The same, off the cooperative pool (`ProcessRunner`'s async form).
+    static func run(_ arguments: [String], stdin: String? = nil, environment: [String: String] = [:],
+                    directory: String? = nil, timeout: Double = 120) async throws -> Result {
+        let result = try await ProcessRunner.run("/usr/bin/env", ["python3"] + arguments, stdin: stdin.map { Array($0.utf8) },
+                                                 environment: environment, directory: directory, timeout: timeout)
+        return Result(status: result.status, stdout: result.stdoutText, stderr: result.stderr, timedOut: result.timedOut)
+    }
+
     /// Runs `code` (given on stdin) with `arguments` as `sys.argv[1:]`.
     static func run(code: String, arguments: [String] = [], environment: [String: String] = [:],
                     directory: String? = nil, timeout: Double = 120) throws -> Result {

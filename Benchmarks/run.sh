@@ -150,7 +150,7 @@ put_mbs() { curl -sf -o /dev/null -T "$2" -w '%{time_total}\n' "$1" | awk -v b=$
 get_mbs() { curl -sf -o /dev/null -w '%{time_total}\n' "$@" | awk -v b=$((SIZE_MB << 20)) '{printf "%.1f\n", b/$1/1e6}'; }
 med() { echo "${R[$1]:-}" | tr ' ' '\n' | grep . | $BENCH median; }
 
-PUTLUA=$ROOT/Benchmarks/put.lua
+PUTLUA=$ROOT/bench/put.lua  # the one PUT script, shared with bench/
 for round in $(seq "$ROUNDS"); do
   order="fast nginx"; (( round % 2 == 0 )) && order="nginx fast"
   for s in $order; do u=URL_$s; add "$s.get" "$(rate "${!u}/store/bench/get")"; done

@@ -222,27 +222,23 @@ final class SocketChannel: @unchecked Sendable {
         while remaining > 0 {
             var off = off_t(offset)
             let n = Glibc.sendfile(fd, file, &off, Int(min(remaining, Int64(Self.sendfileChunk))))
-            if n > 0 {
+            switch outcome(of: n) {
+            case .sent:
                 offset += Int64(n)
                 remaining -= Int64(n)
-                meter.sent(n)
-                lastActivity = now
+            case .interrupted:
                 continue
-            }
-            let code = errno
-            if n < 0 && code == EINTR { continue }
-            if n < 0 && (code == EAGAIN || code == EWOULDBLOCK) {
-                lastSendQueue = sendQueueLength()
-                waitForWritable()
+            case .waiting:
+                return false
+            case .failed(let code):
+                if n == 0 {
+                    logger.error("connection \(fd): the response's file ended \(remaining) bytes early")
+                } else {
+                    logger.debug("connection \(fd): sendfile failed, errno \(code)")
+                }
+                close()
                 return false
             }
-            if n == 0 {
-                logger.error("connection \(fd): the response's file ended \(remaining) bytes early")
-            } else {
-                logger.debug("connection \(fd): sendfile failed, errno \(code)")
-            }
-            close()
-            return false
         }
         output.shrink(to: Self.outputCapacity)
         if waitingForWritable { stopWaitingForWritable() }
@@ -256,25 +252,46 @@ final class SocketChannel: @unchecked Sendable {
         while !output.isEmpty {
             let pending = output.unsent
             let n = Glibc.send(fd, pending.baseAddress!, pending.count, flags)
-            if n > 0 {
+            switch outcome(of: n) {
+            case .sent:
                 output.consumed(n)
-                meter.sent(n)
-                lastActivity = now
+            case .interrupted:
                 continue
-            }
-            let code = errno
-            if n < 0 && code == EINTR { continue }
-            if n < 0 && (code == EAGAIN || code == EWOULDBLOCK) {
-                // What the kernel holds now; the idle check compares against it.
-                lastSendQueue = sendQueueLength()
-                waitForWritable()
+            case .waiting:
+                return false
+            case .failed(let code):
+                logger.debug("connection \(fd): send failed, errno \(code)")
+                close()
                 return false
             }
-            logger.debug("connection \(fd): send failed, errno \(code)")
-            close()
-            return false
         }
         return true
+    }
+
+    /// What one `send` or `sendfile` result means for its loop.
+    private enum SendOutcome {
+        case sent, interrupted, waiting
+        case failed(errno: Int32)
+    }
+
+    /// Reads a send's result (and `errno`, so call it right after the
+    /// call): counts bytes sent, or on a full socket starts waiting for
+    /// writability (`channelWritable` resumes the sender).
+    private func outcome(of n: Int) -> SendOutcome {
+        if n > 0 {
+            meter.sent(n)
+            lastActivity = now
+            return .sent
+        }
+        let code = errno
+        if n < 0 && code == EINTR { return .interrupted }
+        if n < 0 && (code == EAGAIN || code == EWOULDBLOCK) {
+            // What the kernel holds now; the idle check compares against it.
+            lastSendQueue = sendQueueLength()
+            waitForWritable()
+            return .waiting
+        }
+        return .failed(errno: code)
     }
 
     private func waitForWritable() {

@@ -91,32 +91,8 @@ if [ -n "${BASELINE:-}" ]; then
 fi
 
 NPORT=$(free_port)
-mkdir -p "$WORK/nginx/root/store/bench" "$WORK/nginx/tmp"
-{
-  [ "$(id -u)" -eq 0 ] && echo "user root;"
-  cat <<CONF
-worker_processes 2;
-pid $WORK/nginx.pid;
-error_log $WORK/nginx-error.log;
-events { worker_connections 4096; }
-http {
-  access_log off;
-  sendfile on;
-  client_body_temp_path $WORK/nginx/tmp;
-  proxy_temp_path $WORK/nginx/tmp;
-  fastcgi_temp_path $WORK/nginx/tmp;
-  uwsgi_temp_path $WORK/nginx/tmp;
-  scgi_temp_path $WORK/nginx/tmp;
-  server {
-    listen 127.0.0.1:$NPORT;
-    root $WORK/nginx/root;
-    location /store/ { dav_methods PUT DELETE; create_full_put_path on; client_max_body_size 4g; }
-  }
-}
-CONF
-} > "$WORK/nginx.conf"
-nginx -c "$WORK/nginx.conf" -e "$WORK/nginx-error.log" 2>/dev/null || nginx -c "$WORK/nginx.conf"
-for _ in $(seq 100); do [ -s "$WORK/nginx.pid" ] && break; sleep 0.05; done
+. "$ROOT/bench/nginx-peer.sh"
+start_nginx "$WORK" "$NPORT"
 URL_nginx=http://127.0.0.1:$NPORT
 
 head -c 1024 /dev/urandom | base64 -w0 | head -c 1024 > "$WORK/value"

@@ -48,23 +48,10 @@ for who in "${!PORT[@]}"; do
 done
 
 NPORT=$(freeport)
-mkdir -p "$WORK/nginx/root/store/bench" "$WORK/nginx/tmp"
+. bench/nginx-peer.sh
+start_nginx "$WORK" "$NPORT"
 cp "$WORK/larder/values/bench\\/large" "$WORK/nginx/root/store/bench/large"
 GZ=$(stat -c %s "$WORK/nginx/root/store/bench/large")
-cat > "$WORK/nginx.conf" <<CONF
-user root;
-worker_processes 2;
-pid $WORK/nginx.pid;
-error_log $WORK/nginx-error.log;
-events { worker_connections 4096; }
-http {
-  access_log off;
-  sendfile on;
-  client_body_temp_path $WORK/nginx/tmp;
-  server { listen 127.0.0.1:$NPORT; root $WORK/nginx/root; }
-}
-CONF
-nginx -c "$WORK/nginx.conf"
 PORT[nginx]=$NPORT
 sleep 0.5
 

@@ -32,24 +32,8 @@ if [ -n "${BASELINE:-}" ]; then
   "$BASELINE" --port $BPORT --data-dir "$WORK/baseline" --no-fsync --log-level warning 2>"$WORK/baseline.log" &
 fi
 
-mkdir -p "$WORK/nginx/root/store/bench" "$WORK/nginx/tmp"
-cat > "$WORK/nginx.conf" <<CONF
-user root;
-worker_processes 2;
-pid $WORK/nginx.pid;
-error_log $WORK/nginx-error.log;
-events { worker_connections 4096; }
-http {
-  access_log off;
-  client_body_temp_path $WORK/nginx/tmp;
-  server {
-    listen 127.0.0.1:$NPORT;
-    root $WORK/nginx/root;
-    location /store/ { dav_methods PUT DELETE; create_full_put_path on; client_max_body_size 1g; }
-  }
-}
-CONF
-nginx -c "$WORK/nginx.conf"
+. bench/nginx-peer.sh
+start_nginx "$WORK" "$NPORT"
 sleep 1
 
 head -c 1024 /dev/urandom | base64 -w0 | head -c 1024 > "$WORK/value"

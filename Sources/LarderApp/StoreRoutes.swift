@@ -47,8 +47,10 @@ struct StoreRoutes: Route {
         let expires = try ValueRoutes.expiry(head)
         let upload = try ErrorMapping.run(logger) { () throws -> ValueWriter in
             let key = try StoreKey(prefix.string + (try store.makeUniqueID()))
-            return try store.beginUpload(key: key, contentType: head.headers["Content-Type"] ?? "application/octet-stream",
-                                         encoding: encoding, expiresNanos: expires, condition: Preconditions.mustNotExist)
+            let upload = try store.beginUpload(key: key, contentType: head.headers["Content-Type"] ?? "application/octet-stream",
+                                               encoding: encoding, expiresNanos: expires, condition: Preconditions.mustNotExist)
+            if let length = head.contentLength { try upload.expect(bytes: length) }
+            return upload
         }
         let key = upload.key.string
         return .receiveBody(UploadSink(upload: upload, responder: request.responder, logger: logger) { outcome in

@@ -68,8 +68,11 @@ struct ValueRoutes: Sendable {
         let condition = Preconditions.writeCondition(head)
         try checkEarly(key, condition)
         let upload = try ErrorMapping.run(logger) {
-            try store.beginUpload(key: key, contentType: head.headers["Content-Type"] ?? "application/octet-stream",
-                                  encoding: encoding, expiresNanos: expires, condition: condition)
+            let upload = try store.beginUpload(key: key, contentType: head.headers["Content-Type"] ?? "application/octet-stream",
+                                               encoding: encoding, expiresNanos: expires, condition: condition)
+            // A large body of known size is deflated in segments, on every core.
+            if let length = head.contentLength { try upload.expect(bytes: length) }
+            return upload
         }
         return .receiveBody(UploadSink(upload: upload, responder: request.responder, logger: logger) { outcome in
             HTTPResponse(status: outcome.created ? .created : .noContent, headers: Self.writeHeaders(outcome.metadata))

@@ -165,6 +165,7 @@ public final class EmbeddedLarder: Larder, ReadableLarderSync, WritableLarderSyn
         let upload = try store.beginUpload(key: key, contentType: contentType, encoding: .identity,
                                            expiresNanos: expires, condition: condition)
         do {
+            try upload.expect(bytes: Int64(data.count))
             try data.withUnsafeBytes { try upload.write($0) }
             return try upload.finish()
         } catch {

@@ -130,6 +130,7 @@ private final class OverFixtureWriter: ValueWriter {
     private let inner: ValueWriter
     init(_ inner: ValueWriter) { self.inner = inner }
     var key: StoreKey { inner.key }
+    func expect(bytes: Int64) throws { try inner.expect(bytes: bytes) }
     func write(_ chunk: UnsafeRawBufferPointer) throws { try inner.write(chunk) }
     func finish() throws -> PutOutcome { PutOutcome(created: false, metadata: try inner.finish().metadata) }
     func abort() { inner.abort() }

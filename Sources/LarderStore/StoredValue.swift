@@ -55,6 +55,9 @@ public final class StoredValue: @unchecked Sendable {
     private let prefetched: [UInt8]
     /// The value, when already decompressed (cached values).
     private var knownIdentity: [UInt8]?
+    /// Where the segments of a large value lie, when it was deflated in
+    /// segments and the table agrees with the file; nil otherwise.
+    private let segments: SegmentTable?
 
     /// A value served from memory; no file is open.
     init(cached entry: ValueCache.Entry, zlib: ZlibPool) {
@@ -68,6 +71,7 @@ public final class StoredValue: @unchecked Sendable {
         self.headerLength = entry.headerLength
         self.prefetched = entry.file
         self.knownIdentity = entry.identity
+        self.segments = nil
     }
 
     /// The cache entry for a small value (inflating it now, once); nil when large.
@@ -104,6 +108,11 @@ public final class StoredValue: @unchecked Sendable {
             gzipETag = meta.gzipETag
             headerLength = length
             prefetched = buffer
+            let table = meta.originalGzipHeader != nil ? nil : buffer.withUnsafeBytes { (raw) in
+                ValueFileHeader.segmentTable(raw, headerLength: length)
+            }
+            let deflateBytes = fileSize - length - 8
+            segments = table.flatMap { $0.matches(size: meta.size, deflateBytes: deflateBytes) ? $0 : nil }
         } catch {
             Glibc.close(fd)
             throw error
@@ -205,9 +214,13 @@ public final class StoredValue: @unchecked Sendable {
                        start: metadata.originalGzipHeader == nil ? 0 : headerLength)
     }
 
-    /// Streams the value, decompressing while it reads.
+    /// Streams the value, decompressing while it reads: a segmented value
+    /// several segments at a time, on every core.
     public func identityStream() throws -> ValueByteStream {
-        try InflatingFileStream(value: self, inflater: try zlib.inflater())
+        if let segments, knownIdentity == nil {
+            return SegmentedInflatingStream(value: self, table: segments, dataStart: headerLength)
+        }
+        return try InflatingFileStream(value: self, inflater: try zlib.inflater())
     }
 
     func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int) throws -> Int {

@@ -61,21 +61,23 @@ enum ValueFileHeader {
     /// Room for any legal header: XLEN is 16 bits.
     static let maxVariableBytes = 65_535 - 4 - fixedPayload - 6
 
-    static func length(of meta: ValueMetadata) -> Int {
+    static func length(of meta: ValueMetadata, segments: SegmentTable? = nil) -> Int {
         12 + 4 + fixedPayload + 6 + meta.contentType.utf8.count + meta.key.utf8.count + (meta.originalGzipHeader?.count ?? 0)
+            + (segments?.encodedLength ?? 0)
     }
 
-    /// Whether the metadata fits the gzip extra field (XLEN is 16 bits).
-    static func fits(_ meta: ValueMetadata) -> Bool {
-        length(of: meta) - 12 <= 65_535
+    /// Whether the metadata (and segment table) fit the gzip extra field (XLEN is 16 bits).
+    static func fits(_ meta: ValueMetadata, segments: SegmentTable? = nil) -> Bool {
+        length(of: meta, segments: segments) - 12 <= 65_535
     }
 
-    static func encode(_ meta: ValueMetadata) -> [UInt8] {
-        precondition(fits(meta), "metadata larger than a gzip extra field")
+    static func encode(_ meta: ValueMetadata, segments: SegmentTable? = nil) -> [UInt8] {
+        precondition(fits(meta, segments: segments), "metadata larger than a gzip extra field")
+        let total = length(of: meta, segments: segments)
         let payloadLength = length(of: meta) - 16
         var out: [UInt8] = [0x1F, 0x8B, 0x08, 0x04, 0, 0, 0, 0, 0, 0x03]
-        out.reserveCapacity(length(of: meta))
-        appendLE(&out, UInt64(payloadLength + 4), bytes: 2)
+        out.reserveCapacity(total)
+        appendLE(&out, UInt64(total - 12), bytes: 2)
         out.append(0x4C) // 'L'
         out.append(0x52) // 'R'
         appendLE(&out, UInt64(payloadLength), bytes: 2)
@@ -89,7 +91,25 @@ enum ValueFileHeader {
             appendLE(&out, UInt64(field.count), bytes: 2)
             out.append(contentsOf: field)
         }
+        segments?.encode(into: &out)
         return out
+    }
+
+    /// The segment table in a complete header (`bytes` holds at least
+    /// `headerLength` bytes), nil when it has none.
+    static func segmentTable(_ bytes: UnsafeRawBufferPointer, headerLength: Int) -> SegmentTable? {
+        guard bytes.count >= headerLength, headerLength >= 12 else { return nil }
+        var offset = 12
+        while offset + 4 <= headerLength {
+            let len = Int(readLE(bytes, offset + 2, 2))
+            let body = offset + 4
+            guard body + len <= headerLength else { return nil }
+            if bytes[offset] == SegmentTable.subfieldID.0 && bytes[offset + 1] == SegmentTable.subfieldID.1 {
+                return SegmentTable.decode(bytes, body, len)
+            }
+            offset = body + len
+        }
+        return nil
     }
 
     enum Parse {

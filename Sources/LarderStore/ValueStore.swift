@@ -17,6 +17,9 @@ public struct UpdatedValue: Sendable {
 /// Used by one thread at a time (the connection's queue).
 public protocol ValueWriter: AnyObject {
     var key: StoreKey { get }
+    /// The body's size, when known before its first byte (Content-Length):
+    /// lets the store plan for a large value. Optional to call.
+    func expect(bytes: Int64) throws
     func write(_ chunk: UnsafeRawBufferPointer) throws
     /// Completes the value and publishes it; the write condition is checked
     /// at that moment, atomically with the publish.
@@ -66,4 +69,8 @@ public protocol ValueStore: AnyObject, Sendable {
 
 extension ValueStore {
     public var compressionModes: CompressionModeCounts? { nil }
+}
+
+extension ValueWriter {
+    public func expect(bytes: Int64) throws {}
 }

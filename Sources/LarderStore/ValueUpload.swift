@@ -48,6 +48,12 @@ public final class ValueUpload: ValueWriter {
     /// Starts at 4 KiB so that a small value costs a small allocation.
     private var sample: PendingBytes?
     private var inflater: Inflater?
+    /// identity mode, for a large value of known size: where its segments
+    /// will lie (room for the table is in the header), and the deflater that
+    /// makes them on several cores. nil: one deflate stream, as for any
+    /// value of unknown or small size.
+    private var segments: SegmentTable?
+    private var segmenter: SegmentedDeflater?
     /// gzip mode: the client's first header, until it is complete.
     private var clientHeader: [UInt8]? = nil
     private var scratch: UnsafeMutableRawBufferPointer?
@@ -86,7 +92,7 @@ public final class ValueUpload: ValueWriter {
     }
 
     private func reserveHeader() throws {
-        let header = ValueFileHeader.encode(metadata)
+        let header = ValueFileHeader.encode(metadata, segments: segments)
         headerLength = header.count
         try append(header)
     }
@@ -106,6 +112,33 @@ public final class ValueUpload: ValueWriter {
         }
     }
 
+    /// The size the body will have (its Content-Length), before the first
+    /// byte: a large value is then deflated in segments, in parallel.
+    public func expect(bytes: Int64) throws {
+        guard case .identity = encoding, size == 0, !flushedAny, segments == nil,
+              let plan = SegmentTable.planned(forExpectedSize: bytes), ValueFileHeader.fits(metadata, segments: plan) else { return }
+        segments = plan
+        pending.count = 0  // only the header placeholder is there yet
+        try reserveHeader()
+    }
+
+    /// Deflates the next bytes of the value: in segments, or as one stream.
+    private func deflateMore(_ input: UnsafeRawBufferPointer) throws {
+        if let segmenter {
+            try segmenter.write(input, emit: writeThrough)
+        } else {
+            try compress(input, finish: false)
+        }
+    }
+
+    /// Writes a segment's output as it is, after what is pending.
+    private func writeThrough(_ bytes: UnsafeRawBufferPointer) throws {
+        if pending.count > 0 { try flush() }
+        try POSIX.writeAll(fd, bytes, path: tempPath)
+        written += Int64(bytes.count)
+        flushedAny = true
+    }
+
     /// Runs deflate over `input` straight into `pending`.
     private func compress(_ input: UnsafeRawBufferPointer, finish: Bool) throws {
         var offset = 0
@@ -123,18 +156,19 @@ public final class ValueUpload: ValueWriter {
         guard !done, chunk.count > 0 else { return }
         switch encoding {
         case .identity:
-            crc = CRC32.update(crc, chunk)
+            // Segments carry their own CRCs, combined at the end.
+            if segments == nil { crc = CRC32.update(crc, chunk) }
             size += UInt64(chunk.count)
             if mode != nil {
-                try compress(chunk, finish: false)
+                try deflateMore(chunk)
             } else if sample == nil && chunk.count >= CompressionMode.sampleBytes {
                 // The whole sample in one piece: decide on it without a copy.
                 try decide(from: UnsafeRawBufferPointer(rebasing: chunk[0..<CompressionMode.sampleBytes]))
-                try compress(chunk, finish: false)
+                try deflateMore(chunk)
             } else {
                 let taken = takeSample(chunk)
                 if sample!.count == CompressionMode.sampleBytes { try compressSample(deciding: true) }
-                if taken < chunk.count { try compress(UnsafeRawBufferPointer(rebasing: chunk[taken...]), finish: false) }
+                if taken < chunk.count { try deflateMore(UnsafeRawBufferPointer(rebasing: chunk[taken...])) }
             }
         case .gzip:
             try verify(chunk)
@@ -180,7 +214,11 @@ public final class ValueUpload: ValueWriter {
     /// parameters to match, before any byte is deflated.
     private func decide(from bytes: UnsafeRawBufferPointer) throws {
         let chosen = bytes.count >= CompressionMode.minimumSampledBytes ? CompressionMode.choose(sample: bytes) : .deflate
-        deflater = try store.zlib.deflater(chosen)
+        if let segments {
+            segmenter = SegmentedDeflater(zlib: store.zlib, mode: chosen, segmentSize: segments.segmentSize)
+        } else {
+            deflater = try store.zlib.deflater(chosen)
+        }
         mode = chosen
     }
 
@@ -191,7 +229,7 @@ public final class ValueUpload: ValueWriter {
             return
         }
         if deciding { try decide(from: s.bytes) }
-        try compress(s.bytes, finish: false)
+        try deflateMore(s.bytes)
         s.deallocate()
         sample = nil
     }
@@ -222,7 +260,16 @@ public final class ValueUpload: ValueWriter {
         case .identity:
             // A value that ended within the sample: decide on what there is.
             if mode == nil { try compressSample(deciding: true) }
-            try compress(UnsafeRawBufferPointer(start: nil, count: 0), finish: true)
+            if let segmenter {
+                try segmenter.finish(emit: writeThrough)
+                guard segmenter.lengths.count <= segments!.reserved else {
+                    throw StoreError.corrupt(path: tempPath, reason: "the body is longer than its announced size")
+                }
+                segments!.lengths = segmenter.lengths
+                crc = segmenter.crc
+            } else {
+                try compress(UnsafeRawBufferPointer(start: nil, count: 0), finish: true)
+            }
             var trailer: [UInt8] = []
             ValueFileHeader.appendLE(&trailer, UInt64(crc), bytes: 4)
             ValueFileHeader.appendLE(&trailer, size & 0xFFFF_FFFF, bytes: 4)
@@ -235,7 +282,7 @@ public final class ValueUpload: ValueWriter {
         metadata.size = size
         metadata.version = try store.nextVersion()
         metadata.modifiedNanos = DiskStore.nowNanos()
-        let header = ValueFileHeader.encode(metadata)
+        let header = ValueFileHeader.encode(metadata, segments: segments)
         precondition(header.count == headerLength, "header length changed")
         if flushedAny {
             try flush()
@@ -254,6 +301,8 @@ public final class ValueUpload: ValueWriter {
 
     /// Drops the upload: closes and removes the temp file. Safe to call twice.
     public func abort() {
+        segmenter?.cancel()
+        segmenter = nil
         if let d = deflater, let mode { store.zlib.recycle(d, mode); deflater = nil }
         if let i = inflater { store.zlib.recycle(i); inflater = nil }
         if fd >= 0 {

@@ -25,11 +25,19 @@ final class Deflater {
     /// again (with the rest of the input, possibly none) until `ended`.
     func step(_ input: UnsafeRawBufferPointer, _ output: UnsafeMutableRawBufferPointer,
               finish: Bool) throws -> (consumed: Int, produced: Int, ended: Bool) {
+        try step(input, output, flush: finish ? Z_FINISH : Z_NO_FLUSH)
+    }
+
+    /// One deflate call with zlib's `flush` argument (`Z_SYNC_FLUSH` ends a
+    /// segment on a byte boundary; call again until all input is consumed
+    /// and the output was not filled).
+    func step(_ input: UnsafeRawBufferPointer, _ output: UnsafeMutableRawBufferPointer,
+              flush: Int32) throws -> (consumed: Int, produced: Int, ended: Bool) {
         stream.next_in = UnsafeMutablePointer(mutating: input.baseAddress?.assumingMemoryBound(to: Bytef.self))
         stream.avail_in = uInt(input.count)
         stream.next_out = output.baseAddress!.assumingMemoryBound(to: Bytef.self)
         stream.avail_out = uInt(output.count)
-        let rc = deflate(&stream, finish ? Z_FINISH : Z_NO_FLUSH)
+        let rc = deflate(&stream, flush)
         guard rc == Z_OK || rc == Z_STREAM_END || rc == Z_BUF_ERROR else {
             throw StoreError.zlib(operation: "deflate", code: rc)
         }
@@ -119,6 +127,11 @@ enum CRC32 {
     static func update(_ crc: UInt32, _ bytes: UnsafeRawBufferPointer) -> UInt32 {
         guard bytes.count > 0 else { return crc }
         return UInt32(CZlib.crc32(uLong(crc), bytes.baseAddress!.assumingMemoryBound(to: Bytef.self), uInt(bytes.count)))
+    }
+
+    /// The CRC of A followed by B, from the CRCs of A and B and B's length.
+    static func combine(_ first: UInt32, _ second: UInt32, secondLength: Int) -> UInt32 {
+        UInt32(CZlib.crc32_combine(uLong(first), uLong(second), .init(secondLength)))
     }
 }
 

@@ -33,8 +33,9 @@ final class TempStore {
 
     @discardableResult
     func put(_ key: String, _ bytes: [UInt8], type: String = "application/octet-stream",
-             encoding: ValueUpload.Encoding = .identity, pieces: Int = 1) throws -> PutOutcome {
+             encoding: ValueUpload.Encoding = .identity, pieces: Int = 1, expected: Int64? = nil) throws -> PutOutcome {
         let upload = try store.beginUpload(key: try StoreKey(key), contentType: type, encoding: encoding)
+        if let expected { try upload.expect(bytes: expected) }
         let size = max(1, (bytes.count + pieces - 1) / pieces)
         var offset = 0
         while offset < bytes.count {

@@ -163,11 +163,11 @@ public final class ValueUpload: ValueWriter {
                 try deflateMore(chunk)
             } else if sample == nil && chunk.count >= CompressionMode.sampleBytes {
                 // The whole sample in one piece: decide on it without a copy.
-                try decide(from: UnsafeRawBufferPointer(rebasing: chunk[0..<CompressionMode.sampleBytes]))
+                try decide(from: UnsafeRawBufferPointer(rebasing: chunk[0..<CompressionMode.sampleBytes]), wholeValue: false)
                 try deflateMore(chunk)
             } else {
                 let taken = takeSample(chunk)
-                if sample!.count == CompressionMode.sampleBytes { try compressSample(deciding: true) }
+                if sample!.count == CompressionMode.sampleBytes { try compressSample(wholeValue: false) }
                 if taken < chunk.count { try deflateMore(UnsafeRawBufferPointer(rebasing: chunk[taken...])) }
             }
         case .gzip:
@@ -211,24 +211,28 @@ public final class ValueUpload: ValueWriter {
 
     /// Sets `mode` from the sample (a value shorter than
     /// `minimumSampledBytes` keeps the configured level) and the deflater's
-    /// parameters to match, before any byte is deflated.
-    private func decide(from bytes: UnsafeRawBufferPointer) throws {
+    /// parameters to match, before any byte is deflated. A small value that
+    /// is already whole gets a small stream (`Deflater.smallValueBytes`).
+    private func decide(from bytes: UnsafeRawBufferPointer, wholeValue: Bool) throws {
         let chosen = bytes.count >= CompressionMode.minimumSampledBytes ? CompressionMode.choose(sample: bytes) : .deflate
         if let segments {
             segmenter = SegmentedDeflater(zlib: store.zlib, mode: chosen, segmentSize: segments.segmentSize)
+        } else if wholeValue && bytes.count <= Deflater.smallValueBytes && chosen == .deflate {
+            deflater = try store.zlib.smallDeflater()
         } else {
             deflater = try store.zlib.deflater(chosen)
         }
         mode = chosen
     }
 
-    /// Decides (if asked), deflates the buffered sample and lets it go.
-    private func compressSample(deciding: Bool) throws {
+    /// Decides the mode from the buffered sample, deflates it and lets it
+    /// go. `wholeValue`: the value ended within the sample.
+    private func compressSample(wholeValue: Bool) throws {
         guard let s = sample else {
-            if deciding { try decide(from: UnsafeRawBufferPointer(start: nil, count: 0)) }
+            try decide(from: UnsafeRawBufferPointer(start: nil, count: 0), wholeValue: wholeValue)
             return
         }
-        if deciding { try decide(from: s.bytes) }
+        try decide(from: s.bytes, wholeValue: wholeValue)
         try deflateMore(s.bytes)
         s.deallocate()
         sample = nil
@@ -259,7 +263,7 @@ public final class ValueUpload: ValueWriter {
         switch encoding {
         case .identity:
             // A value that ended within the sample: decide on what there is.
-            if mode == nil { try compressSample(deciding: true) }
+            if mode == nil { try compressSample(wholeValue: true) }
             if let segmenter {
                 try segmenter.finish(emit: writeThrough)
                 guard segmenter.lengths.count <= segments!.reserved else {

@@ -8,11 +8,22 @@ final class Deflater {
     private var stream = z_stream()
     let level: Int32
     let strategy: Int32
+    /// Sized for values of at most `smallValueBytes` (see `ZlibPool`).
+    let isSmall: Bool
 
-    init(level: Int32, strategy: Int32 = Z_DEFAULT_STRATEGY) throws {
+    /// Values up to this size are deflated by a small stream: a 4 KiB window
+    /// holds every distance in them (the output is the same as with 32 KiB),
+    /// and a 4,096-entry hash table is what `deflateReset` clears per value
+    /// instead of 32,768 (64 KiB of memset was a third of a 1 KiB PUT's
+    /// instructions). memLevel 5 still buffers 2,048 symbols per block, so a
+    /// small value stays one block.
+    static let smallValueBytes = 4 * 1024
+
+    init(level: Int32, strategy: Int32 = Z_DEFAULT_STRATEGY, small: Bool = false) throws {
         self.level = level
         self.strategy = strategy
-        let rc = deflateInit2_(&stream, level, Z_DEFLATED, -MAX_WBITS, 8, strategy,
+        self.isSmall = small
+        let rc = deflateInit2_(&stream, level, Z_DEFLATED, small ? -12 : -MAX_WBITS, small ? 5 : 8, strategy,
                                ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size))
         if rc != Z_OK { throw StoreError.zlib(operation: "deflateInit2", code: rc) }
     }
@@ -141,8 +152,10 @@ enum CRC32 {
 /// zlib 1.2.12 that call could flush a block from a reset stream into the
 /// last value's output buffer.
 final class ZlibPool: @unchecked Sendable {
-    // Guarded by `lock`; one list per mode, at `CompressionMode.poolIndex`.
+    // Guarded by `lock`; one list per mode, at `CompressionMode.poolIndex`,
+    // and one of small deflate streams (`Deflater.smallValueBytes`).
     private var deflaters: [[Deflater]] = CompressionMode.allCases.map { _ in [] }
+    private var smallDeflaters: [Deflater] = []
     private var inflaters: [Inflater] = []
     private let lock = Lock()
     let level: Int32
@@ -157,10 +170,23 @@ final class ZlibPool: @unchecked Sendable {
         return try Deflater(level: p.level, strategy: p.strategy)
     }
 
+    /// A deflate stream at the configured level for a value of at most
+    /// `Deflater.smallValueBytes`.
+    func smallDeflater() throws -> Deflater {
+        if let d = lock.withLock({ smallDeflaters.popLast() }) { return d }
+        return try Deflater(level: CompressionMode.deflate.parameters(configuredLevel: level).level, small: true)
+    }
+
     func recycle(_ d: Deflater, _ mode: CompressionMode) {
         d.reset()
         let i = mode.poolIndex
-        lock.withLock { if deflaters[i].count < keep { deflaters[i].append(d) } }
+        lock.withLock {
+            if d.isSmall {
+                if smallDeflaters.count < keep { smallDeflaters.append(d) }
+            } else if deflaters[i].count < keep {
+                deflaters[i].append(d)
+            }
+        }
     }
 
     func inflater() throws -> Inflater {

@@ -35,3 +35,36 @@ import Testing
         }
     }
 }
+
+/// A whole value of at most 4 KiB is deflated by a small stream (4 KiB
+/// window, 4,096-entry hash): it must compress within 5 % of the full-size
+/// stream and inflate with any gzip reader (a smaller window only limits
+/// distances).
+@Suite struct SmallDeflaterTests {
+    static func deflate(_ value: [UInt8], small: Bool) throws -> [UInt8] {
+        let d = try Deflater(level: 1, small: small)
+        var out = [UInt8](repeating: 0, count: value.count + 1024)
+        let n = try value.withUnsafeBytes { input in
+            try out.withUnsafeMutableBytes { output in
+                let r = try d.step(input, output, finish: true)
+                #expect(r.ended)
+                return r.produced
+            }
+        }
+        return Array(out.prefix(n))
+    }
+
+    @Test(arguments: [200, 1024, 4096])
+    func smallStreamsCompressAsWell(size: Int) throws {
+        let text = String(repeating: "{\"id\":17,\"name\":\"larder\",\"tags\":[\"a\",\"b\"],\"score\":0.25}\n", count: 80)
+        let value = Array(text.utf8.prefix(size))
+        let small = try Self.deflate(value, small: true)
+        let full = try Self.deflate(value, small: false)
+        #expect(Double(small.count) <= Double(full.count) * 1.05 + 8, "small \(small.count) vs full \(full.count) bytes")
+        var inflated = [UInt8](repeating: 0, count: size + 1)
+        let n = try small.withUnsafeBytes { input in
+            try inflated.withUnsafeMutableBytes { try SegmentInflater.inflate(input, into: $0, expected: size, isLast: true, path: "small") }
+        }
+        #expect(Array(inflated.prefix(n)) == value)
+    }
+}

@@ -182,12 +182,22 @@ def scenario_limit(binary, limit=100):
     proc, port = start(binary, ["--max-connections", str(limit)])
     try:
         put(port, "normal", b"x" * 1024)
-        held = open_many(port, limit)
-        time.sleep(0.5)
+        time.sleep(0.5)  # the PUT's connection is closed and no longer counted
+        # Each held connection is answered once, so the server has counted it.
+        held = open_many(port, limit, b"GET /store/normal HTTP/1.1\r\nHost: x\r\n\r\n")
+        read_some(held, 12)
         refused = socket.create_connection(("127.0.0.1", port))
         refused.settimeout(10)
+        refused.sendall(b"GET /store/normal HTTP/1.1\r\nHost: x\r\n\r\n")
         answer = refused.recv(4096)
-        rest = refused.recv(4096)  # b"" once the server closed it
+        rest = b"x"
+        while rest and not answer.endswith(b"}"):  # the rest of the 503, then b"" once it is closed
+            rest = refused.recv(4096)
+            answer += rest
+        try:
+            rest = refused.recv(4096)
+        except ConnectionResetError:
+            rest = b""  # the whole 503 was read; request bytes that came after the close reset it
         close_all(held)
         time.sleep(0.5)
         again = normal_client(port, 1)

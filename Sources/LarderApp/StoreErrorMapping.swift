@@ -19,12 +19,13 @@ enum ErrorMapping {
         return e.httpError
     }
 
-    /// Runs `body`, turning its errors into HTTP answers.
-    static func run<T>(_ logger: Logger, _ body: () throws -> T) throws(HTTPError) -> T {
+    /// Runs `body`, turning its errors into HTTP answers; a server fault is
+    /// logged with `context` (which names the request).
+    static func run<T>(_ logger: Logger, context: @autoclosure () -> String = "store", _ body: () throws -> T) throws(HTTPError) -> T {
         do {
             return try body()
         } catch {
-            throw httpError(error, logger: logger)
+            throw httpError(error, logger: logger, context: context())
         }
     }
 }

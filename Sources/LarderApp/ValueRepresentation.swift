@@ -79,7 +79,9 @@ struct ValueRepresentation: Sendable {
             // The encoder sends no body for HEAD; the stream only carries the length.
             return HTTPResponse(status: status, headers: headers, body: .stream(StoreBodyStream(value.gzipStream()), length: count))
         }
-        let body: HTTPResponseBody = try ErrorMapping.run(logger) { () throws -> HTTPResponseBody in
+        let body: HTTPResponseBody = try ErrorMapping.run(logger, context: "GET \(meta.key)") { () throws -> HTTPResponseBody in
+            // A truncated file is an error before the status line goes out, never a short value.
+            do { try value.checkTrailer() } catch { value.close(); throw error }
             if let bytes = gzip ? value.gzipBytes() : try value.identityBytes() {
                 value.close()
                 return .bytes(start == 0 && count == length ? bytes : Array(bytes[Int(start)..<Int(start + count)]))

@@ -94,6 +94,12 @@ public final class HTTPServer: @unchecked Sendable {
         let text = "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n"
             + "Connection: close\r\nRetry-After: 1\r\n\r\n" + body
         let sent = Array(text.utf8).withUnsafeBytes { Glibc.send(fd, $0.baseAddress!, $0.count, Int32(MSG_NOSIGNAL)) }
+        // End our side, and drop the request bytes already here: closing with
+        // unread input would send a reset, which can make the client discard
+        // the 503 before reading it. (Nothing waits for bytes still to come.)
+        Glibc.shutdown(fd, Int32(SHUT_WR))
+        var scratch = [UInt8](repeating: 0, count: 4096)
+        while scratch.withUnsafeMutableBytes({ Glibc.recv(fd, $0.baseAddress!, $0.count, Int32(MSG_DONTWAIT)) }) > 0 {}
         Glibc.close(fd)
         let meter = context.metrics.shardForNewConnection()
         meter.answered(nil, status: 503, nanos: 0)

@@ -41,7 +41,13 @@ public final class FixtureLayer: Sendable {
         var keys: [StoreKey] = []
         var skipped = 0
         do {
-            try Self.walk(directory, relative: []) { path, relative in
+            var walker = try FixtureTreeWalker(directory: directory)
+            defer {
+                for link in walker.linksNotFollowed {
+                    logger.warning("fixtures: not following \(link): it leads out of \(directory) (or nowhere)")
+                }
+            }
+            try walker.walk { path, relative in
                 let key: StoreKey
                 do {
                     key = try StoreKey(bytes: relative)
@@ -106,24 +112,6 @@ public final class FixtureLayer: Sendable {
     }
 
     func close() { disk.close() }
-
-    /// Visits every regular file under `directory` (following symbolic
-    /// links) with its path relative to the top. Names starting with a dot
-    /// (`.gitkeep`, `.DS_Store`) are not fixtures.
-    private static func walk(_ directory: String, relative: [UInt8],
-                             _ visit: (_ path: String, _ relative: [UInt8]) throws -> Void) throws {
-        guard let entries = try POSIX.directoryEntries(directory) else { return }
-        for entry in entries.sorted(by: { $0.name.lexicographicallyPrecedes($1.name) }) where entry.name.first != 0x2E {
-            let path = directory + "/" + String(decoding: entry.name, as: UTF8.self)
-            let name = relative.isEmpty ? entry.name : relative + [0x2F] + entry.name
-            guard let st = try POSIX.statIfExists(path) else { continue }  // a dangling link
-            if POSIX.isDirectory(st) {
-                try walk(path, relative: name, visit)
-            } else if POSIX.isRegularFile(st) {
-                try visit(path, name)
-            }
-        }
-    }
 
     /// Stores one fixture file in the compiled store, streaming it.
     private static func compile(_ path: String, as key: StoreKey, into disk: DiskStore) throws -> PutOutcome {

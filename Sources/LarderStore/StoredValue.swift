@@ -208,6 +208,28 @@ public final class StoredValue: @unchecked Sendable {
         return out
     }
 
+    /// Throws `.corrupt` unless the file ends in a gzip trailer whose size
+    /// field is the value's (modulo 2^32, as gzip keeps it). One read of 8
+    /// bytes: it finds a truncated file (the usual damage: a copy cut short,
+    /// a crash on a filesystem that does not journal data) before any byte
+    /// of the value is sent. Other damage shows when the value is inflated
+    /// (identity reads check the CRC; gzip clients check it too).
+    public func checkTrailer() throws {
+        let trailer: [UInt8]
+        if isFullyLoaded {
+            trailer = Array(prefetched.suffix(8))
+        } else {
+            var bytes = [UInt8](repeating: 0, count: 8)
+            let n = try bytes.withUnsafeMutableBytes { try read(into: $0, at: fileSize - 8) }
+            trailer = Array(bytes.prefix(n))
+        }
+        let recorded = trailer.count == 8 && fileSize >= headerLength + 8
+            ? trailer.withUnsafeBytes { ValueFileHeader.readLE($0, 4, 4) } : nil
+        guard recorded == metadata.size & 0xFFFF_FFFF else {
+            throw StoreError.corrupt(path: path, reason: "the file is truncated or damaged (its gzip trailer does not give the value's size)")
+        }
+    }
+
     /// Streams the gzip representation from disk.
     public func gzipStream() -> ValueByteStream {
         GzipFileStream(value: self, prefix: metadata.originalGzipHeader ?? [],

@@ -118,6 +118,8 @@ public final class FixtureLayer: Sendable {
         let fd = try POSIX.open(path, O_RDONLY)
         defer { Glibc.close(fd) }
         let writer = try disk.beginUpload(key: key, contentType: MediaType.forFileName(path), encoding: .identity)
+        // Its size is known: a large fixture is deflated in segments, on every core.
+        try writer.expect(bytes: Int64(try POSIX.fileSize(fd, path: path)))
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 16, alignment: 16)
         defer { buffer.deallocate() }
         do {

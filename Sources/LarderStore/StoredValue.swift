@@ -214,7 +214,12 @@ public final class StoredValue: @unchecked Sendable {
     /// a crash on a filesystem that does not journal data) before any byte
     /// of the value is sent. Other damage shows when the value is inflated
     /// (identity reads check the CRC; gzip clients check it too).
+    ///
+    /// Only for files Larder compressed, which are one gzip member: a body
+    /// stored as the client sent it may hold several members (`cat a.gz
+    /// b.gz`), whose last trailer gives only the last member's size.
     public func checkTrailer() throws {
+        guard metadata.originalGzipHeader == nil else { return }
         let trailer: [UInt8]
         if isFullyLoaded {
             trailer = Array(prefetched.suffix(8))

@@ -1,5 +1,6 @@
 import LarderModel
 import LarderHTTP
+import LarderSupport
 import Synchronization
 
 /// What the fault middleware does to one request: the rule that fired,
@@ -36,7 +37,7 @@ final class FaultBook: Sendable {
         var random = FaultRandom(seed: nil)
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
     /// How many rules are in force, written under the lock: with none (the
     /// usual state of a server started with the flag) a request costs one
     /// atomic load, not the lock every connection would contend for.

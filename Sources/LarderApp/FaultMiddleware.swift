@@ -1,6 +1,6 @@
 import Dispatch
+import LarderSupport
 import LarderHTTP
-import Synchronization
 
 /// Faults on purpose (`--allow-faults`): requests a `FaultBook` rule fires
 /// for are answered with the rule's status instead of running the route,
@@ -83,12 +83,12 @@ struct FaultMiddleware: LarderMiddleware {
 /// only resumed (once, by `release`) and cancelled, which Dispatch allows
 /// from any thread.
 private final class HeldAnswer: @unchecked Sendable {
-    private let response: Mutex<HTTPResponse?>
+    private let response: Locked<HTTPResponse?>
     private let responder: HTTPResponder
     private let timer: DispatchSourceTimer
 
     init(_ response: HTTPResponse, for responder: HTTPResponder, queue: DispatchQueue) {
-        self.response = Mutex(response)
+        self.response = Locked(response)
         self.responder = responder
         self.timer = DispatchSource.makeTimerSource(queue: queue)
     }

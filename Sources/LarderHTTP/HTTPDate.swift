@@ -1,4 +1,4 @@
-import Synchronization
+import LarderSupport
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -15,7 +15,7 @@ import Darwin
 /// RFC 850 form and the ANSI C `asctime()` form. Dates are seconds since
 /// 1970-01-01T00:00:00Z, always in GMT/UTC.
 public enum HTTPDate {
-    private static let cache = Mutex<(second: Int, bytes: [UInt8])>((-1, []))
+    private static let cache = Locked<(second: Int, bytes: [UInt8])>((-1, []))
     private static let days = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
     private static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
 
@@ -31,7 +31,7 @@ public enum HTTPDate {
     }
 
     /// The last date formatted: a hot value's Last-Modified repeats.
-    private static let lastFormatted = Mutex<(seconds: Int64, text: String)>((.min, ""))
+    private static let lastFormatted = Locked<(seconds: Int64, text: String)>((.min, ""))
 
     /// Formats `seconds` since 1970 as an IMF-fixdate, e.g.
     /// `Sun, 06 Nov 1994 08:49:37 GMT`.

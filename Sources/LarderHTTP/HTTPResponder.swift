@@ -1,5 +1,5 @@
 import Dispatch
-import Synchronization
+import LarderSupport
 
 /// Answers one request, at once or later, from any thread.
 ///
@@ -39,7 +39,7 @@ public final class HTTPResponder: Sendable {
     private let root: HTTPResponder?
     private let forward: (@Sendable (HTTPResponse) -> Void)?
     /// A futex-based lock stored inline: no allocation of its own.
-    let state = Mutex(State())
+    let state = Locked(State())
     /// The connection, told on its queue when an answer or deadline arrives
     /// later. Strong (a weak reference costs more per request than the whole
     /// lock): the connection drops its responder when the request ends, and

@@ -1,6 +1,5 @@
 import Dispatch
 import LarderSupport
-import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -15,8 +14,8 @@ public final class HTTPServer: @unchecked Sendable {
     private var listener: ListeningSocket?
     private var acceptSource: DispatchSourceRead?
     private var acceptPaused = false
-    private let connections = Mutex<[ObjectIdentifier: HTTP1Session]>([:])
-    private let boundPort = Mutex<Int>(0)
+    private let connections = Locked<[ObjectIdentifier: HTTP1Session]>([:])
+    private let boundPort = Locked<Int>(0)
 
     /// `metrics` is where the server counts requests, bytes and connections.
     public init(configuration: HTTPServerConfiguration, handler: HTTPRequestHandler, logger: Logger,

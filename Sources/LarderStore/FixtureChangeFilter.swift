@@ -1,4 +1,4 @@
-import Synchronization
+import LarderSupport
 
 /// Sits between the store and the change feed when fixtures are mounted,
 /// and reports changes as clients see them through both layers: a store
@@ -13,7 +13,7 @@ final class FixtureChangeFilter: StoreChangeObserver {
     /// the store has taken the data directory's lock). Until then changes
     /// pass unchanged: only the start-up expiry sweep can make them, before
     /// any client is connected.
-    private let fixtures = Mutex<FixtureLayer?>(nil)
+    private let fixtures = Locked<FixtureLayer?>(nil)
 
     init(downstream: StoreChangeObserver?) {
         self.downstream = downstream

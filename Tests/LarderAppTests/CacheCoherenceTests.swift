@@ -1,6 +1,6 @@
 import Foundation
+import LarderSupport
 import LarderWire
-import Synchronization
 import Testing
 
 /// Small values are served from an in-memory cache; it must never serve a
@@ -29,8 +29,8 @@ import Testing
         let port = server.port
         try server.client().put("counter", "0")
         let writes = 300
-        let finished = Mutex(false)
-        let problems = Mutex<[String]>([])
+        let finished = Locked(false)
+        let problems = Locked<[String]>([])
         let writer = Thread {
             let client = WireClient(port: port)
             for i in 1...writes {

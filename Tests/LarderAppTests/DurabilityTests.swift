@@ -1,6 +1,6 @@
 import Foundation
+import LarderSupport
 import LarderWire
-import Synchronization
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -20,8 +20,8 @@ import Glibc
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let child = try ChildServer(dataDirectory: dir, arguments: ["--log-level", "warning"])
         let port = child.port
-        let acknowledged = Mutex<[String]>([])
-        let attempted = Mutex<Set<String>>([])
+        let acknowledged = Locked<[String]>([])
+        let attempted = Locked<Set<String>>([])
         let clients = 4, perClient = 500
         var threads: [Thread] = []
         let done = DispatchGroup()

@@ -1,9 +1,9 @@
 import LarderModel
 import Foundation
+import LarderSupport
 import LarderApp
 import LarderWire
 import LarderHTTP
-import Synchronization
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -13,7 +13,7 @@ private typealias S = StoreTestSupport
 
 /// Counts the statuses of the answers a middleware saw.
 final class StatusCounter: Sendable {
-    private let counts = Mutex<[Int: Int]>([:])
+    private let counts = Locked<[Int: Int]>([:])
     func add(_ status: Int) { counts.withLock { $0[status, default: 0] += 1 } }
     var all: [Int: Int] { counts.withLock { $0 } }
 }

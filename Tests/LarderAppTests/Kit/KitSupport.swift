@@ -1,6 +1,6 @@
 import Foundation
+import LarderSupport
 import LarderKit
-import Synchronization
 
 // Helpers of the Larder conformance suites: naming a thrown `LarderError`,
 // recording an async stream to wait on, and byte order of keys.
@@ -43,7 +43,7 @@ func thrownCase(_ body: () async throws -> Void) async -> String {
 final class StreamRecorder<Element: Sendable>: Sendable {
     /// A class around the lock, so the reading task can hold it too.
     private final class State: Sendable {
-        let lock = Mutex<(elements: [Element], ended: String?)>(([], nil))
+        let lock = Locked<(elements: [Element], ended: String?)>(([], nil))
     }
     private let state = State()
     private let task: Task<Void, Never>

@@ -1,6 +1,6 @@
 import Foundation
+import LarderSupport
 import LarderWire
-import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -152,8 +152,8 @@ final class ChildServer {
 
 /// Text appended from one thread and read from another.
 final class SharedText: Sendable {
-    private let text = Mutex<String>("")
-    private let done = Mutex(false)
+    private let text = Locked<String>("")
+    private let done = Locked(false)
     func withLock<T>(_ body: (inout String) -> T) -> T { text.withLock { body(&$0) } }
     /// The writer closed its end: nothing more will come.
     func end() { done.withLock { $0 = true } }

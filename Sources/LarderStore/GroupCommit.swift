@@ -1,0 +1,149 @@
+import Dispatch
+import Foundation
+import LarderSupport
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Group commit: concurrent durable writes share their flushes.
+///
+/// A writer that needs what it wrote (file data, a rename, an unlink) to be
+/// on disk calls `waitDurable()` after writing it and before acknowledging.
+/// Callers join the *open* batch; when no flush is running, one waiter of
+/// the open batch becomes the leader: it closes the batch (later callers
+/// start the next one), issues one `syncfs(2)` on the data directory (on
+/// Linux it writes back and commits every dirty page and all metadata of
+/// the filesystem, the journal included), and wakes the whole batch.
+///
+/// Invariant: `waitDurable()` returns normally only after a flush that
+/// *began after it was called* has completed without error, so everything
+/// the caller wrote before calling is durable. A batch's flush error is
+/// thrown to every waiter of that batch, and to every waiter of the batch
+/// that was open while the failing flush ran (its writes may have been
+/// part of what failed to reach the disk: a writeback error is reported by
+/// the first `syncfs` after it, whichever batch that serves).
+///
+/// Locking: `mutex` guards `open`, `flushing`, `descriptor` and every
+/// `Batch`'s fields; `changed` (with `mutex`) wakes waiters. The flush
+/// itself runs with the mutex released. Lock order: callers may hold store
+/// locks (the root queue, a stripe barrier, `counterLock`) when they call
+/// in; the committer takes no lock but its own and calls out to nothing,
+/// so it is always the innermost lock. Waiting costs a blocked thread, as
+/// the `fsync` it replaces did; no thread is created per waiter.
+final class GroupCommit: @unchecked Sendable {  // state guarded by `lock`
+    /// Called with nil once the waiter's writes are durable, or with the
+    /// error of the flush that should have made them so.
+    typealias Completion = @Sendable (StoreError?) -> Void
+
+    private final class Batch {
+        var completions: [Completion] = []
+        /// Set before the batch's own flush: an earlier flush failed while
+        /// this batch was open.
+        var error: StoreError?
+    }
+
+    private let lock = Lock()
+    /// The batch new waiters join.
+    private var open = Batch()
+    /// The flush loop is running (or queued) on `flushQueue`.
+    private var flushing = false
+    /// An open descriptor on the filesystem to flush (the data directory).
+    private var descriptor: Int32
+    private let path: String
+    /// Runs the flush loop: one flush at a time, by one thread.
+    private let flushQueue = DispatchQueue(label: "larder.store.commit")
+
+    /// Counts the flushes issued (the store counts the writes).
+    let counts: DurabilityCounts
+
+    /// Opens `path` (the data directory) to flush its filesystem.
+    init(path: String, counts: DurabilityCounts) throws {
+        self.path = path
+        self.counts = counts
+        descriptor = try POSIX.open(path, O_RDONLY | O_DIRECTORY)
+    }
+
+    deinit {
+        if descriptor >= 0 { Glibc.close(descriptor) }
+    }
+
+    /// Calls `completion` (on the committer's queue: it must be quick, or
+    /// hop elsewhere) once everything written before this call is on disk,
+    /// or with the error that kept it from getting there.
+    func afterDurable(_ completion: @escaping Completion) {
+        let start = lock.withLock { () -> Bool in
+            open.completions.append(completion)
+            if flushing { return false }
+            flushing = true
+            return true
+        }
+        if start { flushQueue.async { self.flushLoop() } }
+    }
+
+    /// Blocks the calling thread until everything it wrote before the call
+    /// is on disk; throws the flush's error (then it may not be).
+    func waitDurable() throws {
+        let done = DispatchSemaphore(value: 0)
+        let result = Mutex<StoreError?>(nil)
+        afterDurable { error in
+            result.withLock { $0 = error }
+            done.signal()
+        }
+        done.wait()
+        if let error = result.withLock({ $0 }) { throw error }
+    }
+
+    /// Flushes batch after batch while waiters keep coming.
+    private func flushLoop() {
+        while true {
+            let next = lock.withLock { () -> (Batch, Int32)? in
+                if open.completions.isEmpty {
+                    flushing = false
+                    return nil
+                }
+                // The batch closes as its flush begins: everything its
+                // waiters wrote came before this point.
+                let batch = open
+                open = Batch()
+                return (batch, descriptor)
+            }
+            guard let (batch, fd) = next else { return }
+            let error = Self.flush(fd, path: path)
+            counts.addFlush()
+            if let error {
+                // What the next batch's waiters wrote during this flush may
+                // be what failed to reach the disk: they fail too.
+                lock.withLock { open.error = open.error ?? error }
+            }
+            let failure = batch.error ?? error
+            for completion in batch.completions { completion(failure) }
+        }
+    }
+
+    private static func flush(_ fd: Int32, path: String) -> StoreError? {
+        while true {
+            if syncfs(fd) == 0 { return nil }
+            if errno == EINTR { continue }
+            return StoreError.posix("syncfs", path)
+        }
+    }
+
+    /// glibc's `syncfs`, which Swift's Glibc module leaves out (it is
+    /// declared only with _GNU_SOURCE). Looked up once.
+    private static let syncfs: @convention(c) (Int32) -> Int32 = {
+        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "syncfs") else {  // RTLD_DEFAULT
+            fatalError("the C library has no syncfs")
+        }
+        return unsafeBitCast(symbol, to: (@convention(c) (Int32) -> Int32).self)
+    }()
+
+    /// Tests: from now on every flush is a `syncfs` on a closed descriptor,
+    /// which fails with EBADF (a real failing system call, not a fake disk).
+    func breakForTesting() {
+        lock.withLock {
+            if descriptor >= 0 { Glibc.close(descriptor) }
+            descriptor = -1
+        }
+    }
+}

@@ -97,7 +97,7 @@ final class GroupCommit: @unchecked Sendable {  // state guarded by `lock`
     /// Flushes batch after batch while waiters keep coming.
     private func flushLoop() {
         while true {
-            let next = lock.withLock { () -> (Batch, Int32)? in
+            let next = lock.withLock { () -> (Batch, Int32, (@Sendable () -> Void)?)? in
                 if open.completions.isEmpty {
                     flushing = false
                     return nil
@@ -106,9 +106,10 @@ final class GroupCommit: @unchecked Sendable {  // state guarded by `lock`
                 // waiters wrote came before this point.
                 let batch = open
                 open = Batch()
-                return (batch, descriptor)
+                return (batch, descriptor, flushWillBegin)
             }
-            guard let (batch, fd) = next else { return }
+            guard let (batch, fd, hook) = next else { return }
+            hook?()
             let error = Self.flush(fd, path: path)
             counts.addFlush()
             if let error {
@@ -137,6 +138,14 @@ final class GroupCommit: @unchecked Sendable {  // state guarded by `lock`
         }
         return unsafeBitCast(symbol, to: (@convention(c) (Int32) -> Int32).self)
     }()
+
+    /// Tests: called on the committer's queue after a batch closed, just
+    /// before its flush (a test holds the flush there to see who joins).
+    private var flushWillBegin: (@Sendable () -> Void)?
+
+    func onFlushWillBeginForTesting(_ body: (@Sendable () -> Void)?) {
+        lock.withLock { flushWillBegin = body }
+    }
 
     /// Tests: from now on every flush is a `syncfs` on a closed descriptor,
     /// which fails with EBADF (a real failing system call, not a fake disk).

@@ -48,9 +48,10 @@ public struct DiskStoreOptions: Sendable {
 /// Durability (with `options.fsync`): a write waits on `commit`, the group
 /// committer, twice: once for its file's data before the rename, once for
 /// the rename after it; concurrent writes share those flushes (see
-/// `GroupCommit`). Only then is it acknowledged. Lock order: `rootQueue`,
-/// then a stripe, then `counterLock`, then the committer's own mutex
-/// (innermost: it calls out to nothing while holding it).
+/// `GroupCommit`). Only then is it acknowledged. A PUT over HTTP waits
+/// without its thread (`ValueUpload.finish(then:)`). Lock order:
+/// `rootQueue`, then a stripe, then `counterLock`, then the committer's
+/// own lock (innermost: it calls out to nothing while holding it).
 public final class DiskStore: ValueStore, @unchecked Sendable {
     public let options: DiskStoreOptions
     let logger: Logger

@@ -7,7 +7,8 @@ import Glibc
 
 public struct DiskStoreOptions: Sendable {
     public var dataDirectory: String
-    /// fsync files and directories before a write is acknowledged.
+    /// Make each write durable before it is acknowledged (flushes shared
+    /// between concurrent writes: `GroupCommit`). Off: no flush at all.
     public var fsync: Bool = true
     /// zlib level for values the store compresses itself (1...9).
     public var gzipLevel: Int32 = DiskStoreOptions.defaultGzipLevel

@@ -28,9 +28,9 @@ run() { # name binary
   "$bin" --port 0 --log-level warning --data-dir "$dir" $EXTRA >"$out" 2>>"$WORK/$name.log" &
   pid=$!
   for _ in $(seq 400); do url=$(head -1 "$out" 2>/dev/null || true); [ -n "$url" ] && break; sleep 0.05; done
-  rate=$(wrk -t2 -c64 -d"${SECS}s" -s bench/put.lua "$url" | awk '/Requests\/sec/ {print $2}')
+  rate=$(wrk -t2 -c64 -d"${SECS}s" -s bench/put.lua "$url" 2>/dev/null | awk '/Requests\/sec/ {print $2}')
   counters=$(curl -s "$url/metrics" | awk '/^larder_durable/ {printf "%s=%s ", $1, $2}')
-  kill "$pid"; wait "$pid" 2>/dev/null || true
+  kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true
   rm -rf "$dir"
   echo "$name $MODE ${rate:-failed} $counters"
   RESULTS[$name]="${RESULTS[$name]:-} ${rate:-}"

@@ -57,6 +57,12 @@ struct MetricsRoute: Route {
                 text += "larder_compression_mode_total{mode=\"\(mode.rawValue)\"} \(modes.count(mode))\n"
             }
         }
+        if let durability = store.durability {
+            Self.single(&text, "larder_durable_flushes_total", "counter",
+                        "Flushes (syncfs) issued to make writes durable; concurrent writes share them.", durability.flushCount)
+            Self.single(&text, "larder_durable_writes_total", "counter",
+                        "Writes (PUT, DELETE) acknowledged after a flush made them durable.", durability.writeCount)
+        }
         if let layered = store as? LayeredStore {
             Self.single(&text, "larder_fixture_keys", "gauge", "Fixtures mounted with --fixtures (read-only, not in larder_keys).",
                         layered.fixtureStats.keys)

@@ -25,15 +25,30 @@ final class UploadSink: HTTPRequestBodySink {
         }
     }
 
+    /// Answers once the value is durable: with fsync on, the connection's
+    /// thread is not held while the flushes that make it so run.
     func finish() {
-        do {
-            responder.respond(answer(try upload.finish()))
-        } catch {
+        let sink = Unchecked(self)
+        upload.finish { result in sink.value.answer(result) }
+    }
+
+    private func answer(_ result: Result<PutOutcome, Error>) {
+        switch result {
+        case .success(let outcome): responder.respond(answer(outcome))
+        case .failure(let error):
             responder.respond(ErrorMapping.httpError(error, logger: logger, context: "PUT \(upload.key)").response)
         }
     }
 
     func abort() { upload.abort() }
+
+    /// The sink, for the completion of its write. Unchecked: the connection
+    /// is done with the sink once `finish` returns (the body is complete),
+    /// and the completion runs once, reading only immutable fields.
+    private struct Unchecked: @unchecked Sendable {
+        let value: UploadSink
+        init(_ value: UploadSink) { self.value = value }
+    }
 }
 
 /// Collects a small body (a JSON document for append or patch) in memory,

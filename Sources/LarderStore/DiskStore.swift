@@ -7,7 +7,8 @@ import Glibc
 
 public struct DiskStoreOptions: Sendable {
     public var dataDirectory: String
-    /// fsync files and directories before a write is acknowledged.
+    /// Make each write durable before it is acknowledged (flushes shared
+    /// between concurrent writes: `GroupCommit`). Off: no flush at all.
     public var fsync: Bool = true
     /// zlib level for values the store compresses itself (1...9).
     public var gzipLevel: Int32 = DiskStoreOptions.defaultGzipLevel
@@ -44,6 +45,14 @@ public struct DiskStoreOptions: Sendable {
 /// (check + rename) under a `.barrier`, so writes to one key are exclusive
 /// and writes to different keys run in parallel. File content is written
 /// before any lock is taken; only the rename is serialized.
+///
+/// Durability (with `options.fsync`): a write waits on `commit`, the group
+/// committer, twice: once for its file's data before the rename, once for
+/// the rename after it; concurrent writes share those flushes (see
+/// `GroupCommit`). Only then is it acknowledged. A PUT over HTTP waits
+/// without its thread (`ValueUpload.finish(then:)`). Lock order:
+/// `rootQueue`, then a stripe, then `counterLock`, then the committer's
+/// own lock (innermost: it calls out to nothing while holding it).
 public final class DiskStore: ValueStore, @unchecked Sendable {
     public let options: DiskStoreOptions
     let logger: Logger
@@ -52,6 +61,10 @@ public final class DiskStore: ValueStore, @unchecked Sendable {
     let zlib: ZlibPool
     /// Values compressed per `CompressionMode`, for `/metrics`.
     public let compressionModes: CompressionModeCounts? = CompressionModeCounts()
+    /// Flushes issued and durable writes acknowledged, for `/metrics`.
+    public let durability: DurabilityCounts? = DurabilityCounts()
+    /// Shares flushes between concurrent durable writes; nil without fsync.
+    let commit: GroupCommit?
     let cache: ValueCache
     /// Told of every change, from under the write barrier.
     private let changes: StoreChangeObserver?
@@ -98,6 +111,7 @@ public final class DiskStore: ValueStore, @unchecked Sendable {
             throw StoreError.posix("mkdir", dataDirectory)
         }
         self.lock = try FileLock(path: dataDirectory + "/larder.lock")
+        commit = options.fsync ? try GroupCommit(path: dataDirectory, counts: durability!) : nil
         (generation, valuesRoot) = try Self.openGeneration(dataDirectory, fsync: options.fsync)
         removeLeftovers()
         lastVersion = try Self.readVersionCeiling(dataDirectory, logger: logger)
@@ -349,7 +363,6 @@ public final class DiskStore: ValueStore, @unchecked Sendable {
     private func makeDirectoriesOnce(root: String, segments: ArraySlice<String>) throws {
         var current = root
         for segment in segments {
-            let parent = current
             current += "/" + DiskNames.directoryName(segment)
             if mkdir(current, 0o755) == 0 {
                 if DiskNames.isHashedDirectory(segment) {
@@ -357,21 +370,25 @@ public final class DiskStore: ValueStore, @unchecked Sendable {
                     let fd = try POSIX.open(namePath, O_WRONLY | O_CREAT | O_TRUNC)
                     defer { Glibc.close(fd) }
                     try Array(segment.utf8).withUnsafeBytes { (raw) in try POSIX.writeAll(fd, raw, path: namePath) }
-                    if options.fsync { try POSIX.fsync(fd, path: namePath) }
                 }
-                if options.fsync { try POSIX.fsyncDirectory(parent) }
+                // No flush of its own: every caller is a write that waits
+                // on the group committer after this (for its data before
+                // its rename, or for the rename), and that flush commits
+                // these directories and name files too.
             } else if errno != EEXIST {
                 throw StoreError.posix("mkdir", current)
             }
         }
     }
 
-    /// Makes a finished temp file (`fileSize` bytes) the key's value, if
-    /// `condition` holds for the current one (checked under the same
-    /// barrier as the rename). Returns whether the key is new.
+    /// Makes a finished temp file (`fileSize` bytes, made durable first by
+    /// the caller) the key's value, if `condition` holds for the current one
+    /// (checked under the same barrier as the rename). Returns whether the
+    /// key is new. The caller makes the rename durable (a flush that begins
+    /// after this returns) before it acknowledges the write.
     func publish(tempPath: String, fd: Int32, key: StoreKey, metadata: ValueMetadata, fileSize: Int64,
                  condition: WriteCondition?) throws -> Bool {
-        let (created, finalPath) = try locked(rootQueue) { () -> (Bool, String) in
+        try locked(rootQueue) { () -> Bool in
             let finalPath = valuesRoot + "/" + DiskNames.relativePath(of: key)
             let stripe = stripeIndex(for: key)
             // The value being replaced is read before the key's barrier is
@@ -411,12 +428,16 @@ public final class DiskStore: ValueStore, @unchecked Sendable {
                            stored: fileSize - (old?.fileSize ?? 0))
                 return liveBefore
             }
-            return (!liveBefore, finalPath)
+            return !liveBefore
         }
-        if options.fsync { try POSIX.fsyncDirectory(String(finalPath[..<finalPath.lastIndex(of: "/")!])) }
-        return created
     }
 
+
+    /// With fsync on: returns once everything the calling thread wrote is
+    /// on disk (one flush shared with concurrent writers); a no-op without.
+    func makeDurable() throws {
+        try commit?.waitDurable()
+    }
 
     /// The value file of `key` at `path` as a write or delete finds it:
     /// nil when there is none. Its metadata (expired or not) is what a
@@ -454,7 +475,7 @@ public final class DiskStore: ValueStore, @unchecked Sendable {
             try POSIX.writeAll(out, UnsafeRawBufferPointer(rebasing: buffer[0..<n]), path: copyPath)
             offset += n
         }
-        if options.fsync { try POSIX.fsync(out, path: copyPath) }
+        try makeDurable()
         if rename(copyPath, finalPath) != 0 { throw StoreError.posix("rename", copyPath) }
         logger.notice("value for \(key) was rebuilt after a concurrent delete moved its temp file")
     }
@@ -543,8 +564,9 @@ public final class DiskStore: ValueStore, @unchecked Sendable {
         }
         guard existed else { return (false, false) }
         let directories = DiskNames.relativeDirectories(key.segments.dropLast())
-        if options.fsync {
-            try POSIX.fsyncDirectory(([root] + directories).joined(separator: "/"))
+        if let commit {
+            try commit.waitDurable()
+            durability?.addWrite()
         }
         pruneEmptyDirectories(root: root, directories: directories)
         return (true, wasLive)
@@ -594,9 +616,7 @@ public final class DiskStore: ValueStore, @unchecked Sendable {
             if mkdir(trashDirectory, 0o755) != 0 && errno != EEXIST { throw StoreError.posix("mkdir", trashDirectory) }
             if rename(directory, trashPath) != 0 { throw StoreError.posix("rename", directory) }
             cache.invalidateAll()
-            if options.fsync {
-                try POSIX.fsyncDirectory(String(directory[..<directory.lastIndex(of: "/")!]))
-            }
+            try makeDurable()
             let deleted = countValues(in: trashPath)
             totals.add(keys: -deleted, logical: 0, stored: 0)
             changes?.storeDidChange(.deletePrefix(prefix.string, deleted: deleted, version: try nextVersion()))

@@ -108,6 +108,9 @@ public final class LayeredStore: ValueStore, Sendable {
     /// Only the writable store compresses values.
     public var compressionModes: CompressionModeCounts? { store.compressionModes }
 
+    /// Only the writable store flushes.
+    public var durability: DurabilityCounts? { store.durability }
+
     /// The fixtures' totals (their compiled gzip files for `storedBytes`).
     public var fixtureStats: StoreStats { fixtures.disk.stats }
 
@@ -133,5 +136,8 @@ private final class OverFixtureWriter: ValueWriter {
     func expect(bytes: Int64) throws { try inner.expect(bytes: bytes) }
     func write(_ chunk: UnsafeRawBufferPointer) throws { try inner.write(chunk) }
     func finish() throws -> PutOutcome { PutOutcome(created: false, metadata: try inner.finish().metadata) }
+    func finish(then completion: @escaping @Sendable (Result<PutOutcome, Error>) -> Void) {
+        inner.finish { result in completion(result.map { PutOutcome(created: false, metadata: $0.metadata) }) }
+    }
     func abort() { inner.abort() }
 }

@@ -24,6 +24,10 @@ public protocol ValueWriter: AnyObject {
     /// Completes the value and publishes it; the write condition is checked
     /// at that moment, atomically with the publish.
     func finish() throws -> PutOutcome
+    /// `finish`, answering through `completion` (on any thread) once the
+    /// value is published and durable, without holding the caller's thread
+    /// while it waits for a flush. The writer is handed over.
+    func finish(then completion: @escaping @Sendable (Result<PutOutcome, Error>) -> Void)
     /// Drops the write; safe to call more than once.
     func abort()
 }
@@ -63,12 +67,22 @@ public protocol ValueStore: AnyObject, Sendable {
     /// Values compressed per mode since start-up (nil: the store does not
     /// choose one per value).
     var compressionModes: CompressionModeCounts? { get }
+    /// Flushes issued and durable writes acknowledged since start-up (nil:
+    /// the store does not flush, or does not count).
+    var durability: DurabilityCounts? { get }
     /// Finishes background work and lets go of the store's resources.
     func close()
 }
 
+extension ValueWriter {
+    public func finish(then completion: @escaping @Sendable (Result<PutOutcome, Error>) -> Void) {
+        completion(Result { try finish() })
+    }
+}
+
 extension ValueStore {
     public var compressionModes: CompressionModeCounts? { nil }
+    public var durability: DurabilityCounts? { nil }
 }
 
 extension ValueWriter {

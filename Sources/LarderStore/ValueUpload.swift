@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -11,7 +12,7 @@ public struct PutOutcome: Sendable {
 }
 
 /// One value being written: the body streams through here into a temp file
-/// in the key's directory, then `finish` fsyncs and publishes it.
+/// in the key's directory, then `finish` makes it durable and publishes it.
 ///
 /// Used by one thread at a time (the connection's queue); not Sendable.
 public final class ValueUpload: ValueWriter {
@@ -256,10 +257,80 @@ public final class ValueUpload: ValueWriter {
         flushedAny = true
     }
 
-    /// Ends the body: completes the file, fsyncs it and publishes it.
+    /// Ends the body: completes the file, makes it durable and publishes it,
+    /// blocking the calling thread while flushes make it durable.
     public func finish() throws -> PutOutcome {
-        guard !done else { throw StoreError.corrupt(path: tempPath, reason: "upload finished twice") }
         defer { abort() }
+        try complete()
+        // The data is on disk before the rename can make it the value.
+        try store.makeDurable()
+        let created = try store.publish(tempPath: tempPath, fd: fd, key: key, metadata: metadata, fileSize: written,
+                                        condition: condition)
+        // The rename is on disk before the answer.
+        try store.makeDurable()
+        return succeeded(created: created)
+    }
+
+    /// `finish` without holding the thread while flushes run: `completion`
+    /// gets the outcome, on another thread, once the value is durable (with
+    /// fsync off, at once on this one). The upload is handed over: the
+    /// caller must not use it after this call.
+    public func finish(then completion: @escaping @Sendable (Result<PutOutcome, Error>) -> Void) {
+        guard let commit = store.commit else {
+            completion(Result { try finish() })
+            return
+        }
+        do {
+            try complete()
+        } catch {
+            abort()
+            completion(.failure(error))
+            return
+        }
+        let upload = HandedOver(self)
+        // Stage 1: the file's data is on disk before the rename.
+        commit.afterDurable { error in
+            // The committer's queue must stay free for flushing: the
+            // rename (I/O under the key's barrier) runs elsewhere.
+            DispatchQueue.global().async {
+                let self_ = upload.value
+                let created: Bool
+                do {
+                    if let error { throw error }
+                    created = try self_.store.publish(tempPath: self_.tempPath, fd: self_.fd, key: self_.key,
+                                                        metadata: self_.metadata, fileSize: self_.written,
+                                                        condition: self_.condition)
+                } catch {
+                    self_.abort()
+                    completion(.failure(error))
+                    return
+                }
+                // Stage 2: the rename is on disk before the answer.
+                commit.afterDurable { error in
+                    let self_ = upload.value
+                    defer { self_.abort() }
+                    if let error {
+                        completion(.failure(error))
+                    } else {
+                        completion(.success(self_.succeeded(created: created)))
+                    }
+                }
+            }
+        }
+    }
+
+    /// After the rename is durable: counts the write, returns the outcome.
+    private func succeeded(created: Bool) -> PutOutcome {
+        done = true
+        if store.commit != nil { store.durability?.addWrite() }
+        if let mode { store.compressionModes?.add(mode) }
+        return PutOutcome(created: created, metadata: metadata)
+    }
+
+    /// Ends the compressed stream and writes the final header: the temp
+    /// file holds the whole value.
+    private func complete() throws {
+        guard !done else { throw StoreError.corrupt(path: tempPath, reason: "upload finished twice") }
         switch encoding {
         case .identity:
             // A value that ended within the sample: decide on what there is.
@@ -295,20 +366,20 @@ public final class ValueUpload: ValueWriter {
             header.withUnsafeBytes { pending.overwrite(at: 0, with: $0) }
             try flush()
         }
-        if store.options.fsync { try POSIX.fsync(fd, path: tempPath) }
-        let created = try store.publish(tempPath: tempPath, fd: fd, key: key, metadata: metadata, fileSize: written,
-                                        condition: condition)
-        done = true
-        if let mode { store.compressionModes?.add(mode) }
-        return PutOutcome(created: created, metadata: metadata)
+        // The zlib streams go back to the pool now, not after the flushes.
+        releaseCodecs()
     }
 
-    /// Drops the upload: closes and removes the temp file. Safe to call twice.
-    public func abort() {
+    private func releaseCodecs() {
         segmenter?.cancel()
         segmenter = nil
         if let d = deflater, let mode { store.zlib.recycle(d, mode); deflater = nil }
         if let i = inflater { store.zlib.recycle(i); inflater = nil }
+    }
+
+    /// Drops the upload: closes and removes the temp file. Safe to call twice.
+    public func abort() {
+        releaseCodecs()
         if fd >= 0 {
             Glibc.close(fd)
             fd = -1
@@ -316,6 +387,14 @@ public final class ValueUpload: ValueWriter {
         }
         done = true
     }
+}
+
+/// An upload passed from the connection's thread to the committer's
+/// continuations. Unchecked: after `finish(then:)` only one continuation at
+/// a time touches it (each starts after the previous one handed it on).
+private struct HandedOver: @unchecked Sendable {
+    let value: ValueUpload
+    init(_ value: ValueUpload) { self.value = value }
 }
 
 /// Bytes waiting to be written to the temp file. It starts small (most

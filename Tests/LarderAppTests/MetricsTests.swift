@@ -162,7 +162,8 @@ private typealias S = StoreTestSupport
                         "larder_http_request_bytes": "counter", "larder_http_response_bytes": "counter",
                         "larder_http_connections_open": "gauge", "larder_keys": "gauge", "larder_stored_bytes": "gauge",
                         "larder_logical_bytes": "gauge", "larder_watchers": "gauge", "larder_event_streams": "gauge",
-                        "larder_start_time_seconds": "gauge"]
+                        "larder_start_time_seconds": "gauge", "larder_durable_flushes": "counter",
+                        "larder_durable_writes": "counter"]
         for (family, type) in expected {
             #expect(scrape.types[family] == type, "\(family): \(scrape.types[family] ?? "missing")")
         }

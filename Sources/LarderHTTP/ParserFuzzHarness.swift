@@ -332,6 +332,32 @@ enum ParserFuzzHarness {
             if head.path.utf8.count + (head.query.map { $0.utf8.count + 1 } ?? 0) != target.utf8.count {
                 problem("path and query do not make up the target \(target.debugDescription)")
             }
+            // The framing fields say exactly what the head says about framing.
+            let lengths = h.values("content-length").flatMap { $0.split(separator: ",", omittingEmptySubsequences: false) }
+                .map { $0.trimmingOWS() }
+            if !lengths.isEmpty && !(lengths.allSatisfy { Int64($0) == head.contentLength && $0.utf8.allSatisfy { $0 >= 0x30 && $0 <= 0x39 } }) {
+                problem("Content-Length \(lengths) accepted as \(head.contentLength.map(String.init) ?? "nil")")
+            }
+            let codings = h.values("transfer-encoding").flatMap { $0.split(separator: ",") }.map { $0.trimmingOWS() }.filter { !$0.isEmpty }
+            if h.contains("transfer-encoding") && (codings.count != 1 || codings[0].lowercased() != "chunked" || !head.isChunked) {
+                problem("Transfer-Encoding \(codings) accepted, chunked \(head.isChunked)")
+            }
+            // Written out again in origin-form, the head reads back the same
+            // (unless the percent-encoded target or replaced bytes now pass a limit).
+            var text = "\(method) \(target) HTTP/\(head.version == .http11 ? "1.1" : "1.0")\r\n"
+            for (name, value) in h { text += "\(name): \(value)\r\n" }
+            text += "\r\n"
+            var again = HTTPRequestParser(configuration: config)
+            switch Array(text.utf8).withUnsafeBytes({ again.parse($0) }) {
+            case .complete(let reread, let consumed):
+                if summary(reread) != summary(head) || consumed != text.utf8.count {
+                    problem("written out again, \(summary(head).debugDescription) reads as \(summary(reread).debugDescription)")
+                }
+            case .failure(let error) where error.status.code == 414 || error.status.code == 431:
+                break
+            case let other:
+                problem("written out again, \(summary(head).debugDescription) gives \(other)")
+            }
         }
 
         /// The head as the events compare it: everything the session reads.
@@ -430,5 +456,14 @@ enum ParserFuzzHarness {
             total += size
         }
         return pieces
+    }
+}
+
+private extension StringProtocol {
+    func trimmingOWS() -> String {
+        var u = Substring(self)
+        while let f = u.first, f == " " || f == "\t" { u = u.dropFirst() }
+        while let l = u.last, l == " " || l == "\t" { u = u.dropLast() }
+        return String(u)
     }
 }

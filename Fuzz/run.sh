@@ -58,6 +58,10 @@ echo "fuzz: executions $runs, about $rate per second"
 echo "fuzz: coverage $(grep -hoE 'cov: [0-9]+ ft: [0-9]+' "$work"/logs/"$stamp"-*.log | sort -t' ' -k2 -n | tail -1) (edges, features)"
 echo "fuzz: corpus $(ls "$work/corpus" | wc -l) grown entries + $(ls Fuzz/corpus/http | wc -l) seeds"
 echo "fuzz: crashes found $((after - before)) (in $work/crashes/)"
+if [ "$status" -eq 72 ] && [ "$after" -eq "$before" ]; then
+  echo "fuzz: interrupted (no crash)"
+  exit 0
+fi
 if [ "$status" -ne 0 ] || [ "$after" -ne "$before" ]; then
   echo "fuzz: FAILED (libFuzzer status $status)"
   exit 1

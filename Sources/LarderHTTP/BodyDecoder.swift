@@ -5,6 +5,8 @@ struct BodyDecoder {
     private enum State {
         case fixed(remaining: Int64)
         case chunkSize(value: Int64, digits: Int)
+        /// Whitespace after the size: only more of it, `;` or the line end may follow.
+        case chunkSizeBWS
         case chunkExtension
         case chunkSizeLF
         case chunkData(remaining: Int64)
@@ -76,9 +78,13 @@ struct BodyDecoder {
             if let h = Self.hex(c) {
                 guard digits < 15 else { throw Self.bad("a chunk size is too large") }
                 state = .chunkSize(value: value << 4 | Int64(h), digits: digits + 1)
-            } else if digits > 0 && (c == 0x3B || c == 0x20 || c == 0x09) {
+            } else if digits > 0 && c == 0x3B {
                 pendingSize = value
                 state = .chunkExtension
+            } else if digits > 0 && (c == 0x20 || c == 0x09) {
+                // BWS before a chunk-ext (RFC 9112 7.1.1); `1 0` is not size 1.
+                pendingSize = value
+                state = .chunkSizeBWS
             } else if digits > 0 && c == 0x0D {
                 pendingSize = value
                 state = .chunkSizeLF
@@ -87,6 +93,12 @@ struct BodyDecoder {
             } else {
                 throw Self.bad("a chunk size line is malformed")
             }
+        case .chunkSizeBWS:
+            lineBytes += 1
+            if lineBytes > maxLineBytes { throw Self.bad("a chunk size line is too long") }
+            if c == 0x3B { state = .chunkExtension } else if c == 0x0D { state = .chunkSizeLF }
+            else if c == 0x0A { try endSizeLine(pendingSize) }
+            else if c != 0x20 && c != 0x09 { throw Self.bad("a chunk size line is malformed") }
         case .chunkExtension:
             lineBytes += 1
             if lineBytes > maxLineBytes { throw Self.bad("a chunk extension is too long") }

@@ -248,31 +248,38 @@ struct HTTPRequestParser {
 
     private static func parseTarget(_ t: ArraySlice<UInt8>, method: HTTPMethod) throws -> String {
         guard !t.isEmpty else { throw bad("the request target is empty") }
+        // Every form is checked whole, before absolute-form is reduced: no
+        // byte of the target (authority and query included) may be a control.
+        for c in t where c < 0x20 || c == 0x7F {
+            throw bad("the request target contains a control character or space")
+        }
         var bytes = t
         if bytes.elementsEqual("*".utf8) {
             guard method == .options else { throw bad("'*' is only a target for OPTIONS") }
             return "*"
         }
-        // absolute-form: keep the path and query.
+        // absolute-form: keep the path and query; a query without a path
+        // (`http://host?q`) gets the path `/`.
+        var prefix = ""
         let lowered = bytes.prefix(8).map(asciiLower)
         if lowered.starts(with: "http://".utf8) || lowered.starts(with: "https://".utf8) {
             let afterScheme = bytes.startIndex + (lowered.starts(with: "https://".utf8) ? 8 : 7)
             if let slash = bytes[afterScheme...].firstIndex(where: { $0 == 0x2F || $0 == 0x3F }) {
                 bytes = bytes[slash...]
-                if bytes.first == 0x3F { return "/" + String(decoding: bytes, as: UTF8.self) }
+                if bytes.first == 0x3F { prefix = "/" }
             } else {
                 return "/"
             }
         }
-        guard bytes.first == 0x2F else { throw bad("the request target must start with '/'") }
+        guard prefix == "/" || bytes.first == 0x2F else { throw bad("the request target must start with '/'") }
         var ascii = true
         for c in bytes {
             if c <= 0x20 || c == 0x7F { throw bad("the request target contains a control character or space") }
             if c >= 0x80 { ascii = false }
         }
-        if ascii { return String(decoding: bytes, as: UTF8.self) }
+        if ascii { return prefix + String(decoding: bytes, as: UTF8.self) }
         // Raw non-ASCII bytes: percent-encode them so key decoding sees them exactly.
-        var out = ""
+        var out = prefix
         let hex: [Character] = Array("0123456789ABCDEF")
         for c in bytes {
             if c >= 0x80 {

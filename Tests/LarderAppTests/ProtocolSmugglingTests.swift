@@ -126,6 +126,25 @@ import Glibc
         #expect(try server.client().get("chunk").status == 404)
     }
 
+    /// Found by the parser fuzzer's corpus: `1 0` was read as chunk size 1,
+    /// so a front end reading 0x10 would frame the stream differently.
+    @Test func whitespaceInsideAChunkSizeIs400() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        try expectRejected("PUT /store/chunk HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+            + "1 0\r\nx\r\n0\r\n\r\n", 400, on: server)
+        #expect(try server.client().get("chunk").status == 404)
+    }
+
+    /// Found by the parser fuzzer: an absolute-form target with only a
+    /// query (`http://host?q`) skipped the control-byte check.
+    @Test func controlBytesInAnAbsoluteFormQueryAre400() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        try expectRejected("GET http://x?a\u{0}b HTTP/1.1\r\nHost: x\r\n\r\n", 400, on: server)
+        try expectRejected("GET http://x?\u{1}\u{7F} HTTP/1.1\r\nHost: x\r\n\r\n", 400, on: server)
+    }
+
     @Test func missingHostInHTTP11Is400() throws {
         let server = try TestServer()
         defer { server.stop() }

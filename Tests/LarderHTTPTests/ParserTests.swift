@@ -219,3 +219,62 @@ private func failureStatus(_ result: HTTPRequestParser.Result) -> Int? {
         #expect(BodyDecoder(contentLength: 0, maxBytes: 100).isDone)
     }
 }
+
+/// Findings of the parser fuzzer (Fuzz/, ParserFuzzHarness) and of writing
+/// its corpus: each failed before its fix.
+@Suite struct ParserFuzzRegressionTests {
+    /// An absolute-form target with a query and no path (`http://h?q`) was
+    /// returned as `/?q` without the control-character check every other
+    /// target gets: NUL, other controls and DEL reached the routes (and the
+    /// access log), and raw non-ASCII bytes were decoded lossily instead of
+    /// percent-encoded.
+    @Test(arguments: [
+        "GET http://localhost?a\u{0}b HTTP/1.1\r\nHost: x\r\n\r\n",
+        "GET http://localhost?a\u{1}\u{7F} HTTP/1.1\r\nHost: x\r\n\r\n",
+        "GET https://localhost?\u{7F} HTTP/1.1\r\nHost: x\r\n\r\n",
+        "GET http://local\u{1}host/a HTTP/1.1\r\nHost: x\r\n\r\n",
+    ])
+    func absoluteFormQueryGetsTheTargetChecks(_ text: String) {
+        #expect(failureStatus(parse(text)) == 400, "\(text.debugDescription)")
+    }
+
+    @Test func absoluteFormQueryKeepsRawBytesExactly() {
+        var bytes = Array("GET http://localhost?k=".utf8)
+        bytes += [0xC3, 0xA9, 0xFF]
+        bytes += Array(" HTTP/1.1\r\nHost: x\r\n\r\n".utf8)
+        var parser = HTTPRequestParser(configuration: HTTPServerConfiguration())
+        guard case .complete(let h, _) = bytes.withUnsafeBytes({ parser.parse($0) }) else {
+            Issue.record("not accepted")
+            return
+        }
+        #expect(h.target == "/?k=%C3%A9%FF")
+        guard let (plain, _) = head(parse("GET http://localhost?a=1 HTTP/1.1\r\nHost: x\r\n\r\n")) else { return }
+        #expect(plain.target == "/?a=1")
+    }
+
+    /// `1 0` was read as chunk size 1 with an "extension" ` 0`: whitespace
+    /// after the size may only precede `;` (RFC 9112 7.1.1, BWS before a
+    /// chunk-ext), or a front end reading size 0x10 sees other framing.
+    @Test(arguments: ["1 0\r\nx\r\n0\r\n\r\n", "1\t0\r\nx\r\n0\r\n\r\n", "1 x=1\r\nx\r\n0\r\n\r\n", "0 0\r\n\r\n"])
+    func whitespaceInsideAChunkSizeIs400(_ text: String) {
+        var decoder = BodyDecoder(chunkedWithMaxBytes: 1 << 20, maxTrailerBytes: 1024)
+        let input = Array(text.utf8)
+        do {
+            _ = try input.withUnsafeBytes { try decoder.decode($0) { _ in } }
+            Issue.record("\(text.debugDescription) was accepted")
+        } catch let error as HTTPError {
+            #expect(error.status.code == 400)
+        } catch {
+            Issue.record("unexpected \(error)")
+        }
+    }
+
+    @Test(arguments: ["1 ;a=b\r\nx\r\n0\r\n\r\n", "1\t \r\nx\r\n0\r\n\r\n", "1  ;  a\r\nx\r\n0 ;z\r\n\r\n"])
+    func whitespaceBeforeAnExtensionOrTheLineEndIsAccepted(_ text: String) throws {
+        var decoder = BodyDecoder(chunkedWithMaxBytes: 1 << 20, maxTrailerBytes: 1024)
+        var body: [UInt8] = []
+        let input = Array(text.utf8)
+        let used = try input.withUnsafeBytes { try decoder.decode($0) { body += $0 } }
+        #expect(decoder.isDone && used == input.count && body == [UInt8(ascii: "x")], "\(text.debugDescription)")
+    }
+}

@@ -108,6 +108,8 @@ public final class LayeredStore: ValueStore, Sendable {
     /// Only the writable store compresses values.
     public var compressionModes: CompressionModeCounts? { store.compressionModes }
 
+    public var isIndexReady: Bool { store.isIndexReady && fixtures.disk.isIndexReady }
+
     /// The fixtures' totals (their compiled gzip files for `storedBytes`).
     public var fixtureStats: StoreStats { fixtures.disk.stats }
 

@@ -62,8 +62,12 @@ public protocol ValueStore: AnyObject, Sendable {
     var compressionModes: CompressionModeCounts? { get }
     /// Finishes background work and lets go of the store's resources.
     func close()
+    /// Whether start-up work is done: listings are fast and `stats` exact
+    /// (a `DiskStore` scans its values in the background after opening).
+    var isIndexReady: Bool { get }
 }
 
 extension ValueStore {
     public var compressionModes: CompressionModeCounts? { nil }
+    public var isIndexReady: Bool { true }
 }

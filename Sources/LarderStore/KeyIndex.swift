@@ -82,7 +82,8 @@ final class KeyIndex: @unchecked Sendable {
             for j in range.lowerBound..<ends.count { ends[j] -= UInt32(e - s) }
         }
 
-        /// Moves the upper half into a new block.
+        /// Moves the upper half into a new block; both halves get exact
+        /// capacities (a grown array keeps its capacity when it shrinks).
         mutating func split() -> Block {
             let half = count / 2
             let cut = start(half)
@@ -90,9 +91,9 @@ final class KeyIndex: @unchecked Sendable {
             upper.bytes = Array(bytes[cut...])
             upper.ends = ends[half...].map { $0 - UInt32(cut) }
             upper.entries = Array(entries[half...])
-            bytes.removeSubrange(cut...)
-            ends.removeSubrange(half...)
-            entries.removeSubrange(half...)
+            bytes = Array(bytes[..<cut])
+            ends = Array(ends[..<half])
+            entries = Array(entries[..<half])
             return upper
         }
     }
@@ -169,6 +170,13 @@ final class KeyIndex: @unchecked Sendable {
         if blocks.isEmpty { blocks.append(Block()) }
         var b = p.block, i = p.index
         if b == blocks.count { b -= 1; i = blocks[b].count }  // after the last key
+        if b == blocks.count - 1 && i == blocks[b].count && i >= Self.blockCapacity {
+            // Appending (keys written in order): start a block, leave this one full.
+            var fresh = Block()
+            fresh.insert(key, entry, at: 0)
+            blocks.append(fresh)
+            return
+        }
         blocks[b].insert(key, entry, at: i)
         if blocks[b].count > Self.blockCapacity {
             let upper = blocks[b].split()

@@ -9,8 +9,8 @@ import Glibc
 ///
 /// Layout: sorted blocks of at most `blockCapacity` keys; a block keeps its
 /// keys' bytes in one arena (`bytes`, with end offsets) and a fixed-size
-/// `Entry` per key, content types interned. About 52 bytes plus the key's
-/// own bytes per key (see README "Listing").
+/// `Entry` per key, content types interned. About 54 bytes plus the key's
+/// own bytes per key once packed (see README "Design", key index).
 ///
 /// Filling: the start-up scan runs in the background (`building`) while the
 /// store serves. Every write and delete tells the index as it happens (under
@@ -66,6 +66,16 @@ final class KeyIndex: @unchecked Sendable {
         }
 
         mutating func insert(_ key: UnsafeBufferPointer<UInt8>, _ entry: Entry, at i: Int) {
+            // Grow by an eighth, not the doubling of a plain insert: the
+            // slack stays small for a million keys.
+            if entries.count == entries.capacity {
+                let more = max(8, entries.count / 8)
+                entries.reserveCapacity(entries.count + more)
+                ends.reserveCapacity(entries.count + more)
+            }
+            if bytes.count + key.count > bytes.capacity {
+                bytes.reserveCapacity(bytes.count + key.count + max(64, bytes.count / 8))
+            }
             let s = start(i)
             bytes.insert(contentsOf: key, at: s)
             ends.insert(UInt32(s), at: i)  // fixed up below
@@ -98,9 +108,11 @@ final class KeyIndex: @unchecked Sendable {
         }
     }
 
-    static let blockCapacity = 512
+    /// Small blocks keep an insert's moves short (a random insert moves
+    /// half a block) and cost about one byte per key of overhead.
+    static let blockCapacity = 128
     /// Keys per block when blocks are packed (`compact`).
-    static let packedBlock = 384
+    static let packedBlock = 128
 
     private let lock = Lock()
     // Guarded by `lock`.
@@ -324,11 +336,19 @@ final class KeyIndex: @unchecked Sendable {
         var current = Block()
         func flush() {
             guard current.count > 0 else { return }
-            current.bytes = Array(current.bytes)
+            let bytes = current.bytes
+            current.bytes = [UInt8](unsafeUninitializedCapacity: bytes.count) { buffer, n in
+                _ = buffer.initialize(from: bytes)
+                n = bytes.count
+            }
             packed.append(current)
             current = Block()
         }
-        for block in blocks {
+        // Each old block is let go of as soon as it is copied: the peak is
+        // the index once, not twice.
+        for b in blocks.indices {
+            let block = blocks[b]
+            blocks[b] = Block()
             for i in 0..<block.count where !block.entries[i].isTombstone {
                 if current.count == 0 {
                     current.ends.reserveCapacity(Self.packedBlock)

@@ -290,6 +290,10 @@ final class KeyIndex: @unchecked Sendable {
         lock.withLock {
             blocks = []
             prefixTombstones = []
+            // Interned types are kept until a reset (a key's delete does not
+            // know whether another key still uses its type).
+            contentTypes = []
+            typeIDs = [:]
             liveCount = 0; logicalBytes = 0; storedBytes = 0
             building = false
             readyFlag = true

@@ -50,6 +50,9 @@ struct MetricsRoute: Route {
         Self.single(&text, "larder_keys", "gauge", "Values stored (an expired one until the sweep removes it).", stats.keys)
         Self.single(&text, "larder_stored_bytes", "gauge", "Bytes of the value files on disk (gzip).", stats.storedBytes)
         Self.single(&text, "larder_logical_bytes", "gauge", "Bytes of the values, decompressed.", stats.logicalBytes)
+        Self.single(&text, "larder_store_index_ready", "gauge",
+                    "1 once the start-up scan is done (listings from the key index, exact totals above); 0 while it runs.",
+                    store.isIndexReady ? 1 : 0)
         if let modes = store.compressionModes {
             Self.family(&text, "larder_compression_mode_total", "counter",
                         "Values Larder compressed since start-up, by the mode chosen from their first 64 KiB (deflate, huffman, stored).")

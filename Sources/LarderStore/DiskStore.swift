@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import LarderSupport
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -22,6 +23,9 @@ public struct DiskStoreOptions: Sendable {
     /// nanoseconds (below 2^63 until 2262), so a store with the top bit as its
     /// tag (the fixture layer's) never repeats another store's ETag.
     public var versionTag: UInt64 = 0
+    /// Tests: called by the start-up scan with the keys of each batch of
+    /// headers it read, before it adds them to the index.
+    var scanBatchHook: (@Sendable ([String]) -> Void)? = nil
 
     /// Level 1 was measured to store 1 KiB JSON at the same ratio class as 6
     /// for a fraction of the CPU; see README "gzip level".
@@ -53,6 +57,14 @@ public struct DiskStoreOptions: Sendable {
 /// without its thread (`ValueUpload.finish(then:)`). Lock order:
 /// `rootQueue`, then a stripe, then `counterLock`, then the committer's
 /// own lock (innermost: it calls out to nothing while holding it).
+///
+/// Start-up does not read the values: `init` returns once the directory is
+/// locked and the generation known, and the scan that reads every header
+/// (to fill the key index, the totals and the expiry index, and to remove
+/// stale temp files) runs in the background on `scanQueue`. Meanwhile
+/// listings walk the directories (`DirectoryLister`) and the totals count
+/// only what was scanned so far; see `KeyIndex` for how writes and deletes
+/// during the scan stay authoritative.
 public final class DiskStore: ValueStore, @unchecked Sendable {
     public let options: DiskStoreOptions
     let logger: Logger
@@ -70,6 +82,12 @@ public final class DiskStore: ValueStore, @unchecked Sendable {
     private let changes: StoreChangeObserver?
     /// Keys with an expiry time, for the sweep.
     let expiries = ExpiryIndex()
+    /// Every key with its listing metadata, in byte order (see `KeyIndex`).
+    let index = KeyIndex()
+    /// Runs the start-up scan, once.
+    private let scanQueue = DispatchQueue(label: "larder.store.scan", qos: .utility)
+    /// Set by `close`: the scan stops at its next file.
+    private let scanCancelled = Atomic<Bool>(false)
 
     private let rootQueue = DispatchQueue(label: "larder.store.root", attributes: .concurrent)
     private let stripes: [DispatchQueue]
@@ -116,8 +134,14 @@ public final class DiskStore: ValueStore, @unchecked Sendable {
         removeLeftovers()
         lastVersion = try Self.readVersionCeiling(dataDirectory, logger: logger)
         try saveVersionCeiling(max(lastVersion, UInt64(max(0, Self.nowNanos()))) + Self.ceilingStep)
-        try scanValues()
+        // The scan runs later; an unreadable values directory still fails here.
+        guard let dir = opendir(valuesRoot) else { throw StoreError.posix("opendir", valuesRoot) }
+        closedir(dir)
+        // Every temp file of this run is named by a version above this one.
+        let tempCutoff = try nextVersion() & ~options.versionTag
         startExpirySweep()
+        let (scanGeneration, scanRoot) = (generation, valuesRoot)
+        scanQueue.async { [self] in scanValues(generation: scanGeneration, root: scanRoot, tempCutoff: tempCutoff) }
     }
 
     // MARK: - Start-up
@@ -201,40 +225,98 @@ public final class DiskStore: ValueStore, @unchecked Sendable {
         }
     }
 
-    /// Seeds the totals (keys, logical and stored bytes) and the expiry
-    /// index from every value's header, and removes temp files of writes a
-    /// crash interrupted. Runs before the store serves: nothing else moves
-    /// the totals meanwhile.
-    private func scanValues() throws {
+    /// The start-up scan, in the background: reads every value's header into
+    /// the key index (keys written or deleted since are left alone), the
+    /// expiry index and the totals, and removes temp files of writes a crash
+    /// interrupted (named below `tempCutoff`; this run's are above it).
+    /// Batches are applied under the root queue, shared, checking that no
+    /// reset switched generations meanwhile (a reset leaves the index empty
+    /// and complete, and the scan then stops). At the end, under the root
+    /// barrier, the totals are set from the index, exact from then on.
+    private func scanValues(generation scanGeneration: Int, root: String, tempCutoff: UInt64) {
         let started = DispatchTime.now().uptimeNanoseconds
         var values = 0, temps = 0, damaged = 0, expiring = 0
-        var logical: Int64 = 0, stored: Int64 = 0
-        try ValueTreeWalker.walk(valuesRoot, strict: true) { item in
-            switch item {
-            case .value(let path):
-                values += 1
-                if values % 100_000 == 0 { logger.notice("start-up scan: \(values) values so far") }
-                // An unreadable file still counts as a key (it can be
-                // deleted); its decompressed size is unknown, counted as 0.
-                guard let file = try? ValueFileHeader.inspect(path: path) else { damaged += 1; return }
-                stored += file.fileSize
-                guard case .success(let meta) = file.metadata else { damaged += 1; return }
-                logical += Int64(meta.size)
-                if let expires = meta.expiresNanos, let key = try? StoreKey(meta.key) {
-                    noteExpiry(key, at: expires, version: meta.version)
-                    expiring += 1
+        var damagedStored: Int64 = 0
+        var batch: [(key: [UInt8], meta: ValueMetadata, stored: Int64)] = []
+        batch.reserveCapacity(256)
+        var current = true
+        func apply() {
+            guard !batch.isEmpty else { return }
+            options.scanBatchHook?(batch.map(\.meta.key))
+            current = rootQueue.sync { () -> Bool in
+                guard generation == scanGeneration else { return false }
+                var keys = 0, logical: Int64 = 0, stored: Int64 = 0
+                index.addScanned(batch) { meta, size in
+                    keys += 1; logical += Int64(meta.size); stored += size
+                    if let expires = meta.expiresNanos, let key = try? StoreKey(meta.key) {
+                        noteExpiry(key, at: expires, version: meta.version)
+                        expiring += 1
+                    }
                 }
-            case .temp(let path):
-                unlink(path)
-                temps += 1
+                // Only until the end of the scan, which sets the totals exactly.
+                totals.add(keys: keys, logical: logical, stored: stored)
+                return true
             }
+            batch.removeAll(keepingCapacity: true)
         }
-        totals.add(keys: values, logical: logical, stored: stored)
+        var failure: Error?
+        do {
+            try ValueTreeWalker.walk(root, strict: true) { item in
+                if scanCancelled.load(ordering: .relaxed) { return false }
+                switch item {
+                case .value(let path):
+                    values += 1
+                    // An unreadable file still counts as a key (it can be
+                    // deleted); its decompressed size is unknown, counted as 0.
+                    // It is not listed (the directory walk skips it too).
+                    guard let file = try? ValueFileHeader.inspect(path: path) else { return true }
+                    guard case .success(let meta) = file.metadata else {
+                        damaged += 1; damagedStored += file.fileSize
+                        return true
+                    }
+                    batch.append((Array(meta.key.utf8), meta, file.fileSize))
+                    if batch.count == 256 { apply() }
+                case .temp(let path, let name):
+                    if let version = UInt64(String(decoding: name.dropFirst(2), as: UTF8.self), radix: 16),
+                       version & ~options.versionTag < tempCutoff {
+                        unlink(path)
+                        temps += 1
+                    }
+                }
+                return current
+            }
+            if !scanCancelled.load(ordering: .relaxed) { apply() }
+        } catch {
+            failure = error
+        }
         let ms = (DispatchTime.now().uptimeNanoseconds - started) / 1_000_000
-        logger.info("store \(dataDirectory): \(values) values (\(logical) bytes, \(stored) on disk, \(expiring) with an expiry), "
-                    + "\(temps) stale temp files removed, scanned in \(ms) ms")
+        if let failure {
+            logger.error("store \(dataDirectory): the start-up scan failed after \(values) values (\(failure)); "
+                         + "listings keep walking the directories and the totals stay incomplete")
+            return
+        }
+        if scanCancelled.load(ordering: .relaxed) { return }
+        let finished = rootQueue.sync(flags: .barrier) { () -> Bool in
+            guard generation == scanGeneration else { return false }
+            index.finishBuild()
+            let t = index.totals
+            _ = totals.reset()
+            totals.add(keys: t.keys + damaged, logical: t.logical, stored: t.stored + damagedStored)
+            return true
+        }
+        let stats = totals.stats
+        logger.notice("start-up scan: \(values) values in \(ms) ms" + (finished ? "" : " (a reset came first)"))
+        logger.info("store \(dataDirectory): \(stats.keys) values (\(stats.logicalBytes) bytes, \(stats.storedBytes) on disk, "
+                    + "\(expiring) with an expiry), \(temps) stale temp files removed, index \(index.approximateBytes) bytes")
         if damaged > 0 { logger.warning("store \(dataDirectory): \(damaged) value files have an unreadable header") }
     }
+
+    /// Whether the start-up scan is done (listings use the key index, the
+    /// totals are exact).
+    public var isIndexReady: Bool { index.isReady }
+
+    /// Waits for the start-up scan (tests, tools).
+    public func waitForIndex() { scanQueue.sync {} }
 
     // MARK: - Shared helpers
 
@@ -416,6 +498,7 @@ public final class DiskStore: ValueStore, @unchecked Sendable {
                 }
                 try moveIntoPlace(tempPath: tempPath, fd: fd, finalPath: finalPath, key: key)
                 cache.invalidate(key.bytes, stripe: stripe)
+                index.set(key.bytes, metadata, stored: fileSize)
                 // Under the barrier, so the index always holds the latest write's expiry.
                 if let expires = metadata.expiresNanos {
                     noteExpiry(key, at: expires, version: metadata.version)
@@ -555,6 +638,7 @@ public final class DiskStore: ValueStore, @unchecked Sendable {
                     throw StoreError.posix("unlink", path)
                 }
                 cache.invalidate(key.bytes, stripe: stripe)
+                index.remove(key.bytes)
                 totals.add(keys: -1, logical: -Int64(meta?.size ?? 0), stored: -file.fileSize)
                 wasLive = live != nil || meta == nil
                 changes?.storeDidChange(.delete(key.string, version: try nextVersion(), expired: !wasLive))
@@ -595,6 +679,7 @@ public final class DiskStore: ValueStore, @unchecked Sendable {
             generation = next
             valuesRoot = dataDirectory + "/gen-\(next)"
             let deleted = totals.reset()
+            index.reset()
             changes?.storeDidChange(.deletePrefix("", deleted: deleted, version: try nextVersion()))
             return (deleted, old)
         }
@@ -610,7 +695,7 @@ public final class DiskStore: ValueStore, @unchecked Sendable {
         let trashPath = trashDirectory + "/" + DiskNames.hex(try nextVersion())
         // The count is taken under the barrier so that the change event goes
         // out before any later write under the prefix can report its own.
-        let moved = try locked(rootQueue, barrier: true) { () -> (root: String, generation: Int, deleted: Int)? in
+        let moved = try locked(rootQueue, barrier: true) { () -> (root: String, generation: Int, deleted: Int, indexed: Bool)? in
             let directory = valuesRoot + "/" + DiskNames.relativePath(of: prefix)
             guard let st = try POSIX.lstatIfExists(directory), POSIX.isDirectory(st) else { return nil }
             if mkdir(trashDirectory, 0o755) != 0 && errno != EEXIST { throw StoreError.posix("mkdir", trashDirectory) }
@@ -618,11 +703,20 @@ public final class DiskStore: ValueStore, @unchecked Sendable {
             cache.invalidateAll()
             try makeDurable()
             let deleted = countValues(in: trashPath)
-            totals.add(keys: -deleted, logical: 0, stored: 0)
+            // A complete index knows the bytes; during the start-up scan they
+            // are measured in the background (below).
+            let indexed = index.isReady
+            let bytes = index.removePrefix(Array(prefix.string.utf8))
+            totals.add(keys: -deleted, logical: indexed ? -bytes.logical : 0, stored: indexed ? -bytes.stored : 0)
             changes?.storeDidChange(.deletePrefix(prefix.string, deleted: deleted, version: try nextVersion()))
-            return (valuesRoot, generation, deleted)
+            return (valuesRoot, generation, deleted, indexed)
         }
-        guard let (root, generation, deleted) = moved else { return 0 }
+        guard let (root, generation, deleted, indexed) = moved else { return 0 }
+        if indexed {
+            reaper.async { POSIX.removeTree(trashPath) }
+            pruneEmptyDirectories(root: root, directories: DiskNames.relativeDirectories(prefix.segments.dropLast()))
+            return deleted
+        }
         // Their bytes are measured in the background, before the trash goes
         // (it reads every header, which the barrier should not wait for, nor
         // the client): until then the byte totals lag behind the key count.
@@ -632,7 +726,11 @@ public final class DiskStore: ValueStore, @unchecked Sendable {
         reaper.async { [self] in
             let bytes = measureValues(in: trashPath)
             rootQueue.sync {
-                if self.generation == generation { totals.add(keys: 0, logical: -bytes.logical, stored: -bytes.stored) }
+                // The end of the start-up scan set the totals from the index
+                // (without these values) if it came first.
+                if self.generation == generation && !index.isReady {
+                    totals.add(keys: 0, logical: -bytes.logical, stored: -bytes.stored)
+                }
             }
             POSIX.removeTree(trashPath)
         }
@@ -642,7 +740,7 @@ public final class DiskStore: ValueStore, @unchecked Sendable {
 
     private func countValues(in path: String) -> Int {
         var n = 0
-        try? ValueTreeWalker.walk(path) { if case .value = $0 { n += 1 } }
+        try? ValueTreeWalker.walk(path) { if case .value = $0 { n += 1 }; return true }
         return n
     }
 
@@ -651,9 +749,10 @@ public final class DiskStore: ValueStore, @unchecked Sendable {
     private func measureValues(in path: String) -> (logical: Int64, stored: Int64) {
         var logical: Int64 = 0, stored: Int64 = 0
         try? ValueTreeWalker.walk(path) { item in
-            guard case .value(let file) = item, let info = try? ValueFileHeader.inspect(path: file) else { return }
+            guard case .value(let file) = item, let info = try? ValueFileHeader.inspect(path: file) else { return true }
             stored += info.fileSize
             if case .success(let meta) = info.metadata { logical += Int64(meta.size) }
+            return true
         }
         return (logical, stored)
     }
@@ -702,10 +801,22 @@ public final class DiskStore: ValueStore, @unchecked Sendable {
 
     /// Keys under `prefix` in byte order, after `after`, at most `limit`
     /// entries (keys and, with `groupByDirectory`, common prefixes).
+    /// From the key index once the start-up scan is done, by walking the
+    /// directories before.
     public func list(prefix: StorePrefix, after: String?, limit: Int, groupByDirectory: Bool) throws -> StoreListing {
+        if index.isReady {
+            return index.list(prefix: Array(prefix.string.utf8), after: after.map { Array($0.utf8) }, limit: limit,
+                              groupByDirectory: groupByDirectory, nowNanos: Self.nowNanos())
+        }
+        return try listDirectories(prefix: prefix, after: after, limit: limit, groupByDirectory: groupByDirectory)
+    }
+
+    /// The listing by walking the directories and opening each value file.
+    func listDirectories(prefix: StorePrefix, after: String?, limit: Int, groupByDirectory: Bool,
+                         nowNanos: Int64 = DiskStore.nowNanos()) throws -> StoreListing {
         let root = currentRoot()
         var lister = DirectoryLister(after: after.map { Array($0.utf8) }, limit: limit,
-                                     groupByDirectory: groupByDirectory, nowNanos: Self.nowNanos(), logger: logger)
+                                     groupByDirectory: groupByDirectory, nowNanos: nowNanos, logger: logger)
         let directory = prefix.segments.isEmpty ? root : root + "/" + DiskNames.relativePath(of: prefix)
         try lister.walk(directory, keyPrefix: Array(prefix.string.utf8))
         return lister.finish()
@@ -727,13 +838,17 @@ public final class DiskStore: ValueStore, @unchecked Sendable {
         if access(root, R_OK | W_OK | X_OK) != 0 { throw StoreError.posix("access", root) }
     }
 
-    /// Waits for background deletes (tests, shutdown).
-    public func drainBackgroundWork() { reaper.sync {} }
+    /// Waits for the start-up scan and background deletes (tests, shutdown).
+    public func drainBackgroundWork() {
+        scanQueue.sync {}
+        reaper.sync {}
+    }
 
     /// Finishes background work and releases the data directory's lock, so
     /// another server may open it. Call after the last request.
     public func close() {
         sweepTimer?.cancel()
+        scanCancelled.store(true, ordering: .relaxed)
         drainBackgroundWork()
         // A clean stop saves the exact ceiling, so versions after a restart
         // follow the clock instead of starting an hour ahead.

@@ -110,6 +110,7 @@ public final class LayeredStore: ValueStore, Sendable {
 
     /// Only the writable store flushes.
     public var durability: DurabilityCounts? { store.durability }
+    public var isIndexReady: Bool { store.isIndexReady && fixtures.disk.isIndexReady }
 
     /// The fixtures' totals (their compiled gzip files for `storedBytes`).
     public var fixtureStats: StoreStats { fixtures.disk.stats }

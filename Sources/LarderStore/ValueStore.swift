@@ -72,6 +72,9 @@ public protocol ValueStore: AnyObject, Sendable {
     var durability: DurabilityCounts? { get }
     /// Finishes background work and lets go of the store's resources.
     func close()
+    /// Whether start-up work is done: listings are fast and `stats` exact
+    /// (a `DiskStore` scans its values in the background after opening).
+    var isIndexReady: Bool { get }
 }
 
 extension ValueWriter {
@@ -83,6 +86,7 @@ extension ValueWriter {
 extension ValueStore {
     public var compressionModes: CompressionModeCounts? { nil }
     public var durability: DurabilityCounts? { nil }
+    public var isIndexReady: Bool { true }
 }
 
 extension ValueWriter {

@@ -131,6 +131,7 @@ private typealias S = StoreTestSupport
         }
         let second = try TestServer(dataDirectory: dir)
         defer { second.stop() }
+        try second.waitForIndex()  // the start-up scan removes them, in the background
         for path in temps { #expect(!FileManager.default.fileExists(atPath: path), "\(path) is still there") }
         let client = second.client()
         #expect(try S.listAll(client).keys == ["top", "users/1", "users/deep/2"])

@@ -101,6 +101,7 @@ import Testing
         let stats = t.store.stats
         t.close()
         let again = try TempStore(directory: t.directory)
+        again.store.waitForIndex()  // the totals are seeded by the background scan
         #expect(again.store.stats == stats)
         Self.expectTotals(again, "after a reopen")
 

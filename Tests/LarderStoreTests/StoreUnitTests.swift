@@ -455,6 +455,8 @@ enum UnitSupport {
         let stale = [t.values + "/\\tDEADBEEF", t.values + "/r\\/\\t0000000000000001", t.values + "/r\\/1\\/\\tFF"]
         for path in stale { #expect(FileManager.default.createFile(atPath: path, contents: Data([0x1F, 0x8B]))) }
         let again = try TempStore(directory: t.directory)
+        // The start-up scan (totals, stale temp files) runs in the background.
+        again.store.waitForIndex()
         #expect(again.store.stats.keys == 25)
         for path in stale { #expect(!FileManager.default.fileExists(atPath: path), "\(path)") }
         for i in 0..<25 { #expect(try again.read("r/\(i % 3)/\(i)") == [UInt8(i)]) }

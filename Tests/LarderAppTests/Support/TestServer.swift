@@ -37,6 +37,18 @@ final class TestServer {
 
     func client() -> WireClient { WireClient(port: port) }
 
+    /// Waits until `/metrics` says the store's start-up scan is done
+    /// (`larder_store_index_ready 1`): totals exact, stale temp files gone.
+    func waitForIndex(timeout: Double = 60) throws {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if try client().send("GET", "/metrics").text.contains("\nlarder_store_index_ready 1\n") { return }
+            usleep(10_000)
+        }
+        struct IndexNotReady: Error {}
+        throw IndexNotReady()
+    }
+
     func connection(timeout: Double = 30) throws -> HTTPClientConnection {
         try HTTPClientConnection(port: port, timeout: timeout)
     }

@@ -17,25 +17,37 @@ final class SegmentWorkers: @unchecked Sendable {
     /// Jobs a single stream keeps on workers at once: enough to keep every
     /// core busy while the stream's own thread reads or sends.
     let depthPerStream = max(1, ProcessInfo.processInfo.activeProcessorCount)
-    private let queue = DispatchQueue(label: "larder.store.segments", attributes: .concurrent)
+    /// One serial queue per core, used in turn. Serial queues run on
+    /// Dispatch's overcommit threads: a concurrent queue would share the
+    /// default pool, which on Linux has one thread per core and counts a
+    /// connection thread waiting for its segment as busy, so one job ran
+    /// at a time (measured: 1.2 cores busy during a 256 MiB PUT).
+    private let queues: [DispatchQueue]
     private let slots: Int
     // Guarded by `lock`.
     private var taken = 0
+    private var nextQueue = 0
     private let lock = Lock()
 
-    init(slots: Int) { self.slots = max(1, slots) }
+    init(slots: Int) {
+        self.slots = max(1, slots)
+        queues = (0..<max(1, ProcessInfo.processInfo.activeProcessorCount)).map {
+            DispatchQueue(label: "larder.store.segments.\($0)")
+        }
+    }
 
     /// Starts `work` on a worker when a slot is free (the job then holds it
     /// until `finished(_:)`), else runs it here before returning. Either
     /// way the job is done once `work` has returned.
     func start(_ job: SegmentJob, _ work: @escaping @Sendable (SegmentJob) -> Void) {
-        let free = lock.withLock { () -> Bool in
-            guard taken < slots else { return false }
+        let queue = lock.withLock { () -> DispatchQueue? in
+            guard taken < slots else { return nil }
             taken += 1
-            return true
+            nextQueue = (nextQueue + 1) % queues.count
+            return queues[nextQueue]
         }
-        job.holdsSlot = free
-        if free {
+        job.holdsSlot = queue != nil
+        if let queue {
             queue.async { work(job); job.signalDone() }
         } else {
             work(job)

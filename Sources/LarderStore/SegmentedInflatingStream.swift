@@ -74,24 +74,13 @@ final class SegmentedInflatingStream: ValueByteStream {
     func skip(_ count: Int64) throws {
         guard count > 0 else { return }
         guard current == nil, started.isEmpty, next == 0 else {
-            try skipByReading(count)
+            try readAndDrop(count)
             return
         }
         let target = min(UInt64(count), value.metadata.size)
         next = Int(target / UInt64(table.segmentSize))
         dropFromNext = Int(target % UInt64(table.segmentSize))
         fromStart = false
-    }
-
-    private func skipByReading(_ count: Int64) throws {
-        let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 16, alignment: 16)
-        defer { scratch.deallocate() }
-        var left = count
-        while left > 0 {
-            let n = try read(into: UnsafeMutableRawBufferPointer(rebasing: scratch[0..<Int(min(left, Int64(scratch.count)))]))
-            if n == 0 { return }
-            left -= Int64(n)
-        }
     }
 
     func close() {

@@ -14,9 +14,11 @@ public protocol ValueByteStream: AnyObject {
 }
 
 extension ValueByteStream {
+    public func skip(_ count: Int64) throws { try readAndDrop(count) }
+
     /// Reads and drops: what an inflating stream must do to move ahead,
     /// 64 KiB at a time, never holding the skipped part.
-    public func skip(_ count: Int64) throws {
+    public func readAndDrop(_ count: Int64) throws {
         guard count > 0 else { return }
         let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 16, alignment: 16)
         defer { scratch.deallocate() }
@@ -219,17 +221,19 @@ public final class StoredValue: @unchecked Sendable {
     /// stored as the client sent it may hold several members (`cat a.gz
     /// b.gz`), whose last trailer gives only the last member's size.
     public func checkTrailer() throws {
-        guard metadata.originalGzipHeader == nil else { return }
-        let trailer: [UInt8]
-        if isFullyLoaded {
-            trailer = Array(prefetched.suffix(8))
-        } else {
-            var bytes = [UInt8](repeating: 0, count: 8)
-            let n = try bytes.withUnsafeMutableBytes { try read(into: $0, at: fileSize - 8) }
-            trailer = Array(bytes.prefix(n))
+        // A value from the cache was inflated whole (CRC and size checked)
+        // when it went in.
+        guard metadata.originalGzipHeader == nil, knownIdentity == nil else { return }
+        var recorded: UInt64?
+        if fileSize >= headerLength + 8 {
+            if isFullyLoaded {
+                recorded = prefetched.withUnsafeBytes { ValueFileHeader.readLE($0, fileSize - 4, 4) }
+            } else {
+                var bytes = (UInt64(0), ())
+                let n = try withUnsafeMutableBytes(of: &bytes.0) { try read(into: $0, at: fileSize - 8) }
+                recorded = n == 8 ? withUnsafeBytes(of: &bytes.0) { ValueFileHeader.readLE($0, 4, 4) } : nil
+            }
         }
-        let recorded = trailer.count == 8 && fileSize >= headerLength + 8
-            ? trailer.withUnsafeBytes { ValueFileHeader.readLE($0, 4, 4) } : nil
         guard recorded == metadata.size & 0xFFFF_FFFF else {
             throw StoreError.corrupt(path: path, reason: "the file is truncated or damaged (its gzip trailer does not give the value's size)")
         }

@@ -13,6 +13,20 @@ import Glibc
 /// after a reopen, a failing flush fails its whole batch, and a flush never
 /// covers a write that came after it began.
 @Suite struct GroupCommitTests {
+    /// Holds the committer's first flush after its batch closed: `holding`
+    /// is signalled once it waits, and it goes on when `release` is.
+    static func holdFirstFlush(_ commit: GroupCommit) -> (holding: DispatchSemaphore, release: DispatchSemaphore) {
+        let holding = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0)
+        let first = Atomic<Bool>(true)
+        commit.onFlushWillBeginForTesting {
+            if first.exchange(false, ordering: .relaxed) {
+                holding.signal()
+                release.wait()
+            }
+        }
+        return (holding, release)
+    }
+
     static func makeDirectory() -> String {
         NSTemporaryDirectory() + "larder-commit-" + UUID().uuidString
     }
@@ -163,15 +177,7 @@ import Glibc
         let commit = try #require(store.commit)
         let flushesBefore = store.durability!.flushCount
 
-        let holding = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0)
-        let first = Atomic<Bool>(true)
-        commit.onFlushWillBeginForTesting {
-            // Hold the first flush after its batch closed.
-            if first.exchange(false, ordering: .relaxed) {
-                holding.signal()
-                release.wait()
-            }
-        }
+        let (holding, release) = Self.holdFirstFlush(commit)
         let order = Locked<[String]>([])
         let done = DispatchGroup()
         done.enter()
@@ -203,14 +209,7 @@ import Glibc
         let store = try Self.open(directory)
         defer { store.close() }
         let commit = try #require(store.commit)
-        let holding = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0)
-        let first = Atomic<Bool>(true)
-        commit.onFlushWillBeginForTesting {
-            if first.exchange(false, ordering: .relaxed) {
-                holding.signal()
-                release.wait()
-            }
-        }
+        let (holding, release) = Self.holdFirstFlush(commit)
         let results = Locked<[String: StoreError?]>([:])
         let done = DispatchGroup()
         done.enter()

@@ -10,19 +10,6 @@ import Testing
 /// directory walk lists, and no write or delete during the scan may be
 /// lost or undone by it.
 @Suite struct KeyIndexTests {
-    /// A cheap deterministic PRNG (SplitMix64).
-    struct Random {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E3779B97F4A7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58476D1CE4E5B9
-            z = (z ^ (z >> 27)) &* 0x94D049BB133111EB
-            return z ^ (z >> 31)
-        }
-        mutating func below(_ n: Int) -> Int { Int(next() % UInt64(n)) }
-    }
-
     static func put(_ store: DiskStore, _ key: String, _ bytes: [UInt8], type: String = "application/octet-stream",
                     expires: Int64? = nil) throws {
         let upload = try store.beginUpload(key: try StoreKey(key), contentType: type, encoding: .identity,
@@ -52,7 +39,7 @@ import Testing
 
     /// Keys of many shapes: flat, nested, 255-byte segments (hashed
     /// directories), bytes around '/', non-ASCII.
-    static func randomKeys(_ rng: inout Random, count: Int) -> [String] {
+    static func randomKeys(_ rng: inout SeededGenerator, count: Int) -> [String] {
         let long = String(repeating: "L", count: 255)
         let pieces = ["a", "b", "a-b", "a.b", "a0", "ab", "z", "é", "日本", "x y", "0", "9", long, String(repeating: "m", count: 254)]
         var keys = Set<String>()
@@ -73,7 +60,7 @@ import Testing
         let t = try TempStore()
         let store = t.store!
         store.waitForIndex()
-        var rng = Random(state: 42)
+        var rng = SeededGenerator(seed: 42)
         let keys = Self.randomKeys(&rng, count: 600)
         let now = DiskStore.nowNanos()
         let types = ["application/json", "text/plain", "application/octet-stream"]
@@ -263,7 +250,7 @@ import Testing
 
     @Test func indexCostPerKey() throws {
         let index = KeyIndex()
-        var rng = Random(state: 7)
+        var rng = SeededGenerator(seed: 7)
         var batch: [(key: [UInt8], meta: ValueMetadata, stored: Int64)] = []
         for i in 0..<100_000 {
             let key = "p/" + String(rng.next() % 10_000_000) + "-\(i)"

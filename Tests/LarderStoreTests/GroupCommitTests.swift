@@ -109,9 +109,12 @@ import Glibc
         let counts = try #require(store!.durability)
         #expect(counts.writeCount == writers * perWriter)
         // Alone, each PUT costs two flushes (data, then rename): with 32
-        // writers at once they must have shared them.
+        // writers at once they must have shared them. How much depends on
+        // how long a flush takes next to a write: under ThreadSanitizer,
+        // which slows the writes and not the flushes, 384 writes took 407
+        // flushes (768 unshared), so the bound is three quarters of unshared.
         #expect(counts.flushCount > 0)
-        #expect(counts.flushCount < counts.writeCount, "\(counts.flushCount) flushes for \(counts.writeCount) writes")
+        #expect(counts.flushCount < 2 * counts.writeCount * 3 / 4, "\(counts.flushCount) flushes for \(counts.writeCount) writes")
 
         store!.close()
         store = nil

@@ -95,10 +95,14 @@ public final class HTTPServer: @unchecked Sendable {
         let sent = Array(text.utf8).withUnsafeBytes { Glibc.send(fd, $0.baseAddress!, $0.count, Int32(MSG_NOSIGNAL)) }
         // End our side, and drop the request bytes already here: closing with
         // unread input would send a reset, which can make the client discard
-        // the 503 before reading it. (Nothing waits for bytes still to come.)
+        // the 503 before reading it. (Nothing waits for bytes still to come,
+        // and at most 64 KiB is drained: a client cannot hold the accept queue.)
         Glibc.shutdown(fd, Int32(SHUT_WR))
         var scratch = [UInt8](repeating: 0, count: 4096)
-        while scratch.withUnsafeMutableBytes({ Glibc.recv(fd, $0.baseAddress!, $0.count, Int32(MSG_DONTWAIT)) }) > 0 {}
+        var reads = 0
+        while reads < 16, scratch.withUnsafeMutableBytes({ Glibc.recv(fd, $0.baseAddress!, $0.count, Int32(MSG_DONTWAIT)) }) > 0 {
+            reads += 1
+        }
         Glibc.close(fd)
         let meter = context.metrics.shardForNewConnection()
         meter.answered(nil, status: 503, nanos: 0)

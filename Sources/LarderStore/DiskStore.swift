@@ -471,6 +471,10 @@ public final class DiskStore: ValueStore, @unchecked Sendable {
     func publish(tempPath: String, fd: Int32, key: StoreKey, metadata: ValueMetadata, fileSize: Int64,
                  condition: WriteCondition?) throws -> Bool {
         try locked(rootQueue) { () -> Bool in
+            // A write whose flushes outlived `close` (a connection dropped at
+            // the end of the shutdown grace) must not rename into a directory
+            // this process no longer holds the lock of.
+            guard lock != nil else { throw StoreError.posix("publish", tempPath, ECANCELED) }
             let finalPath = valuesRoot + "/" + DiskNames.relativePath(of: key)
             let stripe = stripeIndex(for: key)
             // The value being replaced is read before the key's barrier is

@@ -107,7 +107,7 @@ final class GroupCommit: @unchecked Sendable {  // state guarded by `lock`
     /// Flushes batch after batch while waiters keep coming.
     private func flushLoop() {
         while true {
-            let next = lock.withLock { () -> (Batch, Int32, (@Sendable () -> Void)?)? in
+            let next = lock.withLock { () -> (Batch, (@Sendable () -> Void)?)? in
                 if open.completions.isEmpty {
                     flushing = false
                     return nil
@@ -116,10 +116,14 @@ final class GroupCommit: @unchecked Sendable {  // state guarded by `lock`
                 // waiters wrote came before this point.
                 let batch = open
                 open = Batch()
-                return (batch, descriptor, flushWillBegin)
+                return (batch, flushWillBegin)
             }
-            guard let (batch, fd, hook) = next else { return }
+            guard let (batch, hook) = next else { return }
             hook?()
+            // Read after the hook: a test that breaks the committer while it
+            // holds this flush must see it fail, not flush a descriptor
+            // number another file has taken since.
+            let fd = lock.withLock { descriptor }
             let error = Self.flush(fd, path: path)
             counts.addFlush()
             if let error {

@@ -77,6 +77,8 @@ struct SegmentTable: Equatable, Sendable {
     /// Whether the table describes a value of `size` bytes whose deflate data
     /// is `deflateBytes` long: anything else is ignored, not trusted.
     func matches(size: UInt64, deflateBytes: Int) -> Bool {
+        // A damaged header may hold any size: compare without overflowing.
+        guard segmentSize <= Self.largestSegmentSize, size <= UInt64(Int.max / 2) else { return false }
         let expectedCount = max(1, (Int(size) + segmentSize - 1) / segmentSize)
         return lengths.count == expectedCount && lengths.reduce(0, { $0 + Int($1) }) == deflateBytes
     }
@@ -87,8 +89,8 @@ struct SegmentTable: Equatable, Sendable {
         return Int(min(UInt64(segmentSize), valueSize - min(valueSize, start)))
     }
 
-    /// File offset of segment `index`, given where the deflate data starts.
-    func fileOffset(of index: Int, dataStart: Int) -> Int {
-        dataStart + lengths[..<index].reduce(0, { $0 + Int($1) })
-    }
+    /// The largest segment a table may claim: what `planned` makes for the
+    /// largest value a 4-byte size field allows. A table claiming more is
+    /// damaged and not trusted (a reader sizes its buffers from it).
+    static let largestSegmentSize = 1 << 30
 }

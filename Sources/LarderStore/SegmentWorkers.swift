@@ -39,7 +39,12 @@ final class SegmentWorkers: @unchecked Sendable {
     /// Starts `work` on a worker when a slot is free (the job then holds it
     /// until `finished(_:)`), else runs it here before returning. Either
     /// way the job is done once `work` has returned.
-    func start(_ job: SegmentJob, _ work: @escaping @Sendable (SegmentJob) -> Void) {
+    ///
+    /// With `inlineAllowed` false, a job that finds no free slot is not run
+    /// at all and `start` returns false: a reader prefetching ahead does not
+    /// buffer segments past its own when the process is at its limit.
+    @discardableResult
+    func start(_ job: SegmentJob, inlineAllowed: Bool = true, _ work: @escaping @Sendable (SegmentJob) -> Void) -> Bool {
         let queue = lock.withLock { () -> DispatchQueue? in
             guard taken < slots else { return nil }
             taken += 1
@@ -49,10 +54,13 @@ final class SegmentWorkers: @unchecked Sendable {
         job.holdsSlot = queue != nil
         if let queue {
             queue.async { work(job); job.signalDone() }
-        } else {
+        } else if inlineAllowed {
             work(job)
             job.signalDone()
+        } else {
+            return false
         }
+        return true
     }
 
     /// Waits for `job`'s work and gives back its slot: the owner has the result.

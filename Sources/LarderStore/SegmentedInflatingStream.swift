@@ -95,13 +95,19 @@ final class SegmentedInflatingStream: ValueByteStream {
         while started.count < workers.depthPerStream && next < table.lengths.count {
             let index = next
             next += 1
-            let job = spare.popLast() ?? SegmentJob(inputCapacity: Int(table.lengths[index]), outputCapacity: table.segmentSize + 1)
+            let expected = table.uncompressedLength(of: index, valueSize: value.metadata.size)
+            let job = spare.popLast() ?? SegmentJob(inputCapacity: Int(table.lengths[index]), outputCapacity: expected + 1)
             job.index = index
-            job.expectedLength = table.uncompressedLength(of: index, valueSize: value.metadata.size)
+            job.expectedLength = expected
             job.isLast = index == table.lengths.count - 1
             let range = offsets[index]..<offsets[index + 1]
+            // Ahead of the segment being read, only on a free worker slot.
+            guard workers.start(job, inlineAllowed: started.isEmpty, { [value] job in Self.inflate(job, from: value, at: range) }) else {
+                next -= 1
+                spare.append(job)
+                return
+            }
             started.append(job)
-            workers.start(job) { [value] job in Self.inflate(job, from: value, at: range) }
         }
     }
 

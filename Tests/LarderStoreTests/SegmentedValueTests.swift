@@ -150,6 +150,23 @@ import Testing
         #expect(try t.drain(stream) == value)
     }
 
+    /// A slot is held from `start` until `finished`; without one, a job
+    /// runs inline, or (a reader's prefetch) not at all.
+    @Test func slotsBoundTheJobsOnWorkers() {
+        let workers = SegmentWorkers(slots: 1)
+        let a = SegmentJob(inputCapacity: 16, outputCapacity: 16), b = SegmentJob(inputCapacity: 16, outputCapacity: 16)
+        #expect(workers.start(a) { $0.produced = 1 })
+        #expect(!workers.start(b, inlineAllowed: false) { $0.produced = 2 }, "no free slot: a prefetch is not started")
+        #expect(workers.start(b) { $0.produced = 3 }, "no free slot: run here")
+        #expect(b.isDone && b.produced == 3 && !b.holdsSlot)
+        workers.finished(a)
+        #expect(a.produced == 1 && !a.holdsSlot)
+        let c = SegmentJob(inputCapacity: 16, outputCapacity: 16)
+        #expect(workers.start(c, inlineAllowed: false) { $0.produced = 4 }, "the slot is free again")
+        workers.finished(c)
+        #expect(c.produced == 4)
+    }
+
     /// With no free worker slot a stream does its segments itself: the
     /// output is the same deflate stream.
     @Test func withoutFreeSlotsSegmentsAreDeflatedInline() throws {

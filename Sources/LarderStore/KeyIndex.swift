@@ -119,6 +119,9 @@ final class KeyIndex: @unchecked Sendable {
     private var blocks: [Block] = []
     private var contentTypes: [String] = []
     private var typeIDs: [String: UInt32] = [:]
+    /// `contentTypes` may grow to this before unused types are dropped.
+    private var typeLimit = KeyIndex.initialTypeLimit
+    static let initialTypeLimit = 1024
     private var building = true
     private var prefixTombstones: [[UInt8]] = []
     private var liveCount = 0
@@ -129,6 +132,9 @@ final class KeyIndex: @unchecked Sendable {
     /// Whether the index holds every key (the start-up scan is done, or a
     /// reset made it complete): listings may use it.
     var isReady: Bool { lock.withLock { readyFlag } }
+
+    /// Content types interned now (tests: the table stays bounded).
+    var internedTypeCount: Int { lock.withLock { contentTypes.count } }
 
     /// Live keys and their bytes (tombstones not counted).
     var totals: (keys: Int, logical: Int64, stored: Int64) { lock.withLock { (liveCount, logicalBytes, storedBytes) } }
@@ -210,10 +216,38 @@ final class KeyIndex: @unchecked Sendable {
 
     private func typeID(_ contentType: String) -> UInt32 {
         if let id = typeIDs[contentType] { return id }
+        // Types of deleted or rewritten keys stay interned until the table
+        // is full; then it keeps only the types in use, so a client sending
+        // a new Content-Type with every write cannot grow it without bound.
+        if contentTypes.count >= typeLimit { dropUnusedTypes() }
         let id = UInt32(contentTypes.count)
         contentTypes.append(contentType)
         typeIDs[contentType] = id
         return id
+    }
+
+    /// Renumbers the content types in use and forgets the rest: one pass
+    /// over the entries, and the limit doubles past what is in use, so the
+    /// cost is spread over that many new types.
+    private func dropUnusedTypes() {
+        var renumbered: [UInt32: UInt32] = [:]
+        var kept: [String] = []
+        for b in blocks.indices {
+            for i in blocks[b].entries.indices where !blocks[b].entries[i].isTombstone {
+                let old = blocks[b].entries[i].contentType
+                if let id = renumbered[old] {
+                    blocks[b].entries[i].contentType = id
+                } else {
+                    let id = UInt32(kept.count)
+                    renumbered[old] = id
+                    kept.append(contentTypes[Int(old)])
+                    blocks[b].entries[i].contentType = id
+                }
+            }
+        }
+        contentTypes = kept
+        typeIDs = Dictionary(uniqueKeysWithValues: kept.enumerated().map { ($1, UInt32($0)) })
+        typeLimit = max(Self.initialTypeLimit, 2 * kept.count)
     }
 
     private func makeEntry(_ meta: ValueMetadata, stored: Int64) -> Entry {
@@ -294,6 +328,7 @@ final class KeyIndex: @unchecked Sendable {
             // know whether another key still uses its type).
             contentTypes = []
             typeIDs = [:]
+            typeLimit = Self.initialTypeLimit
             liveCount = 0; logicalBytes = 0; storedBytes = 0
             building = false
             readyFlag = true

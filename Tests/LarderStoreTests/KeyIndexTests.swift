@@ -271,4 +271,23 @@ import Testing
         let keys = index.allKeys
         #expect(keys == keys.sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) })
     }
+
+    /// A client writing a new Content-Type every time cannot grow the
+    /// index's table of types without bound; the types in use survive.
+    @Test func unusedContentTypesAreDropped() throws {
+        let index = KeyIndex()
+        index.finishBuild()
+        func meta(_ key: String, _ type: String, _ version: UInt64) -> ValueMetadata {
+            ValueMetadata(key: key, contentType: type, size: 1, version: version, modifiedNanos: 1, expiresNanos: nil)
+        }
+        index.set(Array("keep/a".utf8), meta("keep/a", "application/json", 1), stored: 30)
+        index.set(Array("keep/b".utf8), meta("keep/b", "text/plain", 2), stored: 30)
+        for i in 0..<10_000 {
+            index.set(Array("churn".utf8), meta("churn", "application/x-type-\(i)", UInt64(10 + i)), stored: 30)
+        }
+        #expect(index.internedTypeCount <= KeyIndex.initialTypeLimit, "\(index.internedTypeCount) types interned")
+        let page = index.list(prefix: [], after: nil, limit: 10, groupByDirectory: false, nowNanos: 0)
+        let types = Dictionary(uniqueKeysWithValues: page.values.map { ($0.key, $0.info.contentType) })
+        #expect(types == ["churn": "application/x-type-9999", "keep/a": "application/json", "keep/b": "text/plain"])
+    }
 }

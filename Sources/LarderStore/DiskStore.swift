@@ -705,7 +705,6 @@ public final class DiskStore: ValueStore, @unchecked Sendable {
             if mkdir(trashDirectory, 0o755) != 0 && errno != EEXIST { throw StoreError.posix("mkdir", trashDirectory) }
             if rename(directory, trashPath) != 0 { throw StoreError.posix("rename", directory) }
             cache.invalidateAll()
-            try makeDurable()
             let deleted = countValues(in: trashPath)
             // A complete index knows the bytes; during the start-up scan they
             // are measured in the background (below).
@@ -716,6 +715,12 @@ public final class DiskStore: ValueStore, @unchecked Sendable {
             return (valuesRoot, generation, deleted, indexed)
         }
         guard let (root, generation, deleted, indexed) = moved else { return 0 }
+        // The rename is durable before the answer and before its files go,
+        // but flushed outside the barrier: the rest of the store is not held
+        // up by the flush, and the index, the totals and the change event
+        // already say what the disk says. If the flush fails, the answer is
+        // an error and the trash waits for the next start to be removed.
+        try makeDurable()
         if indexed {
             reaper.async { POSIX.removeTree(trashPath) }
             pruneEmptyDirectories(root: root, directories: DiskNames.relativeDirectories(prefix.segments.dropLast()))

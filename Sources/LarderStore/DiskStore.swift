@@ -682,7 +682,11 @@ public final class DiskStore: ValueStore, @unchecked Sendable {
             cache.invalidateAll()
             generation = next
             valuesRoot = dataDirectory + "/gen-\(next)"
-            let deleted = totals.reset()
+            // Until the start-up scan is done the totals lack what it has
+            // not reached: the old generation's values are counted instead
+            // (a directory walk, no file opens; only in that window).
+            let counted = totals.reset()
+            let deleted = index.isReady ? counted : countValues(in: old)
             index.reset()
             changes?.storeDidChange(.deletePrefix("", deleted: deleted, version: try nextVersion()))
             return (deleted, old)

@@ -73,9 +73,22 @@ private typealias S = StoreTestSupport
         // Random bytes: the gzip file is as large as the value, far more than socket buffers hold.
         try Self.putLarge(child, key: "noise", size: 16 << 20, alphabetBits: 8)
         let pid = child.process.processIdentifier
-        usleep(200_000)
-        let baseline = Self.openFDs(pid)
-        for _ in 0..<3 {
+        // One hang-up first, unmeasured: Dispatch opens some descriptors of
+        // its own lazily (timer and event descriptors for a new kind of
+        // wait), and they stay. The baseline is taken after them.
+        var baseline = 0
+        for round in 0..<4 {
+            if round == 1 {
+                let deadline = Date().addingTimeInterval(10)
+                var last = -1
+                while Date() < deadline {
+                    usleep(200_000)
+                    let now = Self.openFDs(pid)
+                    if now == last { break }
+                    last = now
+                }
+                baseline = last
+            }
             let connection = try HTTPClientConnection(port: child.port, timeout: 10, receiveBuffer: 64 * 1024)
             try connection.send("GET /store/noise HTTP/1.1\r\nHost: x\r\nAccept-Encoding: gzip\r\n\r\n")
             var got = 0
@@ -86,7 +99,7 @@ private typealias S = StoreTestSupport
                     if got > 1 << 20 { throw Enough() }
                 }
             } catch is Enough {}
-            #expect(Self.openFDs(pid) > baseline, "the value file and socket are open mid-transfer")
+            if round > 0 { #expect(Self.openFDs(pid) > baseline, "the value file and socket are open mid-transfer") }
             connection.close()
         }
         let deadline = Date().addingTimeInterval(10)

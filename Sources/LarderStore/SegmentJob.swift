@@ -16,8 +16,7 @@ final class SegmentJob: @unchecked Sendable {
     var error: Error?
     /// Deflate: the value's last segment (ends the deflate stream).
     var isLast = false
-    /// Inflate: which segment, and the bytes it must inflate to.
-    var index = 0
+    /// Inflate: the bytes the segment must inflate to.
     var expectedLength = 0
     /// Set by `SegmentWorkers` only: the job holds one of its slots.
     var holdsSlot = false

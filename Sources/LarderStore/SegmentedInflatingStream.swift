@@ -97,7 +97,6 @@ final class SegmentedInflatingStream: ValueByteStream {
             next += 1
             let expected = table.uncompressedLength(of: index, valueSize: value.metadata.size)
             let job = spare.popLast() ?? SegmentJob(inputCapacity: Int(table.lengths[index]), outputCapacity: expected + 1)
-            job.index = index
             job.expectedLength = expected
             job.isLast = index == table.lengths.count - 1
             let range = offsets[index]..<offsets[index + 1]

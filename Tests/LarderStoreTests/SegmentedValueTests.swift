@@ -118,13 +118,20 @@ import Testing
         #expect(throws: StoreError.notFound) { _ = try t.store.open(try StoreKey("long")) }
     }
 
+    /// Stores `value` with its size announced, so it is segmented; returns
+    /// its file, the file's segment table and the header's length.
+    static func putSegmented(_ t: TempStore, _ key: String, _ value: [UInt8]) throws
+        -> (file: [UInt8], table: SegmentTable, headerLength: Int) {
+        try t.put(key, value, expected: Int64(value.count))
+        let file = try Self.file(t, key)
+        let (table, headerLength) = try Self.table(of: file)
+        return (file, try #require(table, "\(key) has a segment table"), headerLength)
+    }
+
     @Test func aDamagedSegmentIsAnErrorNotData() throws {
         let t = try TempStore()
         let value = Self.mixed(4 * SegmentTable.baseSegmentSize, seed: 8)
-        try t.put("d", value, expected: Int64(value.count))
-        var file = try Self.file(t, "d")
-        let (table, headerLength) = try Self.table(of: file)
-        let segments = try #require(table)
+        var (file, segments, headerLength) = try Self.putSegmented(t, "d", value)
         // A byte in the middle of the third segment.
         let at = headerLength + Int(segments.lengths[0]) + Int(segments.lengths[1]) + Int(segments.lengths[2]) / 2
         file[at] ^= 0x55
@@ -137,12 +144,9 @@ import Testing
     @Test func aTableThatDisagreesWithTheFileIsIgnored() throws {
         let t = try TempStore()
         let value = Self.mixed(5 * SegmentTable.baseSegmentSize, seed: 9)
-        try t.put("x", value, expected: Int64(value.count))
-        var file = try Self.file(t, "x")
-        let (table, headerLength) = try Self.table(of: file)
-        #expect(table != nil)
+        var (file, table, headerLength) = try Self.putSegmented(t, "x", value)
         // The table's entries end the header.
-        let firstEntry = headerLength - 4 * (table!.reserved)
+        let firstEntry = headerLength - 4 * table.reserved
         file[firstEntry] &+= 1
         try Data(file).write(to: URL(fileURLWithPath: t.values + "/x"))
         let stream = try t.store.open(try StoreKey("x")).identityStream()

@@ -22,6 +22,13 @@ let package = Package(
             pkgConfig: "zlib",
             providers: [.apt(["zlib1g-dev"])]
         ),
+        // The system libpq (PostgreSQL's C client), found through pkg-config
+        // (Debian: libpq-dev), for the PostgreSQL store.
+        .systemLibrary(
+            name: "CLibPQ",
+            pkgConfig: "libpq",
+            providers: [.apt(["libpq-dev"])]
+        ),
         // The wire types the server encodes and the clients decode: value info,
         // listing page, change event, error codes and body. No dependencies.
         .target(name: "LarderModel"),
@@ -29,6 +36,9 @@ let package = Package(
         .target(name: "LarderSupport", dependencies: ["LarderModel"]),
         // Keys, value files, gzip and the barrier-queue disk store. No HTTP here.
         .target(name: "LarderStore", dependencies: ["CZlib", "LarderSupport", "LarderModel"]),
+        // The same store on PostgreSQL (`--store postgres://…`): libpq driven
+        // by Dispatch sources, several servers on one database. No HTTP here.
+        .target(name: "LarderPostgres", dependencies: ["CLibPQ", "LarderStore", "LarderSupport", "LarderModel"]),
         // Sockets, the incremental parser, connections and responses. No storage here.
         .target(name: "LarderHTTP", dependencies: ["LarderSupport", "LarderModel"]),
         // JSON values for atomic append and merge patch: strict parsing, exact numbers, no dependencies.
@@ -54,6 +64,7 @@ let package = Package(
             name: "larder",
             dependencies: [
                 "LarderApp",
+                "LarderPostgres",
                 // `larder healthcheck` GETs /healthz with it (no curl in the image).
                 "LarderWire",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -64,7 +75,7 @@ let package = Package(
         .testTarget(name: "LarderJSONTests", dependencies: ["LarderJSON"]),
         .testTarget(name: "LarderAppTests", dependencies: [
             "LarderApp", "LarderModel", "LarderStore", "LarderWire", "LarderViewer", "CZlib",
-            "LarderKit", "LarderClient", "LarderEmbedded",
+            "LarderKit", "LarderClient", "LarderEmbedded", "LarderPostgres",
         ]),
         // Runs CAS `update` increments through LarderClient, so a test can make
         // two processes race on one key (LarderCounterWorkerTests).

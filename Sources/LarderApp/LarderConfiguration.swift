@@ -29,6 +29,12 @@ public struct LarderConfiguration: Sendable {
     public var corsOrigins: [String] = []
     /// Middleware run around every route, outermost first, after Larder's own.
     public var middleware: [any LarderMiddleware] = []
+    /// Opens another store in place of the disk store (`--store
+    /// postgres://…`), given the observer its changes go to; nil: the disk
+    /// store in `store.dataDirectory`.
+    public var openStore: (@Sendable (_ changes: StoreChangeObserver, _ logger: Logger) throws -> any ValueStore)?
+    /// How the store is named in logs (the disk store: its directory).
+    public var storeDescription: String?
 
     public init(dataDirectory: String = "./larder-data") {
         store = DiskStoreOptions(dataDirectory: dataDirectory)

@@ -46,6 +46,8 @@ extension StoreError {
         case .preconditionFailed: Preconditions.failed
         case .contention:
             HTTPError(.serviceUnavailable, .busy, description, headers: [("Retry-After", "1")])
+        case .backendUnavailable:
+            HTTPError(.serviceUnavailable, .backendUnavailable, description, headers: [("Retry-After", "1")])
         case .io, .corrupt, .zlib, .locked, .invalidFixtures:
             HTTPError(.internalServerError, .internalError, description)
         }

@@ -10,10 +10,28 @@ struct ValueRepresentation: Sendable {
     let logger: Logger
 
     func response(_ key: StoreKey, _ head: HTTPRequestHead) throws(HTTPError) -> HTTPResponse {
+        try response(opened: Result { try store.open(key) }, head)
+    }
+
+    /// The answer, through `responder`, once the store has opened the
+    /// value: for a store whose reads are round trips to a database, the
+    /// connection's thread does not wait for it.
+    func respond(_ key: StoreKey, _ head: HTTPRequestHead, through responder: HTTPResponder) {
+        store.open(key) { opened in
+            do throws(HTTPError) {
+                responder.respond(try response(opened: opened, head))
+            } catch {
+                responder.respond(error.response)
+            }
+        }
+    }
+
+    /// The answer for a value `store.open` gave (or failed to give).
+    func response(opened: Result<StoredValue, Error>, _ head: HTTPRequestHead) throws(HTTPError) -> HTTPResponse {
         let preconditions = Preconditions.of(head)
         let value: StoredValue
         do {
-            value = try store.open(key)
+            value = try opened.get()
         } catch StoreError.notFound {
             if let preconditions, preconditions.evaluate(current: nil, isReadMethod: true) == .failed {
                 throw Preconditions.failed

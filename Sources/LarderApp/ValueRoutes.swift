@@ -36,6 +36,10 @@ struct ValueRoutes: Sendable {
             if head.query != nil, let wait = try QueryParameters(head.query).optionalInteger("wait", range: 0...Int.max) {
                 return try watch(key, request, seconds: min(wait, Self.maxWait))
             }
+            if store.answersLater {
+                representation.respond(key, head, through: request.responder)
+                return .later
+            }
             return .respond(try representation.response(key, head))
         case .put:
             return try put(key, request)

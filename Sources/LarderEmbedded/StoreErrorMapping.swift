@@ -31,6 +31,8 @@ extension LarderError {
             return LarderError.directoryLocked(path: path, reason: e.description)
         case .contention:
             return LarderError.server(status: 503, error: ErrorBody(.busy, e.description))
+        case .backendUnavailable:
+            return LarderError.server(status: 503, error: ErrorBody(.backendUnavailable, e.description))
         case .corrupt, .zlib, .invalidFixtures:
             return LarderError.server(status: 500, error: ErrorBody(.internalError, e.description))
         }

@@ -36,6 +36,8 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, Codable, CustomSt
     public static let insufficientStorage = ErrorCode("insufficient_storage")
     public static let unhealthy = ErrorCode("unhealthy")
     public static let busy = ErrorCode("busy")
+    /// The store's database cannot be reached or is restarting (503, with `Retry-After`).
+    public static let backendUnavailable = ErrorCode("backend_unavailable")
     public static let invalidRule = ErrorCode("invalid_rule")
     public static let faultInjected = ErrorCode("fault_injected")
     public static let internalError = ErrorCode("internal_error")

@@ -70,7 +70,7 @@ public final class DiskStore: ValueStore, @unchecked Sendable {
     let logger: Logger
     let dataDirectory: String
     private var lock: FileLock?
-    let zlib: ZlibPool
+    package let zlib: ZlibPool
     /// Values compressed per `CompressionMode`, for `/metrics`.
     public let compressionModes: CompressionModeCounts? = CompressionModeCounts()
     /// Flushes issued and durable writes acknowledged, for `/metrics`.
@@ -333,7 +333,7 @@ public final class DiskStore: ValueStore, @unchecked Sendable {
 
     /// A unique, increasing version for each write: nanoseconds of the wall
     /// clock, bumped when two writes share one.
-    func nextVersion() throws -> UInt64 {
+    package func nextVersion() throws -> UInt64 {
         let now = UInt64(max(0, Self.nowNanos()))
         return try counterLock.withLock {
             let next = max(lastVersion + 1, now)
@@ -396,15 +396,12 @@ public final class DiskStore: ValueStore, @unchecked Sendable {
 
     func makeUpload(key: StoreKey, contentType: String, encoding: ValueUpload.Encoding,
                     expiresNanos: Int64?, condition: WriteCondition?) throws -> ValueUpload {
-        guard contentType.utf8.count <= 1024 else { throw StoreError.invalidContentType("it is longer than 1024 bytes") }
-        guard !contentType.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) else {
-            throw StoreError.invalidContentType("it contains control bytes")
-        }
+        try ValueMetadata.checkContentType(contentType)
         let version = try nextVersion()
         let (path, fd) = try createTempFile(for: key, name: DiskNames.tempPrefix + DiskNames.hex(version))
         let meta = ValueMetadata(key: key.string, contentType: contentType, size: 0, version: 0,
                                  modifiedNanos: 0, expiresNanos: expiresNanos)
-        return try ValueUpload(store: self, key: key, metadata: meta, encoding: encoding, tempPath: path, fd: fd,
+        return try ValueUpload(destination: self, key: key, metadata: meta, encoding: encoding, tempPath: path, fd: fd,
                                maxSize: options.maxValueSize, condition: condition)
     }
 

@@ -13,19 +13,32 @@ import LarderSupport
 /// state of its own beyond them.
 public final class LayeredStore: ValueStore, Sendable {
     /// The writable layer.
-    public let store: DiskStore
+    public let store: any ValueStore
     /// The read-only layer under it.
     public let fixtures: FixtureLayer
 
     /// Opens the store in `options.dataDirectory` (taking its lock), then
     /// compiles `fixturesDirectory` into `<data>/fixture-cache`.
-    public init(options: DiskStoreOptions, fixturesDirectory: String, logger: Logger = .silent(),
-                changes: StoreChangeObserver? = nil) throws {
+    public convenience init(options: DiskStoreOptions, fixturesDirectory: String, logger: Logger = .silent(),
+                            changes: StoreChangeObserver? = nil) throws {
+        try self.init(fixturesDirectory: fixturesDirectory, cacheDirectory: options.dataDirectory + "/fixture-cache",
+                      cacheBytes: options.cacheBytes / 4, logger: logger, changes: changes) { filter in
+            try DiskStore(options: options, logger: logger, changes: filter)
+        }
+    }
+
+    /// The store `open` makes (told of changes through the filter that
+    /// turns deletes over fixtures into reverts), over the fixtures of
+    /// `fixturesDirectory` compiled into `cacheDirectory`.
+    public init(fixturesDirectory: String, cacheDirectory: String, cacheBytes: Int, logger: Logger = .silent(),
+                changes: StoreChangeObserver? = nil, open: (StoreChangeObserver) throws -> any ValueStore) throws {
         let filter = FixtureChangeFilter(downstream: changes)
-        store = try DiskStore(options: options, logger: logger, changes: filter)
+        // The store first: the disk store's lock says whether the data
+        // directory (where the fixtures are compiled) is ours to use.
+        store = try open(filter)
         do {
-            fixtures = try FixtureLayer(directory: fixturesDirectory, cacheDirectory: store.dataDirectory + "/fixture-cache",
-                                        cacheBytes: options.cacheBytes / 4, logger: logger)
+            fixtures = try FixtureLayer(directory: fixturesDirectory, cacheDirectory: cacheDirectory,
+                                        cacheBytes: cacheBytes, logger: logger)
         } catch {
             store.close()
             throw error
@@ -33,12 +46,28 @@ public final class LayeredStore: ValueStore, Sendable {
         filter.attach(fixtures)
     }
 
+    /// The writable layer when it is the disk store.
+    public var diskStore: DiskStore? { store as? DiskStore }
+
+    public var answersLater: Bool { store.answersLater }
+
     public func open(_ key: StoreKey) throws -> StoredValue {
         do {
             return try store.open(key)
         } catch StoreError.notFound {
             guard fixtures.metadata(key.string) != nil else { throw StoreError.notFound }
             return try fixtures.open(key)
+        }
+    }
+
+    public func open(_ key: StoreKey, then completion: @escaping @Sendable (Result<StoredValue, Error>) -> Void) {
+        let fixtures = self.fixtures
+        store.open(key) { result in
+            if case .failure(StoreError.notFound) = result, fixtures.metadata(key.string) != nil {
+                completion(Result { try fixtures.open(key) })
+            } else {
+                completion(result)
+            }
         }
     }
 

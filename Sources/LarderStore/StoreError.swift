@@ -31,6 +31,9 @@ public enum StoreError: Error, Equatable, CustomStringConvertible {
     case invalidFixtures(String)
     /// A write condition (`WriteConditions`) did not hold for the current value.
     case preconditionFailed
+    /// The store's backend (a database) cannot be reached or is restarting;
+    /// the string says why. Worth retrying shortly.
+    case backendUnavailable(String)
 
     public var description: String {
         switch self {
@@ -48,6 +51,7 @@ public enum StoreError: Error, Equatable, CustomStringConvertible {
         case .contention(let key): return "\(key) is being written by too many clients at once"
         case .invalidFixtures(let why): return "fixtures: \(why)"
         case .preconditionFailed: return "the write condition does not hold for the current value"
+        case .backendUnavailable(let why): return "the database is unavailable: \(why)"
         }
     }
 

@@ -13,6 +13,12 @@ public struct ListedValue: Sendable {
     public let storedSize: Int
     /// The layer it comes from (fixtures are listed beside the store's keys).
     public internal(set) var source: ValueSource = .store
+
+    package init(key: String, metadata: ValueMetadata, storedSize: Int) {
+        self.key = key
+        self.metadata = metadata
+        self.storedSize = storedSize
+    }
 }
 
 /// A page of a listing: keys and common prefixes in byte order.
@@ -22,6 +28,8 @@ public struct StoreListing: Sendable {
     public var prefixes: [String] = []
     /// Pass as `after` for the next page; nil at the end.
     public var next: String?
+
+    package init() {}
 }
 
 /// Walks the values directory in key byte order. In each directory a value

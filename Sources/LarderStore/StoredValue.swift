@@ -86,7 +86,9 @@ public final class StoredValue: @unchecked Sendable {
                                 etag: etag, gzipETag: gzipETag)
     }
 
-    init(fd: Int32, path: String, zlib: ZlibPool) throws {
+    /// The value file open at `fd` (the store's file, or a spool file a
+    /// database value was copied into); its header is read now.
+    package init(fd: Int32, path: String, zlib: ZlibPool) throws {
         self.fd = fd
         self.path = path
         self.zlib = zlib
@@ -102,23 +104,41 @@ public final class StoredValue: @unchecked Sendable {
                 buffer.removeLast(buffer.count - n)
                 parsed = try buffer.withUnsafeBytes { (raw) in try ValueFileHeader.parse(raw, path: path) }
             }
-            guard case .complete(let meta, let length) = parsed else {
-                throw StoreError.corrupt(path: path, reason: "the gzip header is truncated")
-            }
-            metadata = meta
-            etag = meta.etag
-            gzipETag = meta.gzipETag
-            headerLength = length
+            (metadata, headerLength, segments) = try Self.header(parsed, buffer, fileSize: fileSize, path: path)
+            etag = metadata.etag
+            gzipETag = metadata.gzipETag
             prefetched = buffer
-            let table = meta.originalGzipHeader != nil ? nil : buffer.withUnsafeBytes { (raw) in
-                ValueFileHeader.segmentTable(raw, headerLength: length)
-            }
-            let deflateBytes = fileSize - length - 8
-            segments = table.flatMap { $0.matches(size: meta.size, deflateBytes: deflateBytes) ? $0 : nil }
         } catch {
             Glibc.close(fd)
             throw error
         }
+    }
+
+    /// A whole value file held in memory (a value read from a database);
+    /// no file is open. `origin` names it in errors.
+    package init(fileBytes: [UInt8], origin: String, zlib: ZlibPool) throws {
+        self.fd = -1
+        self.path = origin
+        self.zlib = zlib
+        fileSize = fileBytes.count
+        let parsed = try fileBytes.withUnsafeBytes { (raw) in try ValueFileHeader.parse(raw, path: origin) }
+        (metadata, headerLength, segments) = try Self.header(parsed, fileBytes, fileSize: fileSize, path: origin)
+        etag = metadata.etag
+        gzipETag = metadata.gzipETag
+        prefetched = fileBytes
+    }
+
+    /// The metadata, header length and usable segment table of a parsed header.
+    private static func header(_ parsed: ValueFileHeader.Parse, _ buffer: [UInt8], fileSize: Int,
+                               path: String) throws -> (ValueMetadata, Int, SegmentTable?) {
+        guard case .complete(let meta, let length) = parsed else {
+            throw StoreError.corrupt(path: path, reason: "the gzip header is truncated")
+        }
+        let table = meta.originalGzipHeader != nil ? nil : buffer.withUnsafeBytes { (raw) in
+            ValueFileHeader.segmentTable(raw, headerLength: length)
+        }
+        let deflateBytes = fileSize - length - 8
+        return (meta, length, table.flatMap { $0.matches(size: meta.size, deflateBytes: deflateBytes) ? $0 : nil })
     }
 
     deinit { close() }
@@ -255,7 +275,13 @@ public final class StoredValue: @unchecked Sendable {
     }
 
     func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int) throws -> Int {
-        guard fd >= 0 else { return 0 }
+        guard fd >= 0 else {
+            // A value held in memory reads from there.
+            guard isFullyLoaded, offset < prefetched.count, buffer.count > 0 else { return 0 }
+            let n = min(buffer.count, prefetched.count - offset)
+            prefetched.withUnsafeBytes { buffer.baseAddress!.copyMemory(from: $0.baseAddress! + offset, byteCount: n) }
+            return n
+        }
         return try POSIX.pread(fd, buffer, at: offset, path: path)
     }
 }

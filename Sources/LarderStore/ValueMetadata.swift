@@ -39,6 +39,15 @@ public struct ValueMetadata: Sendable, Equatable {
 
     public var modifiedSeconds: Int64 { modifiedNanos / 1_000_000_000 }
 
+    /// Throws `invalidContentType` for a type no store keeps: longer than
+    /// 1024 bytes, or with control bytes.
+    package static func checkContentType(_ contentType: String) throws {
+        guard contentType.utf8.count <= 1024 else { throw StoreError.invalidContentType("it is longer than 1024 bytes") }
+        guard !contentType.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) else {
+            throw StoreError.invalidContentType("it contains control bytes")
+        }
+    }
+
     public func isExpired(nowNanos: Int64) -> Bool {
         if let e = expiresNanos { return e <= nowNanos }
         return false

@@ -41,6 +41,13 @@ public protocol ValueWriter: AnyObject {
 public protocol ValueStore: AnyObject, Sendable {
     /// Opens the value of `key`; `StoreError.notFound` when absent or expired.
     func open(_ key: StoreKey) throws -> StoredValue
+    /// `open`, answering through `completion` (maybe on another thread):
+    /// for a store whose reads are network round trips, the caller's
+    /// thread does not wait.
+    func open(_ key: StoreKey, then completion: @escaping @Sendable (Result<StoredValue, Error>) -> Void)
+    /// Whether calls wait on another machine (a database): callers that can
+    /// answer later use the `then:` forms.
+    var answersLater: Bool { get }
     /// Starts writing `key`; `condition` is checked when the write publishes.
     func beginUpload(key: StoreKey, contentType: String, encoding: ValueUpload.Encoding,
                      expiresNanos: Int64?, condition: WriteCondition?) throws -> ValueWriter
@@ -84,6 +91,10 @@ extension ValueWriter {
 }
 
 extension ValueStore {
+    public func open(_ key: StoreKey, then completion: @escaping @Sendable (Result<StoredValue, Error>) -> Void) {
+        completion(Result { try open(key) })
+    }
+    public var answersLater: Bool { false }
     public var compressionModes: CompressionModeCounts? { nil }
     public var durability: DurabilityCounts? { nil }
     public var isIndexReady: Bool { true }

@@ -26,20 +26,21 @@ public final class ValueUpload: ValueWriter {
     /// Output is written to the file in pieces of about this size.
     static let flushThreshold = 256 * 1024
 
-    private let store: DiskStore
+    /// Where the finished file goes (the disk store, the PostgreSQL store).
+    let destination: any UploadDestination
     public let key: StoreKey
-    private var metadata: ValueMetadata
+    package private(set) var metadata: ValueMetadata
     private let encoding: Encoding
-    private let tempPath: String
-    private var fd: Int32
+    package let tempPath: String
+    package private(set) var fd: Int32
     /// Bytes not yet written; begins with the header placeholder until the
     /// first flush.
     private var pending = PendingBytes(capacity: 16 * 1024, limit: ValueUpload.flushThreshold + 128 * 1024)
     private var flushedAny = false
-    private var headerLength = 0
+    package private(set) var headerLength = 0
     private var size: UInt64 = 0
     /// Bytes written to the temp file so far: at the end, its size on disk.
-    private var written: Int64 = 0
+    package private(set) var written: Int64 = 0
     private var crc: UInt32 = 0
     private var deflater: Deflater?
     /// identity mode: how the value is compressed, nil until the sample is
@@ -53,7 +54,7 @@ public final class ValueUpload: ValueWriter {
     /// will lie (room for the table is in the header), and the deflater that
     /// makes them on several cores. nil: one deflate stream, as for any
     /// value of unknown or small size.
-    private var segments: SegmentTable?
+    private(set) var segments: SegmentTable?
     private var segmenter: SegmentedDeflater?
     /// gzip mode: the client's first header, until it is complete.
     private var clientHeader: [UInt8]? = nil
@@ -62,13 +63,13 @@ public final class ValueUpload: ValueWriter {
     /// Largest value accepted, decompressed.
     private let maxSize: Int64
     /// Checked against the current value at the moment of publishing.
-    private let condition: WriteCondition?
+    package let condition: WriteCondition?
 
-    init(store: DiskStore, key: StoreKey, metadata: ValueMetadata, encoding: Encoding, tempPath: String, fd: Int32,
-         maxSize: Int64, condition: WriteCondition?) throws {
+    package init(destination: any UploadDestination, key: StoreKey, metadata: ValueMetadata, encoding: Encoding,
+                 tempPath: String, fd: Int32, maxSize: Int64, condition: WriteCondition?) throws {
         self.maxSize = maxSize
         self.condition = condition
-        self.store = store
+        self.destination = destination
         self.key = key
         self.metadata = metadata
         self.encoding = encoding
@@ -79,7 +80,7 @@ public final class ValueUpload: ValueWriter {
             // The deflater comes once the mode is chosen (`decide`).
             do { try reserveHeader() } catch { abort(); throw error }
         case .gzip:
-            do { inflater = try store.zlib.inflater() } catch { abort(); throw error }
+            do { inflater = try destination.zlib.inflater() } catch { abort(); throw error }
             clientHeader = []
             scratch = .allocate(byteCount: 1 << 16, alignment: 16)
         }
@@ -217,11 +218,11 @@ public final class ValueUpload: ValueWriter {
     private func decide(from bytes: UnsafeRawBufferPointer, wholeValue: Bool) throws {
         let chosen = bytes.count >= CompressionMode.minimumSampledBytes ? CompressionMode.choose(sample: bytes) : .deflate
         if let segments {
-            segmenter = SegmentedDeflater(zlib: store.zlib, mode: chosen, segmentSize: segments.segmentSize)
+            segmenter = SegmentedDeflater(zlib: destination.zlib, mode: chosen, segmentSize: segments.segmentSize)
         } else if wholeValue && bytes.count <= Deflater.smallValueBytes && chosen == .deflate {
-            deflater = try store.zlib.smallDeflater()
+            deflater = try destination.zlib.smallDeflater()
         } else {
-            deflater = try store.zlib.deflater(chosen)
+            deflater = try destination.zlib.deflater(chosen)
         }
         mode = chosen
     }
@@ -257,79 +258,47 @@ public final class ValueUpload: ValueWriter {
         flushedAny = true
     }
 
-    /// Ends the body: completes the file, makes it durable and publishes it,
-    /// blocking the calling thread while flushes make it durable.
+    /// Ends the body and hands the finished file to the store, which makes
+    /// it the key's value (atomically with the write condition) before it
+    /// returns, blocking the calling thread while it waits.
     public func finish() throws -> PutOutcome {
-        defer { abort() }
-        try complete()
-        // The data is on disk before the rename can make it the value.
-        try store.makeDurable()
-        let created = try store.publish(tempPath: tempPath, fd: fd, key: key, metadata: metadata, fileSize: written,
-                                        condition: condition)
-        // The rename is on disk before the answer.
-        try store.makeDurable()
-        return succeeded(created: created)
+        try destination.finishUpload(self)
     }
 
-    /// `finish` without holding the thread while flushes run: `completion`
-    /// gets the outcome, on another thread, once the value is durable (with
-    /// fsync off, at once on this one). The upload is handed over: the
-    /// caller must not use it after this call.
+    /// `finish` without holding the thread while the store waits (for a
+    /// flush, a database): `completion` gets the outcome, maybe on another
+    /// thread. The upload is handed over: the caller must not use it after
+    /// this call.
     public func finish(then completion: @escaping @Sendable (Result<PutOutcome, Error>) -> Void) {
-        guard let commit = store.commit else {
-            completion(Result { try finish() })
-            return
-        }
-        do {
-            try complete()
-        } catch {
-            abort()
-            completion(.failure(error))
-            return
-        }
-        let upload = HandedOver(self)
-        // Stage 1: the file's data is on disk before the rename.
-        commit.afterDurable { error in
-            // The committer's queue must stay free for flushing: the
-            // rename (I/O under the key's barrier) runs elsewhere.
-            DispatchQueue.global().async {
-                let self_ = upload.value
-                let created: Bool
-                do {
-                    if let error { throw error }
-                    created = try self_.store.publish(tempPath: self_.tempPath, fd: self_.fd, key: self_.key,
-                                                        metadata: self_.metadata, fileSize: self_.written,
-                                                        condition: self_.condition)
-                } catch {
-                    self_.abort()
-                    completion(.failure(error))
-                    return
-                }
-                // Stage 2: the rename is on disk before the answer.
-                commit.afterDurable { error in
-                    let self_ = upload.value
-                    defer { self_.abort() }
-                    if let error {
-                        completion(.failure(error))
-                    } else {
-                        completion(.success(self_.succeeded(created: created)))
-                    }
-                }
-            }
-        }
+        destination.finishUpload(self, then: completion)
     }
 
-    /// After the rename is durable: counts the write, returns the outcome.
-    private func succeeded(created: Bool) -> PutOutcome {
+    /// The finished file's header as it reads with `version` and
+    /// `modifiedNanos` (a store that assigns versions at commit writes this
+    /// in place of the header in the temp file). After `complete`.
+    package func header(version: UInt64, modifiedNanos: Int64) -> [UInt8] {
+        var meta = metadata
+        meta.version = version
+        meta.modifiedNanos = modifiedNanos
+        return ValueFileHeader.encode(meta, segments: segments)
+    }
+
+    /// The metadata as committed with `version` (see `header(version:)`).
+    package func committed(version: UInt64, modifiedNanos: Int64) {
+        metadata.version = version
+        metadata.modifiedNanos = modifiedNanos
+    }
+
+    /// Once the store has made the value current: counts it, returns the outcome.
+    package func succeeded(created: Bool) -> PutOutcome {
         done = true
-        if store.commit != nil { store.durability?.addWrite() }
-        if let mode { store.compressionModes?.add(mode) }
+        if let mode { destination.compressionModes?.add(mode) }
         return PutOutcome(created: created, metadata: metadata)
     }
 
     /// Ends the compressed stream and writes the final header: the temp
     /// file holds the whole value.
-    private func complete() throws {
+    package func complete() throws {
         guard !done else { throw StoreError.corrupt(path: tempPath, reason: "upload finished twice") }
         switch encoding {
         case .identity:
@@ -355,7 +324,7 @@ public final class ValueUpload: ValueWriter {
             }
         }
         metadata.size = size
-        metadata.version = try store.nextVersion()
+        metadata.version = try destination.nextVersion()
         metadata.modifiedNanos = DiskStore.nowNanos()
         let header = ValueFileHeader.encode(metadata, segments: segments)
         precondition(header.count == headerLength, "header length changed")
@@ -373,8 +342,8 @@ public final class ValueUpload: ValueWriter {
     private func releaseCodecs() {
         segmenter?.cancel()
         segmenter = nil
-        if let d = deflater, let mode { store.zlib.recycle(d, mode); deflater = nil }
-        if let i = inflater { store.zlib.recycle(i); inflater = nil }
+        if let d = deflater, let mode { destination.zlib.recycle(d, mode); deflater = nil }
+        if let i = inflater { destination.zlib.recycle(i); inflater = nil }
     }
 
     /// Drops the upload: closes and removes the temp file. Safe to call twice.
@@ -387,14 +356,6 @@ public final class ValueUpload: ValueWriter {
         }
         done = true
     }
-}
-
-/// An upload passed from the connection's thread to the committer's
-/// continuations. Unchecked: after `finish(then:)` only one continuation at
-/// a time touches it (each starts after the previous one handed it on).
-private struct HandedOver: @unchecked Sendable {
-    let value: ValueUpload
-    init(_ value: ValueUpload) { self.value = value }
 }
 
 /// Bytes waiting to be written to the temp file. It starts small (most

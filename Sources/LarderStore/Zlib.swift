@@ -151,7 +151,7 @@ enum CRC32 {
 /// `CompressionMode` rather than switched with `deflateParams`: before
 /// zlib 1.2.12 that call could flush a block from a reset stream into the
 /// last value's output buffer.
-final class ZlibPool: @unchecked Sendable {
+package final class ZlibPool: @unchecked Sendable {
     // Guarded by `lock`; one list per mode, at `CompressionMode.poolIndex`,
     // and one of small deflate streams (`Deflater.smallValueBytes`).
     private var deflaters: [[Deflater]] = CompressionMode.allCases.map { _ in [] }
@@ -161,7 +161,7 @@ final class ZlibPool: @unchecked Sendable {
     let level: Int32
     private let keep = 16
 
-    init(level: Int32) { self.level = level }
+    package init(level: Int32) { self.level = level }
 
     func deflater(_ mode: CompressionMode) throws -> Deflater {
         let i = mode.poolIndex

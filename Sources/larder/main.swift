@@ -5,6 +5,7 @@ import LarderApp
 import LarderHTTP
 import LarderSupport
 import LarderStore
+import LarderPostgres
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -45,6 +46,12 @@ struct ServeOptions: ParsableArguments {
 
     @Option(name: .customLong("data-dir"), help: "Data directory. [env: LARDER_DATA_DIR] (default: ./larder-data)")
     var dataDir: String?
+
+    @Option(help: "Where values live: a PostgreSQL URL (postgres://user:pass@host:port/db, optional ?schema=name, default larder) shares one database between several larder servers; without it, the disk store in --data-dir. [env: LARDER_STORE]")
+    var store: String?
+
+    @Option(name: .customLong("pg-pool"), help: "Database connections at most, with --store postgres://. [env: LARDER_PG_POOL] (default: 8)")
+    var pgPool: Int?
 
     @Option(help: "Directory of read-only fixtures: each file is the value of the key named by its path, shown when the store has none. [env: LARDER_FIXTURES]")
     var fixtures: String?
@@ -137,6 +144,13 @@ struct ServeOptions: ParsableArguments {
             throw ValidationError("set LARDER_TOKEN or LARDER_TOKEN_FILE, not both")
         }
         if !(0...65_535).contains(http.port) { throw ValidationError("--port must be from 0 to 65535") }
+        if let n = try value(pgPool, "LARDER_PG_POOL", { Int($0) }), !(1...1000).contains(n) {
+            throw ValidationError("--pg-pool must be from 1 to 1000")
+        }
+        if let url = try value(store, "LARDER_STORE", { $0 }) {
+            do { _ = try PostgresStoreOptions(url: url) } catch { throw ValidationError("\(error)") }
+            if try isEphemeral() { throw ValidationError("--ephemeral keeps data in a temporary directory; it cannot be used with --store") }
+        }
         _ = try isEphemeral()
     }
 
@@ -197,6 +211,17 @@ struct ServeOptions: ParsableArguments {
             config.corsOrigins = list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         }
         if let v = try value(publicDir, "LARDER_PUBLIC_DIR", { $0 }) { config.publicDirectory = v }
+        if let url = try value(store, "LARDER_STORE", { $0 }) {
+            var options: PostgresStoreOptions
+            do { options = try PostgresStoreOptions(url: url) } catch { throw ValidationError("\(error)") }
+            if let n = try value(pgPool, "LARDER_PG_POOL", { Int($0) }) { options.poolSize = n }
+            options.gzipLevel = config.store.gzipLevel
+            options.maxValueSize = config.http.maxBodyBytes
+            options.changeHistory = config.eventHistory
+            let chosen = options
+            config.openStore = { changes, logger in try PostgresStore(options: chosen, logger: logger, changes: changes) }
+            config.storeDescription = chosen.redactedURL + " (schema \(chosen.schema))"
+        }
         return config
     }
 

@@ -1,0 +1,285 @@
+import CLibPQ
+import Dispatch
+import Foundation
+import LarderSupport
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One libpq connection driven asynchronously: queries go out with
+/// `PQsendQueryParams`, and Dispatch read and write sources on the
+/// connection's socket feed `PQconsumeInput`/`PQflush`. A query in flight
+/// holds a continuation, not a thread.
+///
+/// Every mutable field is guarded by `queue` (a serial queue targeting the
+/// overcommit pool, so a reply is read even when the default pool's threads
+/// are all waiting). One query at a time: the pool hands a connection to
+/// one user until it is released.
+final class PGConnection: @unchecked Sendable {
+    private let queue = DispatchQueue(label: "larder.postgres.connection")
+    private var pg: OpaquePointer?
+    private var readSource: DispatchSourceRead?
+    private var writeSource: DispatchSourceWrite?
+    private var writeActive = false
+    /// Sources not yet through their cancel handler; the connection is
+    /// finished (its socket closed) when the last one is.
+    private var liveSources = 0
+    private var command: Command?
+    private var brokenReason: String?
+    /// Told of every `NOTIFY` on a channel this connection listens to.
+    private var notificationHandler: (@Sendable (_ channel: String, _ payload: String) -> Void)?
+    /// Told once when the connection breaks (server gone, socket error).
+    private var breakHandler: (@Sendable (String) -> Void)?
+    /// Longest a query may wait for its answer before the connection is
+    /// given up (a database that stopped answering without closing).
+    let commandTimeout: Double
+
+    private final class Command {
+        let continuation: CheckedContinuation<PGResult, Error>
+        let onRow: (@Sendable (PGRow) throws -> Void)?
+        var result = PGResult()
+        var error: Error?
+        var timer: DispatchSourceTimer?
+        init(continuation: CheckedContinuation<PGResult, Error>, onRow: (@Sendable (PGRow) throws -> Void)?) {
+            self.continuation = continuation
+            self.onRow = onRow
+        }
+    }
+
+    private init(pg: OpaquePointer, commandTimeout: Double) {
+        self.pg = pg
+        self.commandTimeout = commandTimeout
+    }
+
+    /// Opens a connection. libpq's connect handshake (a few round trips) is
+    /// polled with `poll(2)` on a pool thread, with `timeout` overall; once
+    /// connected, everything runs on Dispatch sources.
+    static func connect(conninfo: String, timeout: Double, commandTimeout: Double) async throws -> PGConnection {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<PGConnection, Error>) in
+            DispatchQueue.global().async {
+                continuation.resume(with: Result { try connectBlocking(conninfo: conninfo, timeout: timeout, commandTimeout: commandTimeout) })
+            }
+        }
+    }
+
+    private static func connectBlocking(conninfo: String, timeout: Double, commandTimeout: Double) throws -> PGConnection {
+        guard let pg = PQconnectStart(conninfo) else { throw PGError.connection("out of memory starting a connection") }
+        let deadline = Clock.nowNanos() + Int64(timeout * 1e9)
+        var status = PGRES_POLLING_WRITING
+        while true {
+            if PQstatus(pg) == CONNECTION_BAD {
+                let message = errorMessage(pg)
+                PQfinish(pg)
+                throw PGError.connection(message)
+            }
+            if status == PGRES_POLLING_OK { break }
+            if status == PGRES_POLLING_FAILED {
+                let message = errorMessage(pg)
+                PQfinish(pg)
+                throw PGError.connection(message)
+            }
+            var fds = pollfd(fd: PQsocket(pg), events: Int16(status == PGRES_POLLING_READING ? POLLIN : POLLOUT), revents: 0)
+            let left = Int32(max(0, (deadline - Clock.nowNanos()) / 1_000_000))
+            if left == 0 || poll(&fds, 1, left) == 0 {
+                PQfinish(pg)
+                throw PGError.connection("no answer from the database within \(timeout) s")
+            }
+            status = PQconnectPoll(pg)
+        }
+        guard PQsetnonblocking(pg, 1) == 0 else {
+            let message = errorMessage(pg)
+            PQfinish(pg)
+            throw PGError.connection(message)
+        }
+        let connection = PGConnection(pg: pg, commandTimeout: commandTimeout)
+        connection.queue.sync { connection.startSources() }
+        return connection
+    }
+
+    static func errorMessage(_ pg: OpaquePointer?) -> String {
+        guard let pg, let raw = PQerrorMessage(pg) else { return "unknown libpq error" }
+        return String(cString: raw).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    deinit {
+        // The pool closes connections before dropping them; this is the
+        // backstop for one dropped by an error path.
+        if let pg, liveSources == 0 { PQfinish(pg) }
+    }
+
+    /// Why the connection is unusable; nil while it is good.
+    var broken: String? { queue.sync { brokenReason } }
+
+    func onNotification(_ handler: @escaping @Sendable (_ channel: String, _ payload: String) -> Void) {
+        queue.sync { notificationHandler = handler }
+    }
+
+    func onBreak(_ handler: @escaping @Sendable (String) -> Void) {
+        queue.sync {
+            if let brokenReason { handler(brokenReason) } else { breakHandler = handler }
+        }
+    }
+
+    /// Runs one statement (parameters `$1…`) and returns its rows, all in
+    /// memory. With `onRow`, rows are handed over one at a time as they
+    /// arrive (libpq's single-row mode) and none are kept: for results too
+    /// large to hold. A database error throws `PGError.server`; a broken
+    /// connection `PGError.connection`.
+    func query(_ sql: String, _ parameters: [PGValue] = [], onRow: (@Sendable (PGRow) throws -> Void)? = nil) async throws -> PGResult {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<PGResult, Error>) in
+            queue.async { self.start(Command(continuation: continuation, onRow: onRow), sql, parameters) }
+        }
+    }
+
+    /// Closes the connection (any query in flight fails).
+    func close() {
+        queue.async { self.fail("closed") }
+    }
+
+    // MARK: - On `queue`
+
+    private func startSources() {
+        let fd = PQsocket(pg)
+        let read = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
+        // Strong captures: the sources and this object let go of each other
+        // when the last cancel handler has run (`sourceCancelled`).
+        read.setEventHandler { self.readable() }
+        read.setCancelHandler { self.sourceCancelled() }
+        let write = DispatchSource.makeWriteSource(fileDescriptor: fd, queue: queue)
+        write.setEventHandler { self.flush() }
+        write.setCancelHandler { self.sourceCancelled() }
+        liveSources = 2
+        readSource = read
+        writeSource = write
+        read.resume()
+        // The write source starts suspended: resumed only while output waits.
+    }
+
+    private func start(_ command: Command, _ sql: String, _ parameters: [PGValue]) {
+        if let brokenReason {
+            command.continuation.resume(throwing: PGError.connection(brokenReason))
+            return
+        }
+        precondition(self.command == nil, "one query at a time on a connection")
+        self.command = command
+        let sent = PGValue.withParameters(parameters) { values, lengths, formats in
+            PQsendQueryParams(pg, sql, Int32(parameters.count), nil, values, lengths, formats, 1)
+        }
+        guard sent == 1 else {
+            fail(Self.errorMessage(pg))
+            return
+        }
+        if command.onRow != nil { PQsetSingleRowMode(pg) }
+        if commandTimeout > 0 {
+            let timer = DispatchSource.makeTimerSource(queue: queue)
+            timer.schedule(deadline: .now() + commandTimeout)
+            timer.setEventHandler { [weak self, weak command] in
+                guard let self, let command, self.command === command else { return }
+                self.fail("the database did not answer within \(self.commandTimeout) s")
+            }
+            timer.resume()
+            command.timer = timer
+        }
+        flush()
+    }
+
+    /// Sends what libpq holds; waits for the socket when it would block.
+    private func flush() {
+        guard pg != nil, brokenReason == nil else { return }
+        switch PQflush(pg) {
+        case 0: setWriteActive(false)
+        case 1: setWriteActive(true)
+        default: fail(Self.errorMessage(pg))
+        }
+    }
+
+    private func setWriteActive(_ active: Bool) {
+        guard active != writeActive, let writeSource else { return }
+        writeActive = active
+        if active { writeSource.resume() } else { writeSource.suspend() }
+    }
+
+    private func readable() {
+        guard pg != nil, brokenReason == nil else { return }
+        guard PQconsumeInput(pg) == 1 else {
+            fail(Self.errorMessage(pg))
+            return
+        }
+        while let notice = PQnotifies(pg) {
+            let channel = String(cString: notice.pointee.relname)
+            let payload = String(cString: notice.pointee.extra)
+            PQfreemem(notice)
+            notificationHandler?(channel, payload)
+        }
+        if command != nil { collectResults() }
+        if brokenReason == nil && PQstatus(pg) == CONNECTION_BAD { fail(Self.errorMessage(pg)) }
+        // Reading may have made room for output libpq still holds.
+        if writeActive { flush() }
+    }
+
+    private func collectResults() {
+        while let command, PQisBusy(pg) == 0 {
+            guard let result = PQgetResult(pg) else {
+                // The statement is done.
+                self.command = nil
+                command.timer?.cancel()
+                if let error = command.error {
+                    command.continuation.resume(throwing: error)
+                } else {
+                    command.continuation.resume(returning: command.result)
+                }
+                return
+            }
+            defer { PQclear(result) }
+            switch PQresultStatus(result) {
+            case PGRES_SINGLE_TUPLE:
+                guard command.error == nil else { continue }
+                do { try command.onRow?(PGRow(result: result, row: 0)) } catch { command.error = error }
+            case PGRES_TUPLES_OK:
+                command.result.append(result, keepRows: command.onRow == nil)
+            case PGRES_COMMAND_OK:
+                command.result.append(result, keepRows: false)
+            case PGRES_FATAL_ERROR, PGRES_NONFATAL_ERROR, PGRES_BAD_RESPONSE:
+                if command.error == nil { command.error = PGError.server(result) }
+            default:
+                if command.error == nil { command.error = PGError.connection("unexpected result status \(PQresultStatus(result))") }
+            }
+        }
+    }
+
+    /// Marks the connection broken, fails the query in flight and stops
+    /// the sources; the socket closes after the last cancel handler.
+    private func fail(_ reason: String) {
+        guard brokenReason == nil else { return }
+        brokenReason = reason
+        if let command {
+            self.command = nil
+            command.timer?.cancel()
+            command.continuation.resume(throwing: PGError.connection(reason))
+        }
+        breakHandler?(reason)
+        breakHandler = nil
+        notificationHandler = nil
+        // A suspended source must be resumed before it is cancelled.
+        if let writeSource {
+            if !writeActive { writeSource.resume() }
+            writeActive = true
+            writeSource.cancel()
+        }
+        readSource?.cancel()
+        if liveSources == 0, let pg {
+            PQfinish(pg)
+            self.pg = nil
+        }
+    }
+
+    private func sourceCancelled() {
+        liveSources -= 1
+        if liveSources == 0, let pg {
+            PQfinish(pg)
+            self.pg = nil
+            readSource = nil
+            writeSource = nil
+        }
+    }
+}

@@ -1,0 +1,197 @@
+import Dispatch
+import Foundation
+import LarderModel
+import LarderStore
+import LarderSupport
+
+/// Brings every committed change, from any server on the database, to this
+/// server's observer, in version order.
+///
+/// A dedicated connection `LISTEN`s on the store's channel. A notification
+/// only says "there is something new": the feed then reads
+/// `larder_changes` after the last version it delivered. Versions are given
+/// out in commit order (see `PostgresSchema`), so that read never skips
+/// one, and a notification lost while the listener reconnects costs
+/// nothing: it reads again on reconnecting. On start it hands the observer
+/// the last `history` changes, so `Last-Event-ID` replay reaches back past
+/// this server's start.
+final class PostgresChangeFeed: @unchecked Sendable {
+    private let pool: PGPool
+    private let channel: String
+    private let history: Int
+    private let observer: StoreChangeObserver?
+    private let logger: Logger
+
+    /// Guarded by `state`.
+    private struct State {
+        var lastVersion: Int64 = 0
+        /// A read is running; `again` asks it to read once more when done.
+        var reading = false
+        var again = false
+        var listener: PGConnection?
+        var brokenReason: String?
+        var stopped = false
+        var stats = StoreStats()
+        var backoff: Double = 0.1
+    }
+    private let state = Locked(State())
+
+    init(pool: PGPool, channel: String, history: Int, observer: StoreChangeObserver?, logger: Logger) {
+        self.pool = pool
+        self.channel = channel
+        self.history = history
+        self.observer = observer
+        self.logger = logger
+    }
+
+    var stats: StoreStats { state.withLock { $0.stats } }
+    /// Why the listener is not connected, while it is not.
+    var brokenReason: String? { state.withLock { $0.brokenReason } }
+
+    /// Loads the recent changes (blocking, before any client can
+    /// subscribe), then starts listening.
+    func start() throws {
+        let history = self.history
+        let recent = try blockingWait {
+            try await self.pool.read { db in
+                try await db.query("""
+                    SELECT version, kind, key, prefix, deleted, size FROM
+                      (SELECT * FROM larder_changes ORDER BY version DESC LIMIT $1) recent ORDER BY version
+                    """, [.int(Int64(history))]).rows
+            }
+        }
+        let last = try blockingWait {
+            try await self.pool.read { db in
+                try await db.query("SELECT coalesce(max(version), 0)::int8 FROM larder_changes").first!.int(0)!
+            }
+        }
+        for row in recent { observer?.storeDidChange(Self.change(row)) }
+        state.withLock { $0.lastVersion = max(last, recent.last?.int(0) ?? 0) }
+        Task { await self.refreshStats() }
+        listen()
+    }
+
+    func stop() {
+        let listener = state.withLock { s -> PGConnection? in
+            s.stopped = true
+            defer { s.listener = nil }
+            return s.listener
+        }
+        listener?.close()
+    }
+
+    /// Connects the listener; on a break, again after a backoff.
+    private func listen() {
+        Task {
+            do {
+                let connection = try await pool.connectDedicated()
+                connection.onNotification { [weak self] _, _ in self?.readChanges() }
+                _ = try await connection.query("LISTEN \"\(channel)\"")
+                let keep = state.withLock { s -> Bool in
+                    guard !s.stopped else { return false }
+                    s.listener = connection
+                    s.brokenReason = nil
+                    s.backoff = 0.1
+                    return true
+                }
+                guard keep else { connection.close(); return }
+                connection.onBreak { [weak self] reason in self?.listenerBroke(reason) }
+                // Whatever committed while there was no listener.
+                readChanges()
+            } catch {
+                listenerBroke("\(error)")
+            }
+        }
+    }
+
+    private func listenerBroke(_ reason: String) {
+        let delay = state.withLock { s -> Double? in
+            guard !s.stopped else { return nil }
+            if s.brokenReason == nil { logger.error("postgres: change listener lost: \(reason)") }
+            s.brokenReason = reason
+            s.listener = nil
+            let d = s.backoff
+            s.backoff = min(s.backoff * 2, 2)
+            return d
+        }
+        guard let delay else { return }
+        DispatchQueue.global().asyncAfter(deadline: .now() + delay) { [weak self] in self?.listen() }
+    }
+
+    /// Reads and delivers what is new; one read at a time (a notification
+    /// during a read makes it read once more).
+    func readChanges() {
+        let start = state.withLock { s -> Bool in
+            if s.reading { s.again = true; return false }
+            s.reading = true
+            return true
+        }
+        guard start else { return }
+        Task {
+            while true {
+                do {
+                    try await self.deliverNew()
+                } catch {
+                    self.logger.debug("postgres: reading changes failed: \(error)")
+                }
+                await self.refreshStats()
+                let more = self.state.withLock { s -> Bool in
+                    if s.again && !s.stopped { s.again = false; return true }
+                    s.reading = false
+                    return false
+                }
+                if !more { return }
+            }
+        }
+    }
+
+    private func deliverNew() async throws {
+        while true {
+            let after = state.withLock { $0.lastVersion }
+            let rows = try await pool.read { db in
+                try await db.query("""
+                    SELECT version, kind, key, prefix, deleted, size FROM larder_changes
+                    WHERE version > $1 ORDER BY version LIMIT 1000
+                    """, [.int(after)]).rows
+            }
+            for row in rows {
+                observer?.storeDidChange(Self.change(row))
+                state.withLock { $0.lastVersion = row.int(0)! }
+            }
+            if rows.count < 1000 { return }
+        }
+    }
+
+    private func refreshStats() async {
+        let found = try? await pool.read { db in
+            try await db.query("SELECT keys, logical_bytes, stored_bytes FROM larder_state").first
+        }
+        guard let row = found ?? nil else { return }
+        let stats = StoreStats(keys: Int(row.int(0) ?? 0), logicalBytes: row.int(1) ?? 0, storedBytes: row.int(2) ?? 0)
+        state.withLock { $0.stats = stats }
+    }
+
+    /// Keeps the last `history` changes (called by the sweep).
+    func trim() async throws {
+        let history = Int64(self.history)
+        _ = try await pool.withConnection { db in
+            try await db.query("""
+                DELETE FROM larder_changes WHERE version <
+                  (SELECT version FROM larder_changes ORDER BY version DESC OFFSET $1 LIMIT 1)
+                """, [.int(history - 1)])
+        }
+    }
+
+    /// A `larder_changes` row (version, kind, key, prefix, deleted, size) as a change.
+    static func change(_ row: PGRow) -> StoreChange {
+        let version = UInt64(row.int(0) ?? 0)
+        let kind = row.string(1) ?? "put"
+        if let key = row.string(2) {
+            if kind == "put" {
+                return .put(ValueMetadata(key: key, contentType: "", size: UInt64(row.int(5) ?? 0), version: version, modifiedNanos: 0))
+            }
+            return .delete(key, version: version, expired: kind == "expire")
+        }
+        return .deletePrefix(row.string(3) ?? "", deleted: Int(row.int(4) ?? 0), version: version)
+    }
+}

@@ -1,0 +1,280 @@
+import Foundation
+import LarderStore
+import LarderSupport
+
+/// Writes. Each is one transaction whose first statement takes the write
+/// lock (the `larder_state` row) and a new version; the key's current row
+/// is read after it, so a write condition is checked against the last
+/// committed value and two racing writers never both win. The change row
+/// and the `NOTIFY` are part of the same transaction: a change is seen by
+/// the feeds exactly when it commits. A write is acknowledged only after
+/// `COMMIT` succeeds.
+extension PostgresStore {
+    /// The key's row as the write lock found it.
+    struct CurrentRow {
+        let metadata: ValueMetadata
+        let stored: Int64
+        let blob: Int64?
+        /// Whether it has expired (to clients it is absent; its row is still counted).
+        let expired: Bool
+        /// The metadata a write condition sees: nil when absent or expired.
+        var live: ValueMetadata? { expired ? nil : metadata }
+    }
+
+    /// Takes the write lock; returns the new version.
+    func lockForWrite(_ db: PGConnection, now: Int64) async throws -> Int64 {
+        try await db.query("UPDATE larder_state SET version = greatest(version + 1, $1) RETURNING version", [.int(now)])
+            .first!.int(0)!
+    }
+
+    func currentRow(_ db: PGConnection, key: String, now: Int64) async throws -> CurrentRow? {
+        guard let row = try await db.query("""
+            SELECT key, version, size, stored, expires, content_type, modified, blob FROM larder_values WHERE key = $1
+            """, [.text(key)]).first else { return nil }
+        let meta = Self.metadata(row, key: key)
+        return CurrentRow(metadata: meta, stored: row.int(3) ?? 0, blob: row.int(7), expired: meta.isExpired(nowNanos: now))
+    }
+
+    // MARK: - Uploads
+
+    public func beginUpload(key: StoreKey, contentType: String, encoding: ValueUpload.Encoding,
+                            expiresNanos: Int64?, condition: WriteCondition?) throws -> ValueWriter {
+        try makeUpload(key: key, contentType: contentType, encoding: encoding, expiresNanos: expiresNanos, condition: condition)
+    }
+
+    /// An upload encoding into an unlinked spool file.
+    func makeUpload(key: StoreKey, contentType: String, encoding: ValueUpload.Encoding,
+                    expiresNanos: Int64?, condition: WriteCondition?) throws -> ValueUpload {
+        try ValueMetadata.checkContentType(contentType)
+        let spool = try SpoolFile(directory: options.spoolDirectory)
+        let meta = ValueMetadata(key: key.string, contentType: contentType, size: 0, version: 0,
+                                 modifiedNanos: 0, expiresNanos: expiresNanos)
+        return try ValueUpload(destination: self, key: key, metadata: meta, encoding: encoding, tempPath: spool.path,
+                               fd: spool.takeDescriptor(), maxSize: options.maxValueSize, condition: condition)
+    }
+
+    /// A placeholder: the real version is taken when the write commits.
+    package func nextVersion() throws -> UInt64 { 0 }
+
+    package func finishUpload(_ upload: ValueUpload) throws -> PutOutcome {
+        defer { upload.abort() }
+        try upload.complete()
+        let handed = HandedUpload(upload)
+        let created = try blockingWait { try await self.commit(handed.value) }
+        return upload.succeeded(created: created)
+    }
+
+    package func finishUpload(_ upload: ValueUpload, then completion: @escaping @Sendable (Result<PutOutcome, Error>) -> Void) {
+        do {
+            try upload.complete()
+        } catch {
+            upload.abort()
+            completion(.failure(error))
+            return
+        }
+        let handed = HandedUpload(upload)
+        Task {
+            let upload = handed.value
+            defer { upload.abort() }
+            do {
+                let created = try await self.commit(upload)
+                completion(.success(upload.succeeded(created: created)))
+            } catch {
+                completion(.failure(error))
+            }
+        }
+    }
+
+    /// Copies the completed spool file into the database: a small value
+    /// into its row, a large one into parts first (before the write lock,
+    /// which is then held only for the row). Returns whether the key is new.
+    func commit(_ upload: ValueUpload) async throws -> Bool {
+        let bodyLength = Int(upload.written) - upload.headerLength
+        let partSize = options.partSize
+        let inline = bodyLength <= partSize
+            ? try SpoolFile.read(upload.fd, at: upload.headerLength, count: bodyLength, path: upload.tempPath) : nil
+        return try await pool.transaction { db in
+            var blob: Int64?
+            if inline == nil {
+                let id = try await db.query("SELECT nextval('larder_blobs')").first!.int(0)!
+                var offset = upload.headerLength
+                var part: Int64 = 0
+                while offset < Int(upload.written) {
+                    let n = min(partSize, Int(upload.written) - offset)
+                    let bytes = try SpoolFile.read(upload.fd, at: offset, count: n, path: upload.tempPath)
+                    _ = try await db.query("INSERT INTO larder_parts (blob, part, bytes) VALUES ($1, $2, $3)",
+                                           [.int(id), .int(part), .bytes(bytes)])
+                    offset += n
+                    part += 1
+                }
+                blob = id
+            }
+            let now = Self.nowNanos()
+            let version = try await lockForWrite(db, now: now)
+            let old = try await currentRow(db, key: upload.key.string, now: now)
+            try upload.condition?(old?.live)
+            let head = upload.header(version: UInt64(version), modifiedNanos: now)
+            try await writeRow(db, key: upload.key.string, version: version, now: now, old: old, head: head,
+                               body: inline, blob: blob, size: Int64(upload.metadata.size),
+                               stored: Int64(head.count + bodyLength), expires: upload.metadata.expiresNanos,
+                               contentType: upload.metadata.contentType)
+            upload.committed(version: UInt64(version), modifiedNanos: now)
+            return old?.live == nil
+        }
+    }
+
+    /// Puts the row, replaces the old one's parts, adjusts the totals,
+    /// records the change and notifies, in the caller's transaction.
+    func writeRow(_ db: PGConnection, key: String, version: Int64, now: Int64, old: CurrentRow?, head: [UInt8],
+                  body: [UInt8]?, blob: Int64?, size: Int64, stored: Int64, expires: Int64?, contentType: String) async throws {
+        _ = try await db.query("""
+            WITH up AS (
+              INSERT INTO larder_values (key, version, size, stored, expires, content_type, modified, head, body, blob)
+              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+              ON CONFLICT (key) DO UPDATE SET version = EXCLUDED.version, size = EXCLUDED.size, stored = EXCLUDED.stored,
+                expires = EXCLUDED.expires, content_type = EXCLUDED.content_type, modified = EXCLUDED.modified,
+                head = EXCLUDED.head, body = EXCLUDED.body, blob = EXCLUDED.blob),
+            totals AS (
+              UPDATE larder_state SET keys = keys + $11, logical_bytes = logical_bytes + $12, stored_bytes = stored_bytes + $13),
+            change AS (
+              INSERT INTO larder_changes (version, kind, key, size) VALUES ($2, 'put', $1, $3))
+            SELECT pg_notify($14, $15)
+            """, [.text(key), .int(version), .int(size), .int(stored), expires.map { .int($0) } ?? .null, .text(contentType),
+                  .int(now), .bytes(head), body.map { .bytes($0) } ?? .null, blob.map { .int($0) } ?? .null,
+                  .int(old == nil ? 1 : 0), .int(size - Int64(old?.metadata.size ?? 0)), .int(stored - (old?.stored ?? 0)),
+                  .text(channel), .text(String(version))])
+        if let oldBlob = old?.blob {
+            _ = try await db.query("DELETE FROM larder_parts WHERE blob = $1", [.int(oldBlob)])
+        }
+    }
+
+    // MARK: - Deletes
+
+    public func delete(_ key: StoreKey, condition: WriteCondition?) throws -> Bool {
+        try blockingWait { try await self.deleteValue(key.string, condition: condition) }
+    }
+
+    func deleteValue(_ key: String, condition: WriteCondition?) async throws -> Bool {
+        try await pool.transaction { db in
+            let now = Self.nowNanos()
+            let version = try await lockForWrite(db, now: now)
+            guard let old = try await currentRow(db, key: key, now: now) else { return false }
+            // An expired value goes too; to the client it was absent already.
+            if !old.expired { try condition?(old.live) }
+            _ = try await db.query("""
+                WITH gone AS (DELETE FROM larder_values WHERE key = $1),
+                totals AS (UPDATE larder_state SET keys = keys - 1, logical_bytes = logical_bytes - $2,
+                  stored_bytes = stored_bytes - $3),
+                change AS (INSERT INTO larder_changes (version, kind, key) VALUES ($4, $5, $1))
+                SELECT pg_notify($6, $7)
+                """, [.text(key), .int(Int64(old.metadata.size)), .int(old.stored), .int(version),
+                      .text(old.expired ? "expire" : "delete"), .text(channel), .text(String(version))])
+            if let blob = old.blob { _ = try await db.query("DELETE FROM larder_parts WHERE blob = $1", [.int(blob)]) }
+            return !old.expired
+        }
+    }
+
+    public func deletePrefix(_ prefix: StorePrefix) throws -> Int {
+        try blockingWait { try await self.deleteAll(under: prefix.string) }
+    }
+
+    /// Every key under `prefix`; for the empty prefix (a reset) a
+    /// `TRUNCATE`, as quick for a million keys as for ten.
+    func deleteAll(under prefix: String) async throws -> Int {
+        try await pool.transaction { db in
+            let now = Self.nowNanos()
+            let version = try await lockForWrite(db, now: now)
+            let deleted: Int64
+            if prefix.isEmpty {
+                deleted = try await db.query("SELECT keys FROM larder_state").first!.int(0)!
+                _ = try await db.query("TRUNCATE larder_values, larder_parts")
+                _ = try await db.query("UPDATE larder_state SET keys = 0, logical_bytes = 0, stored_bytes = 0")
+            } else {
+                let row = try await db.query("""
+                    WITH gone AS (DELETE FROM larder_values WHERE key >= $1 AND key < $2 AND starts_with(key, $1)
+                                  RETURNING size, stored, blob),
+                    parts AS (DELETE FROM larder_parts WHERE blob IN (SELECT blob FROM gone WHERE blob IS NOT NULL))
+                    SELECT count(*), coalesce(sum(size), 0)::int8, coalesce(sum(stored), 0)::int8 FROM gone
+                    """, [.text(prefix), .text(Self.upperBound(prefix))]).first!
+                deleted = row.int(0)!
+                _ = try await db.query("""
+                    UPDATE larder_state SET keys = keys - $1, logical_bytes = logical_bytes - $2, stored_bytes = stored_bytes - $3
+                    """, [.int(deleted), .int(row.int(1)!), .int(row.int(2)!)])
+            }
+            _ = try await db.query("""
+                WITH change AS (INSERT INTO larder_changes (version, kind, prefix, deleted) VALUES ($1, 'delete', $2, $3))
+                SELECT pg_notify($4, $5)
+                """, [.int(version), .text(prefix), .int(deleted), .text(channel), .text(String(version))])
+            return Int(deleted)
+        }
+    }
+
+    // MARK: - JSON updates
+
+    /// Read, transform and write under the write lock, in one transaction:
+    /// nothing can write the key in between, so no retry is needed. The
+    /// transform runs on the caller's thread between the statements.
+    public func update(_ key: StoreKey, condition: WriteCondition?, maxValueBytes: Int,
+                       _ transform: (ValueMetadata?, [UInt8]?) throws -> UpdatedValue) throws -> PutOutcome {
+        let pool = self.pool
+        let db = try blockingWait { try await pool.acquire() }
+        var finished = false
+        defer {
+            if !finished, db.broken == nil { _ = try? blockingWait { try await db.query("ROLLBACK") } }
+            pool.release(db)
+        }
+        do {
+            _ = try blockingWait { try await db.query("BEGIN") }
+            let now = Self.nowNanos()
+            let version = try blockingWait { try await self.lockForWrite(db, now: now) }
+            let old = try blockingWait { try await self.currentRow(db, key: key.string, now: now) }
+            var bytes: [UInt8]?
+            if let live = old?.live {
+                guard live.size <= UInt64(maxValueBytes) else { throw StoreError.tooLarge(limit: Int64(maxValueBytes)) }
+                let spool = options.spoolDirectory
+                let value = try blockingWait { () async throws -> StoredValue in
+                    let reader = ValueReader(key: key.string, spoolDirectory: spool)
+                    _ = try await db.query("""
+                        SELECT v.head, v.body, p.bytes FROM larder_values v LEFT JOIN larder_parts p ON p.blob = v.blob
+                        WHERE v.key = $1 ORDER BY p.part
+                        """, [.text(key.string)], onRow: { try reader.take($0) })
+                    return try reader.finish(zlib: self.zlib)
+                }
+                defer { value.close() }
+                bytes = try value.readAll()
+            }
+            try condition?(old?.live)
+            let updated = try transform(old?.live, bytes)
+            guard updated.bytes.count <= maxValueBytes else { throw StoreError.tooLarge(limit: Int64(maxValueBytes)) }
+            let upload = try makeUpload(key: key, contentType: updated.contentType, encoding: .identity,
+                                        expiresNanos: old?.live?.expiresNanos, condition: nil)
+            defer { upload.abort() }
+            try updated.bytes.withUnsafeBytes { try upload.write($0) }
+            try upload.complete()
+            let bodyLength = Int(upload.written) - upload.headerLength
+            let body = try SpoolFile.read(upload.fd, at: upload.headerLength, count: bodyLength, path: upload.tempPath)
+            let head = upload.header(version: UInt64(version), modifiedNanos: now)
+            let handed = HandedUpload(upload)
+            try blockingWait {
+                let upload = handed.value
+                try await self.writeRow(db, key: key.string, version: version, now: now, old: old, head: head, body: body,
+                                        blob: nil, size: Int64(upload.metadata.size), stored: Int64(head.count + bodyLength),
+                                        expires: upload.metadata.expiresNanos, contentType: upload.metadata.contentType)
+            }
+            _ = try blockingWait { try await db.query("COMMIT") }
+            finished = true
+            upload.committed(version: UInt64(version), modifiedNanos: now)
+            return upload.succeeded(created: old?.live == nil)
+        } catch {
+            throw PGPool.mapped(error)
+        }
+    }
+}
+
+/// An upload passed to the task that commits it. Unchecked: from then on
+/// only that task touches it (the caller gave it up with `finish(then:)`,
+/// or waits for the task to end).
+struct HandedUpload: @unchecked Sendable {
+    let value: ValueUpload
+    init(_ value: ValueUpload) { self.value = value }
+}

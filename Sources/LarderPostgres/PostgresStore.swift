@@ -1,0 +1,302 @@
+import Dispatch
+import Foundation
+import LarderModel
+import LarderStore
+import LarderSupport
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The `ValueStore` on PostgreSQL: several Larder servers on one database
+/// see one set of values, one version counter and one change feed.
+///
+/// Values are kept as the bytes the disk store would keep (its gzip file:
+/// header with metadata, then deflate data), so the routes serve them the
+/// same way, gzip passthrough and `-gz` ETags included. Every write is one
+/// transaction that first takes the `larder_state` row lock (see
+/// `PostgresSchema`): conditions are checked against the committed value,
+/// and versions follow commit order. Changes reach this server's observer
+/// only through `PostgresChangeFeed` (LISTEN/NOTIFY, then a read of
+/// `larder_changes`), so every server delivers the same changes in the same
+/// order. There is no read cache: every read asks the database.
+///
+/// Threads: GETs (`open(_:then:)`) and PUTs (`finishUpload(_:then:)`) run
+/// as tasks and answer through their completions; the other calls block
+/// their caller while the database answers (`blockingWait`).
+public final class PostgresStore: ValueStore, UploadDestination, @unchecked Sendable {
+    public let options: PostgresStoreOptions
+    let pool: PGPool
+    package let zlib: ZlibPool
+    public let compressionModes: CompressionModeCounts? = CompressionModeCounts()
+    let logger: Logger
+    /// The NOTIFY channel: one per schema, so stores sharing a database
+    /// do not wake each other.
+    let channel: String
+    private let feed: PostgresChangeFeed
+    private let sweeper: DispatchSourceTimer
+    private let closed = Locked(false)
+
+    /// Connects (retrying for up to `startTimeout` seconds while the
+    /// database comes up), migrates the schema, and loads the recent
+    /// changes for `Last-Event-ID` replay before returning.
+    public init(options: PostgresStoreOptions, logger: Logger = .silent(), changes: StoreChangeObserver? = nil,
+                startTimeout: Double = 30) throws {
+        self.options = options
+        self.logger = logger
+        self.zlib = ZlibPool(level: options.gzipLevel)
+        self.channel = "larder_" + options.schema
+        let schema = options.schema
+        pool = PGPool(conninfo: options.conninfo, maxConnections: options.poolSize,
+                      setup: ["SET search_path TO \"\(schema)\"", "SET application_name TO 'larder'"],
+                      commandTimeout: options.commandTimeout, logger: logger)
+        let pool = self.pool
+        let deadline = Clock.nowNanos() + Int64(startTimeout * 1e9)
+        while true {
+            do {
+                try blockingWait { try await PostgresSchema.migrate(pool, schema: schema) }
+                break
+            } catch StoreError.backendUnavailable(let why) where Clock.nowNanos() < deadline {
+                logger.notice("postgres: waiting for the database (\(why))")
+                usleep(200_000)
+            }
+        }
+        feed = PostgresChangeFeed(pool: pool, channel: channel, history: options.changeHistory,
+                                  observer: changes, logger: logger)
+        try feed.start()
+        sweeper = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "larder.postgres.sweep", target: .global()))
+        sweeper.schedule(deadline: .now() + options.sweepInterval, repeating: options.sweepInterval,
+                         leeway: .milliseconds(50))
+        sweeper.setEventHandler { [weak self] in self?.sweepOnce() }
+        sweeper.resume()
+        logger.notice("postgres store at \(options.redactedURL), schema \(options.schema)")
+    }
+
+    public func close() {
+        guard closed.withLock({ (c: inout Bool) -> Bool in defer { c = true }; return !c }) else { return }
+        sweeper.cancel()
+        feed.stop()
+        pool.close()
+    }
+
+    public var answersLater: Bool { true }
+    public var isIndexReady: Bool { true }
+    public var stats: StoreStats { feed.stats }
+
+    static func nowNanos() -> Int64 { Clock.nowNanos() }
+
+    // MARK: - Reads
+
+    public func open(_ key: StoreKey) throws -> StoredValue {
+        try blockingWait { try await self.openValue(key) }
+    }
+
+    public func open(_ key: StoreKey, then completion: @escaping @Sendable (Result<StoredValue, Error>) -> Void) {
+        Task {
+            do { completion(.success(try await self.openValue(key))) } catch { completion(.failure(error)) }
+        }
+    }
+
+    /// One statement (one snapshot): the row, and its parts in order for a
+    /// large value, streamed into a spool file as they arrive.
+    func openValue(_ key: StoreKey) async throws -> StoredValue {
+        let now = Self.nowNanos()
+        let spool = options.spoolDirectory
+        return try await pool.read { db in
+            let reader = ValueReader(key: key.string, spoolDirectory: spool)
+            _ = try await db.query("""
+                SELECT v.head, v.body, p.bytes FROM larder_values v LEFT JOIN larder_parts p ON p.blob = v.blob
+                WHERE v.key = $1 AND (v.expires IS NULL OR v.expires > $2) ORDER BY p.part
+                """, [.text(key.string), .int(now)], onRow: { try reader.take($0) })
+            return try reader.finish(zlib: zlib)
+        }
+    }
+
+    public func list(prefix: StorePrefix, after: String?, limit: Int, groupByDirectory: Bool) throws -> StoreListing {
+        try blockingWait { try await self.listPage(prefix: prefix.string, after: after, limit: limit, groupByDirectory: groupByDirectory) }
+    }
+
+    /// A page in key byte order. With `groupByDirectory`, each directory
+    /// under the prefix is one entry, and the scan jumps past it.
+    func listPage(prefix: String, after: String?, limit: Int, groupByDirectory: Bool) async throws -> StoreListing {
+        let now = Self.nowNanos()
+        let limit = max(1, limit)
+        return try await pool.read { db in
+            var listing = StoreListing()
+            var emitted = 0
+            // Strictly after this; nil: from the start of the prefix.
+            var cursor = after
+            var more = false
+            scan: while true {
+                let want = limit - emitted + 1
+                let rows = try await db.query("""
+                    SELECT key, version, size, stored, expires, content_type, modified FROM larder_values
+                    WHERE key >= $1 AND key > $2 AND key < $3 AND starts_with(key, $1)
+                      AND (expires IS NULL OR expires > $4)
+                    ORDER BY key LIMIT $5
+                    """, [.text(prefix), .text(cursor ?? ""), .text(Self.upperBound(prefix)), .int(now), .int(Int64(want))]).rows
+                for row in rows {
+                    let key = row.string(0)!
+                    if emitted == limit { more = true; break scan }
+                    if groupByDirectory, let directory = Self.directory(of: key, under: prefix) {
+                        // Keys of a directory already listed (`after` names it) are skipped.
+                        if let after, !(after.utf8.lexicographicallyPrecedes(directory.utf8)) {
+                            cursor = Self.upperBound(directory)
+                            continue scan
+                        }
+                        listing.prefixes.append(directory)
+                        emitted += 1
+                        listing.next = directory
+                        cursor = Self.upperBound(directory)
+                        continue scan
+                    }
+                    listing.values.append(ListedValue(key: key, metadata: Self.metadata(row, key: key), storedSize: Int(row.int(3)!)))
+                    emitted += 1
+                    listing.next = key
+                    cursor = key
+                }
+                if rows.count < want { break }
+            }
+            if !more { listing.next = nil }
+            return listing
+        }
+    }
+
+    /// The first common prefix of `key` below `prefix` (ending in `/`), or
+    /// nil when the key lies directly under it.
+    static func directory(of key: String, under prefix: String) -> String? {
+        let rest = key.utf8.dropFirst(prefix.utf8.count)
+        guard let slash = rest.firstIndex(of: UInt8(ascii: "/")) else { return nil }
+        return String(decoding: key.utf8[..<key.utf8.index(after: slash)], as: UTF8.self)
+    }
+
+    /// A string above every key that starts with `prefix` (in byte order)
+    /// but for keys that go on with U+10FFFF U+10FFFF, a pair of
+    /// noncharacters: it bounds the index scan, and `starts_with` keeps the
+    /// result exact within it.
+    static func upperBound(_ prefix: String) -> String { prefix + "\u{10FFFF}\u{10FFFF}" }
+
+    /// Metadata from `key, version, size, stored, expires, content_type, modified` columns.
+    static func metadata(_ row: PGRow, key: String) -> ValueMetadata {
+        ValueMetadata(key: key, contentType: row.string(5) ?? "", size: UInt64(row.int(2) ?? 0),
+                      version: UInt64(row.int(1) ?? 0), modifiedNanos: row.int(6) ?? 0, expiresNanos: row.int(4))
+    }
+
+    public func makeUniqueID() throws -> String {
+        let now = Self.nowNanos()
+        let version = try blockingWait {
+            try await self.pool.withConnection { db in
+                try await db.query("UPDATE larder_state SET version = greatest(version + 1, $1) RETURNING version", [.int(now)])
+                    .first!.int(0)!
+            }
+        }
+        return Self.hex(UInt64(version))
+    }
+
+    static func hex(_ v: UInt64) -> String {
+        let digits = String(v, radix: 16)
+        return String(repeating: "0", count: max(0, 16 - digits.count)) + digits
+    }
+
+    /// A round trip to the database; throws `backendUnavailable` saying why not.
+    public func checkHealth() throws {
+        try blockingWait {
+            try await self.pool.read { db in _ = try await db.query("SELECT version FROM larder_state") }
+        }
+        if let why = feed.brokenReason { throw StoreError.backendUnavailable("the change listener is down: \(why)") }
+    }
+
+    /// The store's error for a failure while it was closing or the like.
+    static func unavailable(_ error: Error) -> Error { PGPool.mapped(error) }
+
+    // MARK: - Expiry
+
+    /// Removes expired values (up to 1,000 a sweep), each with an `expire`
+    /// change, and trims the change table. Runs on every server; the write
+    /// lock makes concurrent sweeps take turns, and the second finds nothing.
+    private func sweepOnce() {
+        let now = Self.nowNanos()
+        Task {
+            do {
+                try await self.sweep(now: now)
+            } catch {
+                self.logger.debug("postgres: sweep failed: \(error)")
+            }
+        }
+    }
+
+    func sweep(now: Int64) async throws {
+        let due = try await pool.read { db in
+            try await db.query("SELECT 1 FROM larder_values WHERE expires <= $1 LIMIT 1", [.int(now)]).rows.count
+        }
+        if due > 0 {
+            try await pool.transaction { db in
+                _ = try await db.query("SELECT version FROM larder_state FOR UPDATE")
+                let gone = try await db.query("""
+                    DELETE FROM larder_values WHERE key IN
+                      (SELECT key FROM larder_values WHERE expires <= $1 ORDER BY key LIMIT 1000)
+                    RETURNING key, size, stored, blob
+                    """, [.int(now)]).rows
+                guard !gone.isEmpty else { return }
+                let logical = gone.reduce(Int64(0)) { $0 + ($1.int(1) ?? 0) }
+                let stored = gone.reduce(Int64(0)) { $0 + ($1.int(2) ?? 0) }
+                let last = try await db.query("""
+                    UPDATE larder_state SET version = greatest(version + $1, $2), keys = keys - $1,
+                      logical_bytes = logical_bytes - $3, stored_bytes = stored_bytes - $4 RETURNING version
+                    """, [.int(Int64(gone.count)), .int(now), .int(logical), .int(stored)]).first!.int(0)!
+                var version = last - Int64(gone.count)
+                for row in gone.sorted(by: { $0.string(0)!.utf8.lexicographicallyPrecedes($1.string(0)!.utf8) }) {
+                    version += 1
+                    _ = try await db.query("INSERT INTO larder_changes (version, kind, key) VALUES ($1, 'expire', $2)",
+                                           [.int(version), .text(row.string(0)!)])
+                    if let blob = row.int(3) {
+                        _ = try await db.query("DELETE FROM larder_parts WHERE blob = $1", [.int(blob)])
+                    }
+                }
+                _ = try await db.query("SELECT pg_notify($1, $2)", [.text(channel), .text(String(last))])
+            }
+        }
+        try await feed.trim()
+    }
+}
+
+/// Collects one value's rows: the head and an inline body in memory, or
+/// the head and the parts in an unlinked spool file. Used on the
+/// connection's queue only.
+final class ValueReader: @unchecked Sendable {
+    let key: String
+    let spoolDirectory: String
+    private var head: [UInt8]?
+    private var inline: [UInt8]?
+    private var spool: SpoolFile?
+
+    init(key: String, spoolDirectory: String) {
+        self.key = key
+        self.spoolDirectory = spoolDirectory
+    }
+
+    deinit { spool?.close() }
+
+    func take(_ row: PGRow) throws {
+        if head == nil {
+            head = row.bytes(0) ?? []
+            if let body = row.bytes(1) {
+                inline = body
+            } else {
+                spool = try SpoolFile(directory: spoolDirectory)
+                try spool!.append(head!)
+            }
+        }
+        if let part = row.bytes(2), let spool { try spool.append(part) }
+    }
+
+    func finish(zlib: ZlibPool) throws -> StoredValue {
+        guard let head else { throw StoreError.notFound }
+        if let inline {
+            return try StoredValue(fileBytes: head + inline, origin: "postgres:\(key)", zlib: zlib)
+        }
+        guard let spool else { throw StoreError.notFound }
+        self.spool = nil
+        // The StoredValue owns the descriptor from here.
+        return try StoredValue(fd: spool.takeDescriptor(), path: "postgres:\(key)", zlib: zlib)
+    }
+}

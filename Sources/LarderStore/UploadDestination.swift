@@ -1,0 +1,17 @@
+/// Where a `ValueUpload` ends up. The upload encodes the body into a temp
+/// file (gzip, Larder's header, segments) the same way for every store;
+/// the destination makes that file the key's value: the disk store renames
+/// it into place, the PostgreSQL store copies it into the database.
+package protocol UploadDestination: AnyObject, Sendable {
+    var zlib: ZlibPool { get }
+    var compressionModes: CompressionModeCounts? { get }
+    /// A version for the file's header. A store that assigns versions when
+    /// the write commits overwrites it then.
+    func nextVersion() throws -> UInt64
+    /// Completes `upload` (`ValueUpload.complete`) and publishes it,
+    /// checking its write condition atomically with the publish; blocks.
+    func finishUpload(_ upload: ValueUpload) throws -> PutOutcome
+    /// The same, answering through `completion` (maybe on another thread)
+    /// without holding the caller's thread while it waits.
+    func finishUpload(_ upload: ValueUpload, then completion: @escaping @Sendable (Result<PutOutcome, Error>) -> Void)
+}

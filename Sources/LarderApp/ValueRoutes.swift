@@ -231,32 +231,50 @@ final class KeyWatch: @unchecked Sendable {
     /// that order, so no change slips between). Returns the answer when the
     /// wait is over; nil while it goes on.
     func check(firstTime: Bool = false) throws(HTTPError) -> HTTPResponse? {
+        guard register() else { return nil }
+        let response: HTTPResponse
+        do {
+            response = try representation.response(key, head)
+        } catch {
+            return try settle(error)
+        }
+        return settle(response)
+    }
+
+    /// Registers for the next change; false when the request already ended.
+    private func register() -> Bool {
         let id = hub.watch(key.string) { [self] in wake() }
         let stillWaiting = lock.withLock { () -> Bool in
             watcherID = id
             return !finished
         }
-        guard stillWaiting else {
+        if !stillWaiting {
             // Cancelled meanwhile: its handler may have removed the previous id, not this one.
             hub.unwatch(key.string, id: id)
-            return nil
         }
-        let response: HTTPResponse
-        do {
-            response = try representation.response(key, head)
-        } catch where error.status == .notFound && waitsForCreation {
-            lock.withLock { heldBack = error.response }
-            return nil
-        } catch {
-            end()
-            throw error
-        }
+        return stillWaiting
+    }
+
+    /// nil, holding the answer back, when it says "nothing new" (304);
+    /// else the answer, and the watch ends.
+    private func settle(_ response: HTTPResponse) -> HTTPResponse? {
         if response.status == .notModified {
             lock.withLock { heldBack = response }
             return nil
         }
         end()
         return response
+    }
+
+    /// The same for an error: a 404 is "nothing new" while waiting for the
+    /// key to be created; any other error ends the watch.
+    private func settle(_ error: HTTPError) throws(HTTPError) -> HTTPResponse? {
+        if error.status == .notFound && waitsForCreation {
+            lock.withLock { heldBack = error.response }
+            return nil
+        }
+        end()
+        throw error
     }
 
     /// Waits for a change; at `deadline` the held-back answer is sent.
@@ -276,13 +294,32 @@ final class KeyWatch: @unchecked Sendable {
         if let id { hub.unwatch(key.string, id: id) }
     }
 
-    /// The key changed (on the hub's delivery queue).
+    /// The key changed (on the hub's delivery queue). A store whose reads
+    /// are round trips answers later, so the queue goes on to the next
+    /// watcher at once.
     private func wake() {
         guard !responder.isFinished, !lock.withLock({ finished }) else { return }
-        do {
-            if let answer = try check() { responder.respond(answer) }
-        } catch {
-            responder.respond(error.response)
+        guard representation.store.answersLater else {
+            do {
+                if let answer = try check() { responder.respond(answer) }
+            } catch {
+                responder.respond(error.response)
+            }
+            return
+        }
+        guard register() else { return }
+        representation.store.open(key) { [self] opened in
+            do throws(HTTPError) {
+                let answer: HTTPResponse?
+                do throws(HTTPError) {
+                    answer = settle(try representation.response(opened: opened, head))
+                } catch {
+                    answer = try settle(error)
+                }
+                if let answer { responder.respond(answer) }
+            } catch {
+                responder.respond(error.response)
+            }
         }
     }
 }

@@ -4,9 +4,15 @@ import LarderWire
 import LarderHTTP
 import LarderSupport
 import LarderStore
+import LarderPostgres
 
 /// A real Larder server in this process: real sockets on an ephemeral
 /// loopback port, a fresh temp data directory, the real disk store.
+///
+/// With `LARDER_TEST_STORE=postgres` in the environment, a server that is
+/// not given a data directory of its own runs on the PostgreSQL store
+/// instead, in a fresh schema of the throwaway test database
+/// (`TestPostgres`): that is how the API suites run against both stores.
 final class TestServer {
     let server: LarderServer
     let dataDirectory: String
@@ -23,10 +29,34 @@ final class TestServer {
         config.store.fsync = false
         config.logLevel = .critical
         configure(&config)
+        if config.openStore == nil, Self.usesPostgres, dataDirectory == nil {
+            postgresSchema = TestPostgres.makeSchemaName()
+            Self.usePostgres(&config, schema: postgresSchema!)
+        }
         let logger = ProcessInfo.processInfo.environment["LARDER_TEST_LOG"] != nil
             ? Logger(label: "test", level: .debug) : Logger.silent()
         server = try LarderServer(configuration: config, logger: logger)
         try server.start()
+    }
+
+    /// Whether this run puts the API suites on PostgreSQL (`LARDER_TEST_STORE=postgres`).
+    static let usesPostgres = ProcessInfo.processInfo.environment["LARDER_TEST_STORE"] == "postgres"
+
+    /// The schema this server's PostgreSQL store lives in; nil on the disk store.
+    private(set) var postgresSchema: String?
+
+    /// Puts `config` on the PostgreSQL store in `schema` of the shared test
+    /// database, with the configuration's limits (a small pool: many test
+    /// servers share the database's connections).
+    static func usePostgres(_ config: inout LarderConfiguration, schema: String, poolSize: Int = 4) {
+        let url = try! TestPostgres.shared().url(schema: schema)
+        var options = try! PostgresStoreOptions(url: url)
+        options.poolSize = poolSize
+        options.maxValueSize = config.http.maxBodyBytes
+        options.changeHistory = config.eventHistory
+        options.gzipLevel = config.store.gzipLevel
+        let chosen = options
+        config.openStore = { changes, logger in try PostgresStore(options: chosen, logger: logger, changes: changes) }
     }
 
     static func makeTempDirectory() -> String {

@@ -7,8 +7,8 @@
 #
 # Both stages are Debian 12 (bookworm), so the binary runs on the glibc it was
 # linked against. The Swift runtime is linked in statically; the binary needs
-# only libc, libstdc++, libgcc_s and zlib at run time (`ldd` on a release
-# build). docker/check-offline.sh checks every command here without a Docker
+# only libc, libstdc++, libgcc_s, zlib and libpq (the postgres store) at run
+# time, and what libpq5 pulls in (`ldd` on a release build). docker/check-offline.sh checks every command here without a Docker
 # engine; see the README's "Docker and Compose".
 
 # The toolchain of the tests (Swift 6.3); Package.swift asks for 6.0 or later.
@@ -19,7 +19,7 @@ ARG RUNTIME_IMAGE=debian:bookworm-slim
 FROM ${SWIFT_IMAGE} AS build
 RUN export DEBIAN_FRONTEND=noninteractive \
     && apt-get -q update \
-    && apt-get -q install -y --no-install-recommends zlib1g-dev pkg-config \
+    && apt-get -q install -y --no-install-recommends zlib1g-dev libpq-dev pkg-config \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 # Dependencies first: a change to the sources does not fetch them again.
@@ -40,7 +40,7 @@ RUN swift build -c release --static-swift-stdlib --product larder \
 FROM ${RUNTIME_IMAGE}
 RUN export DEBIAN_FRONTEND=noninteractive \
     && apt-get -q update \
-    && apt-get -q install -y --no-install-recommends zlib1g libstdc++6 libgcc-s1 \
+    && apt-get -q install -y --no-install-recommends zlib1g libpq5 libstdc++6 libgcc-s1 \
     && rm -rf /var/lib/apt/lists/* \
     && useradd --system --user-group --uid 10001 --home-dir /nonexistent --no-create-home \
                --shell /usr/sbin/nologin larder \

@@ -11,7 +11,8 @@
 #     context leaves out fails here), its `swift` RUN lines run as written
 #     (release, --static-swift-stdlib), with /out/ put in a temp folder;
 #  4. `ldd` of that binary: nothing from the Swift toolchain, and every
-#     library comes from a package the runtime stage installs (or libc6);
+#     library comes from a package the runtime stage installs, or one apt
+#     installs with them (libpq5 brings libssl3, Kerberos, LDAP), or libc6;
 #  5. the runtime stage rebuilt as a folder: a minimal Debian bookworm
 #     (debootstrap --variant=minbase, the package set debian:bookworm-slim
 #     is made from), the runtime stage's RUN line run in it as written (apt,
@@ -20,7 +21,8 @@
 #     image's ENV as its non-root USER, the HEALTHCHECK command run in it, and
 #     a value written and read back with curl.
 #
-#  6. docker-compose.yml read by docker-compose v1 (`config`), when installed.
+#  6. docker-compose.yml read by docker-compose v1 (`config`), when installed,
+#     with and without the `postgres` profile.
 #
 # What this cannot check: that the images can be pulled, BuildKit's own
 # parsing, the swift image's toolchain (step 3 uses this machine's), and
@@ -141,16 +143,20 @@ cat "$work/ldd" | sed 's/^/  /'
 ! grep -q 'not found' "$work/ldd" || fail "ldd: a library is missing"
 ! grep -qiE 'swift|/opt/' "$work/ldd" || fail "ldd: the binary links the Swift toolchain's libraries (was --static-swift-stdlib lost?)"
 needed=$(awk '/=> \// {print $3} /^[[:space:]]*\/[^ ]*ld-linux/ {print $1}' "$work/ldd")
-allowed=" libc6 $runtime_apt "
+# What apt installs with the runtime stage's packages (their Depends and
+# Pre-Depends, recursively): libpq5's libssl3, libgssapi-krb5-2, libldap-2.5-0...
+pulled_in=$(apt-cache depends --recurse --no-recommends --no-suggests --no-conflicts --no-breaks \
+              --no-replaces --no-enhances $runtime_apt 2>/dev/null | grep -v '^[[:space:]<]' | sort -u | tr '\n' ' ')
+allowed=" libc6 $runtime_apt $pulled_in "
 for lib in $needed; do
   real=$(readlink -f "$lib")
   package=$(dpkg -S "$real" 2>/dev/null || dpkg -S "$lib" 2>/dev/null || true)
   package=${package%%:*}
   [ -n "$package" ] || fail "ldd: $lib belongs to no Debian package"
-  [[ $allowed == *" $package "* ]] || fail "ldd: $lib comes from $package, which the runtime stage does not install"
+  [[ $allowed == *" $package "* ]] || fail "ldd: $lib comes from $package, which the runtime stage does not install (nor apt with it)"
   echo "  $lib <- $package"
 done
-ok "ldd: only $(echo $needed | wc -w) system libraries, all from libc6 or the runtime stage's packages"
+ok "ldd: only $(echo $needed | wc -w) system libraries, all from libc6, the runtime stage's packages or what apt installs with them"
 
 # ---- 5. the runtime stage as a folder ---------------------------------------------
 if [ $skip_rootfs = 1 ]; then
@@ -230,7 +236,10 @@ if command -v docker-compose >/dev/null && docker-compose version --short 2>/dev
   grep -v '^name:' docker-compose.yml > "$work/compose-v1.yml"
   LARDER_TOKEN= docker-compose -f "$work/compose-v1.yml" --project-directory "$root" config -q \
     || fail "docker-compose $(docker-compose version --short) config"
-  ok "docker-compose $(docker-compose version --short) config accepts docker-compose.yml (without name:)"
+  # Profiles came in 1.28.
+  LARDER_TOKEN= docker-compose -f "$work/compose-v1.yml" --project-directory "$root" --profile postgres config -q \
+    || fail "docker-compose $(docker-compose version --short) --profile postgres config"
+  ok "docker-compose $(docker-compose version --short) config accepts docker-compose.yml (without name:), with and without --profile postgres"
 else
   skip "docker-compose v1 is not installed (apt-get install docker-compose) to read docker-compose.yml"
 fi

@@ -10,6 +10,8 @@ be checked without building:
   swift:<6.x>-bookworm (the same major.minor as the local `swift`, when
   there is one), the runtime stage debian:bookworm-slim: both Debian 12, so
   the binary runs on the glibc it was linked against;
+- the build stage installs zlib1g-dev and libpq-dev, the runtime stage
+  zlib1g and libpq5 (the libraries the binary links);
 - COPY --from names an earlier stage; every other COPY source exists in the
   repository and is not excluded by .dockerignore; the build stage copies in
   the folder of every target Package.swift declares (test targets too:
@@ -301,6 +303,8 @@ def check(root, swift_version):
         problems.append(f"runtime stage: {runtime['image']} is not debian:bookworm-slim")
     if "zlib1g-dev" not in build["apt"]:
         problems.append("build stage: zlib1g-dev is not installed (CZlib needs it)")
+    if "libpq-dev" not in build["apt"]:
+        problems.append("build stage: libpq-dev is not installed (the postgres store links libpq; pkg-config libpq)")
     if not any("--static-swift-stdlib" in r and "swift build" in r for r in build["runs"]):
         problems.append("build stage: no `swift build ... --static-swift-stdlib`")
     # SwiftPM checks every target's folder, test targets too, even for one product.
@@ -313,6 +317,8 @@ def check(root, swift_version):
                             + (" (.dockerignore leaves it out)" if covered else ""))
     if "zlib1g" not in runtime["apt"]:
         problems.append("runtime stage: zlib1g is not installed (the binary links libz)")
+    if "libpq5" not in runtime["apt"]:
+        problems.append("runtime stage: libpq5 is not installed (the binary links libpq.so.5)")
 
     env = runtime["env"]
     user = runtime["user"]

@@ -39,6 +39,36 @@ import Testing
         #expect(Self.environment(larder)["LARDER_FIXTURES"] == "/fixtures")
         let dependsOn = example["depends_on"] as? [String: [String: Any]]
         #expect(dependsOn?["larder"]?["condition"] as? String == "service_healthy")
+        // The services without a profile stay as they were: `docker compose up` starts only them.
+        #expect(larder["profiles"] == nil && example["profiles"] == nil)
+    }
+
+    /// `docker compose --profile postgres up`: one PostgreSQL and two Larders
+    /// on it, built alike, each on its own loopback port, each waiting for the
+    /// database's health check, the password from the environment in both the
+    /// database and the URLs.
+    @Test func thePostgresProfileRunsTwoLardersOnOneDatabase() throws {
+        let unset = try Self.check()
+        #expect(unset.status == 0, "\(unset.problems)")
+        let postgres = Self.service(unset.document, "postgres")
+        #expect(postgres["profiles"] as? [String] == ["postgres"])
+        #expect(postgres["image"] as? String == "postgres:15-bookworm")
+        #expect((postgres["volumes"] as? [String] ?? []).contains("larder-pg:/var/lib/postgresql/data"))
+        #expect(((postgres["healthcheck"] as? [String: Any])?["test"] as? [String] ?? []).contains("pg_isready"))
+        #expect(Self.environment(postgres)["POSTGRES_PASSWORD"] == "larder-dev")
+        let larders = ["larder-a", "larder-b"].map { Self.service(unset.document, $0) }
+        #expect(larders.allSatisfy { $0["profiles"] as? [String] == ["postgres"] && $0["build"] as? String == "." && $0["image"] as? String == "larder:latest" })
+        #expect(larders.map { $0["ports"] as? [String] ?? [] } == [["127.0.0.1:8081:8080"], ["127.0.0.1:8082:8080"]])
+        for larder in larders {
+            #expect(Self.environment(larder)["LARDER_STORE"] == "postgres://larder:larder-dev@postgres:5432/larder")
+            let dependsOn = larder["depends_on"] as? [String: [String: Any]]
+            #expect(dependsOn?["postgres"]?["condition"] as? String == "service_healthy")
+            #expect(larder["healthcheck"] as? NSDictionary == Self.service(unset.document, "larder")["healthcheck"] as? NSDictionary)
+        }
+        let set = try Self.check(environment: ["POSTGRES_PASSWORD": "pg-s3cret"])
+        #expect(set.status == 0, "\(set.problems)")
+        #expect(Self.environment(Self.service(set.document, "postgres"))["POSTGRES_PASSWORD"] == "pg-s3cret")
+        #expect(Self.environment(Self.service(set.document, "larder-b"))["LARDER_STORE"] == "postgres://larder:pg-s3cret@postgres:5432/larder")
     }
 
     @Test func theTokenComesFromTheEnvironmentAndBothServicesShareIt() throws {
@@ -67,6 +97,17 @@ import Testing
         ("- larder-data:/data", "- other-data:/data", "the named volume other-data is not declared"),
         ("127.0.0.1:8080:8080", "127.0.0.1:8080:80", "publishes no container port 8080"),
         ("image: larder:latest", "image: larder:latest\n    pid_mode: [host]", "pid_mode"),
+        // The `postgres` profile.
+        ("    depends_on:\n      postgres:\n        condition: service_healthy\n", "", "does not wait for postgres with condition: service_healthy"),
+        ("\"127.0.0.1:8082:8080\"", "\"127.0.0.1:8081:8080\"", "host port 127.0.0.1:8081 is also published by larder-a (profile postgres)"),
+        ("\"127.0.0.1:8081:8080\"", "\"127.0.0.1:8080:8080\"", "host port 127.0.0.1:8080 is also published by larder (profile postgres)"),
+        ("@postgres:5432/larder", "@db:5432/larder", "names the host db, which is no service here"),
+        ("POSTGRES_PASSWORD: ${POSTGRES_PASSWORD:-larder-dev}", "POSTGRES_PASSWORD: other", "the password in LARDER_STORE is not the one postgres's"),
+        ("  larder-b:\n    profiles: [\"postgres\"]\n", "  larder-b:\n", "postgres runs only with the profile(s) ['postgres'], larder-b always"),
+        ("\"CMD\", \"pg_isready\"", "\"CMD\", \"true\"", "no pg_isready health check"),
+        ("- larder-pg:/var/lib/postgresql/data", "- larder-pg:/srv", "nothing is mounted at /var/lib/postgresql/data"),
+        ("  larder-b:\n    profiles: [\"postgres\"]\n    build: .\n    image: larder:latest", "  larder-b:\n    profiles: [\"postgres\"]\n    build: .\n    image: larder:b",
+         "larder-a, larder-b are not built the same way"),
     ])
     func aBrokenFileIsCaught(original: String, replacement: String, problem: String) throws {
         let compose = try String(contentsOfFile: Repository.path("docker-compose.yml"), encoding: .utf8)

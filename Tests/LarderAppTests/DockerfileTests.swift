@@ -34,7 +34,10 @@ import Testing
         ("EXPOSE 8080", "EXPOSE 80", "does not include LARDER_PORT"),
         ("LARDER_PUBLIC_DIR=/usr/local/share/larder/Public", "LARDER_PUBLIC_DIR=/srv/Public", "is not where Public is copied"),
         ("CMD [\"larder\", \"healthcheck\"", "CMD [\"curl\", \"healthcheck\"", "not the server's binary"),
-        ("zlib1g libstdc++6", "libstdc++6", "zlib1g is not installed"),
+        ("zlib1g libpq5 libstdc++6", "libpq5 libstdc++6", "zlib1g is not installed"),
+        // The postgres store links libpq: its headers to build, libpq.so.5 to run.
+        ("zlib1g-dev libpq-dev", "zlib1g-dev", "libpq-dev is not installed"),
+        ("zlib1g libpq5", "zlib1g", "libpq5 is not installed"),
         ("--static-swift-stdlib --product", "--product", "--static-swift-stdlib"),
         ("FROM ${RUNTIME_IMAGE}", "FORM ${RUNTIME_IMAGE}", "unknown instruction FORM"),
         // SwiftPM checks every target's folder: a build without Tests/ fails (found by check-offline.sh).

@@ -9,7 +9,7 @@ import LarderSupport
 func blockingWait<T: Sendable>(_ operation: @escaping @Sendable () async throws -> T) throws -> T {
     let done = DispatchSemaphore(value: 0)
     let outcome = Locked<Result<T, Error>?>(nil)
-    Task {
+    PostgresExecutor.run {
         let result: Result<T, Error>
         do { result = .success(try await operation()) } catch { result = .failure(error) }
         outcome.withLock { $0 = result }

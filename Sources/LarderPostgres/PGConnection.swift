@@ -86,6 +86,9 @@ final class PGConnection: @unchecked Sendable {
             }
             status = PQconnectPoll(pg)
         }
+        // Server notices ("terminating connection due to…") would go to
+        // stderr; what they say reaches us as errors where it matters.
+        PQsetNoticeProcessor(pg, { _, _ in }, nil)
         guard PQsetnonblocking(pg, 1) == 0 else {
             let message = errorMessage(pg)
             PQfinish(pg)

@@ -230,7 +230,7 @@ final class PGPool: @unchecked Sendable {
         case .hand(let w): w.continuation.resume(returning: connection)
         case .reconnect(let w):
             connection.close()
-            Task {
+            PostgresExecutor.run { [self] in
                 do { w.continuation.resume(returning: try await self.openConnection()) }
                 catch { w.continuation.resume(throwing: error) }
             }

@@ -67,7 +67,7 @@ final class PostgresChangeFeed: @unchecked Sendable {
         }
         for row in recent { observer?.storeDidChange(Self.change(row)) }
         state.withLock { $0.lastVersion = max(last, recent.last?.int(0) ?? 0) }
-        Task { await self.refreshStats() }
+        PostgresExecutor.run { await self.refreshStats() }
         listen()
     }
 
@@ -82,7 +82,7 @@ final class PostgresChangeFeed: @unchecked Sendable {
 
     /// Connects the listener; on a break, again after a backoff.
     private func listen() {
-        Task {
+        PostgresExecutor.run { [self] in
             do {
                 let connection = try await pool.connectDedicated()
                 connection.onNotification { [weak self] _, _ in self?.readChanges() }
@@ -127,7 +127,7 @@ final class PostgresChangeFeed: @unchecked Sendable {
             return true
         }
         guard start else { return }
-        Task {
+        PostgresExecutor.run { [self] in
             while true {
                 do {
                     try await self.deliverNew()

@@ -73,7 +73,7 @@ extension PostgresStore {
             return
         }
         let handed = HandedUpload(upload)
-        Task {
+        PostgresExecutor.run { [self] in
             let upload = handed.value
             defer { upload.abort() }
             do {

@@ -48,7 +48,9 @@ public final class PostgresStore: ValueStore, UploadDestination, @unchecked Send
         self.channel = "larder_" + options.schema
         let schema = options.schema
         pool = PGPool(conninfo: options.conninfo, maxConnections: options.poolSize,
-                      setup: ["SET search_path TO \"\(schema)\"", "SET application_name TO 'larder'"],
+                      setup: ["SET search_path TO \"\(schema)\"", "SET application_name TO 'larder'",
+                              // No NOTICEs on stderr ("schema already exists, skipping").
+                              "SET client_min_messages TO warning"],
                       commandTimeout: options.commandTimeout, logger: logger)
         let pool = self.pool
         let deadline = Clock.nowNanos() + Int64(startTimeout * 1e9)
@@ -92,7 +94,7 @@ public final class PostgresStore: ValueStore, UploadDestination, @unchecked Send
     }
 
     public func open(_ key: StoreKey, then completion: @escaping @Sendable (Result<StoredValue, Error>) -> Void) {
-        Task {
+        PostgresExecutor.run { [self] in
             do { completion(.success(try await self.openValue(key))) } catch { completion(.failure(error)) }
         }
     }
@@ -216,7 +218,7 @@ public final class PostgresStore: ValueStore, UploadDestination, @unchecked Send
     /// lock makes concurrent sweeps take turns, and the second finds nothing.
     private func sweepOnce() {
         let now = Self.nowNanos()
-        Task {
+        PostgresExecutor.run { [self] in
             do {
                 try await self.sweep(now: now)
             } catch {

@@ -3,6 +3,7 @@ import LarderApp
 import LarderPostgres
 import LarderStore
 import LarderWire
+import LarderSupport
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -15,10 +16,7 @@ import Glibc
 struct PostgresStoreTests {
     static func server(schema: String = TestPostgres.makeSchemaName(),
                        _ configure: (inout LarderConfiguration) -> Void = { _ in }) throws -> TestServer {
-        try TestServer { config in
-            configure(&config)
-            TestServer.usePostgres(&config, schema: schema)
-        }
+        try TestServer(postgresSchema: schema, configure)
     }
 
     @Test func aLargeValueGoesInPartsAndComesBackWhole() throws {
@@ -50,10 +48,11 @@ struct PostgresStoreTests {
         let schema = TestPostgres.makeSchemaName()
         let a = try Self.server(schema: schema), b = try Self.server(schema: schema)
         defer { a.stop(); b.stop() }
+        let ports = [a.port, b.port]
         for round in 0..<20 {
             let statuses = Locked<[Int]>([])
             DispatchQueue.concurrentPerform(iterations: 8) { i in
-                let port = i % 2 == 0 ? a.port : b.port
+                let port = ports[i % 2]
                 let status = (try? WireClient(port: port).put("race/\(round)", Array("writer \(i)".utf8),
                                                                 headers: [("If-None-Match", "*")]))?.status ?? -1
                 statuses.withLock { $0.append(status) }
@@ -77,7 +76,7 @@ struct PostgresStoreTests {
         defer { b.stop() }
         #expect(try database.psql("SELECT count(*) FROM \(schema).larder_schema_version") == "1")
         try Poll.until(30, "the second server to count 2 keys") { try b.client().send("GET", "/metrics").text.contains("\nlarder_keys 2\n") }
-        #expect(try b.client().send("GET", "/metrics").text.contains("\nlarder_value_bytes 8\n"))
+        #expect(try b.client().send("GET", "/metrics").text.contains("\nlarder_logical_bytes 8\n"))
         #expect(try b.client().deletePrefix("").status == 200)
         try Poll.until(30, "the reset to reach the first server") { try a.client().send("GET", "/metrics").text.contains("\nlarder_keys 0\n") }
     }

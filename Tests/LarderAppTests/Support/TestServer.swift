@@ -21,7 +21,10 @@ final class TestServer {
 
     /// `configure` may change anything; the defaults are port 0, a temp
     /// directory, no fsync (durability has its own tests) and no logging.
-    init(dataDirectory: String? = nil, _ configure: (inout LarderConfiguration) -> Void = { _ in }) throws {
+    /// `postgresSchema`: run on the PostgreSQL store in that schema of the
+    /// shared test database, whatever the environment says.
+    init(dataDirectory: String? = nil, postgresSchema: String? = nil,
+         _ configure: (inout LarderConfiguration) -> Void = { _ in }) throws {
         let dir = dataDirectory ?? TestServer.makeTempDirectory()
         self.dataDirectory = dir
         var config = LarderConfiguration(dataDirectory: dir)
@@ -29,9 +32,12 @@ final class TestServer {
         config.store.fsync = false
         config.logLevel = .critical
         configure(&config)
-        if config.openStore == nil, Self.usesPostgres, dataDirectory == nil {
-            postgresSchema = TestPostgres.makeSchemaName()
-            Self.usePostgres(&config, schema: postgresSchema!)
+        if let postgresSchema {
+            self.postgresSchema = postgresSchema
+            Self.usePostgres(&config, schema: postgresSchema)
+        } else if config.openStore == nil, Self.usesPostgres, dataDirectory == nil {
+            self.postgresSchema = TestPostgres.makeSchemaName()
+            Self.usePostgres(&config, schema: self.postgresSchema!)
         }
         let logger = ProcessInfo.processInfo.environment["LARDER_TEST_LOG"] != nil
             ? Logger(label: "test", level: .debug) : Logger.silent()

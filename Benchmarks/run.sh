@@ -28,21 +28,13 @@ CONNS=${CONNS:-64}
 # which measures it in the same rounds.
 DURABLE_REF=${DURABLE_REF:-1400}
 
-need=()
-command -v wrk >/dev/null || need+=(wrk)
-command -v nginx >/dev/null || need+=(nginx-light)
-command -v curl >/dev/null || need+=(curl)
-command -v python3 >/dev/null || need+=(python3)
-if [ ${#need[@]} -gt 0 ]; then
-  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO=sudo
-  $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need[@]}" >/dev/null
-fi
+. "$ROOT/Benchmarks/common.sh"
+need_tools wrk nginx:nginx-light curl python3
 
 OUTDIR=$ROOT/.build/benchmarks
 mkdir -p "$OUTDIR"
 RESULTS=$OUTDIR/run-$(date -u +%Y-%m-%dT%H%M%SZ).txt
 WORK=$(mktemp -d /tmp/larder-bench.XXXXXX)
-PIDS=()
 cleanup() {
   [ -f "$WORK/nginx.pid" ] && kill "$(cat "$WORK/nginx.pid")" 2>/dev/null || true
   for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
@@ -50,36 +42,11 @@ cleanup() {
   rm -rf "$WORK"
 }
 trap cleanup EXIT
-log() { echo "[$(date +%H:%M:%S)] $*" >&2; }
 
 log "building release larder"
 swift build -c release --product larder >/dev/null
 BIN=$ROOT/.build/release/larder
 BENCH="python3 $ROOT/Benchmarks/bench.py"
-
-# start_larder NAME ARGS...: starts, waits for the URL; sets URL_<NAME>, PID_<NAME>
-start_larder() {
-  local name=$1; shift
-  "$BIN" --port 0 --log-level warning "$@" >"$WORK/$name.out" 2>"$WORK/$name.log" &
-  local pid=$! url=""
-  PIDS+=("$pid")
-  for _ in $(seq 400); do
-    url=$(head -1 "$WORK/$name.out" 2>/dev/null || true)
-    [ -n "$url" ] && break
-    sleep 0.05
-  done
-  [ -n "$url" ] || { cat "$WORK/$name.log" >&2; echo "larder $name did not start" >&2; exit 1; }
-  printf -v "URL_$name" '%s' "$url"; printf -v "PID_$name" '%s' "$pid"
-}
-# stop PID NAME: records VmHWM (kB) of the process, then stops it
-declare -A HWM
-stop_larder() {
-  local pid=$1 name=$2
-  HWM[$name]=$(awk '/VmHWM/ {print $2}' "/proc/$pid/status" 2>/dev/null || echo 0)
-  kill "$pid" 2>/dev/null || true
-  wait "$pid" 2>/dev/null || true
-}
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
 start_larder fast --data-dir "$WORK/larder" --no-fsync
 start_larder durable --data-dir "$WORK/larder-fsync"
@@ -108,23 +75,6 @@ for kind in raw base64 json; do
   $BENCH gen "$kind" $((SIZE_MB << 20)) "$WORK/big.$kind"
   for kv in $($BENCH zlib "$WORK/big.$kind"); do Z[$kind.${kv%%=*}]=${kv#*=}; done
 done
-
-# ---- measurement helpers ----------------------------------------------------
-declare -A R   # R[name] = "v1 v2 v3 " over rounds
-add() { R[$1]+="$2 "; }
-rate() { wrk -t2 -c"$CONNS" -d"${DURATION}s" "$@" | awk '/Requests\/sec/ {print int($2)}'; }
-# latency URL -> "p50_us p99_us"
-latency() {
-  wrk -t1 -c1 -d"${DURATION}s" --latency "$1" | awk '
-    function us(v) { if (v ~ /us$/) return v+0; if (v ~ /ms$/) return v*1000; if (v ~ /s$/) return v*1e6; return v }
-    $1=="50%" {p50=us($2)} $1=="99%" {p99=us($2)} END {printf "%.0f %.0f\n", p50, p99}'
-}
-# MB/s of a curl transfer of SIZE_MB MiB; MB = 1e6 bytes. A GET with gzip
-# accepted counts the value's bytes (SIZE_MB MiB) over the time of the
-# transfer, whatever size its gzip form has.
-put_mbs() { curl -sf -o /dev/null -T "$2" -w '%{time_total}\n' "$1" | awk -v b=$((SIZE_MB << 20)) '{printf "%.1f\n", b/$1/1e6}'; }
-get_mbs() { curl -sf -o /dev/null -w '%{time_total}\n' "$@" | awk -v b=$((SIZE_MB << 20)) '{printf "%.1f\n", b/$1/1e6}'; }
-med() { echo "${R[$1]:-}" | tr ' ' '\n' | grep . | $BENCH median; }
 
 PUTLUA=$ROOT/bench/put.lua  # the one PUT script, shared with bench/
 for round in $(seq "$ROUNDS"); do
@@ -222,7 +172,7 @@ check() {
         if ((op == ">=" && v+0 >= t+0) || (op == "<=" && v+0 <= t+0) || (op == "<" && v+0 < t+0)) print "met"; else print "not met"}')
   printf '%-56s %8s %10s  %s\n' "$1" "$v" "$op $t" "$ok"
 }
-r() { awk -v a="$1" -v b="$2" 'BEGIN {if (a == "" || b == "" || b+0 == 0) print "nan"; else printf "%.2f", a/b}'; }
+r() { ratio "$@"; }
 DREF=$DURABLE_REF; DNAME="recorded $DURABLE_REF req/s"
 [ -n "${BASELINE:-}" ] && { DREF=$(med baseline.dput); DNAME="BASELINE build"; }
 check "1 KiB GET, Larder / nginx" "$(r "$(med fast.get)" "$(med nginx.get)")" ">=" 1.1

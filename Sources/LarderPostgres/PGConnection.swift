@@ -37,14 +37,24 @@ final class PGConnection: @unchecked Sendable {
     private final class Command {
         let continuation: CheckedContinuation<PGResult, Error>
         let onRow: (@Sendable (PGRow) throws -> Void)?
+        let sql: String
+        let parameters: [PGValue]
+        /// The prepared statement's name, while it is being prepared.
+        var preparing: String?
         var result = PGResult()
         var error: Error?
         var timer: DispatchSourceTimer?
-        init(continuation: CheckedContinuation<PGResult, Error>, onRow: (@Sendable (PGRow) throws -> Void)?) {
+        init(continuation: CheckedContinuation<PGResult, Error>, onRow: (@Sendable (PGRow) throws -> Void)?,
+             sql: String, parameters: [PGValue]) {
             self.continuation = continuation
             self.onRow = onRow
+            self.sql = sql
+            self.parameters = parameters
         }
     }
+    /// Statements prepared on this connection, by text: each is parsed and
+    /// planned once per connection, not once per request.
+    private var prepared: [String: String] = [:]
 
     private init(pg: OpaquePointer, commandTimeout: Double) {
         self.pg = pg
@@ -56,7 +66,7 @@ final class PGConnection: @unchecked Sendable {
     /// connected, everything runs on Dispatch sources.
     static func connect(conninfo: String, timeout: Double, commandTimeout: Double) async throws -> PGConnection {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<PGConnection, Error>) in
-            DispatchQueue.global().async {
+            PostgresExecutor.queue.async {
                 continuation.resume(with: Result { try connectBlocking(conninfo: conninfo, timeout: timeout, commandTimeout: commandTimeout) })
             }
         }
@@ -130,7 +140,7 @@ final class PGConnection: @unchecked Sendable {
     /// connection `PGError.connection`.
     func query(_ sql: String, _ parameters: [PGValue] = [], onRow: (@Sendable (PGRow) throws -> Void)? = nil) async throws -> PGResult {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<PGResult, Error>) in
-            queue.async { self.start(Command(continuation: continuation, onRow: onRow), sql, parameters) }
+            queue.async { self.start(Command(continuation: continuation, onRow: onRow, sql: sql, parameters: parameters)) }
         }
     }
 
@@ -158,21 +168,27 @@ final class PGConnection: @unchecked Sendable {
         // The write source starts suspended: resumed only while output waits.
     }
 
-    private func start(_ command: Command, _ sql: String, _ parameters: [PGValue]) {
+    private func start(_ command: Command) {
         if let brokenReason {
             command.continuation.resume(throwing: PGError.connection(brokenReason))
             return
         }
         precondition(self.command == nil, "one query at a time on a connection")
         self.command = command
-        let sent = PGValue.withParameters(parameters) { values, lengths, formats in
-            PQsendQueryParams(pg, sql, Int32(parameters.count), nil, values, lengths, formats, 1)
+        if let name = prepared[command.sql] {
+            send(command, statement: name)
+        } else if command.parameters.isEmpty {
+            // Without parameters (BEGIN, COMMIT, LISTEN, DDL): no statement to keep.
+            send(command, statement: nil)
+        } else {
+            let name = "s\(prepared.count)"
+            command.preparing = name
+            guard PQsendPrepare(pg, name, command.sql, Int32(command.parameters.count), nil) == 1 else {
+                fail(Self.errorMessage(pg))
+                return
+            }
         }
-        guard sent == 1 else {
-            fail(Self.errorMessage(pg))
-            return
-        }
-        if command.onRow != nil { PQsetSingleRowMode(pg) }
+        guard self.command === command else { return }  // failed to send
         if commandTimeout > 0 {
             let timer = DispatchSource.makeTimerSource(queue: queue)
             timer.schedule(deadline: .now() + commandTimeout)
@@ -184,6 +200,22 @@ final class PGConnection: @unchecked Sendable {
             command.timer = timer
         }
         flush()
+    }
+
+    /// Sends the statement itself: prepared (`statement`) or not.
+    private func send(_ command: Command, statement: String?) {
+        let parameters = command.parameters
+        let sent = PGValue.withParameters(parameters) { values, lengths, formats in
+            if let statement {
+                return PQsendQueryPrepared(pg, statement, Int32(parameters.count), values, lengths, formats, 1)
+            }
+            return PQsendQueryParams(pg, command.sql, Int32(parameters.count), nil, values, lengths, formats, 1)
+        }
+        guard sent == 1 else {
+            fail(Self.errorMessage(pg))
+            return
+        }
+        if command.onRow != nil { PQsetSingleRowMode(pg) }
     }
 
     /// Sends what libpq holds; waits for the socket when it would block.
@@ -223,6 +255,14 @@ final class PGConnection: @unchecked Sendable {
     private func collectResults() {
         while let command, PQisBusy(pg) == 0 {
             guard let result = PQgetResult(pg) else {
+                if let name = command.preparing, command.error == nil {
+                    // Prepared: now run it.
+                    command.preparing = nil
+                    prepared[command.sql] = name
+                    send(command, statement: name)
+                    flush()
+                    continue
+                }
                 // The statement is done.
                 self.command = nil
                 command.timer?.cancel()

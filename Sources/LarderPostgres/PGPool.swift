@@ -191,7 +191,7 @@ final class PGPool: @unchecked Sendable {
         let timeout = acquireTimeout
         return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<PGConnection, Error>) in
             state.withLock { $0.waiters.append(Waiter(id: id, continuation: continuation)) }
-            DispatchQueue.global().asyncAfter(deadline: .now() + timeout) { [weak self] in
+            PostgresExecutor.queue.asyncAfter(deadline: .now() + timeout) { [weak self] in
                 guard let self else { return }
                 let expired = self.state.withLock { s -> Waiter? in
                     guard let i = s.waiters.firstIndex(where: { $0.id == id }) else { return nil }

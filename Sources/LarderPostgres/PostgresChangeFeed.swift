@@ -115,7 +115,7 @@ final class PostgresChangeFeed: @unchecked Sendable {
             return d
         }
         guard let delay else { return }
-        DispatchQueue.global().asyncAfter(deadline: .now() + delay) { [weak self] in self?.listen() }
+        PostgresExecutor.queue.asyncAfter(deadline: .now() + delay) { [weak self] in self?.listen() }
     }
 
     /// Reads and delivers what is new; one read at a time (a notification

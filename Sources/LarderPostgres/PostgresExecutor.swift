@@ -1,7 +1,9 @@
 import Dispatch
 
-/// Where the PostgreSQL store's tasks run: a concurrent Dispatch queue on
-/// the overcommit pool, not Swift's cooperative pool. The store's
+/// Where the PostgreSQL store's tasks and other work run: a concurrent
+/// Dispatch queue on the overcommit pool, neither Swift's cooperative pool
+/// nor Dispatch's default one (`.global()`, where connection queues run
+/// and may be blocked in a synchronous store call). The store's
 /// synchronous calls block their caller until a task is done
 /// (`blockingWait`); if those tasks needed the cooperative pool, a caller
 /// that is itself on it (a test, an embedding app's async code) could
@@ -10,11 +12,12 @@ import Dispatch
 /// tasks hold threads only while they compute.
 final class PostgresExecutor: TaskExecutor, @unchecked Sendable {
     static let shared = PostgresExecutor()
-    private let queue = DispatchQueue(label: "larder.postgres.tasks", attributes: .concurrent)
+    /// Connects, timers and tasks: never a queue of the default pool.
+    static let queue = DispatchQueue(label: "larder.postgres", attributes: .concurrent)
 
     func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
-        queue.async { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
+        Self.queue.async { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
     }
 
     /// Starts `operation` as a task on this executor.

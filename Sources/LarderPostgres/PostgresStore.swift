@@ -66,7 +66,7 @@ public final class PostgresStore: ValueStore, UploadDestination, @unchecked Send
         feed = PostgresChangeFeed(pool: pool, channel: channel, history: options.changeHistory,
                                   observer: changes, logger: logger)
         try feed.start()
-        sweeper = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "larder.postgres.sweep", target: .global()))
+        sweeper = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "larder.postgres.sweep"))
         sweeper.schedule(deadline: .now() + options.sweepInterval, repeating: options.sweepInterval,
                          leeway: .milliseconds(50))
         sweeper.setEventHandler { [weak self] in self?.sweepOnce() }

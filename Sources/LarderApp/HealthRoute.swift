@@ -11,12 +11,15 @@ struct HealthRoute: Route {
 
     func handle(_ request: RouteRequest) throws(HTTPError) -> RouteAnswer {
         if let answer = try ReadOnlyEndpoint.check(request, "use GET") { return answer }
-        do {
-            try store.checkHealth()
-        } catch {
-            logger.error("health check failed: \(error)")
-            throw HTTPError(.serviceUnavailable, .unhealthy, "the store cannot read and write: \(error)")
+        let store = self.store, logger = self.logger
+        return try StoreWork(store: store).answer(request.responder) { () throws(HTTPError) -> HTTPResponse in
+            do {
+                try store.checkHealth()
+            } catch {
+                logger.error("health check failed: \(error)")
+                throw HTTPError(.serviceUnavailable, .unhealthy, "the store cannot read and write: \(error)")
+            }
+            return .json(.ok, HealthStatus.ok)
         }
-        return .respond(.json(.ok, HealthStatus.ok))
     }
 }

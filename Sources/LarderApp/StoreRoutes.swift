@@ -9,6 +9,7 @@ struct StoreRoutes: Route {
     let store: any ValueStore
     let values: ValueRoutes
     let logger: Logger
+    let work: StoreWork
 
     static let prefixMethods = "GET, HEAD, POST, DELETE, OPTIONS"
 
@@ -16,6 +17,7 @@ struct StoreRoutes: Route {
         self.store = store
         self.values = ValueRoutes(store: store, hub: hub, logger: logger)
         self.logger = logger
+        self.work = StoreWork(store: store)
     }
 
     func handle(_ request: RouteRequest) throws(HTTPError) -> RouteAnswer {
@@ -26,10 +28,15 @@ struct StoreRoutes: Route {
         }
         let prefix = try ErrorMapping.run(logger) { try StorePrefix(bytes: try StoreKey.percentDecode(rest)) }
         switch request.method {
-        case .get, .head: return .respond(try list(prefix, request.head))
+        case .get, .head:
+            let head = request.head
+            return try work.answer(request.responder) { () throws(HTTPError) in try list(prefix, head) }
         case .delete:
-            let deleted = try ErrorMapping.run(logger) { try store.deletePrefix(prefix) }
-            return .respond(.json(.ok, DeletedCount(deleted: deleted)))
+            let store = self.store, logger = self.logger
+            return try work.answer(request.responder) { () throws(HTTPError) in
+                let deleted = try ErrorMapping.run(logger) { try store.deletePrefix(prefix) }
+                return .json(.ok, DeletedCount(deleted: deleted))
+            }
         case .post: return try create(under: prefix, request)
         case .options: return .respond(.allow(Self.prefixMethods))
         default:
@@ -46,16 +53,17 @@ struct StoreRoutes: Route {
         let encoding = try ValueRoutes.bodyEncoding(head)
         let expires = try ValueRoutes.expiry(head)
         let upload = try ErrorMapping.run(logger) { () throws -> ValueWriter in
-            let key = try StoreKey(prefix.string + (try store.makeUniqueID()))
-            let upload = try store.beginUpload(key: key, contentType: head.headers["Content-Type"] ?? "application/octet-stream",
-                                               encoding: encoding, expiresNanos: expires, condition: Preconditions.mustNotExist)
+            let upload = try store.beginCreate(under: prefix, contentType: head.headers["Content-Type"] ?? "application/octet-stream",
+                                               encoding: encoding, expiresNanos: expires)
             if let length = head.contentLength { try upload.expect(bytes: length) }
             return upload
         }
-        let key = upload.key.string
+        // The key is the one the write was published under (a store may
+        // give it at commit).
         return .receiveBody(UploadSink(upload: upload, responder: request.responder, logger: logger) { outcome in
-            .json(.created, CreatedKey(key: key),
-                  headers: [("Location", "/store/" + StoreKey.percentEncode(key))] + ValueRoutes.writeHeaders(outcome.metadata))
+            let key = outcome.metadata.key
+            return .json(.created, CreatedKey(key: key),
+                         headers: [("Location", "/store/" + StoreKey.percentEncode(key))] + ValueRoutes.writeHeaders(outcome.metadata))
         })
     }
 

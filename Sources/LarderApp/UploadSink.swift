@@ -59,13 +59,17 @@ final class BufferedBodySink: HTTPRequestBodySink {
     /// Names the body in the 413 message.
     private let what: String
     private let responder: HTTPResponder
-    private let answer: ([UInt8]) throws(HTTPError) -> HTTPResponse
+    private let answer: @Sendable ([UInt8]) throws(HTTPError) -> HTTPResponse
+    /// Where `answer` runs: inline, or off the connection's thread for a
+    /// store that answers later (nil: inline).
+    private let work: StoreWork?
 
-    init(limit: Int, what: String = "a JSON update body", responder: HTTPResponder,
-         answer: @escaping ([UInt8]) throws(HTTPError) -> HTTPResponse) {
+    init(limit: Int, what: String = "a JSON update body", responder: HTTPResponder, work: StoreWork? = nil,
+         answer: @escaping @Sendable ([UInt8]) throws(HTTPError) -> HTTPResponse) {
         self.limit = limit
         self.what = what
         self.responder = responder
+        self.work = work
         self.answer = answer
     }
 
@@ -77,11 +81,15 @@ final class BufferedBodySink: HTTPRequestBodySink {
     }
 
     func finish() {
-        do {
-            responder.respond(try answer(bytes))
-        } catch {
-            responder.respond(error.response)
+        let bytes = self.bytes, responder = self.responder, answer = self.answer
+        let reply: @Sendable () -> Void = {
+            do throws(HTTPError) {
+                responder.respond(try answer(bytes))
+            } catch {
+                responder.respond(error.response)
+            }
         }
+        if let work { work.run(reply) } else { reply() }
     }
 
     func abort() { bytes = [] }

@@ -14,6 +14,9 @@ struct ValueRoutes: Sendable {
     let hub: ChangeHub
     let logger: Logger
     let representation: ValueRepresentation
+    /// Where calls that wait on the store run (off the connection's thread
+    /// for a store that answers later).
+    let work: StoreWork
 
     static let methods = "GET, HEAD, PUT, POST, PATCH, DELETE, OPTIONS"
     /// JSON updates hold the value and the body in memory: both are bounded.
@@ -27,6 +30,7 @@ struct ValueRoutes: Sendable {
         self.hub = hub
         self.logger = logger
         self.representation = ValueRepresentation(store: store, logger: logger)
+        self.work = StoreWork(store: store)
     }
 
     func handle(_ key: StoreKey, _ request: RouteRequest) throws(HTTPError) -> RouteAnswer {
@@ -44,13 +48,16 @@ struct ValueRoutes: Sendable {
         case .put:
             return try put(key, request)
         case .delete:
-            let existed = try ErrorMapping.run(logger) { try store.delete(key, condition: Preconditions.writeCondition(head)) }
-            guard existed else {
-                // If-Match on an absent key is 412, as for any write.
-                if let p = Preconditions.of(head), p.evaluate(current: nil, isReadMethod: false) == .failed { throw Preconditions.failed }
-                throw StoreError.notFound.httpError
+            let store = self.store, logger = self.logger
+            return try work.answer(request.responder) { () throws(HTTPError) -> HTTPResponse in
+                let existed = try ErrorMapping.run(logger) { try store.delete(key, condition: Preconditions.writeCondition(head)) }
+                guard existed else {
+                    // If-Match on an absent key is 412, as for any write.
+                    if let p = Preconditions.of(head), p.evaluate(current: nil, isReadMethod: false) == .failed { throw Preconditions.failed }
+                    throw StoreError.notFound.httpError
+                }
+                return HTTPResponse(status: .noContent)
             }
-            return .respond(HTTPResponse(status: .noContent))
         case .post:
             return try append(key, request)
         case .patch:
@@ -86,8 +93,13 @@ struct ValueRoutes: Sendable {
     /// A precondition that already fails is answered before the body is
     /// read (with `Expect: 100-continue`, before it is sent). The store
     /// checks again when the write publishes.
+    ///
+    /// Not for a store that answers later: the early look would hold the
+    /// connection's thread for a database round trip. There the condition
+    /// is checked once, when the write commits (after the body: with
+    /// `Expect: 100-continue`, the body is asked for and then refused).
     private func checkEarly(_ key: StoreKey, _ condition: WriteCondition?) throws(HTTPError) {
-        guard let condition else { return }
+        guard let condition, !store.answersLater else { return }
         try ErrorMapping.run(logger) {
             var current: ValueMetadata? = nil
             do {
@@ -132,7 +144,7 @@ struct ValueRoutes: Sendable {
         let condition = Preconditions.writeCondition(head)
         try checkEarly(key, condition)
         let store = self.store, logger = self.logger
-        return .receiveBody(BufferedBodySink(limit: Self.maxJSONBody, responder: request.responder) { bytes throws(HTTPError) in
+        return .receiveBody(BufferedBodySink(limit: Self.maxJSONBody, responder: request.responder, work: work) { bytes throws(HTTPError) in
             let body = try Self.parseBody(bytes)
             var count = 0
             let outcome = try ErrorMapping.run(logger) {
@@ -157,7 +169,7 @@ struct ValueRoutes: Sendable {
         let condition = Preconditions.writeCondition(head)
         try checkEarly(key, condition)
         let store = self.store, logger = self.logger
-        return .receiveBody(BufferedBodySink(limit: Self.maxJSONBody, responder: request.responder) { bytes throws(HTTPError) in
+        return .receiveBody(BufferedBodySink(limit: Self.maxJSONBody, responder: request.responder, work: work) { bytes throws(HTTPError) in
             let patch = try Self.parseBody(bytes)
             var document: [UInt8] = []
             let outcome = try ErrorMapping.run(logger) {
@@ -191,6 +203,10 @@ struct ValueRoutes: Sendable {
 
     private func watch(_ key: StoreKey, _ request: RouteRequest, seconds: Int) throws(HTTPError) -> RouteAnswer {
         let watch = KeyWatch(key: key, request: request, representation: representation, hub: hub)
+        if store.answersLater {
+            watch.start(parkingUntil: .now() + .seconds(seconds))
+            return .later
+        }
         guard let now = try watch.check(firstTime: true) else {
             watch.park(until: .now() + .seconds(seconds))
             return .later
@@ -307,6 +323,19 @@ final class KeyWatch: @unchecked Sendable {
             }
             return
         }
+        checkLater(then: nil)
+    }
+
+    /// The first look for a store that answers later: registers, reads the
+    /// key without holding the connection's thread, then answers or parks
+    /// until `deadline`.
+    func start(parkingUntil deadline: DispatchTime) {
+        checkLater(then: deadline)
+    }
+
+    /// `check`, with the read answered later; `park`: the first look, which
+    /// parks the request when there is nothing new yet.
+    private func checkLater(then park: DispatchTime?) {
         guard register() else { return }
         representation.store.open(key) { [self] opened in
             do throws(HTTPError) {
@@ -316,7 +345,11 @@ final class KeyWatch: @unchecked Sendable {
                 } catch {
                     answer = try settle(error)
                 }
-                if let answer { responder.respond(answer) }
+                if let answer {
+                    responder.respond(answer)
+                } else if let park {
+                    self.park(until: park)
+                }
             } catch {
                 responder.respond(error.response)
             }

@@ -53,6 +53,19 @@ extension PostgresStore {
                                fd: spool.takeDescriptor(), maxSize: options.maxValueSize, condition: condition)
     }
 
+    /// The key is named when the write commits: the prefix and the
+    /// write's version, in hex as `makeUniqueID` gives it, so generated keys
+    /// sort in commit order on every server, with no round trip before the
+    /// body is read.
+    public func beginCreate(under prefix: StorePrefix, contentType: String, encoding: ValueUpload.Encoding,
+                            expiresNanos: Int64?) throws -> ValueWriter {
+        let placeholder = try StoreKey(prefix.string + Self.hex(0))
+        let upload = try makeUpload(key: placeholder, contentType: contentType, encoding: encoding,
+                                    expiresNanos: expiresNanos, condition: nil)
+        upload.generatedKeyPrefix = prefix.string
+        return upload
+    }
+
     /// A placeholder: the real version is taken when the write commits.
     package func nextVersion() throws -> UInt64 { 0 }
 
@@ -111,14 +124,16 @@ extension PostgresStore {
             }
             let now = Self.nowNanos()
             let version = try await lockForWrite(db, now: now)
-            let old = try await currentRow(db, key: upload.key.string, now: now)
+            let key = upload.generatedKeyPrefix.map { $0 + Self.hex(UInt64(version)) }
+            let keyString = key ?? upload.key.string
+            let old = try await currentRow(db, key: keyString, now: now)
             try upload.condition?(old?.live)
-            let head = upload.header(version: UInt64(version), modifiedNanos: now)
-            try await writeRow(db, key: upload.key.string, version: version, now: now, old: old, head: head,
+            let head = upload.header(version: UInt64(version), modifiedNanos: now, key: key)
+            try await writeRow(db, key: keyString, version: version, now: now, old: old, head: head,
                                body: inline, blob: blob, size: Int64(upload.metadata.size),
                                stored: Int64(head.count + bodyLength), expires: upload.metadata.expiresNanos,
                                contentType: upload.metadata.contentType)
-            upload.committed(version: UInt64(version), modifiedNanos: now)
+            upload.committed(version: UInt64(version), modifiedNanos: now, key: key)
             return old?.live == nil
         }
     }

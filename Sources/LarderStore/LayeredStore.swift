@@ -125,6 +125,14 @@ public final class LayeredStore: ValueStore, Sendable {
 
     public func makeUniqueID() throws -> String { try store.makeUniqueID() }
 
+    /// Generated keys are new to the store; a fixture under one would be a
+    /// fixture named like a generated identifier, which the store never
+    /// reuses, so the write goes straight to the store.
+    public func beginCreate(under prefix: StorePrefix, contentType: String, encoding: ValueUpload.Encoding,
+                            expiresNanos: Int64?) throws -> ValueWriter {
+        try store.beginCreate(under: prefix, contentType: contentType, encoding: encoding, expiresNanos: expiresNanos)
+    }
+
     public func checkHealth() throws {
         try store.checkHealth()
     }

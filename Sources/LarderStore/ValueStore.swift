@@ -66,6 +66,11 @@ public protocol ValueStore: AnyObject, Sendable {
     /// A new identifier, unique in this store and sorting after every one
     /// made before it (for generated keys).
     func makeUniqueID() throws -> String
+    /// Starts writing a value under a new key below `prefix`: the prefix and
+    /// an identifier as `makeUniqueID` makes them. The key is the one in
+    /// the write's outcome (a store may give it when the write commits).
+    func beginCreate(under prefix: StorePrefix, contentType: String, encoding: ValueUpload.Encoding,
+                     expiresNanos: Int64?) throws -> ValueWriter
     /// Throws when the store cannot read and write.
     func checkHealth() throws
     /// Values and bytes stored, kept as running totals (cheap to read:
@@ -91,6 +96,13 @@ extension ValueWriter {
 }
 
 extension ValueStore {
+    public func beginCreate(under prefix: StorePrefix, contentType: String, encoding: ValueUpload.Encoding,
+                            expiresNanos: Int64?) throws -> ValueWriter {
+        let key = try StoreKey(prefix.string + (try makeUniqueID()))
+        return try beginUpload(key: key, contentType: contentType, encoding: encoding, expiresNanos: expiresNanos,
+                               condition: WriteConditions.mustNotExist)
+    }
+
     public func open(_ key: StoreKey, then completion: @escaping @Sendable (Result<StoredValue, Error>) -> Void) {
         completion(Result { try open(key) })
     }

@@ -273,20 +273,31 @@ public final class ValueUpload: ValueWriter {
         destination.finishUpload(self, then: completion)
     }
 
-    /// The finished file's header as it reads with `version` and
-    /// `modifiedNanos` (a store that assigns versions at commit writes this
-    /// in place of the header in the temp file). After `complete`.
-    package func header(version: UInt64, modifiedNanos: Int64) -> [UInt8] {
+    /// For a value created under a generated key by a store that names the
+    /// key when the write commits: the prefix (`key` is a placeholder of
+    /// the same length until then).
+    package var generatedKeyPrefix: String?
+
+    /// The finished file's header as it reads with `version`,
+    /// `modifiedNanos` and `key` (a store that assigns versions at commit
+    /// writes this in place of the header in the temp file). After
+    /// `complete`. A key must have the placeholder's length.
+    package func header(version: UInt64, modifiedNanos: Int64, key: String? = nil) -> [UInt8] {
         var meta = metadata
         meta.version = version
         meta.modifiedNanos = modifiedNanos
+        if let key {
+            precondition(key.utf8.count == meta.key.utf8.count, "a committed key has the placeholder's length")
+            meta.key = key
+        }
         return ValueFileHeader.encode(meta, segments: segments)
     }
 
-    /// The metadata as committed with `version` (see `header(version:)`).
-    package func committed(version: UInt64, modifiedNanos: Int64) {
+    /// The metadata as committed (see `header(version:modifiedNanos:key:)`).
+    package func committed(version: UInt64, modifiedNanos: Int64, key: String? = nil) {
         metadata.version = version
         metadata.modifiedNanos = modifiedNanos
+        if let key { metadata.key = key }
     }
 
     /// Once the store has made the value current: counts it, returns the outcome.

@@ -30,8 +30,9 @@ final class PGConnection: @unchecked Sendable {
     private var notificationHandler: (@Sendable (_ channel: String, _ payload: String) -> Void)?
     /// Told once when the connection breaks (server gone, socket error).
     private var breakHandler: (@Sendable (String) -> Void)?
-    /// Longest a query may wait for its answer before the connection is
-    /// given up (a database that stopped answering without closing).
+    /// Longest a query may go without receiving a byte before the
+    /// connection is given up (a database that stopped answering without
+    /// closing); 0: no limit.
     let commandTimeout: Double
 
     private final class Command {
@@ -194,7 +195,7 @@ final class PGConnection: @unchecked Sendable {
             timer.schedule(deadline: .now() + commandTimeout)
             timer.setEventHandler { [weak self, weak command] in
                 guard let self, let command, self.command === command else { return }
-                self.fail("the database did not answer within \(self.commandTimeout) s")
+                self.fail("the database sent nothing for \(self.commandTimeout) s")
             }
             timer.resume()
             command.timer = timer
@@ -240,6 +241,8 @@ final class PGConnection: @unchecked Sendable {
             fail(Self.errorMessage(pg))
             return
         }
+        // The answer is coming: the silence allowed starts again.
+        command?.timer?.schedule(deadline: .now() + commandTimeout)
         while let notice = PQnotifies(pg) {
             let channel = String(cString: notice.pointee.relname)
             let payload = String(cString: notice.pointee.extra)

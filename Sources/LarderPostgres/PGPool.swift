@@ -39,7 +39,7 @@ final class PGPool: @unchecked Sendable {
     private let state = Locked(State())
 
     init(conninfo: String, maxConnections: Int, setup: [String], connectTimeout: Double = 5,
-         commandTimeout: Double = 30, acquireTimeout: Double = 10, logger: Logger) {
+         commandTimeout: Double = 10, acquireTimeout: Double = 10, logger: Logger) {
         self.conninfo = conninfo
         self.maxConnections = max(1, maxConnections)
         self.setup = setup
@@ -55,7 +55,7 @@ final class PGPool: @unchecked Sendable {
     /// A new connection outside the pool (the change listener's), set up
     /// like the pool's.
     func connectDedicated() async throws -> PGConnection {
-        let connection = try await PGConnection.connect(conninfo: conninfo, timeout: connectTimeout, commandTimeout: 0)
+        let connection = try await PGConnection.connect(conninfo: conninfo, timeout: connectTimeout, commandTimeout: commandTimeout)
         do {
             for statement in setup { _ = try await connection.query(statement) }
         } catch {

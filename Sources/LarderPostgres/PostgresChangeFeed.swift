@@ -33,6 +33,8 @@ final class PostgresChangeFeed: @unchecked Sendable {
         var stopped = false
         var stats = StoreStats()
         var backoff: Double = 0.1
+        /// Writers of this server waiting for their change to be delivered.
+        var waiters: [(version: Int64, continuation: CheckedContinuation<Void, Never>)] = []
     }
     private let state = Locked(State())
 
@@ -72,12 +74,13 @@ final class PostgresChangeFeed: @unchecked Sendable {
     }
 
     func stop() {
-        let listener = state.withLock { s -> PGConnection? in
+        let (listener, waiters) = state.withLock { s -> (PGConnection?, [CheckedContinuation<Void, Never>]) in
             s.stopped = true
-            defer { s.listener = nil }
-            return s.listener
+            defer { s.listener = nil; s.waiters = [] }
+            return (s.listener, s.waiters.map(\.continuation))
         }
         listener?.close()
+        waiters.forEach { $0.resume() }
     }
 
     /// Connects the listener; on a break, again after a backoff.
@@ -118,6 +121,33 @@ final class PostgresChangeFeed: @unchecked Sendable {
         PostgresExecutor.queue.asyncAfter(deadline: .now() + delay) { [weak self] in self?.listen() }
     }
 
+    /// Returns once the change of `version` (a write of this server that
+    /// committed) has been handed to the observer, so that when the write
+    /// is acknowledged this server's watchers and event streams have it, as
+    /// with the disk store. It reads at once rather than wait for the
+    /// NOTIFY. Gives up after `timeout` seconds (the listener may be
+    /// reconnecting): the change is still delivered, later.
+    func delivered(through version: Int64, timeout: Double = 2) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let done = state.withLock { s -> Bool in
+                if s.lastVersion >= version || s.stopped { return true }
+                s.waiters.append((version, continuation))
+                return false
+            }
+            if done { return continuation.resume() }
+            readChanges()
+            PostgresExecutor.queue.asyncAfter(deadline: .now() + timeout) { [weak self] in
+                guard let self else { return }
+                let late = self.state.withLock { s -> [CheckedContinuation<Void, Never>] in
+                    let due = s.waiters.filter { $0.version <= version }
+                    s.waiters.removeAll { $0.version <= version }
+                    return due.map(\.continuation)
+                }
+                late.forEach { $0.resume() }
+            }
+        }
+    }
+
     /// Reads and delivers what is new; one read at a time (a notification
     /// during a read makes it read once more).
     func readChanges() {
@@ -145,10 +175,21 @@ final class PostgresChangeFeed: @unchecked Sendable {
         }
     }
 
+    /// Runs a read of the feed on the listener's own connection (idle but
+    /// for notifications, and used by one read at a time), so that writers
+    /// waiting for their change (`delivered`) never compete with it for the
+    /// pool; on the pool while the listener reconnects.
+    private func onFeedConnection<T>(_ body: (PGConnection) async throws -> T) async throws -> T {
+        if let listener = state.withLock({ $0.listener }), listener.broken == nil {
+            do { return try await body(listener) } catch { throw PGPool.mapped(error) }
+        }
+        return try await pool.read(body)
+    }
+
     private func deliverNew() async throws {
         while true {
             let after = state.withLock { $0.lastVersion }
-            let rows = try await pool.read { db in
+            let rows = try await onFeedConnection { db in
                 try await db.query("""
                     SELECT version, kind, key, prefix, deleted, size FROM larder_changes
                     WHERE version > $1 ORDER BY version LIMIT 1000
@@ -156,14 +197,21 @@ final class PostgresChangeFeed: @unchecked Sendable {
             }
             for row in rows {
                 observer?.storeDidChange(Self.change(row))
-                state.withLock { $0.lastVersion = row.int(0)! }
+                let version = row.int(0)!
+                let woken = state.withLock { s -> [CheckedContinuation<Void, Never>] in
+                    s.lastVersion = version
+                    let due = s.waiters.filter { $0.version <= version }
+                    s.waiters.removeAll { $0.version <= version }
+                    return due.map(\.continuation)
+                }
+                woken.forEach { $0.resume() }
             }
             if rows.count < 1000 { return }
         }
     }
 
     private func refreshStats() async {
-        let found = try? await pool.read { db in
+        let found = try? await onFeedConnection { db in
             try await db.query("SELECT keys, logical_bytes, stored_bytes FROM larder_state").first
         }
         guard let row = found ?? nil else { return }

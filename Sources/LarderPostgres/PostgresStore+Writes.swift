@@ -106,7 +106,7 @@ extension PostgresStore {
         let partSize = options.partSize
         let inline = bodyLength <= partSize
             ? try SpoolFile.read(upload.fd, at: upload.headerLength, count: bodyLength, path: upload.tempPath) : nil
-        return try await pool.transaction { db in
+        let created = try await pool.transaction { db in
             var blob: Int64?
             if inline == nil {
                 let id = try await db.query("SELECT nextval('larder_blobs')").first!.int(0)!
@@ -134,8 +134,17 @@ extension PostgresStore {
                                stored: Int64(head.count + bodyLength), expires: upload.metadata.expiresNanos,
                                contentType: upload.metadata.contentType)
             upload.committed(version: UInt64(version), modifiedNanos: now, key: key)
-            return old?.live == nil
+            return (old?.live == nil, version)
         }
+        countCommit()
+        await changes.delivered(through: created.1)
+        return created.0
+    }
+
+    /// A write's transaction committed: the database flushed it.
+    func countCommit() {
+        durability?.addFlush()
+        durability?.addWrite()
     }
 
     /// Puts the row, replaces the old one's parts, adjusts the totals,
@@ -170,12 +179,17 @@ extension PostgresStore {
     }
 
     func deleteValue(_ key: String, condition: WriteCondition?) async throws -> Bool {
-        try await pool.transaction { db in
+        let existed = try await pool.transaction { db -> (Bool, Int64?) in
             let now = Self.nowNanos()
             let version = try await lockForWrite(db, now: now)
-            guard let old = try await currentRow(db, key: key, now: now) else { return false }
+            // The condition sees the key as a client does: absent (or, over
+            // fixtures, the fixture: `LayeredStore` wraps it so).
+            guard let old = try await currentRow(db, key: key, now: now) else {
+                try condition?(nil)
+                return (false, nil)
+            }
             // An expired value goes too; to the client it was absent already.
-            if !old.expired { try condition?(old.live) }
+            if !old.expired { try condition?(old.live) } else { try condition?(nil) }
             _ = try await db.query("""
                 WITH gone AS (DELETE FROM larder_values WHERE key = $1),
                 totals AS (UPDATE larder_state SET keys = keys - 1, logical_bytes = logical_bytes - $2,
@@ -185,8 +199,11 @@ extension PostgresStore {
                 """, [.text(key), .int(Int64(old.metadata.size)), .int(old.stored), .int(version),
                       .text(old.expired ? "expire" : "delete"), .text(channel), .text(String(version))])
             if let blob = old.blob { _ = try await db.query("DELETE FROM larder_parts WHERE blob = $1", [.int(blob)]) }
-            return !old.expired
+            return (!old.expired, version)
         }
+        countCommit()
+        if let version = existed.1 { await changes.delivered(through: version) }
+        return existed.0
     }
 
     public func deletePrefix(_ prefix: StorePrefix) throws -> Int {
@@ -196,7 +213,7 @@ extension PostgresStore {
     /// Every key under `prefix`; for the empty prefix (a reset) a
     /// `TRUNCATE`, as quick for a million keys as for ten.
     func deleteAll(under prefix: String) async throws -> Int {
-        try await pool.transaction { db in
+        let deleted = try await pool.transaction { db in
             let now = Self.nowNanos()
             let version = try await lockForWrite(db, now: now)
             let deleted: Int64
@@ -220,8 +237,11 @@ extension PostgresStore {
                 WITH change AS (INSERT INTO larder_changes (version, kind, prefix, deleted) VALUES ($1, 'delete', $2, $3))
                 SELECT pg_notify($4, $5)
                 """, [.int(version), .text(prefix), .int(deleted), .text(channel), .text(String(version))])
-            return Int(deleted)
+            return (Int(deleted), version)
         }
+        countCommit()
+        await changes.delivered(through: deleted.1)
+        return deleted.0
     }
 
     // MARK: - JSON updates
@@ -231,6 +251,15 @@ extension PostgresStore {
     /// transform runs on the caller's thread between the statements.
     public func update(_ key: StoreKey, condition: WriteCondition?, maxValueBytes: Int,
                        _ transform: (ValueMetadata?, [UInt8]?) throws -> UpdatedValue) throws -> PutOutcome {
+        let outcome = try updateTransaction(key, condition: condition, maxValueBytes: maxValueBytes, transform)
+        // With the connection back in the pool: the feed may need one.
+        let changes = self.changes, version = Int64(outcome.metadata.version)
+        _ = try? blockingWait { await changes.delivered(through: version) }
+        return outcome
+    }
+
+    private func updateTransaction(_ key: StoreKey, condition: WriteCondition?, maxValueBytes: Int,
+                                   _ transform: (ValueMetadata?, [UInt8]?) throws -> UpdatedValue) throws -> PutOutcome {
         let pool = self.pool
         let db = try blockingWait { try await pool.acquire() }
         var finished = false
@@ -278,6 +307,7 @@ extension PostgresStore {
             }
             _ = try blockingWait { try await db.query("COMMIT") }
             finished = true
+            countCommit()
             upload.committed(version: UInt64(version), modifiedNanos: now)
             return upload.succeeded(created: old?.live == nil)
         } catch {

@@ -28,11 +28,15 @@ public final class PostgresStore: ValueStore, UploadDestination, @unchecked Send
     let pool: PGPool
     package let zlib: ZlibPool
     public let compressionModes: CompressionModeCounts? = CompressionModeCounts()
+    /// Writes acknowledged after their commit, for `/metrics`: each commit
+    /// is the database's flush (shared between commits or not, as the
+    /// database arranges), so both counters count commits.
+    public let durability: DurabilityCounts? = DurabilityCounts()
     let logger: Logger
     /// The NOTIFY channel: one per schema, so stores sharing a database
     /// do not wake each other.
     let channel: String
-    private let feed: PostgresChangeFeed
+    let changes: PostgresChangeFeed
     private let sweeper: DispatchSourceTimer
     private let closed = Locked(false)
     private let sweeps = Locked(0)
@@ -63,9 +67,9 @@ public final class PostgresStore: ValueStore, UploadDestination, @unchecked Send
                 usleep(200_000)
             }
         }
-        feed = PostgresChangeFeed(pool: pool, channel: channel, history: options.changeHistory,
-                                  observer: changes, logger: logger)
-        try feed.start()
+        self.changes = PostgresChangeFeed(pool: pool, channel: channel, history: options.changeHistory,
+                                          observer: changes, logger: logger)
+        try self.changes.start()
         sweeper = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "larder.postgres.sweep"))
         sweeper.schedule(deadline: .now() + options.sweepInterval, repeating: options.sweepInterval,
                          leeway: .milliseconds(50))
@@ -77,13 +81,13 @@ public final class PostgresStore: ValueStore, UploadDestination, @unchecked Send
     public func close() {
         guard closed.withLock({ (c: inout Bool) -> Bool in defer { c = true }; return !c }) else { return }
         sweeper.cancel()
-        feed.stop()
+        changes.stop()
         pool.close()
     }
 
     public var answersLater: Bool { true }
     public var isIndexReady: Bool { true }
-    public var stats: StoreStats { feed.stats }
+    public var stats: StoreStats { changes.stats }
 
     static func nowNanos() -> Int64 { Clock.nowNanos() }
 
@@ -205,7 +209,7 @@ public final class PostgresStore: ValueStore, UploadDestination, @unchecked Send
         try blockingWait {
             try await self.pool.read { db in _ = try await db.query("SELECT version FROM larder_state") }
         }
-        if let why = feed.brokenReason { throw StoreError.backendUnavailable("the change listener is down: \(why)") }
+        if let why = changes.brokenReason { throw StoreError.backendUnavailable("the change listener is down: \(why)") }
     }
 
     /// The store's error for a failure while it was closing or the like.
@@ -261,7 +265,7 @@ public final class PostgresStore: ValueStore, UploadDestination, @unchecked Send
         // The change table is trimmed every tenth sweep: a scan of the
         // newest `changeHistory` entries each time would cost more than
         // the rows it saves.
-        if sweeps.withLock({ (n: inout Int) -> Bool in n += 1; return n % 10 == 0 }) { try await feed.trim() }
+        if sweeps.withLock({ (n: inout Int) -> Bool in n += 1; return n % 10 == 0 }) { try await changes.trim() }
     }
 }
 

@@ -27,9 +27,11 @@ public struct PostgresStoreOptions: Sendable {
     public var changeHistory: Int = 10_000
     /// Seconds between sweeps of expired values.
     public var sweepInterval: Double = 1
-    /// Seconds a statement may wait for its answer before the connection
-    /// is given up as dead.
-    public var commandTimeout: Double = 30
+    /// Seconds a statement may go without a byte of its answer before the
+    /// connection is given up as dead (a database that stopped answering
+    /// without closing): its request gets a 503 rather than a hang. A long
+    /// read that keeps receiving is not cut.
+    public var commandTimeout: Double = 10
 
     /// Whether `url` names a PostgreSQL store (`postgres://` or `postgresql://`).
     public static func isPostgresURL(_ url: String) -> Bool {

@@ -12,8 +12,8 @@ public final class DurabilityCounts: Sendable {
 
     public init() {}
 
-    func addFlush() { flushes.wrappingAdd(1, ordering: .relaxed) }
-    func addWrite() { writes.wrappingAdd(1, ordering: .relaxed) }
+    package func addFlush() { flushes.wrappingAdd(1, ordering: .relaxed) }
+    package func addWrite() { writes.wrappingAdd(1, ordering: .relaxed) }
 
     public var flushCount: Int { flushes.load(ordering: .relaxed) }
     public var writeCount: Int { writes.load(ordering: .relaxed) }

@@ -134,7 +134,7 @@ private typealias S = StoreTestSupport
         #expect(again.status == 412)
     }
 
-    @Test func sweepRemovesTheValueFile() throws {
+    @Test(.diskStoreOnly("looks for the value files")) func sweepRemovesTheValueFile() throws {
         let server = try TestServer()
         let client = server.client()
         #expect(try client.put("sweep/keep", "stays").status == 201)
@@ -207,7 +207,7 @@ private typealias S = StoreTestSupport
         #expect(try S.listAll(client).keys.isEmpty)
     }
 
-    @Test func rewriteWithoutTTLClearsTheExpiry() throws {
+    @Test(.diskStoreOnly("looks for the value file")) func rewriteWithoutTTLClearsTheExpiry() throws {
         let server = try TestServer()
         let client = server.client()
         let start = Date()

@@ -191,7 +191,7 @@ private typealias S = StoreTestSupport
 
     // MARK: - What a fault does
 
-    @Test func statusFaultsWriteNothing() throws {
+    @Test(.diskStoreOnly("lists the value files")) func statusFaultsWriteNothing() throws {
         let server = try Self.faultServer()
         let client = server.client()
         let original = try client.put("w/kept", "original")

@@ -90,7 +90,7 @@ private typealias S = StoreTestSupport
         return (try parse(Array(text[split.upperBound...].utf8)), request.count, response.count)
     }
 
-    @Test func countersRiseByExactlyWhatWasDone() throws {
+    @Test(.diskStoreOnly("compares the totals with the value files")) func countersRiseByExactlyWhatWasDone() throws {
         let server = try TestServer()
         let value = Array(repeating: UInt8(ascii: "v"), count: 1024)
         let (before, _, scrape1Received) = try Self.scrape(server.port)

@@ -7,7 +7,7 @@ import Testing
 /// the old one in the background; a crash during that delete brings no old
 /// key back and loses no newer write.
 @Suite struct ResetTests {
-    @Test func resetSwitchesToAnEmptyGenerationAndReapsTheOldOneInTheBackground() throws {
+    @Test(.diskStoreOnly("looks at the disk store's generations")) func resetSwitchesToAnEmptyGenerationAndReapsTheOldOneInTheBackground() throws {
         let server = try TestServer()
         defer { server.stop() }
         let client = server.client()

@@ -39,7 +39,7 @@ private typealias S = StoreTestSupport
 
     /// Writers race on one key with values of different sizes while readers
     /// read it: every read is one whole written value, and so is the end.
-    @Test func concurrentWritesToOneKeyNeverMix() throws {
+    @Test(.diskStoreOnly("reads the value file")) func concurrentWritesToOneKeyNeverMix() throws {
         let server = try TestServer()
         defer { server.stop() }
         let port = server.port

@@ -131,7 +131,7 @@ private typealias S = StoreTestSupport
 
     /// A normal PUT read with Accept-Encoding: gzip is a valid gzip stream
     /// of the value (checked with zlib and with zcat).
-    @Test func identityUploadServedAsGzip() throws {
+    @Test(.diskStoreOnly("reads the value file")) func identityUploadServedAsGzip() throws {
         let server = try TestServer()
         defer { server.stop() }
         let client = server.client()
@@ -178,7 +178,7 @@ private typealias S = StoreTestSupport
 
     /// Every value file, whichever way it was written, is a plain gzip
     /// file that the system's gzip reads back to the value.
-    @Test func valueFilesAreStandardGzip() throws {
+    @Test(.diskStoreOnly("reads the value files")) func valueFilesAreStandardGzip() throws {
         let server = try TestServer()
         defer { server.stop() }
         let client = server.client()

@@ -50,7 +50,7 @@ private typealias S = StoreTestSupport
 
     /// Listing and bulk delete validate their prefix by the same rules;
     /// above all, `DELETE /store/../` must not delete anything.
-    @Test func invalidPrefixesAreRejected() throws {
+    @Test(.diskStoreOnly("lists the value files")) func invalidPrefixesAreRejected() throws {
         let server = try TestServer()
         defer { server.stop() }
         let client = server.client()

@@ -90,7 +90,7 @@ private typealias S = StoreTestSupport
         #expect(logLevel.prefixes == S.byteSorted((0..<12).map { "logs/2026/\($0)/" }))
     }
 
-    @Test func entriesCarryMetadata() throws {
+    @Test(.diskStoreOnly("reads the value file's size")) func entriesCarryMetadata() throws {
         let server = try TestServer()
         defer { server.stop() }
         let client = server.client()

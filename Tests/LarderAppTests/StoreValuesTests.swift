@@ -121,7 +121,7 @@ private typealias S = StoreTestSupport
         #expect((entry?["storedSize"] as? Int ?? 0) > noise.count)
     }
 
-    @Test func emptyValue() throws {
+    @Test(.diskStoreOnly("reads the value file")) func emptyValue() throws {
         let server = try TestServer()
         defer { server.stop() }
         let client = server.client()

@@ -5,6 +5,7 @@ import LarderHTTP
 import LarderSupport
 import LarderStore
 import LarderPostgres
+import Testing
 
 /// A real Larder server in this process: real sockets on an ephemeral
 /// loopback port, a fresh temp data directory, the real disk store.
@@ -98,4 +99,13 @@ final class TestServer {
     }
 
     deinit { stop() }
+}
+
+extension Trait where Self == ConditionTrait {
+    /// A test that looks at what only the disk store has (its files, its
+    /// generations, an answer given before the body is read): skipped when
+    /// the API suites run on PostgreSQL (`LARDER_TEST_STORE=postgres`).
+    static func diskStoreOnly(_ why: String) -> Self {
+        .disabled(if: TestServer.usesPostgres, Comment(rawValue: why))
+    }
 }

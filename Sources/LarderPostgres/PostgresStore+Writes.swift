@@ -78,13 +78,7 @@ extension PostgresStore {
     }
 
     package func finishUpload(_ upload: ValueUpload, then completion: @escaping @Sendable (Result<PutOutcome, Error>) -> Void) {
-        do {
-            try upload.complete()
-        } catch {
-            upload.abort()
-            completion(.failure(error))
-            return
-        }
+        guard upload.complete(orFail: completion) else { return }
         let handed = HandedUpload(upload)
         PostgresExecutor.run { [self] in
             let upload = handed.value
@@ -314,12 +308,4 @@ extension PostgresStore {
             throw PGPool.mapped(error)
         }
     }
-}
-
-/// An upload passed to the task that commits it. Unchecked: from then on
-/// only that task touches it (the caller gave it up with `finish(then:)`,
-/// or waits for the task to end).
-struct HandedUpload: @unchecked Sendable {
-    let value: ValueUpload
-    init(_ value: ValueUpload) { self.value = value }
 }

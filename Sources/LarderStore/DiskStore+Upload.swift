@@ -26,14 +26,8 @@ extension DiskStore: UploadDestination {
             completion(Result { try finishUpload(upload) })
             return
         }
-        do {
-            try upload.complete()
-        } catch {
-            upload.abort()
-            completion(.failure(error))
-            return
-        }
-        let handed = HandedOver(upload)
+        guard upload.complete(orFail: completion) else { return }
+        let handed = HandedUpload(upload)
         // Stage 1: the file's data is on disk before the rename.
         commit.afterDurable { error in
             // The committer's queue must stay free for flushing: the
@@ -69,12 +63,4 @@ extension DiskStore: UploadDestination {
         if commit != nil { durability?.addWrite() }
         return upload.succeeded(created: created)
     }
-}
-
-/// An upload passed from the connection's thread to the committer's
-/// continuations. Unchecked: after `finish(then:)` only one continuation at
-/// a time touches it (each starts after the previous one handed it on).
-private struct HandedOver: @unchecked Sendable {
-    let value: ValueUpload
-    init(_ value: ValueUpload) { self.value = value }
 }

@@ -300,6 +300,20 @@ public final class ValueUpload: ValueWriter {
         if let key { metadata.key = key }
     }
 
+    /// `complete`, for a destination about to publish without holding the
+    /// caller: on failure the upload is dropped and `completion` told.
+    /// Returns whether to go on.
+    package func complete(orFail completion: @Sendable (Result<PutOutcome, Error>) -> Void) -> Bool {
+        do {
+            try complete()
+            return true
+        } catch {
+            abort()
+            completion(.failure(error))
+            return false
+        }
+    }
+
     /// Once the store has made the value current: counts it, returns the outcome.
     package func succeeded(created: Bool) -> PutOutcome {
         done = true
@@ -367,6 +381,14 @@ public final class ValueUpload: ValueWriter {
         }
         done = true
     }
+}
+
+/// An upload handed from the connection's thread to the continuations that
+/// publish it. Unchecked: after `finish(then:)` only one continuation at a
+/// time touches it (each starts after the previous one handed it on).
+package struct HandedUpload: @unchecked Sendable {
+    package let value: ValueUpload
+    package init(_ value: ValueUpload) { self.value = value }
 }
 
 /// Bytes waiting to be written to the temp file. It starts small (most

@@ -179,4 +179,40 @@ struct PostgresSharingTests {
         #expect(missing.isEmpty, "acknowledged but not there: \(missing.prefix(10))")
         print("database outage: \(all.count) writes acknowledged, statuses \(statuses.withLock { $0 })")
     }
+
+    /// A larder process killed (SIGKILL) under load loses nothing it
+    /// acknowledged: a write is acknowledged after its commit.
+    @Test func aLarderKilledUnderLoadLosesNoAcknowledgedWrite() throws {
+        let database = try TestPostgres.shared()
+        let url = database.url(schema: TestPostgres.makeSchemaName())
+        let server = try ChildServer(dataDirectory: nil, arguments: ["--store", url, "--pg-pool", "4", "--log-level", "error"])
+        let port = server.port
+        let acknowledged = Locked<[String: String]>([:])
+        let stop = Locked(false)
+        let group = DispatchGroup()
+        for client in 0..<4 {
+            DispatchQueue.global().async(group: group) {
+                var i = 0
+                while !stop.withLock({ $0 }) {
+                    i += 1
+                    let key = "kill/\(client)/\(i)", value = String(repeating: "v\(i) ", count: 1 + i % 300)
+                    guard let response = try? WireClient(port: port).put(key, value) else { continue }
+                    if response.status == 201 { acknowledged.withLock { $0[key] = value } }
+                }
+            }
+        }
+        try Poll.until(30, "200 acknowledged writes") { acknowledged.withLock { $0.count } >= 200 }
+        server.kill(SIGKILL)
+        _ = server.waitForExit()
+        stop.withLock { $0 = true }
+        group.wait()
+        let restarted = try ChildServer(dataDirectory: nil, arguments: ["--store", url, "--pg-pool", "2"])
+        defer { restarted.kill(SIGTERM) }
+        let reader = WireClient(port: restarted.port)
+        let all = acknowledged.withLock { $0 }
+        var missing: [String] = []
+        for (key, value) in all where (try? reader.get(key))?.text != value { missing.append(key) }
+        #expect(missing.isEmpty, "acknowledged but lost: \(missing.prefix(10))")
+        print("larder killed under load: \(all.count) acknowledged writes, all there: \(missing.isEmpty)")
+    }
 }

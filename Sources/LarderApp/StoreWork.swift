@@ -18,8 +18,22 @@ struct StoreWork: Sendable {
 
     /// Threads at most, across the process; more than the database pool
     /// (`--pg-pool`, 8), so that connections, not threads, are what runs out.
-    private static let queues = (0..<16).map { DispatchQueue(label: "larder.store-work.\($0)") }
-    private static let next = Locked(0)
+    static let threads = 16
+
+    /// Work not yet started, oldest first, and how many workers are busy;
+    /// a worker takes the next item when it is done with one, so a slow
+    /// call holds up only its own worker.
+    private struct Backlog {
+        var waiting: [@Sendable () -> Void] = []
+        var head = 0
+        /// Workers not running, by index into `workers`.
+        var idle = Array(0..<StoreWork.threads)
+    }
+    private static let backlog = Locked(Backlog())
+    /// One serial queue per worker: a queue with only a label is on
+    /// Dispatch's overcommit pool, so a worker waiting on the database
+    /// never holds one of the default pool's few threads (the connections').
+    private static let workers = (0..<threads).map { DispatchQueue(label: "larder.store-work.\($0)") }
 
     var isOffloaded: Bool { store.answersLater }
 
@@ -27,8 +41,27 @@ struct StoreWork: Sendable {
     /// answers at once: here).
     func run(_ work: @escaping @Sendable () -> Void) {
         guard isOffloaded else { return work() }
-        let i = Self.next.withLock { (n: inout Int) -> Int in n = (n + 1) % Self.queues.count; return n }
-        Self.queues[i].async(execute: work)
+        let worker = Self.backlog.withLock { b -> Int? in
+            b.waiting.append(work)
+            return b.idle.popLast()
+        }
+        if let worker { Self.workers[worker].async { Self.drain(worker) } }
+    }
+
+    /// A worker: runs waiting work until there is none.
+    private static func drain(_ worker: Int) {
+        while let next = backlog.withLock({ b -> (@Sendable () -> Void)? in
+            guard b.head < b.waiting.count else {
+                b.waiting.removeAll(keepingCapacity: true)
+                b.head = 0
+                b.idle.append(worker)
+                return nil
+            }
+            defer { b.head += 1 }
+            return b.waiting[b.head]
+        }) {
+            next()
+        }
     }
 
     /// The answer `body` makes: now for a store that answers at once,

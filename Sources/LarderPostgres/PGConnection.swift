@@ -45,6 +45,8 @@ final class PGConnection: @unchecked Sendable {
         var result = PGResult()
         var error: Error?
         var timer: DispatchSourceTimer?
+        /// Seconds without a byte before the connection is given up.
+        var silence: Double = 0
         init(continuation: CheckedContinuation<PGResult, Error>, onRow: (@Sendable (PGRow) throws -> Void)?,
              sql: String, parameters: [PGValue]) {
             self.continuation = continuation
@@ -67,7 +69,7 @@ final class PGConnection: @unchecked Sendable {
     /// connected, everything runs on Dispatch sources.
     static func connect(conninfo: String, timeout: Double, commandTimeout: Double) async throws -> PGConnection {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<PGConnection, Error>) in
-            PostgresExecutor.queue.async {
+            PostgresExecutor.runBlocking {
                 continuation.resume(with: Result { try connectBlocking(conninfo: conninfo, timeout: timeout, commandTimeout: commandTimeout) })
             }
         }
@@ -139,9 +141,16 @@ final class PGConnection: @unchecked Sendable {
     /// arrive (libpq's single-row mode) and none are kept: for results too
     /// large to hold. A database error throws `PGError.server`; a broken
     /// connection `PGError.connection`.
-    func query(_ sql: String, _ parameters: [PGValue] = [], onRow: (@Sendable (PGRow) throws -> Void)? = nil) async throws -> PGResult {
+    /// `silence` replaces `commandTimeout` for this statement (a `COMMIT`,
+    /// whose flush may legitimately take long).
+    func query(_ sql: String, _ parameters: [PGValue] = [], silence: Double? = nil,
+               onRow: (@Sendable (PGRow) throws -> Void)? = nil) async throws -> PGResult {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<PGResult, Error>) in
-            queue.async { self.start(Command(continuation: continuation, onRow: onRow, sql: sql, parameters: parameters)) }
+            queue.async {
+                let command = Command(continuation: continuation, onRow: onRow, sql: sql, parameters: parameters)
+                command.silence = silence ?? self.commandTimeout
+                self.start(command)
+            }
         }
     }
 
@@ -190,12 +199,12 @@ final class PGConnection: @unchecked Sendable {
             }
         }
         guard self.command === command else { return }  // failed to send
-        if commandTimeout > 0 {
+        if command.silence > 0 {
             let timer = DispatchSource.makeTimerSource(queue: queue)
-            timer.schedule(deadline: .now() + commandTimeout)
+            timer.schedule(deadline: .now() + command.silence)
             timer.setEventHandler { [weak self, weak command] in
                 guard let self, let command, self.command === command else { return }
-                self.fail("the database sent nothing for \(self.commandTimeout) s")
+                self.fail("the database sent nothing for \(command.silence) s")
             }
             timer.resume()
             command.timer = timer
@@ -242,17 +251,26 @@ final class PGConnection: @unchecked Sendable {
             return
         }
         // The answer is coming: the silence allowed starts again.
-        command?.timer?.schedule(deadline: .now() + commandTimeout)
+        if let command { command.timer?.schedule(deadline: .now() + command.silence) }
+        drainNotifications()
+        if command != nil { collectResults() }
+        // Reading results parses further input: a NOTIFY that came in the
+        // same packet is in libpq's list now, and no new readable event
+        // would fetch it.
+        drainNotifications()
+        if brokenReason == nil && PQstatus(pg) == CONNECTION_BAD { fail(Self.errorMessage(pg)) }
+        // Reading may have made room for output libpq still holds.
+        if writeActive { flush() }
+    }
+
+    private func drainNotifications() {
+        guard pg != nil else { return }
         while let notice = PQnotifies(pg) {
             let channel = String(cString: notice.pointee.relname)
             let payload = String(cString: notice.pointee.extra)
             PQfreemem(notice)
             notificationHandler?(channel, payload)
         }
-        if command != nil { collectResults() }
-        if brokenReason == nil && PQstatus(pg) == CONNECTION_BAD { fail(Self.errorMessage(pg)) }
-        // Reading may have made room for output libpq still holds.
-        if writeActive { flush() }
     }
 
     private func collectResults() {

@@ -89,7 +89,9 @@ final class PGPool: @unchecked Sendable {
             attempt += 1
             let connection = try await acquire()
             do {
-                _ = try await connection.query("BEGIN")
+                // Pinned: a role's default of repeatable read would make every
+                // contended write fail with a serialization error.
+                _ = try await connection.query("BEGIN ISOLATION LEVEL READ COMMITTED")
             } catch let error as PGError where error.isUnavailable && attempt == 1 {
                 release(connection)
                 continue
@@ -99,7 +101,8 @@ final class PGPool: @unchecked Sendable {
             }
             do {
                 let value = try await body(connection)
-                _ = try await connection.query("COMMIT")
+                // A flush may take long under load: a minute of silence, not ten seconds.
+                _ = try await connection.query("COMMIT", silence: 60)
                 release(connection)
                 return value
             } catch {
@@ -124,6 +127,10 @@ final class PGPool: @unchecked Sendable {
     /// `backendUnavailable` (503); other errors pass through.
     static func mapped(_ error: Error) -> Error {
         if let pg = error as? PGError, pg.isUnavailable { return StoreError.backendUnavailable(pg.description) }
+        // A deadlock or serialization failure the database broke: worth a retry (503 busy).
+        if case .server(let state, _)? = error as? PGError, state == "40P01" || state == "40001" {
+            return StoreError.contention(key: "the database")
+        }
         return error
     }
 

@@ -41,7 +41,7 @@ final class PostgresChangeFeed: @unchecked Sendable {
     init(pool: PGPool, channel: String, history: Int, observer: StoreChangeObserver?, logger: Logger) {
         self.pool = pool
         self.channel = channel
-        self.history = history
+        self.history = max(1, history)
         self.observer = observer
         self.logger = logger
     }
@@ -54,22 +54,24 @@ final class PostgresChangeFeed: @unchecked Sendable {
     /// subscribe), then starts listening.
     func start() throws {
         let history = self.history
-        let recent = try blockingWait {
-            try await self.pool.read { db in
-                try await db.query("""
-                    SELECT version, kind, key, prefix, deleted, size FROM
-                      (SELECT * FROM larder_changes ORDER BY version DESC LIMIT $1) recent ORDER BY version
-                    """, [.int(Int64(history))]).rows
-            }
-        }
+        // The newest version first, then the history up to it: a change
+        // committing in between is read by the first feed read, not lost.
         let last = try blockingWait {
             try await self.pool.read { db in
                 try await db.query("SELECT coalesce(max(version), 0)::int8 FROM larder_changes").first!.int(0)!
             }
         }
+        let recent = try blockingWait {
+            try await self.pool.read { db in
+                try await db.query("""
+                    SELECT version, kind, key, prefix, deleted, size FROM
+                      (SELECT * FROM larder_changes WHERE version <= $2 ORDER BY version DESC LIMIT $1) recent ORDER BY version
+                    """, [.int(Int64(history)), .int(last)]).rows
+            }
+        }
         for row in recent { observer?.storeDidChange(Self.change(row)) }
-        state.withLock { $0.lastVersion = max(last, recent.last?.int(0) ?? 0) }
-        PostgresExecutor.run { await self.refreshStats() }
+        state.withLock { $0.lastVersion = last }
+        // The first read (on connecting) also fills the totals.
         listen()
     }
 
@@ -89,7 +91,12 @@ final class PostgresChangeFeed: @unchecked Sendable {
             do {
                 let connection = try await pool.connectDedicated()
                 connection.onNotification { [weak self] _, _ in self?.readChanges() }
-                _ = try await connection.query("LISTEN \"\(channel)\"")
+                do {
+                    _ = try await connection.query("LISTEN \"\(channel)\"")
+                } catch {
+                    connection.close()
+                    throw error
+                }
                 let keep = state.withLock { s -> Bool in
                     guard !s.stopped else { return false }
                     s.listener = connection

@@ -1,28 +1,40 @@
 import Dispatch
+import Foundation
+import LarderSupport
 
-/// Where the PostgreSQL store's tasks and other work run: a concurrent
-/// Dispatch queue on the overcommit pool, neither Swift's cooperative pool
-/// nor Dispatch's default one (`.global()`, where connection queues run
-/// and may be blocked in a synchronous store call). The store's
-/// synchronous calls block their caller until a task is done
-/// (`blockingWait`); if those tasks needed the cooperative pool, a caller
-/// that is itself on it (a test, an embedding app's async code) could
-/// block every one of its few threads and no task would ever run. Here a
-/// task always finds a thread, and the waiting is on database replies, so
-/// tasks hold threads only while they compute.
+/// Where the PostgreSQL store's tasks and timers run: serial Dispatch
+/// queues with only a label, which libdispatch puts on its overcommit pool
+/// (a thread whenever work waits), never on Swift's cooperative pool nor on
+/// Dispatch's default one (`.global()`), where connection queues run and may
+/// be blocked in a synchronous store call (`blockingWait`). If the store's
+/// tasks needed either, callers blocked there could leave no thread to run
+/// the tasks they wait for. Jobs are short: tasks wait on database replies
+/// as suspended continuations, not on threads.
 final class PostgresExecutor: TaskExecutor, @unchecked Sendable {
     static let shared = PostgresExecutor()
-    /// Connects, timers and tasks: never a queue of the default pool.
-    static let queue = DispatchQueue(label: "larder.postgres", attributes: .concurrent)
+    /// Task jobs, spread over a few serial queues (each one thread at most).
+    private static let lanes = (0..<8).map { DispatchQueue(label: "larder.postgres.tasks.\($0)") }
+    private static let nextLane = Locked(0)
+    /// Timers and other short callbacks.
+    static let queue = DispatchQueue(label: "larder.postgres.timers")
 
     func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
-        Self.queue.async { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
+        let lane = Self.nextLane.withLock { (n: inout Int) -> Int in n = (n + 1) % Self.lanes.count; return n }
+        Self.lanes[lane].async { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
     }
 
     /// Starts `operation` as a task on this executor.
     @discardableResult
     static func run<T: Sendable>(_ operation: @escaping @Sendable () async throws -> T) -> Task<T, Error> {
         Task(executorPreference: shared, operation: operation)
+    }
+
+    /// Runs blocking work (libpq's connect handshake, polled) on a thread
+    /// of its own: rare, and never in a lane a task needs.
+    static func runBlocking(_ work: @escaping @Sendable () -> Void) {
+        let thread = Thread { work() }
+        thread.stackSize = 512 << 10
+        thread.start()
     }
 }

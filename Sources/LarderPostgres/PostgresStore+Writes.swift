@@ -60,8 +60,10 @@ extension PostgresStore {
     public func beginCreate(under prefix: StorePrefix, contentType: String, encoding: ValueUpload.Encoding,
                             expiresNanos: Int64?) throws -> ValueWriter {
         let placeholder = try StoreKey(prefix.string + Self.hex(0))
+        // The version is new, but a client may have written a key shaped
+        // like a generated one: create-only, checked under the write lock.
         let upload = try makeUpload(key: placeholder, contentType: contentType, encoding: encoding,
-                                    expiresNanos: expiresNanos, condition: nil)
+                                    expiresNanos: expiresNanos, condition: WriteConditions.mustNotExist)
         upload.generatedKeyPrefix = prefix.string
         return upload
     }
@@ -204,8 +206,10 @@ extension PostgresStore {
         try blockingWait { try await self.deleteAll(under: prefix.string) }
     }
 
-    /// Every key under `prefix`; for the empty prefix (a reset) a
-    /// `TRUNCATE`, as quick for a million keys as for ten.
+    /// Every key under `prefix`. A reset deletes rows too, rather than
+    /// `TRUNCATE` them: `TRUNCATE` waits for every other user of the tables
+    /// (an upload writing its parts before it takes the write lock would
+    /// deadlock with it), and holds up every read meanwhile.
     func deleteAll(under prefix: String) async throws -> Int {
         let deleted = try await pool.transaction { db in
             let now = Self.nowNanos()
@@ -213,7 +217,10 @@ extension PostgresStore {
             let deleted: Int64
             if prefix.isEmpty {
                 deleted = try await db.query("SELECT keys FROM larder_state").first!.int(0)!
-                _ = try await db.query("TRUNCATE larder_values, larder_parts")
+                _ = try await db.query("DELETE FROM larder_values")
+                // Committed parts all belong to values; an upload still writing
+                // its parts is not seen, and commits its value after this.
+                _ = try await db.query("DELETE FROM larder_parts")
                 _ = try await db.query("UPDATE larder_state SET keys = 0, logical_bytes = 0, stored_bytes = 0")
             } else {
                 let row = try await db.query("""
@@ -262,7 +269,7 @@ extension PostgresStore {
             pool.release(db)
         }
         do {
-            _ = try blockingWait { try await db.query("BEGIN") }
+            _ = try blockingWait { try await db.query("BEGIN ISOLATION LEVEL READ COMMITTED") }
             let now = Self.nowNanos()
             let version = try blockingWait { try await self.lockForWrite(db, now: now) }
             let old = try blockingWait { try await self.currentRow(db, key: key.string, now: now) }
@@ -299,7 +306,7 @@ extension PostgresStore {
                                         blob: nil, size: Int64(upload.metadata.size), stored: Int64(head.count + bodyLength),
                                         expires: upload.metadata.expiresNanos, contentType: upload.metadata.contentType)
             }
-            _ = try blockingWait { try await db.query("COMMIT") }
+            _ = try blockingWait { try await db.query("COMMIT", silence: 60) }
             finished = true
             countCommit()
             upload.committed(version: UInt64(version), modifiedNanos: now)

@@ -69,7 +69,12 @@ public final class PostgresStore: ValueStore, UploadDestination, @unchecked Send
         }
         self.changes = PostgresChangeFeed(pool: pool, channel: channel, history: options.changeHistory,
                                           observer: changes, logger: logger)
-        try self.changes.start()
+        do {
+            try self.changes.start()
+        } catch {
+            pool.close()
+            throw error
+        }
         sweeper = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "larder.postgres.sweep"))
         sweeper.schedule(deadline: .now() + options.sweepInterval, repeating: options.sweepInterval,
                          leeway: .milliseconds(50))

@@ -42,7 +42,8 @@ public struct PostgresStoreOptions: Sendable {
     /// `postgres://` URL or names a schema that is not a plain identifier.
     public init(url: String) throws {
         guard Self.isPostgresURL(url), var components = URLComponents(string: url) else {
-            throw PostgresStoreError.invalidURL("'\(url)' is not a postgres:// URL")
+            // Not the URL itself: it may hold a password.
+            throw PostgresStoreError.invalidURL("the store URL must be postgres://user:password@host:port/database")
         }
         var schema = "larder"
         if let items = components.queryItems {
@@ -54,7 +55,15 @@ public struct PostgresStoreOptions: Sendable {
               schema.utf8.allSatisfy({ $0 == UInt8(ascii: "_") || (0x61...0x7A).contains($0) || (0x30...0x39).contains($0) }) else {
             throw PostgresStoreError.invalidURL("schema '\(schema)' must be a lowercase identifier of at most 40 characters")
         }
-        guard let conninfo = components.string else { throw PostgresStoreError.invalidURL("'\(url)' cannot be parsed") }
+        // TCP keepalives unless the URL sets them: a listener on a network
+        // that silently drops the connection finds out within a minute.
+        var items = components.queryItems ?? []
+        for (name, value) in [("keepalives_idle", "30"), ("keepalives_interval", "10"), ("keepalives_count", "3")]
+        where !items.contains(where: { $0.name == name }) {
+            items.append(URLQueryItem(name: name, value: value))
+        }
+        components.queryItems = items
+        guard let conninfo = components.string else { throw PostgresStoreError.invalidURL("the store URL cannot be parsed") }
         self.url = url
         self.conninfo = conninfo
         self.schema = schema

@@ -109,7 +109,7 @@ struct PostgresStoreTests {
         #expect(throws: PostgresStoreError.self) { try PostgresStoreOptions(url: "mysql://h/db") }
         let options = try? PostgresStoreOptions(url: "postgres://u:secret@h:5/db?schema=s1&sslmode=disable")
         #expect(options?.schema == "s1")
-        #expect(options?.conninfo == "postgres://u:secret@h:5/db?sslmode=disable")
+        #expect(options?.conninfo == "postgres://u:secret@h:5/db?sslmode=disable&keepalives_idle=30&keepalives_interval=10&keepalives_count=3")
         #expect(options?.redactedURL.contains("secret") == false)
     }
 

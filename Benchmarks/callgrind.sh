@@ -18,6 +18,7 @@ N=${N:-2000}
 WARMUP=${WARMUP:-300}
 REPEAT=${REPEAT:-3}
 ROOT=$PWD
+. "$ROOT/Benchmarks/common.sh"  # wait_url
 OUTDIR=$ROOT/.build/benchmarks
 mkdir -p "$OUTDIR"
 for tool in valgrind python3 curl; do
@@ -64,13 +65,8 @@ measure() {
     --vgdb=yes "$bin" --port 0 --data-dir "$dir/data" --no-fsync --log-level warning \
     >"$dir/stdout" 2>"$dir/valgrind.log" &
   VPID=$!
-  local url=""
-  for _ in $(seq 600); do
-    url=$(head -1 "$dir/stdout" 2>/dev/null || true)
-    [ -n "$url" ] && break
-    sleep 0.1
-  done
-  [ -n "$url" ] || { cat "$dir/valgrind.log" >&2; echo "larder did not start under valgrind" >&2; exit 1; }
+  local url
+  url=$(wait_url "$dir/stdout" "$dir/valgrind.log" 600 0.1) || exit 1
   head -c 1024 /dev/urandom | base64 -w0 | head -c 1024 > "$dir/value"
   curl -sf -T "$dir/value" "$url/store/bench/get" -o /dev/null
   python3 Benchmarks/bench.py requests "$url/store/bench/get" "$WARMUP" get

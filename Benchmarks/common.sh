@@ -1,4 +1,4 @@
-# Helpers shared by Benchmarks/run.sh and Benchmarks/postgres.sh; sourced,
+# Helpers shared by Benchmarks/run.sh, postgres.sh and callgrind.sh; sourced,
 # not run. Source it at the top level (its tables are global). The sourcing
 # script sets, before calling the helpers:
 #   WORK      scratch directory (larder's stdout/stderr go there)
@@ -24,18 +24,27 @@ need_tools() {
   fi
 }
 
+# wait_url OUT LOG TRIES DELAY: prints the URL a starting larder writes as
+# the first line of OUT, polling TRIES times every DELAY s; on none, shows
+# LOG and exits.
+wait_url() {
+  local out=$1 errlog=$2 url=""
+  for _ in $(seq "$3"); do
+    url=$(head -1 "$out" 2>/dev/null || true)
+    [ -n "$url" ] && break
+    sleep "$4"
+  done
+  [ -n "$url" ] || { cat "$errlog" >&2; echo "larder did not start ($out)" >&2; exit 1; }
+  echo "$url"
+}
+
 # start_larder NAME ARGS...: starts, waits for the URL; sets URL_<NAME>, PID_<NAME>
 start_larder() {
   local name=$1; shift
   "$BIN" --port 0 --log-level warning "$@" >"$WORK/$name.out" 2>"$WORK/$name.log" &
-  local pid=$! url=""
+  local pid=$! url
   PIDS+=("$pid")
-  for _ in $(seq 400); do
-    url=$(head -1 "$WORK/$name.out" 2>/dev/null || true)
-    [ -n "$url" ] && break
-    sleep 0.05
-  done
-  [ -n "$url" ] || { cat "$WORK/$name.log" >&2; echo "larder $name did not start" >&2; exit 1; }
+  url=$(wait_url "$WORK/$name.out" "$WORK/$name.log" 400 0.05) || exit 1
   printf -v "URL_$name" '%s' "$url"; printf -v "PID_$name" '%s' "$pid"
 }
 # stop_larder PID NAME: records VmHWM (kB) of the process, then stops it

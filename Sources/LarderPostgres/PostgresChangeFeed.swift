@@ -144,15 +144,19 @@ final class PostgresChangeFeed: @unchecked Sendable {
             if done { return continuation.resume() }
             readChanges()
             PostgresExecutor.queue.asyncAfter(deadline: .now() + timeout) { [weak self] in
-                guard let self else { return }
-                let late = self.state.withLock { s -> [CheckedContinuation<Void, Never>] in
-                    let due = s.waiters.filter { $0.version <= version }
-                    s.waiters.removeAll { $0.version <= version }
-                    return due.map(\.continuation)
-                }
-                late.forEach { $0.resume() }
+                self?.resumeWaiters(through: version)
             }
         }
+    }
+
+    /// Lets the writers waiting for versions up to `version` go on.
+    private func resumeWaiters(through version: Int64) {
+        let due = state.withLock { s -> [CheckedContinuation<Void, Never>] in
+            let due = s.waiters.filter { $0.version <= version }
+            s.waiters.removeAll { $0.version <= version }
+            return due.map(\.continuation)
+        }
+        due.forEach { $0.resume() }
     }
 
     /// Reads and delivers what is new; one read at a time (a notification
@@ -205,13 +209,8 @@ final class PostgresChangeFeed: @unchecked Sendable {
             for row in rows {
                 observer?.storeDidChange(Self.change(row))
                 let version = row.int(0)!
-                let woken = state.withLock { s -> [CheckedContinuation<Void, Never>] in
-                    s.lastVersion = version
-                    let due = s.waiters.filter { $0.version <= version }
-                    s.waiters.removeAll { $0.version <= version }
-                    return due.map(\.continuation)
-                }
-                woken.forEach { $0.resume() }
+                state.withLock { $0.lastVersion = version }
+                resumeWaiters(through: version)
             }
             if rows.count < 1000 { return }
         }

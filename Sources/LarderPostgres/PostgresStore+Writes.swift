@@ -276,15 +276,7 @@ extension PostgresStore {
             var bytes: [UInt8]?
             if let live = old?.live {
                 guard live.size <= UInt64(maxValueBytes) else { throw StoreError.tooLarge(limit: Int64(maxValueBytes)) }
-                let spool = options.spoolDirectory
-                let value = try blockingWait { () async throws -> StoredValue in
-                    let reader = ValueReader(key: key.string, spoolDirectory: spool)
-                    _ = try await db.query("""
-                        SELECT v.head, v.body, p.bytes FROM larder_values v LEFT JOIN larder_parts p ON p.blob = v.blob
-                        WHERE v.key = $1 ORDER BY p.part
-                        """, [.text(key.string)], onRow: { try reader.take($0) })
-                    return try reader.finish(zlib: self.zlib)
-                }
+                let value = try blockingWait { try await self.readValue(db, key: key.string, now: now) }
                 defer { value.close() }
                 bytes = try value.readAll()
             }

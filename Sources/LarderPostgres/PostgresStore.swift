@@ -108,19 +108,21 @@ public final class PostgresStore: ValueStore, UploadDestination, @unchecked Send
         }
     }
 
-    /// One statement (one snapshot): the row, and its parts in order for a
-    /// large value, streamed into a spool file as they arrive.
     func openValue(_ key: StoreKey) async throws -> StoredValue {
         let now = Self.nowNanos()
-        let spool = options.spoolDirectory
-        return try await pool.read { db in
-            let reader = ValueReader(key: key.string, spoolDirectory: spool)
-            _ = try await db.query("""
-                SELECT v.head, v.body, p.bytes FROM larder_values v LEFT JOIN larder_parts p ON p.blob = v.blob
-                WHERE v.key = $1 AND (v.expires IS NULL OR v.expires > $2) ORDER BY p.part
-                """, [.text(key.string), .int(now)], onRow: { try reader.take($0) })
-            return try reader.finish(zlib: zlib)
-        }
+        return try await pool.read { db in try await readValue(db, key: key.string, now: now) }
+    }
+
+    /// The live value of `key` in one statement (one snapshot): the row,
+    /// and its parts in order for a large value, streamed into a spool file
+    /// as they arrive. `StoreError.notFound` when absent or expired.
+    func readValue(_ db: PGConnection, key: String, now: Int64) async throws -> StoredValue {
+        let reader = ValueReader(key: key, spoolDirectory: options.spoolDirectory)
+        _ = try await db.query("""
+            SELECT v.head, v.body, p.bytes FROM larder_values v LEFT JOIN larder_parts p ON p.blob = v.blob
+            WHERE v.key = $1 AND (v.expires IS NULL OR v.expires > $2) ORDER BY p.part
+            """, [.text(key), .int(now)], onRow: { try reader.take($0) })
+        return try reader.finish(zlib: zlib)
     }
 
     public func list(prefix: StorePrefix, after: String?, limit: Int, groupByDirectory: Bool) throws -> StoreListing {
@@ -204,10 +206,8 @@ public final class PostgresStore: ValueStore, UploadDestination, @unchecked Send
         return Self.hex(UInt64(version))
     }
 
-    static func hex(_ v: UInt64) -> String {
-        let digits = String(v, radix: 16)
-        return String(repeating: "0", count: max(0, 16 - digits.count)) + digits
-    }
+    /// Versions as ETags and generated keys write them (16 hex digits).
+    static func hex(_ v: UInt64) -> String { DiskNames.hex(v) }
 
     /// A round trip to the database; throws `backendUnavailable` saying why not.
     public func checkHealth() throws {
@@ -216,9 +216,6 @@ public final class PostgresStore: ValueStore, UploadDestination, @unchecked Send
         }
         if let why = changes.brokenReason { throw StoreError.backendUnavailable("the change listener is down: \(why)") }
     }
-
-    /// The store's error for a failure while it was closing or the like.
-    static func unavailable(_ error: Error) -> Error { PGPool.mapped(error) }
 
     // MARK: - Expiry
 

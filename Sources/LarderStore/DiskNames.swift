@@ -7,7 +7,7 @@
 /// directory (`.`, `..`, `/` and NUL never reach here). A 255-byte segment
 /// has no room for the backslash under NAME_MAX, so as a directory it is
 /// named by a hash and the real segment is kept in a `\name` file inside.
-enum DiskNames {
+package enum DiskNames {
     static let backslash: UInt8 = 0x5C
     /// Temp files of in-flight writes: `\t<hex>`; never a key, never a directory.
     static let tempPrefix = "\\t"
@@ -75,7 +75,7 @@ enum DiskNames {
         return hex(a) + hex(b)
     }
 
-    static func hex(_ value: UInt64) -> String {
+    package static func hex(_ value: UInt64) -> String {
         let s = String(value, radix: 16)
         return String(repeating: "0", count: 16 - s.count) + s
     }

@@ -1,8 +1,8 @@
-// The README's Swift example, compiled here so it cannot drift: the lines
-// between the two markers must equal the README's ```swift block after
-// `<!-- swift-timeline -->` (TimelineReadmeTests), and TimelineTests runs it.
+// docs/swift-api.md's Swift example, compiled here so it cannot drift: the
+// lines between the two markers must equal that page's ```swift block after
+// `<!-- swift-timeline -->` (TimelineDocTests), and TimelineTests runs it.
 
-// README: swift-timeline begin
+// docs: swift-timeline begin
 import Foundation
 import LarderClient    // LarderClient: a Larder server over HTTP
 import LarderEmbedded  // EmbeddedLarder: the same store in a folder, no server
@@ -82,4 +82,4 @@ func timelineDemo(folder: URL, server: URL) async throws {
         print("\(post.author): \(post.text) (\(post.likes) likes)")
     }
 }
-// README: swift-timeline end
+// docs: swift-timeline end

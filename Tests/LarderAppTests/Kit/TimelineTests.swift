@@ -5,8 +5,8 @@ import LarderKit
 import Testing
 
 extension KitTests {
-    /// The README's timeline example (TimelineExample.swift) run against both
-    /// kinds of store: what the README promises must hold.
+    /// docs/swift-api.md's timeline example (TimelineExample.swift) run
+    /// against both kinds of store: what the guide promises must hold.
     @Suite struct TimelineTests {
         /// `Timeline` over any store (a generic, so `any Larder` can be its store).
         static func check(_ larder: some Larder, otherWriter: some Larder) async throws {

@@ -78,6 +78,10 @@ final class Flag: @unchecked Sendable {
 
 /// The repository's top folder (Package.swift, Dockerfile, openapi.yaml).
 enum Repository {
-    static var root: String { ReadmeExampleTests.packageRoot }
+    /// Three folders up from this file (Tests/LarderAppTests/Support/).
+    static var root: String {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent().path
+    }
     static func path(_ relative: String) -> String { root + "/" + relative }
 }

@@ -1,17 +1,22 @@
 import Foundation
 import Testing
 
-/// The README's "Use it from your test suite" examples, each run as written
-/// (shell with curl, pytest with requests, node:test with fetch) in a fresh
-/// directory holding the fixture they assume, with the built `larder` first
-/// on the PATH. Each starts and stops its own server, as a user's suite would.
-@Suite struct ReadmeSuiteExampleTests {
+/// docs/test-suites.md's examples, each run as written (shell with curl,
+/// pytest with requests, node:test with fetch) in a fresh directory holding
+/// the fixture they assume, with the built `larder` first on the PATH. Each
+/// starts and stops its own server, as a user's suite would.
+@Suite struct DocSuiteExampleTests {
+    static let page = "docs/test-suites.md"
+
+    /// The page's examples, each run by a test below.
+    static let examples = ["runner", "suite-shell", "suite-python", "suite-node"]
+
     /// A working directory with `fixtures/users/1.json` and the example saved as `file`.
     static func workspace(example: String, file: String) throws -> String {
         let dir = TestServer.makeTempDirectory()
         try FileManager.default.createDirectory(atPath: dir + "/fixtures/users", withIntermediateDirectories: true)
         try Data("{\"name\": \"Ada\"}".utf8).write(to: URL(fileURLWithPath: dir + "/fixtures/users/1.json"))
-        try Data(try ReadmeExampleTests.block("example: \(example)").utf8).write(to: URL(fileURLWithPath: dir + "/" + file))
+        try Data(try DocExample.block(Self.page, "example: \(example)").utf8).write(to: URL(fileURLWithPath: dir + "/" + file))
         return dir
     }
 
@@ -34,11 +39,24 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let result = try Self.run(["bash", "example.sh"], in: dir)
         #expect(result.status == 0, "\(result.output)")
-        #expect(result.output == (try ReadmeExampleTests.block("output: suite-shell")))
+        #expect(result.output == (try DocExample.block(Self.page, "output: suite-shell")))
         // The ephemeral data directory (the log names it) went with the server.
         let log = try String(contentsOfFile: dir + "/larder.log", encoding: .utf8)
         let data = try #require(log.firstMatch(of: /with data in (\S+)/)?.1)
         #expect(data.contains("larder-ephemeral-"))
+        #expect(!FileManager.default.fileExists(atPath: String(data)))
+    }
+
+    /// The runner's own lines: the URL read from stdout, a request, SIGTERM,
+    /// exit 0 and the ephemeral directory gone.
+    @Test func theRunnerExampleStartsAndStopsAServer() throws {
+        let dir = try Self.workspace(example: "runner", file: "runner.sh")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let result = try Self.run(["bash", "runner.sh"], in: dir)
+        #expect(result.status == 0, "\(result.output)")
+        #expect(result.output == (try DocExample.block(Self.page, "output: runner")))
+        let log = try String(contentsOfFile: dir + "/larder.log", encoding: .utf8)
+        let data = try #require(log.firstMatch(of: /with data in (\S+)/)?.1)
         #expect(!FileManager.default.fileExists(atPath: String(data)))
     }
 

@@ -4,31 +4,30 @@ import Testing
 import Glibc
 #endif
 
-/// The README's shell examples, run with bash and curl against a real
-/// server (its `localhost:8080` replaced by the server's address), so the
-/// documentation cannot drift from what the server does.
-@Suite struct ReadmeExampleTests {
-    /// The fenced block after `<!-- example: name -->` (or `output:`).
-    static func block(_ marker: String) throws -> String {
-        let readme = try String(contentsOfFile: packageRoot + "/README.md", encoding: .utf8)
-        guard let tag = readme.range(of: "<!-- \(marker) -->"),
-              let fence = readme.range(of: "```", range: tag.upperBound..<readme.endIndex),
-              let lineEnd = readme.range(of: "\n", range: fence.upperBound..<readme.endIndex),
-              let close = readme.range(of: "```", range: lineEnd.upperBound..<readme.endIndex) else {
-            throw ExampleError("no block marked \(marker) in README.md")
-        }
-        return String(readme[lineEnd.upperBound..<close.lowerBound])
-    }
+/// The docs' shell examples (README.md and docs/), run with bash and curl
+/// against a real server (their `localhost:8080` replaced by the server's
+/// address), each in a fresh working directory, so the documentation cannot
+/// drift from what the server does. An example with an `output:` block must
+/// print exactly that, ids and times aside.
+@Suite struct DocExampleTests {
+    /// The examples whose `output:` block is compared, by file and name.
+    static let printed: [(file: String, name: String)] = [
+        ("README.md", "readme-tour"),
+        ("docs/getting-started.md", "first-value"),
+        ("docs/values.md", "values"),
+        ("docs/listing.md", "listing"),
+        ("docs/expiry.md", "expiry"),
+        ("docs/sharing.md", "tour"),
+        ("docs/snapshots.md", "snapshots"),
+    ]
 
-    static var packageRoot: String {
-        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
-    }
-
-    /// Starts `bash -c script` with the server's address in place of localhost:8080.
+    /// Starts `bash -c script` in a new temporary directory with the
+    /// server's address in place of localhost:8080.
     static func start(_ script: String, port: Int) throws -> (Process, Pipe) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/bin/bash")
         process.arguments = ["-c", script.replacingOccurrences(of: "localhost:8080", with: "127.0.0.1:\(port)")]
+        process.currentDirectoryURL = URL(fileURLWithPath: TestServer.makeTempDirectory())
         let out = Pipe()
         process.standardOutput = out
         process.standardError = FileHandle.nullDevice
@@ -40,6 +39,7 @@ import Glibc
         let (process, out) = try start(script, port: port)
         let data = out.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
+        try? FileManager.default.removeItem(at: process.currentDirectoryURL!)
         guard process.terminationStatus == 0 else { throw ExampleError("the example exited with \(process.terminationStatus)") }
         return String(decoding: data, as: UTF8.self)
     }
@@ -53,21 +53,51 @@ import Glibc
         return true
     }
 
-    static func ids(_ text: String) -> String {
-        text.replacingOccurrences(of: "[0-9a-f]{16}", with: "<id>", options: .regularExpression)
-    }
-
-    @Test func theTourPrintsWhatTheReadmeSays() throws {
+    @Test(arguments: printed.map { "\($0.file) \($0.name)" })
+    func theExamplePrintsWhatItsPageSays(_ example: String) throws {
+        let parts = example.split(separator: " ").map(String.init)
         let server = try TestServer()
         defer { server.stop() }
-        let output = try Self.run(try Self.block("example: tour"), port: server.port)
-        #expect(Self.ids(output) == Self.ids(try Self.block("output: tour")))
+        let output = try Self.run(try DocExample.block(parts[0], "example: \(parts[1])"), port: server.port)
+        #expect(DocExample.normalized(output) == DocExample.normalized(try DocExample.block(parts[0], "output: \(parts[1])")),
+                "\(example) printed:\n\(output)")
     }
+
+    /// The faults guide's example, on a server started with --allow-faults.
+    @Test func theFaultsExamplePrintsWhatItsPageSays() throws {
+        let server = try TestServer { $0.allowFaults = true }
+        defer { server.stop() }
+        let output = try Self.run(try DocExample.block("docs/faults.md", "example: faults"), port: server.port)
+        #expect(DocExample.normalized(output) == DocExample.normalized(try DocExample.block("docs/faults.md", "output: faults")),
+                "printed:\n\(output)")
+    }
+
+    /// Every `<!-- example: -->` in README.md and docs/ is run by a test
+    /// here or in DocSuiteExampleTests, and every `output:` belongs to one:
+    /// a new example cannot be added untested.
+    @Test func everyMarkedExampleIsRun() throws {
+        let run = Set(Self.printed.map { "\($0.file) \($0.name)" } + ["docs/faults.md faults"]
+            + Self.runWithoutOutput + DocSuiteExampleTests.examples.map { "docs/test-suites.md \($0)" })
+        var marked: Set<String> = [], outputs: Set<String> = []
+        for file in DocExample.markdownFiles {
+            let text = try String(contentsOfFile: Repository.path(file), encoding: .utf8)
+            for name in DocExample.markers("example", in: text) {
+                marked.insert("\(file) \(name)")
+                #expect(DocExample.fencedBlock(in: text, after: "example: \(name)") != nil, "\(file): no block right after example \(name)")
+            }
+            for name in DocExample.markers("output", in: text) { outputs.insert("\(file) \(name)") }
+        }
+        #expect(marked == run, "marked but not run: \(marked.subtracting(run).sorted()); run but not marked: \(run.subtracting(marked).sorted())")
+        #expect(outputs.isSubset(of: marked), "outputs without an example: \(outputs.subtracting(marked).sorted())")
+    }
+
+    /// The examples checked by what they do rather than by a printed block.
+    static let runWithoutOutput = ["docs/sharing.md cas", "docs/sharing.md watch", "docs/sharing.md events"]
 
     @Test func fourCompareAndSwapLoopsCountToForty() throws {
         let server = try TestServer()
         defer { server.stop() }
-        let script = try Self.block("example: cas")
+        let script = try DocExample.block("docs/sharing.md", "example: cas")
         let loops = try (0..<4).map { _ in try Self.start(script, port: server.port) }
         for (process, _) in loops {
             process.waitUntilExit()
@@ -80,7 +110,7 @@ import Glibc
         let server = try TestServer()
         defer { server.stop() }
         let client = server.client()
-        let (process, out) = try Self.start(try Self.block("example: watch"), port: server.port)
+        let (process, out) = try Self.start(try DocExample.block("docs/sharing.md", "example: watch"), port: server.port)
         defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
         for value in ["v1", "v2"] {
             #expect(Self.waitUntil { server.server.watcherCount == 1 }, "the loop is waiting")
@@ -99,7 +129,7 @@ import Glibc
         defer { server.stop() }
         let client = server.client()
         // One command: exec'd, so stopping the process stops curl itself.
-        let (process, out) = try Self.start("exec " + (try Self.block("example: events")), port: server.port)
+        let (process, out) = try Self.start("exec " + (try DocExample.block("docs/sharing.md", "example: events")), port: server.port)
         defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
         #expect(Self.waitUntil { server.server.eventStreamCount == 1 })
         let created = try client.send("POST", "/store/jobs/", body: Array("resize img-7".utf8))
@@ -118,9 +148,4 @@ import Glibc
         #expect(text.contains("event: delete\ndata: {\"prefix\":\"jobs/\",\"deleted\":1}"))
         #expect(!text.contains("other/x"))
     }
-}
-
-struct ExampleError: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
 }

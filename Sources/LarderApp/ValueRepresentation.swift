@@ -163,7 +163,7 @@ enum Preconditions {
         return p.isEmpty ? nil : p
     }
 
-    /// Both tags of a version answer: identity and gzip (API.md).
+    /// Both tags of a version answer: identity and gzip (docs/http-api.md).
     static func current(_ meta: ValueMetadata) -> CurrentRepresentation {
         CurrentRepresentation(etags: [meta.etag, meta.gzipETag], lastModified: meta.modifiedSeconds)
     }

@@ -3,7 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// A `Larder` over the HTTP API of a Larder server (API.md), with
+/// A `Larder` over the HTTP API of a Larder server (docs/http-api.md), with
 /// `URLSession`: the same calls as `EmbeddedLarder`, made from any process.
 ///
 /// ```swift

@@ -1,6 +1,6 @@
 import LarderModel
 
-/// An error that is an HTTP answer: a status and the JSON body of API.md,
+/// An error that is an HTTP answer: a status and the JSON body of docs/http-api.md,
 /// `{"error": code, "message": sentence}`.
 public struct HTTPError: Error, CustomStringConvertible {
     public let status: HTTPStatus

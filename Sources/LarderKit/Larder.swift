@@ -6,7 +6,7 @@ import Foundation
 /// Two types implement it with one shape: `EmbeddedLarder` (module
 /// `LarderEmbedded`), the server's own disk store in this process, and
 /// `LarderClient` (module `LarderClient`), the HTTP API over `URLSession`.
-/// Keys are paths (`users/1/avatar`) with the rules of API.md.
+/// Keys are paths (`users/1/avatar`) with the rules of docs/http-api.md.
 public protocol ReadableLarder: Sendable {
     /// How `Codable` values become bytes and back (JSON, ISO 8601 dates by default).
     var coder: LarderCoder { get }
@@ -55,7 +55,7 @@ public protocol WritableLarder: Sendable {
     func removeAll(prefix: String) async throws -> Int
 
     /// Appends JSON to the JSON array under `key`, in one step no other
-    /// writer can interleave with (API.md: a JSON array appends each element;
+    /// writer can interleave with (docs/http-api.md: a JSON array appends each element;
     /// an absent key starts a list). With `unique`, elements already present
     /// (JSON equality) are skipped.
     /// - Throws: `LarderError.notJSON` when the stored value is not JSON.

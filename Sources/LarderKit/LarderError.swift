@@ -4,7 +4,7 @@ public enum LarderError: Error, Sendable, CustomStringConvertible {
     case notFound(key: String)
     /// A `SaveCondition` did not hold: another writer got there first.
     case preconditionFailed(key: String)
-    /// The key breaks a key rule (API.md "Keys"); `reason` says which.
+    /// The key breaks a key rule (docs/http-api.md "Keys"); `reason` says which.
     case invalidKey(String, reason: String)
     /// An append to a value that is not JSON, or JSON that does not parse.
     case notJSON(key: String, reason: String)

@@ -1,4 +1,4 @@
-/// The small JSON bodies of successful answers (API.md), one type each.
+/// The small JSON bodies of successful answers (docs/http-api.md), one type each.
 
 /// `DELETE /store/<prefix>/`: `{"deleted": N}`.
 public struct DeletedCount: Codable, Sendable, Hashable {

@@ -1,4 +1,4 @@
-/// One event of the change feed (`GET /events`, API.md "Change feed"): the
+/// One event of the change feed (`GET /events`, docs/http-api.md "Change feed"): the
 /// SSE `id:` and `event:` lines, and the `data:` JSON object (`ChangeData`).
 public struct ChangeEvent: Sendable, Hashable {
     public enum Kind: String, Codable, Sendable, Hashable {

@@ -1,4 +1,4 @@
-/// Every error answer's JSON body (API.md):
+/// Every error answer's JSON body (docs/http-api.md):
 /// `{"error": "<code>", "message": "<human sentence>"}`.
 public struct ErrorBody: Codable, Sendable, Hashable {
     public var error: ErrorCode

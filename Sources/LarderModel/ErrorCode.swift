@@ -1,4 +1,4 @@
-/// The `error` member of every JSON error body (API.md), one constant per
+/// The `error` member of every JSON error body (docs/http-api.md), one constant per
 /// code the server answers with. A struct rather than an enum so that a client
 /// decodes a code a newer server invents instead of failing on it.
 public struct ErrorCode: RawRepresentable, Hashable, Sendable, Codable, CustomStringConvertible {

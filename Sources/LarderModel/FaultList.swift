@@ -1,4 +1,4 @@
-/// `GET /faults` (API.md "Faults on purpose"): the rules as given, each with
+/// `GET /faults` (docs/http-api.md "Faults on purpose"): the rules as given, each with
 /// its name and counters, and the seed of the draws (null: random).
 public struct FaultList: Codable, Sendable, Hashable {
     public var rules: [FaultRuleStatus]

@@ -1,4 +1,4 @@
-/// One page of `GET /store/<prefix>/` (API.md "Listing"): keys in byte
+/// One page of `GET /store/<prefix>/` (docs/http-api.md "Listing"): keys in byte
 /// order, the folded common prefixes with `delimiter=/`, and where the next
 /// page starts.
 public struct ListingPage: Codable, Sendable, Hashable {

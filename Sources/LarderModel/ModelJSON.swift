@@ -2,7 +2,7 @@ import Foundation
 
 /// The one JSON coding of the model's wire types, for the server that
 /// encodes them (`OrderedJSONEncoder`: members in declaration order, as
-/// API.md shows them) and the clients that decode them (Foundation).
+/// docs/http-api.md shows them) and the clients that decode them (Foundation).
 public enum ModelJSON {
     private static let encoder = OrderedJSONEncoder()
     /// JSONDecoder is Sendable: one serves every thread.

@@ -2,7 +2,7 @@
 /// encodes them, on one line, `/` unescaped. Foundation's `JSONEncoder` on
 /// Linux orders members by hash (or sorts them); answers read by people
 /// (`curl`, the change feed's `data:` lines, snapshots) should show `key`
-/// first, as API.md does. Integers and strings are exact; a `Double` is
+/// first, as docs/http-api.md does. Integers and strings are exact; a `Double` is
 /// written as Swift prints it (shortest round-trip form), a whole one
 /// without `.0`; NaN and infinities throw, as JSON has none.
 public struct OrderedJSONEncoder: Sendable {

@@ -1,5 +1,5 @@
 /// What is known about one stored value without its bytes: a listing entry
-/// (API.md "Listing"), and the metadata a fetch returns beside the bytes.
+/// (docs/http-api.md "Listing"), and the metadata a fetch returns beside the bytes.
 public struct ValueInfo: Codable, Sendable, Hashable {
     public var key: String
     /// Bytes of the value itself (decompressed).
@@ -44,7 +44,7 @@ public struct ValueInfo: Codable, Sendable, Hashable {
         source = try c.decodeIfPresent(ValueSource.self, forKey: .source) ?? .store
     }
 
-    /// `expires` is always written (`null` when none), as API.md shows it;
+    /// `expires` is always written (`null` when none), as docs/http-api.md shows it;
     /// `source` only for a fixture, the exception.
     public func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)

@@ -10,7 +10,7 @@ import Glibc
 /// Layout: sorted blocks of at most `blockCapacity` keys; a block keeps its
 /// keys' bytes in one arena (`bytes`, with end offsets) and a fixed-size
 /// `Entry` per key, content types interned. About 54 bytes plus the key's
-/// own bytes per key once packed (see README "Design", key index).
+/// own bytes per key once packed (see docs/internals.md, key index).
 ///
 /// Filling: the start-up scan runs in the background (`building`) while the
 /// store serves. Every write and delete tells the index as it happens (under
@@ -471,7 +471,7 @@ final class KeyIndex: @unchecked Sendable {
 
     // MARK: - Measuring
 
-    /// Bytes the blocks hold (array capacities), for the README's per-key figure.
+    /// Bytes the blocks hold (array capacities), for the per-key figure in docs/internals.md.
     var approximateBytes: Int {
         lock.withLock {
             blocks.reduce(blocks.capacity * MemoryLayout<Block>.stride) {

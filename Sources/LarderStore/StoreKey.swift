@@ -1,7 +1,7 @@
 import LarderModel
 /// A validated key: one or more `/`-separated segments of UTF-8.
 ///
-/// Rules (API.md, Keys): no empty, `.` or `..` segment, no control bytes, no
+/// Rules (docs/http-api.md, Keys): no empty, `.` or `..` segment, no control bytes, no
 /// backslash, segments of at most 255 bytes, keys of at most 1024 bytes,
 /// valid UTF-8. Validation runs on the percent-decoded bytes, so `%2e%2e`
 /// is caught like `..`.

@@ -10,7 +10,7 @@ public enum WriteConditions {
 
     /// A write that must replace the version `tag` names: either
     /// representation's strong ETag (identity or gzip, quotes included,
-    /// as API.md gives both), or `*` for "any current value". A weak or
+    /// as docs/http-api.md gives both), or `*` for "any current value". A weak or
     /// unknown tag never matches, as `If-Match` compares strongly.
     public static func mustMatch(_ tag: String) -> WriteCondition {
         let tag = trimmed(tag)

@@ -4,7 +4,7 @@ import Testing
 
 private typealias S = StoreTestSupport
 
-/// README "gzip level": each value's mode (deflate, Huffman-only, stored)
+/// docs/compression.md, "gzip level": each value's mode (deflate, Huffman-only, stored)
 /// is chosen from its first 64 KiB. Checked through the real server: the
 /// value comes back byte for byte, its file passes the system's `gzip -t`,
 /// the file's size shows what the mode did, and `/metrics` counts the mode.

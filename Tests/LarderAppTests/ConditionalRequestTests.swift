@@ -4,7 +4,7 @@ import Testing
 
 private typealias S = StoreTestSupport
 
-/// API.md "Conditional requests" (RFC 9110 section 13): If-Match,
+/// docs/http-api.md "Conditional requests" (RFC 9110 section 13): If-Match,
 /// If-None-Match, If-Modified-Since, If-Unmodified-Since on every method
 /// that takes them, their evaluation order, and compare-and-swap between
 /// real processes.

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// README "Reliability", crash consistency: `Tests/crash/crash_harness.py`
+/// docs/reliability.md, crash consistency: `Tests/crash/crash_harness.py`
 /// SIGKILLs the real `larder` binary at random moments during mixed
 /// concurrent load (PUT, DELETE, append, create) from 8 clients, restarts
 /// it, and checks every acknowledged operation. CI runs the short variant;

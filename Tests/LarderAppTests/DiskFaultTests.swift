@@ -7,7 +7,7 @@ import Glibc
 
 private typealias S = StoreTestSupport
 
-/// README "Reliability": what a full disk, a read-only data directory and a
+/// docs/reliability.md: what a full disk, a read-only data directory and a
 /// damaged value file do. Real filesystems (a small tmpfs mounted for the
 /// test), the real server, real sockets; no injected failures.
 @Suite(.enabled(if: SmallFilesystem.isAvailable, "needs tmpfs mounts (root with mount permission)"))

@@ -77,7 +77,7 @@ import Glibc
     /// a new example cannot be added untested.
     @Test func everyMarkedExampleIsRun() throws {
         let run = Set(Self.printed.map { "\($0.file) \($0.name)" } + ["docs/faults.md faults"]
-            + Self.runWithoutOutput + DocSuiteExampleTests.examples.map { "docs/test-suites.md \($0)" })
+            + Self.runWithoutOutput + DocSuiteExampleTests.examples.map { "\($0.0) \($0.1)" })
         var marked: Set<String> = [], outputs: Set<String> = []
         for file in DocExample.markdownFiles {
             let text = try String(contentsOfFile: Repository.path(file), encoding: .utf8)

@@ -1,22 +1,24 @@
 import Foundation
 import Testing
 
-/// docs/test-suites.md's examples, each run as written (shell with curl,
-/// pytest with requests, node:test with fetch) in a fresh directory holding
-/// the fixture they assume, with the built `larder` first on the PATH. Each
-/// starts and stops its own server, as a user's suite would.
+/// The docs' examples that start a server of their own (docs/test-suites.md,
+/// docs/security.md), each run as written (shell with curl, pytest with
+/// requests, node:test with fetch) in a fresh directory holding the fixture
+/// they assume, with the built `larder` first on the PATH. Each starts and
+/// stops its own server, as a user's suite would.
 @Suite struct DocSuiteExampleTests {
     static let page = "docs/test-suites.md"
 
-    /// The page's examples, each run by a test below.
-    static let examples = ["runner", "suite-shell", "suite-python", "suite-node"]
+    /// The examples, by page and name, each run by a test below.
+    static let examples = [(page, "runner"), (page, "suite-shell"), (page, "suite-python"), (page, "suite-node"),
+                           ("docs/security.md", "token")]
 
     /// A working directory with `fixtures/users/1.json` and the example saved as `file`.
-    static func workspace(example: String, file: String) throws -> String {
+    static func workspace(example: String, file: String, page: String = page) throws -> String {
         let dir = TestServer.makeTempDirectory()
         try FileManager.default.createDirectory(atPath: dir + "/fixtures/users", withIntermediateDirectories: true)
         try Data("{\"name\": \"Ada\"}".utf8).write(to: URL(fileURLWithPath: dir + "/fixtures/users/1.json"))
-        try Data(try DocExample.block(Self.page, "example: \(example)").utf8).write(to: URL(fileURLWithPath: dir + "/" + file))
+        try Data(try DocExample.block(page, "example: \(example)").utf8).write(to: URL(fileURLWithPath: dir + "/" + file))
         return dir
     }
 
@@ -58,6 +60,16 @@ import Testing
         let log = try String(contentsOfFile: dir + "/larder.log", encoding: .utf8)
         let data = try #require(log.firstMatch(of: /with data in (\S+)/)?.1)
         #expect(!FileManager.default.fileExists(atPath: String(data)))
+    }
+
+    /// docs/security.md: without the token 401, with it 200, /healthz open,
+    /// and a preflight from the allowed origin answered for it.
+    @Test func theTokenExampleLocksAllButHealth() throws {
+        let dir = try Self.workspace(example: "token", file: "token.sh", page: "docs/security.md")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let result = try Self.run(["bash", "token.sh"], in: dir)
+        #expect(result.status == 0, "\(result.output)")
+        #expect(result.output == (try DocExample.block("docs/security.md", "output: token")))
     }
 
     @Test func thePytestExamplePasses() throws {

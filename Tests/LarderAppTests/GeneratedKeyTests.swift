@@ -5,7 +5,7 @@ import Testing
 
 private typealias S = StoreTestSupport
 
-/// API.md "Values": `POST /store/<prefix>/` (and `POST /store/`) stores the
+/// docs/http-api.md "Values": `POST /store/<prefix>/` (and `POST /store/`) stores the
 /// body under a generated unique key: 201, `Location`, `{"key": ...}`.
 @Suite struct GeneratedKeyTests {
     /// Checks a create answer under `prefix` and returns the key.

@@ -4,7 +4,7 @@ import Testing
 
 private typealias S = StoreTestSupport
 
-/// README "Reliability": bodies built to hurt (nesting 100,000 deep, a
+/// docs/reliability.md: bodies built to hurt (nesting 100,000 deep, a
 /// snapshot line of 100 MiB) get a clear 4xx, change nothing, and the
 /// server goes on serving. Real server, real sockets.
 @Suite struct HostileBodyTests {

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// README "Reliability", hostile clients: `Tests/stress/hostile_clients.py`
+/// docs/reliability.md, hostile clients: `Tests/stress/hostile_clients.py`
 /// (CI sizes) holds 2,000 idle keep-alive connections, 1,000 watchers and
 /// 200 event-stream readers, 100 slowloris clients and 20 clients that
 /// never read, each while a normal client keeps reading a 1 KiB value, and

@@ -4,7 +4,7 @@ import Testing
 
 private typealias S = StoreTestSupport
 
-/// API.md "Values": `POST /store/<key>` atomic JSON append and `PATCH`
+/// docs/http-api.md "Values": `POST /store/<key>` atomic JSON append and `PATCH`
 /// JSON merge patch (RFC 7396), through the server.
 @Suite struct JSONUpdateTests {
     // MARK: - Helpers

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// README "Reliability", races: 8 Python processes share the real server,
+/// docs/reliability.md, races: 8 Python processes share the real server,
 /// each doing compare-and-swap increments of one counter and appends to one
 /// list, interleaved (`Tests/stress/sharing_stress.py`); the totals must be
 /// exact and each process's appends in its own order.

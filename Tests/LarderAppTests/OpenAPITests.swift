@@ -3,13 +3,13 @@ import LarderWire
 import Testing
 
 /// openapi.yaml: valid OpenAPI (openapi-spec-validator), complete against
-/// API.md's endpoints, and true of the server: schemathesis runs a bounded,
+/// docs/http-api.md's endpoints, and true of the server: schemathesis runs a bounded,
 /// seeded set of generated requests against a real server and checks every
 /// answer's status, content type, headers and body against the document.
 @Suite struct OpenAPITests {
     static let spec = Repository.path("openapi.yaml")
 
-    /// Described in openapi.yaml as API.md has them, not on this server yet
+    /// Described in openapi.yaml as docs/http-api.md has them, not on this server yet
     /// (built in parallel branches). The integrator shrinks this list as they
     /// land: `theNotYetServedListMatchesTheServer` fails, naming the entry to
     /// remove, as soon as the server routes one of them.
@@ -85,7 +85,7 @@ import Testing
         return outline
     }
 
-    /// Every endpoint and method of API.md is in the document; the token
+    /// Every endpoint and method of docs/http-api.md is in the document; the token
     /// is asked for everywhere but /healthz and the viewer; every error
     /// answer (but HEAD's, which have no body) is the JSON `Error`.
     @Test func everyEndpointOfTheContractIsDescribed() throws {

@@ -4,7 +4,7 @@ import Testing
 
 private typealias S = StoreTestSupport
 
-/// README "Reliability": no key and no fixture link reaches outside the
+/// docs/reliability.md: no key and no fixture link reaches outside the
 /// data. A property test: random byte strings (biased toward the pieces
 /// that break path handling: `/`, `.`, `..`, `%`, `\`, NUL, bytes that are
 /// not UTF-8, 255-byte segments) PUT as keys through the real server.
@@ -70,7 +70,7 @@ private typealias S = StoreTestSupport
         let files = S.regularFiles(under: sandbox + "/data").filter { $0 != "larder.lock" && $0 != "version" }
         #expect(files.allSatisfy { $0.hasPrefix("gen-1/") }, "\(files.filter { !$0.hasPrefix("gen-1/") })")
         // One file per key, besides the `\name` file of a directory whose
-        // 255-byte name has no room for its backslash (README "On disk").
+        // 255-byte name has no room for its backslash (docs/storage.md, "On disk").
         #expect(files.filter { !$0.hasSuffix("/\\name") }.count == accepted.count)
     }
 

@@ -4,7 +4,7 @@ import Testing
 
 private typealias S = StoreTestSupport
 
-/// API.md "Values", `Range: bytes=a-b` (RFC 9110 section 14): 206 of the
+/// docs/http-api.md "Values", `Range: bytes=a-b` (RFC 9110 section 14): 206 of the
 /// representation being sent (identity, or the stored gzip bytes), 416 when
 /// out of range, If-Range.
 @Suite struct RangeTests {

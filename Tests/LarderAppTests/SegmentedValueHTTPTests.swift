@@ -4,7 +4,7 @@ import Testing
 
 private typealias S = StoreTestSupport
 
-/// README "Large values on every core": a PUT with a Content-Length of
+/// docs/compression.md, "Large values on every core": a PUT with a Content-Length of
 /// 1 MiB or more is deflated in segments on every core, and the value
 /// reads back the same every way a client can ask for it — through the
 /// real server and real sockets, checked with the system's gzip.

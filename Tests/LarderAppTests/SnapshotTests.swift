@@ -7,7 +7,7 @@ import Glibc
 
 private typealias S = StoreTestSupport
 
-/// API.md "Snapshots": `GET /snapshot?prefix=` streams NDJSON, `POST
+/// docs/http-api.md "Snapshots": `GET /snapshot?prefix=` streams NDJSON, `POST
 /// /snapshot` restores it (`?replace=1`), exactly, against real servers.
 /// Lines are read here with Foundation's JSON and base64, not the server's.
 @Suite struct SnapshotTests {

@@ -4,7 +4,7 @@ import Testing
 
 private typealias S = StoreTestSupport
 
-/// API.md "Bulk delete".
+/// docs/http-api.md "Bulk delete".
 @Suite struct StoreBulkDeleteTests {
     static let neighbours = ["users", "users2/x", "users!", "usersX", "user/1", "other/users/1", "u"]
 

@@ -4,7 +4,7 @@ import Testing
 
 private typealias S = StoreTestSupport
 
-/// Several clients at once (API.md "Durability": a reader sees the old
+/// Several clients at once (docs/http-api.md "Durability": a reader sees the old
 /// value or the new one, never a mix).
 @Suite struct StoreConcurrencyTests {
     @Test func fourClientsWriteAndReadDistinctKeys() throws {

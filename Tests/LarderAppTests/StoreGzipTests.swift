@@ -4,7 +4,7 @@ import Testing
 
 private typealias S = StoreTestSupport
 
-/// API.md "Values" (gzip rows) and "Durability" (every value file is a
+/// docs/http-api.md "Values" (gzip rows) and "Durability" (every value file is a
 /// standard gzip file), checked with zlib and the system gzip tools.
 @Suite struct StoreGzipTests {
     static let gzipHeaders = [("Content-Encoding", "gzip")]
@@ -21,7 +21,7 @@ private typealias S = StoreTestSupport
         #expect(zipped.header("Vary")?.lowercased().contains("accept-encoding") == true, sourceLocation: sourceLocation)
         #expect(zipped.header("Content-Type") == "text/plain", sourceLocation: sourceLocation)
         if gz.count >= value.count {
-            // README: a tiny value whose gzip form is no smaller is answered as identity.
+            // docs/design-choices.md: a tiny value whose gzip form is no smaller is answered as identity.
             #expect(S.same(zipped.body, value), sourceLocation: sourceLocation)
             #expect(zipped.header("Content-Encoding") == nil, sourceLocation: sourceLocation)
             #expect(zipped.header("ETag") == etag, sourceLocation: sourceLocation)

@@ -4,7 +4,7 @@ import Testing
 
 private typealias S = StoreTestSupport
 
-/// API.md "Keys": what a key may be, over real HTTP.
+/// docs/http-api.md "Keys": what a key may be, over real HTTP.
 @Suite struct StoreKeyRulesTests {
     static let seg255 = String(repeating: "k", count: 255)
     static let seg256 = String(repeating: "k", count: 256)

@@ -5,7 +5,7 @@ import Testing
 
 private typealias S = StoreTestSupport
 
-/// API.md "Listing".
+/// docs/http-api.md "Listing".
 @Suite struct StoreListingTests {
     /// 2,500 keys over several levels; numbers unpadded so byte order is not numeric order.
     static let manyKeys: [String] = {

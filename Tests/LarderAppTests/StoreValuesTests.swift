@@ -4,7 +4,7 @@ import Testing
 
 private typealias S = StoreTestSupport
 
-/// API.md "Values": PUT, GET, HEAD, DELETE over real HTTP.
+/// docs/http-api.md "Values": PUT, GET, HEAD, DELETE over real HTTP.
 @Suite struct StoreValuesTests {
     static func httpDate(_ text: String?) -> Date? {
         guard let text else { return nil }

@@ -41,7 +41,7 @@ enum ProtocolWire {
         return ready == 0
     }
 
-    /// Asserts the API.md error shape: the status, `Content-Type:
+    /// Asserts the docs/http-api.md error shape: the status, `Content-Type:
     /// application/json` and a body `{"error": code, "message": "..."}`.
     static func expectError(_ response: ClientResponse, _ status: Int, _ code: String? = nil,
                              sourceLocation: SourceLocation = #_sourceLocation) {

@@ -36,40 +36,37 @@ import Testing
         (try? run(["sh", "-c", "command -v \(tool)"], in: "/"))?.status == 0
     }
 
-    @Test func theShellExampleSavesAndRestoresAState() throws {
-        let dir = try Self.workspace(example: "suite-shell", file: "example.sh")
+    /// Runs the bash example `name` of `page`, which starts its own
+    /// `larder --ephemeral … 2>larder.log`: it exits 0, prints exactly the
+    /// page's output block, and the ephemeral data directory (the log names
+    /// it) went with the server.
+    static func expectShellExampleToPrintItsOutput(_ name: String, page: String = page) throws {
+        let dir = try workspace(example: name, file: "\(name).sh", page: page)
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let result = try Self.run(["bash", "example.sh"], in: dir)
+        let result = try run(["bash", "\(name).sh"], in: dir)
         #expect(result.status == 0, "\(result.output)")
-        #expect(result.output == (try DocExample.block(Self.page, "output: suite-shell")))
-        // The ephemeral data directory (the log names it) went with the server.
+        #expect(result.output == (try DocExample.block(page, "output: \(name)")))
         let log = try String(contentsOfFile: dir + "/larder.log", encoding: .utf8)
         let data = try #require(log.firstMatch(of: /with data in (\S+)/)?.1)
         #expect(data.contains("larder-ephemeral-"))
         #expect(!FileManager.default.fileExists(atPath: String(data)))
     }
 
+    /// A fixture read, a write, a snapshot saved, a reset, the snapshot put back.
+    @Test func theShellExampleSavesAndRestoresAState() throws {
+        try Self.expectShellExampleToPrintItsOutput("suite-shell")
+    }
+
     /// The runner's own lines: the URL read from stdout, a request, SIGTERM,
-    /// exit 0 and the ephemeral directory gone.
+    /// exit 0.
     @Test func theRunnerExampleStartsAndStopsAServer() throws {
-        let dir = try Self.workspace(example: "runner", file: "runner.sh")
-        defer { try? FileManager.default.removeItem(atPath: dir) }
-        let result = try Self.run(["bash", "runner.sh"], in: dir)
-        #expect(result.status == 0, "\(result.output)")
-        #expect(result.output == (try DocExample.block(Self.page, "output: runner")))
-        let log = try String(contentsOfFile: dir + "/larder.log", encoding: .utf8)
-        let data = try #require(log.firstMatch(of: /with data in (\S+)/)?.1)
-        #expect(!FileManager.default.fileExists(atPath: String(data)))
+        try Self.expectShellExampleToPrintItsOutput("runner")
     }
 
     /// docs/security.md: without the token 401, with it 200, /healthz open,
     /// and a preflight from the allowed origin answered for it.
     @Test func theTokenExampleLocksAllButHealth() throws {
-        let dir = try Self.workspace(example: "token", file: "token.sh", page: "docs/security.md")
-        defer { try? FileManager.default.removeItem(atPath: dir) }
-        let result = try Self.run(["bash", "token.sh"], in: dir)
-        #expect(result.status == 0, "\(result.output)")
-        #expect(result.output == (try DocExample.block("docs/security.md", "output: token")))
+        try Self.expectShellExampleToPrintItsOutput("token", page: "docs/security.md")
     }
 
     @Test func thePytestExamplePasses() throws {

@@ -1,10 +1,11 @@
 import Dispatch
 import LarderSupport
 
-/// The HTTP/1.1 half of a connection: parses requests out of the channel's
-/// input, hands them to the handler, receives bodies, and sends answers in
-/// order — at once, or when a deferred answer arrives — with their bodies
-/// (from memory, pulled from a stream, or pushed by the application).
+/// Drives one HTTP/1.1 connection: carries bytes and events between its
+/// `SocketChannel` and its `HTTP1ConnectionState`, and does what the state
+/// says: calls the handler, feeds body sinks, sends answers (at once, or
+/// when a deferred answer arrives) with their bodies (`OutgoingBody`),
+/// counts and logs them (`AccessLog`), and closes.
 ///
 /// One request is answered at a time: the next pipelined request is parsed
 /// only once the answer to the one before is queued. While an answer is
@@ -14,11 +15,6 @@ import LarderSupport
 ///
 /// All mutable state is confined to the channel's queue, hence `@unchecked Sendable`.
 final class HTTP1Session: SocketChannelDelegate, HTTPResponderOwner, @unchecked Sendable {
-    /// Body bytes of a streamed response buffered ahead of the socket.
-    private static let streamAhead = 256 * 1024
-    /// A body that is answered without being read is skipped when at most
-    /// this large, otherwise the connection closes.
-    private static let maxSkippedBody: Int64 = 1 << 20
     /// How long a connection lingers after its last answer once the server
     /// is stopping, instead of up to 2 s: long enough for the answer to
     /// reach a client on this machine or network before the close, short
@@ -28,58 +24,29 @@ final class HTTP1Session: SocketChannelDelegate, HTTPResponderOwner, @unchecked 
 
     let channel: SocketChannel
     private let context: ServerContext
-    private let configuration: HTTPServerConfiguration
-    private let onClose: @Sendable (HTTP1Session) -> Void
-    private var parser: HTTPRequestParser
-
-    private enum Phase {
-        /// Waiting for (or reading) a request head; the time its first byte came.
-        case head(startedAt: UInt64?)
-        /// Reading a body into the sink, or skipping it when there is none
-        /// (the request was answered without it).
-        case body(BodyDecoder, HTTPRequestBodySink?)
-        /// A final answer is queued; nothing more is read as requests.
-        case closing
-    }
-    private var phase = Phase.head(startedAt: nil)
-
-    private struct RequestInfo {
-        let method: HTTPMethod
-        let target: String
-        let started: UInt64
-        let keepAlive: Bool
-        let http11: Bool
-    }
-    /// The request awaiting its answer (parked when that answer is deferred).
-    private var current: (info: RequestInfo, responder: HTTPResponder, mustClose: Bool)?
-
-    private enum Outgoing {
-        case pull(HTTPBodyStream, remaining: Int64)
-        /// Pulled until `read` returns 0: chunked, or ended by closing.
-        case pullUnsized(HTTPBodyStream, chunked: Bool)
-        case push(HTTPPushStream, chunked: Bool)
-        /// A file region going out with `sendfile`: where it is, what is left.
-        case file(HTTPFileRegion, offset: Int64, remaining: Int64)
-    }
+    private let log: AccessLog
+    private var state: HTTP1ConnectionState
+    /// Answers the request `state` awaits; set and cleared with it.
+    private var responder: HTTPResponder?
     /// A response body still being sent; nothing else is answered meanwhile.
-    private var outgoing: Outgoing?
-    /// Log line of a streamed response, written when its last byte is queued.
-    private var pendingLog: (info: RequestInfo?, status: Int, bytes: Int64)?
-    private var pushedBytes: Int64 = 0
-    private var closeAfterOutput = false
-    private var shuttingDown = false
+    private var outgoing: OutgoingBody?
+    /// The log line of the answer whose body is going out.
+    private var pendingLog: AccessLog.Pending?
     private var stoppedForOutput = false
 
     init(fd: Int32, context: ServerContext, onClose: @escaping @Sendable (HTTP1Session) -> Void) {
+        let configuration = context.configuration
         self.context = context
-        self.configuration = context.configuration
         self.onClose = onClose
+        self.log = AccessLog(logger: context.logger)
         self.channel = SocketChannel(fd: fd,
                                      inputCapacity: configuration.maxRequestLineBytes + configuration.maxHeaderBytes + 4096,
                                      logger: context.logger, meter: context.metrics.shardForNewConnection())
-        self.parser = HTTPRequestParser(configuration: configuration)
+        self.state = HTTP1ConnectionState(configuration: configuration)
         channel.delegate = self
     }
+
+    private let onClose: @Sendable (HTTP1Session) -> Void
 
     /// Call once, from any thread.
     func start() {
@@ -88,23 +55,29 @@ final class HTTP1Session: SocketChannelDelegate, HTTPResponderOwner, @unchecked 
 
     private var now: UInt64 { channel.now }
 
+    private var traffic: HTTP1ConnectionState.Traffic {
+        let sending: HTTP1ConnectionState.Traffic.Sending
+        switch outgoing {
+        case nil: sending = .nothing
+        case .push?: sending = .events
+        default: sending = .body
+        }
+        return .init(lastActivity: channel.lastActivity, outputEmpty: channel.output.isEmpty, sending: sending)
+    }
+
+    private func deadline() -> UInt64 { state.deadline(traffic) { responder?.deadlineNanos } }
+
     // MARK: - Channel events
 
     func channelReceived(eof: Bool) { drive() }
     func channelWritable() { drive() }
 
     func channelClosed() {
-        if case .body(_, let sink) = phase { sink?.abort() }
-        phase = .closing
-        switch outgoing {
-        case .pull(let s, _), .pullUnsized(let s, _): s.close()
-        case .push(let p, _): p.connectionClosed()
-        case .file(let f, _, _): f.close()
-        case nil: break
-        }
+        state.endAfterOutput()?.abort()
+        outgoing?.cancel()
         outgoing = nil
-        current?.responder.cancel()
-        current = nil
+        responder?.cancel()
+        responder = nil
         onClose(self)
     }
 
@@ -114,41 +87,30 @@ final class HTTP1Session: SocketChannelDelegate, HTTPResponderOwner, @unchecked 
             channel.schedule(due)
             return
         }
-        if let c = current, c.responder.deadlineNanos.map({ now >= $0 }) == true, let due = c.responder.takeDeadline() {
-            c.responder.beginInline()
-            due.via.respond(due.response)
-            if let answer = c.responder.endInline() { send(answer) }
+        if let r = responder, r.deadlineNanos.map({ now >= $0 }) == true, let answer = r.takeDeadline() {
+            r.beginInline()
+            answer.via.respond(answer.response)
+            if let given = r.endInline() { send(given) }
             drive()
             if !channel.closed { channel.schedule(max(deadline(), now + 1_000_000)) }
             return
         }
-        switch phase {
-        case .head(let started?) where current == nil && channel.output.isEmpty && outgoing == nil:
-            _ = started
-            phase = .head(startedAt: nil)
-            respondWithError(HTTPError(.requestTimeout, .requestTimeout,
-                                       "the request head did not arrive within \(configuration.headerTimeout) seconds",
-                                       closeConnection: true))
+        switch state.timedOut(traffic) {
+        case .headTimedOut(let error):
+            send(error.response)
             drive()
-        case .body(_, nil):
-            // The request was answered already (its body was being skipped):
-            // a late 408 would be a stray response.
+        case .close:
             channel.close()
-        case .body(_, let sink?):
+        case .bodyStalled(let error, let sink):
             sink.abort()
-            phase = .head(startedAt: nil)
             // The sink keeps the responder the route was handed alive.
-            withExtendedLifetime(sink) {
-                answerThroughResponder(HTTPError(.requestTimeout, .requestTimeout,
-                                                 "the request body stalled for \(configuration.idleTimeout) seconds",
-                                                 closeConnection: true))
-            }
+            withExtendedLifetime(sink) { answerThroughResponder(error) }
             drive()
-        default:
-            if (!channel.output.isEmpty || outgoing != nil) && channel.sendQueueShrank() {
+        case .quiet(let sending, let awaitingHead):
+            if sending && channel.sendQueueShrank() {
                 // A slow reader that keeps reading is not idle.
                 channel.lastActivity = now
-            } else if case .head = phase, current == nil, channel.output.isEmpty, outgoing == nil, channel.bytesWaiting() {
+            } else if awaitingHead && channel.bytesWaiting() {
                 // Data arrived but its read event has not run yet (a busy
                 // machine): not idle either.
                 channel.lastActivity = now
@@ -160,28 +122,6 @@ final class HTTP1Session: SocketChannelDelegate, HTTPResponderOwner, @unchecked 
         if !channel.closed { channel.schedule(max(deadline(), now + 1_000_000)) }
     }
 
-    /// When the timer must fire next, from the phase.
-    private func deadline() -> UInt64 {
-        let idle = channel.lastActivity + Self.nanos(configuration.idleTimeout)
-        // An event stream may be quiet for long (whatever its framing): only
-        // a reader that stops taking what was sent is timed out.
-        if case .push = outgoing { return channel.output.isEmpty ? .max : idle }
-        switch phase {
-        case .head(let started):
-            if !channel.output.isEmpty { return idle }
-            if let c = current { return c.responder.deadlineNanos ?? .max }
-            if case .push = outgoing { return .max }
-            if let started, outgoing == nil { return started + Self.nanos(configuration.headerTimeout) }
-            return idle
-        case .body, .closing:
-            return idle
-        }
-    }
-
-    private static func nanos(_ seconds: Double) -> UInt64 {
-        UInt64(min(max(seconds, 0), 1e9) * 1e9)
-    }
-
     // MARK: - Requests
 
     /// Answers what the buffered input allows, then sends.
@@ -190,31 +130,26 @@ final class HTTP1Session: SocketChannelDelegate, HTTPResponderOwner, @unchecked 
             process()
             if channel.closed { return }
             guard pump() else { return }
-            if channel.output.isEmpty && outgoing == nil && closeAfterOutput {
-                let idle = Self.nanos(configuration.idleTimeout)
-                channel.beginLingeringClose(idleTimeout: shuttingDown ? min(idle, Self.shutdownLingerNanos) : idle)
+            if channel.output.isEmpty && outgoing == nil && state.closesAfterOutput {
+                let idle = HTTP1ConnectionState.nanos(state.configuration.idleTimeout)
+                channel.beginLingeringClose(idleTimeout: state.shuttingDown ? min(idle, Self.shutdownLingerNanos) : idle)
                 return
             }
             if !stoppedForOutput { break }
         }
         guard !channel.closed else { return }
-        if shuttingDown, case .head(let started) = phase, started == nil, current == nil, outgoing == nil,
-           channel.output.isEmpty, !channel.hasUnread {
+        if state.shuttingDown && state.isIdle(traffic, hasUnread: channel.hasUnread) {
             // The stop began while an answer was still being sent (so
             // `beginShutdown` left the connection open); it is out now and
             // the connection idle: end it instead of waiting for the grace.
             channel.beginLingeringClose(idleTimeout: Self.shutdownLingerNanos)
             return
         }
-        if channel.peerClosed && channel.output.isEmpty {
+        if channel.peerClosed && channel.output.isEmpty && (outgoing == nil || outgoing?.isPush == true) {
             // The client is gone; nothing more can arrive, and a parked
             // request or an event stream has no one to answer.
-            var pushing = false
-            if case .push = outgoing { pushing = true }
-            if outgoing == nil || pushing {
-                channel.close()
-                return
-            }
+            channel.close()
+            return
         }
         channel.scheduleIfEarlier(deadline())
     }
@@ -223,95 +158,55 @@ final class HTTP1Session: SocketChannelDelegate, HTTPResponderOwner, @unchecked 
         stoppedForOutput = false
         while !channel.closed {
             // Send what is queued before answering more: pipelined requests
-            // must not pile up answers in memory.
-            // (A pushed body ends when the application says so: nothing to
-            // loop for until then.)
-            if case .push = outgoing { return }
-            if outgoing != nil || channel.output.count >= Self.streamAhead { stoppedForOutput = true; return }
-            if closeAfterOutput { return }
-            switch phase {
-            case .head(let started):
-                // Parked: the answer to the request before comes first.
-                if current != nil { return }
+            // must not pile up answers in memory. (A pushed body ends when
+            // the application says so: nothing to loop for until then.)
+            if outgoing?.isPush == true { return }
+            if outgoing != nil || channel.output.count >= OutgoingBody.streamAhead { stoppedForOutput = true; return }
+            switch state.inputUse {
+            case .nothing:
+                return
+            case .head:
                 guard channel.hasUnread else { return }
-                switch parser.parse(channel.unread) {
-                case .incomplete:
-                    if channel.inputIsFullFromStart {
-                        // The limits are smaller than the buffer, so this only
-                        // happens with input the parser cannot use; never spin on it.
-                        channel.discardInput()
-                        respondWithError(HTTPError(.headersTooLarge, .headersTooLarge,
-                                                   "the request head does not fit in \(channel.inputCapacity) bytes",
-                                                   closeConnection: true))
-                        return
-                    }
-                    if started == nil {
-                        phase = .head(startedAt: now)
-                        channel.scheduleIfEarlier(deadline())
-                    }
+                switch state.readHead(channel.unread, inputIsFull: channel.inputIsFullFromStart, now: now) {
+                case .needMore(let timerStarted):
+                    if timerStarted { channel.scheduleIfEarlier(deadline()) }
                     return
                 case .skip(let n):
                     channel.consume(n)
-                case .failure(let error):
-                    phase = .head(startedAt: nil)
+                case .reject(let error):
                     channel.discardInput()
-                    respondWithError(error)
-                case .complete(let head, let consumed):
+                    send(error.response)
+                case .request(let head, let consumed):
                     channel.consume(consumed)
-                    phase = .head(startedAt: nil)
                     begin(head)
                 }
             case .body:
                 guard channel.hasUnread else { return }
-                feedBody()
-            case .closing:
-                return
+                readBody()
             }
         }
     }
 
     private func begin(_ head: HTTPRequestHead) {
-        let info = RequestInfo(method: head.method, target: head.target, started: now,
-                               keepAlive: head.keepAlive && !shuttingDown, http11: head.version == .http11)
+        let handler = context.handler
         let responder = HTTPResponder(owner: self, queue: channel.queue)
-        current = (info, responder, false)
-        var bodyLimit = configuration.maxBodyBytes
-        if head.isChunked || (head.contentLength ?? 0) > bodyLimit, let own = context.handler.maxBodyBytes(for: head) {
-            bodyLimit = own
-        }
-        if let length = head.contentLength, length > bodyLimit {
-            respondWithError(HTTPError(.payloadTooLarge, .payloadTooLarge,
-                                       "the body is \(length) bytes; at most \(bodyLimit) are accepted",
-                                       closeConnection: true))
-            return
-        }
-        let action = context.handler.handle(head, responder)
-        let answer = responder.endInline()
-        switch action {
-        case .receive(let sink) where answer == nil:
-            guard head.hasBody else {
-                finish(sink, responder)
-                return
+        self.responder = responder
+        switch state.begin(head, now: now, routeLimit: { handler.maxBodyBytes(for: head) }) {
+        case .reject(let error):
+            send(error.response)
+        case .handle(let bodyLimit):
+            let action = handler.handle(head, responder)
+            let answer = responder.endInline()
+            var sink: HTTPRequestBodySink?
+            if case .receive(let s) = action { sink = s }
+            switch state.handled(head, bodyLimit: bodyLimit, sink: sink, answered: answer != nil) {
+            case .none: break
+            case .finish(let sink): finish(sink, responder)
+            case .read(let sendContinue): if sendContinue { channel.output.append(HTTP1ConnectionState.continueLine) }
+            case .abort(let sink): sink.abort()
             }
-            if head.expectsContinue { channel.output.append("HTTP/1.1 100 Continue\r\n\r\n") }
-            phase = .body(head.isChunked
-                          ? BodyDecoder(chunkedWithMaxBytes: bodyLimit, maxTrailerBytes: configuration.maxHeaderBytes)
-                          : BodyDecoder(contentLength: head.contentLength ?? 0, maxBytes: bodyLimit),
-                          sink)
-        case .receive(let sink):
-            // Answered and asked for the body: the answer wins.
-            sink.abort()
-            fallthrough
-        case .ignore:
-            if head.hasBody {
-                if head.expectsContinue || head.isChunked || (head.contentLength ?? 0) > Self.maxSkippedBody {
-                    current?.mustClose = true
-                } else {
-                    phase = .body(BodyDecoder(contentLength: head.contentLength ?? 0, maxBytes: configuration.maxBodyBytes), nil)
-                }
-            }
+            if let answer { send(answer) }
         }
-        if let answer { send(answer) }
     }
 
     /// Tells a sink its body is complete and sends the answer it gives at once.
@@ -321,26 +216,16 @@ final class HTTP1Session: SocketChannelDelegate, HTTPResponderOwner, @unchecked 
         if let answer = responder.endInline() { send(answer) }
     }
 
-    private func feedBody() {
-        guard case .body(var decoder, let sink) = phase else { return }
-        do {
-            let used = try decoder.decode(channel.unread) { chunk in try sink?.write(chunk) }
-            channel.consume(used)
-            guard decoder.isDone else {
-                phase = .body(decoder, sink)
-                return
-            }
-            phase = .head(startedAt: nil)
-            if let sink, let c = current { finish(sink, c.responder) }
-        } catch {
-            sink?.abort()
-            phase = .head(startedAt: nil)
-            guard sink != nil, current != nil else {
-                // A skipped body went wrong after its answer was queued.
-                closeAfterOutput = true
-                phase = .closing
-                return
-            }
+    private func readBody() {
+        let sink = state.bodySink
+        switch state.readBody(channel.unread, into: { try sink?.write($0) }) {
+        case .partial(let consumed):
+            channel.consume(consumed)
+        case .complete(let consumed, let finishing):
+            channel.consume(consumed)
+            if let finishing, let responder { finish(finishing, responder) }
+        case .failed(let error, let sink):
+            sink.abort()
             var httpError: HTTPError
             if let e = error as? HTTPError {
                 httpError = e
@@ -351,6 +236,8 @@ final class HTTP1Session: SocketChannelDelegate, HTTPResponderOwner, @unchecked 
             httpError.closeConnection = true
             // The sink keeps the responder the route was handed alive.
             withExtendedLifetime(sink) { answerThroughResponder(httpError) }
+        case .brokeAfterAnswer(let sink):
+            sink?.abort()
         }
     }
 
@@ -359,24 +246,19 @@ final class HTTP1Session: SocketChannelDelegate, HTTPResponderOwner, @unchecked 
     /// middleware sees it like any other answer (and may hold it back).
     /// The rest of the body is not read: the connection closes after it.
     private func answerThroughResponder(_ error: HTTPError) {
-        guard let c = current else { return respondWithError(error) }
-        current?.mustClose = true
-        c.responder.beginInline()
-        c.responder.respondThroughChain(error.response)
-        if let answer = c.responder.endInline() { send(answer) }
+        guard let r = responder else { return send(error.response) }
+        r.beginInline()
+        r.respondThroughChain(error.response)
+        if let answer = r.endInline() { send(answer) }
     }
 
     /// A deferred answer (or deadline) arrived from another thread.
     func answerArrived() {
-        guard !channel.closed, let c = current else { return }
+        guard !channel.closed, let r = responder else { return }
         channel.refreshNow()
-        if let answer = c.responder.takeAnswer() {
-            if case .body(_, let sink?) = phase {
-                // Answered before its body was read: the body is not wanted.
-                sink.abort()
-                phase = .head(startedAt: nil)
-                current?.mustClose = true
-            }
+        if let answer = r.takeAnswer() {
+            // Answered before its body was read: the body is not wanted.
+            state.answeredBeforeBody()?.abort()
             send(answer)
             drive()
         } else {
@@ -386,77 +268,50 @@ final class HTTP1Session: SocketChannelDelegate, HTTPResponderOwner, @unchecked 
 
     // MARK: - Responses
 
-    /// Answers the current request with an error (or a request that never
-    /// got as far as a head).
-    private func respondWithError(_ error: HTTPError) {
-        send(error.response)
-    }
-
-    /// Queues the answer to the current request: head and (small) body into
-    /// the output buffer, or the start of a streamed body.
+    /// Queues the answer to the current request (or to input that never
+    /// became one): head and (small) body into the output buffer, or the
+    /// start of a streamed body.
     private func send(_ response: HTTPResponse) {
-        let info = current?.info
-        let mustClose = current?.mustClose ?? false
-        current = nil
-        let close = response.closeConnection || mustClose || !(info?.keepAlive ?? false) || shuttingDown
-        let code = response.status.code
+        responder = nil
+        let start = state.startResponse(response, into: &channel.output)
+        let request = start.request, code = response.status.code
         // Latency is the time to the answer, not to its last byte: a slow
         // reader's download and an event stream's life are not the server's.
-        let started = info?.started ?? now, answeredAt = DispatchTime.now().uptimeNanoseconds
-        channel.meter.answered(info?.method, status: code, nanos: answeredAt > started ? answeredAt - started : 0)
-        let framing = ResponseEncoder.encodeHead(response, into: &channel.output, isHead: info?.method == .head,
-                                                 close: close, chunkedAllowed: info?.http11 ?? false)
-        var sentBytes: Int64 = 0
-        var streaming = false
-        switch (framing, response.body) {
-        case (.length(let n), .bytes(let b)):
-            channel.output.append(b)
-            sentBytes = n
-        case (.length(let n), .stream(let s, _)) where n > 0:
-            outgoing = .pull(s, remaining: n)
-            sentBytes = n
-            streaming = true
-        case (.length(let n), .file(let f)) where n > 0:
-            // The prefix rides with the head; the file follows once it is out.
-            channel.output.append(f.prefix)
-            outgoing = .file(f, offset: f.offset, remaining: f.length)
-            sentBytes = n
-            streaming = true
-        case (.chunked, .unsizedStream(let s)), (.untilClose, .unsizedStream(let s)):
-            if case .chunked = framing { outgoing = .pullUnsized(s, chunked: true) } else { outgoing = .pullUnsized(s, chunked: false) }
-            streaming = true
-        case (.chunked, .push(let p)), (.untilClose, .push(let p)):
-            let chunked: Bool
-            if case .chunked = framing { chunked = true } else { chunked = false }
-            streaming = true
-            pushedBytes = 0
-            outgoing = .push(p, chunked: chunked)
+        let started = request?.started ?? now, answeredAt = DispatchTime.now().uptimeNanoseconds
+        channel.meter.answered(request?.method, status: code, nanos: answeredAt > started ? answeredAt - started : 0)
+        let (body, bytes) = OutgoingBody.start(response.body, framing: start.framing, into: &channel.output)
+        outgoing = body
+        start.abort?.abort()
+        guard let body else {
+            log.answered(request, status: code, bytes: bytes, now: now)
+            return
+        }
+        pendingLog = AccessLog.Pending(request: request, status: code, bytes: bytes)
+        if case .push(let p, _) = body {
             p.bind { [weak self, queue = channel.queue] in
                 guard let session = self else { return }
                 queue.async { session.pushed() }
             }
             takePushed()
-        default:
-            response.discardBody()
-        }
-        if close {
-            closeAfterOutput = true
-            if case .body(_, let sink) = phase { sink?.abort() }
-            phase = .closing
-        }
-        if streaming {
-            pendingLog = (info, code, sentBytes)
-        } else {
-            logRequest(info, status: code, bytes: sentBytes)
         }
     }
 
-    private func logRequest(_ info: RequestInfo?, status: Int, bytes: Int64) {
-        guard context.logger.enabled(.info) else { return }
-        let elapsed = Double(DispatchTime.now().uptimeNanoseconds - (info?.started ?? now)) / 1e6
-        let ms = (elapsed * 100).rounded() / 100
-        let target = info.map { TargetRedaction.redact($0.target) } ?? "-"
-        context.logger.info("\(info?.method.description ?? "-") \(target) \(status) \(bytes)B \(ms)ms")
+    /// The body going out is complete: its log line.
+    private func bodyDone() {
+        outgoing = nil
+        if let pending = pendingLog { log.answered(pending, now: now) }
+        pendingLog = nil
+    }
+
+    /// The body going out failed after its head: the one error line, then
+    /// the connection is cut (no last chunk, or short of its length), which
+    /// is how the client learns the body is incomplete.
+    private func bodyFailed(_ error: any Error) {
+        log.bodyFailed(pendingLog?.request, error)
+        pendingLog = nil
+        outgoing?.cancel()
+        outgoing = nil
+        channel.close()
     }
 
     // MARK: - Pushed bodies
@@ -469,118 +324,58 @@ final class HTTP1Session: SocketChannelDelegate, HTTPResponderOwner, @unchecked 
     }
 
     private func takePushed() {
-        guard !channel.closed, case .push(let p, _) = outgoing else { return }
+        guard !channel.closed, case .push(let p, let chunked)? = outgoing else { return }
         let (bytes, finished, overflowed) = p.take()
         if overflowed || channel.output.count + bytes.count > p.maxBuffered {
             // The reader fell too far behind: a last word, then close.
-            appendPushed(p.overflowTail)
-            endPush()
-            closeAfterOutput = true
-            phase = .closing
+            appendPushed(p.overflowTail, chunked: chunked)
+            endPush(chunked: chunked)
+            state.endAfterOutput()?.abort()
             p.connectionClosed()
         } else {
-            appendPushed(bytes)
-            if finished { endPush() }
+            appendPushed(bytes, chunked: chunked)
+            if finished { endPush(chunked: chunked) }
         }
     }
 
-    private func appendPushed(_ piece: [UInt8]) {
-        guard case .push(_, let chunked) = outgoing, !piece.isEmpty else { return }
-        pushedBytes += Int64(piece.count)
+    private func appendPushed(_ piece: [UInt8], chunked: Bool) {
+        guard !piece.isEmpty else { return }
+        pendingLog?.bytes += Int64(piece.count)
         if chunked { ResponseEncoder.appendChunk(piece, into: &channel.output) } else { channel.output.append(piece) }
     }
 
-    private func endPush() {
-        guard case .push(_, let chunked) = outgoing else { return }
-        if chunked { channel.output.append(ResponseEncoder.lastChunk) } else { closeAfterOutput = true }
-        outgoing = nil
-        if let log = pendingLog { logRequest(log.info, status: log.status, bytes: pushedBytes) }
-        pendingLog = nil
+    private func endPush(chunked: Bool) {
+        if chunked { channel.output.append(ResponseEncoder.lastChunk) } else { state.endAfterOutput()?.abort() }
+        bodyDone()
     }
 
     // MARK: - Sending
 
-    /// Sends queued output, refilling it from a pulled body. Returns true
-    /// when everything is sent, false when waiting for the socket (or closed).
+    /// Sends queued output, refilling it from the outgoing body. Returns
+    /// true when everything is sent, false when waiting for the socket (or closed).
     private func pump() -> Bool {
         while true {
-            if case .pull(let s, var remaining) = outgoing {
-                do {
-                    while channel.output.count < Self.streamAhead && remaining > 0 {
-                        let want = Int(min(Int64(64 * 1024), remaining))
-                        let n = try channel.output.fill(max: want) { try s.read(into: $0) }
-                        if n == 0 {
-                            throw HTTPError(.internalServerError, .internalError, "the body ended \(remaining) bytes early")
-                        }
-                        remaining -= Int64(n)
-                    }
-                } catch {
-                    // Headers are out already: all that is left is to cut the connection.
-                    context.logger.error("response body of \(pendingLog?.info.map { TargetRedaction.redact($0.target) } ?? "?") failed: \(error)")
-                    s.close()
-                    outgoing = nil
-                    channel.close()
+            if var body = outgoing, !body.isPush {
+                switch body.advance(on: channel) {
+                case .more(let bytes):
+                    outgoing = body
+                    pendingLog?.bytes += bytes
+                case .waiting:
+                    // A closed channel has let go of the body already.
+                    if !channel.closed { outgoing = body }
+                    return false
+                case .done(let bytes, let closeAfter):
+                    pendingLog?.bytes += bytes
+                    if closeAfter { state.endAfterOutput()?.abort() }
+                    bodyDone()
+                case .failed(let error):
+                    bodyFailed(error)
                     return false
                 }
-                if remaining == 0 {
-                    s.close()
-                    outgoing = nil
-                    if let log = pendingLog { logRequest(log.info, status: log.status, bytes: log.bytes) }
-                    pendingLog = nil
-                } else {
-                    outgoing = .pull(s, remaining: remaining)
-                }
-            }
-            if case .pullUnsized(let s, let chunked) = outgoing, !pullUnsized(s, chunked: chunked) { return false }
-            if case .file(let f, var offset, var remaining) = outgoing {
-                let done = channel.flush(file: f.fd, offset: &offset, remaining: &remaining)
-                guard !channel.closed else { return false }
-                guard done else {
-                    outgoing = .file(f, offset: offset, remaining: remaining)
-                    return false
-                }
-                f.close()
-                outgoing = nil
-                if let log = pendingLog { logRequest(log.info, status: log.status, bytes: log.bytes) }
-                pendingLog = nil
-                return true
             }
             guard channel.flush() else { return false }
-            switch outgoing {
-            case .pull, .pullUnsized: continue
-            default: return true
-            }
+            if outgoing?.refillsOutput != true { return true }
         }
-    }
-
-    /// Refills the output from a body of unknown length, up to `streamAhead`;
-    /// at its end, the last chunk (or a close, for HTTP/1.0). False when the
-    /// stream failed and the connection was cut.
-    private func pullUnsized(_ s: HTTPBodyStream, chunked: Bool) -> Bool {
-        var ended = false
-        do {
-            while channel.output.count < Self.streamAhead {
-                let n = chunked ? try channel.output.fillChunk(max: 64 * 1024) { try s.read(into: $0) }
-                                : try channel.output.fill(max: 64 * 1024) { try s.read(into: $0) }
-                if n == 0 { ended = true; break }
-                pendingLog?.bytes += Int64(n)
-            }
-        } catch {
-            // Headers are out already: cutting the connection (no last chunk)
-            // is how the client learns the body is incomplete.
-            context.logger.error("response body of \(pendingLog?.info?.target ?? "?") failed: \(error)")
-            s.close()
-            outgoing = nil
-            channel.close()
-            return false
-        }
-        guard ended else { return true }
-        s.close()
-        outgoing = nil
-        if chunked { channel.output.append(ResponseEncoder.lastChunk) } else { closeAfterOutput = true }
-        if let log = pendingLog { logRequest(log.info, status: log.status, bytes: log.bytes) }
-        pendingLog = nil
-        return true
     }
 
     // MARK: - Closing
@@ -591,18 +386,12 @@ final class HTTP1Session: SocketChannelDelegate, HTTPResponderOwner, @unchecked 
     func beginShutdown() {
         channel.queue.async { [self] in
             guard !channel.closed else { return }
-            shuttingDown = true
             if channel.lingering {
+                _ = state.shutdown(traffic, hasUnread: channel.hasUnread)
                 channel.limitLinger(to: Self.shutdownLingerNanos)
                 return
             }
-            // An event stream ends at shutdown, whatever its framing.
-            if case .push = outgoing { channel.close(); return }
-            guard case .head(let started) = phase else { return }
-            let idle = started == nil && !channel.hasUnread && channel.output.isEmpty && outgoing == nil && current == nil
-            // Parked with nothing left to send: the earlier answers are out.
-            let waiting = current != nil && outgoing == nil && channel.output.isEmpty
-            if idle || waiting { channel.close() }
+            if state.shutdown(traffic, hasUnread: channel.hasUnread) { channel.close() }
         }
     }
 

@@ -1,7 +1,7 @@
 import LarderHTTP
 
 /// Drives the request parser and the body decoder over arbitrary bytes the
-/// way `HTTP1Session` does, and checks what must hold for any input.
+/// way the session does (`HTTP1ConnectionState`), and checks what must hold for any input.
 ///
 /// Shared by the libFuzzer target (`Fuzz/HTTPParserFuzz`, built by
 /// Fuzz/build.sh) and by the Swift Testing suite that replays the seed
@@ -39,7 +39,7 @@ public enum ParserFuzzHarness {
         var maxHeaderBytes: Int
         var maxBodyBytes: Int64
         /// The path of a route with no body limit of its own (`/snapshot`:
-        /// SnapshotRoute answers `.max`), asked as `HTTP1Session.begin` asks
+        /// SnapshotRoute answers `.max`), asked as `HTTP1ConnectionState.begin` asks
         /// for chunked bodies and bodies over `maxBodyBytes`.
         var unlimitedPath: String?
 
@@ -237,7 +237,8 @@ public enum ParserFuzzHarness {
             }
         }
 
-        /// Chooses the body limit and framing as `HTTP1Session.begin` does.
+        /// Chooses the body limit and framing as `HTTP1ConnectionState.begin`
+        /// and `handled` do for a route that reads every body.
         private mutating func begin(_ head: HTTPRequestHead) {
             var limit = limits.maxBodyBytes
             if head.isChunked || (head.contentLength ?? 0) > limit, limits.unlimitedPath.map({ head.path == $0 }) == true { limit = .max }

@@ -8,7 +8,10 @@ import Testing
 import Glibc
 #endif
 
-@Suite struct EchoServerTests {
+/// Requests one after another on one connection: pipelined bodies of both
+/// framings, HEAD, bodies answered without being read (skipped or closed),
+/// and idle connections at shutdown.
+@Suite struct PipeliningAndKeepAliveTests {
     @Test func echoesFixedAndChunkedBodiesPipelined() throws {
         let echo = try EchoServer()
         let connection = try echo.connection()

@@ -24,6 +24,7 @@ final class HTTP1Session: SocketChannelDelegate, HTTPResponderOwner, @unchecked 
 
     let channel: SocketChannel
     private let context: ServerContext
+    private let onClose: @Sendable (HTTP1Session) -> Void
     private let log: AccessLog
     private var state: HTTP1ConnectionState
     /// Answers the request `state` awaits; set and cleared with it.
@@ -45,8 +46,6 @@ final class HTTP1Session: SocketChannelDelegate, HTTPResponderOwner, @unchecked 
         self.state = HTTP1ConnectionState(configuration: configuration)
         channel.delegate = self
     }
-
-    private let onClose: @Sendable (HTTP1Session) -> Void
 
     /// Call once, from any thread.
     func start() {

@@ -76,7 +76,7 @@ package struct BodyDecoder {
         case .chunkSize(let value, let digits):
             lineBytes += 1
             if lineBytes > maxLineBytes { throw Self.bad("a chunk size line is too long") }
-            if let h = Self.hex(c) {
+            if let h = HexDigit.value(c) {
                 // At most 15 significant hex digits (below 2^60, so the sum
                 // of sizes cannot overflow); leading zeros are only length,
                 // bounded by the line limit above.
@@ -151,15 +151,6 @@ package struct BodyDecoder {
         trailerBytes += 1
         if trailerBytes > maxTrailerBytes {
             throw HTTPError(.headersTooLarge, .headersTooLarge, "the chunked trailer section is too large", closeConnection: true)
-        }
-    }
-
-    private static func hex(_ c: UInt8) -> UInt8? {
-        switch c {
-        case 0x30...0x39: c - 0x30
-        case 0x41...0x46: c - 0x41 + 10
-        case 0x61...0x66: c - 0x61 + 10
-        default: nil
         }
     }
 }

@@ -310,10 +310,6 @@ package struct HTTPRequestParser {
 
     private static func isDigit(_ c: UInt8) -> Bool { c >= 0x30 && c <= 0x39 }
 
-    private static func isHexDigit(_ c: UInt8) -> Bool {
-        isDigit(c) || (c >= 0x41 && c <= 0x46) || (c >= 0x61 && c <= 0x66)
-    }
-
     /// RFC 3986 unreserved and sub-delims: what a reg-name (and the tail of
     /// an IPvFuture) is made of, besides percent-escapes.
     private static func isUnreservedOrSubDelim(_ c: UInt8) -> Bool {
@@ -338,7 +334,7 @@ package struct HTTPRequestParser {
         } else {
             while i < value.endIndex && value[i] != 0x3A {
                 if value[i] == 0x25 {
-                    guard i + 2 < value.endIndex, isHexDigit(value[i + 1]), isHexDigit(value[i + 2]) else { return false }
+                    guard i + 2 < value.endIndex, HexDigit.isDigit(value[i + 1]), HexDigit.isDigit(value[i + 2]) else { return false }
                     i += 3
                     continue
                 }
@@ -354,14 +350,14 @@ package struct HTTPRequestParser {
     /// The characters of an IPv6address (hex digits, colons, and dots for
     /// an embedded IPv4): enough to refuse what is no address at all.
     private static func isIPv6Shaped(_ s: ArraySlice<UInt8>) -> Bool {
-        s.count >= 2 && s.contains(0x3A) && s.allSatisfy { isHexDigit($0) || $0 == 0x3A || $0 == 0x2E }
+        s.count >= 2 && s.contains(0x3A) && s.allSatisfy { HexDigit.isDigit($0) || $0 == 0x3A || $0 == 0x2E }
     }
 
     /// IPvFuture: "v" 1*HEXDIG "." 1*( unreserved / sub-delims / ":" ).
     private static func isIPvFuture(_ s: ArraySlice<UInt8>) -> Bool {
         guard let v = s.first, v == 0x76 || v == 0x56, let dot = s.firstIndex(of: 0x2E) else { return false }
         let version = s[(s.startIndex + 1)..<dot], rest = s[(dot + 1)...]
-        return !version.isEmpty && version.allSatisfy(isHexDigit)
+        return !version.isEmpty && version.allSatisfy(HexDigit.isDigit)
             && !rest.isEmpty && rest.allSatisfy { isUnreservedOrSubDelim($0) || $0 == 0x3A }
     }
 

@@ -26,13 +26,19 @@ final class HTTP1Session: SocketChannelDelegate, HTTPResponderOwner, @unchecked 
     private let context: ServerContext
     private let onClose: @Sendable (HTTP1Session) -> Void
     private let log: AccessLog
-    private var state: HTTP1ConnectionState
+    // `@exclusivity(unchecked)` on the hot per-request state: it is confined
+    // to the channel's queue, and nothing called while it is being changed
+    // (the parser, a route's body limit, a sink's write, a body stream's
+    // read) can reach this session on that queue (answers from elsewhere
+    // hop through `answerArrived`), so the runtime's access tracking on
+    // every use would only cost instructions on each request.
+    @exclusivity(unchecked) private var state: HTTP1ConnectionState
     /// Answers the request `state` awaits; set and cleared with it.
     private var responder: HTTPResponder?
     /// A response body still being sent; nothing else is answered meanwhile.
-    private var outgoing: OutgoingBody?
+    @exclusivity(unchecked) private var outgoing: OutgoingBody?
     /// The log line of the answer whose body is going out.
-    private var pendingLog: AccessLog.Pending?
+    @exclusivity(unchecked) private var pendingLog: AccessLog.Pending?
     private var stoppedForOutput = false
 
     init(fd: Int32, context: ServerContext, onClose: @escaping @Sendable (HTTP1Session) -> Void) {

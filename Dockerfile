@@ -29,9 +29,11 @@ COPY Sources ./Sources
 # The EmbedViewer plugin builds Public/ into the binary.
 COPY Plugins ./Plugins
 COPY Public ./Public
-# Package.swift names the test targets too: their folders must be there even
-# for `--product larder` (SwiftPM checks every target's path).
+# Package.swift names the test targets and the fuzz harness too: their
+# folders must be there even for `--product larder` (SwiftPM checks every
+# target's path).
 COPY Tests ./Tests
+COPY Fuzz/Harness ./Fuzz/Harness
 RUN swift build -c release --static-swift-stdlib --product larder \
     && install -D -m 0755 .build/release/larder /out/larder \
     && strip /out/larder

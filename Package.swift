@@ -71,7 +71,11 @@ let package = Package(
             ]
         ),
         .testTarget(name: "LarderStoreTests", dependencies: ["LarderStore", "CZlib"]),
-        .testTarget(name: "LarderHTTPTests", dependencies: ["LarderHTTP", "LarderWire"]),
+        // The parser fuzzer's checks: run by the libFuzzer target (Fuzz/build.sh)
+        // and by the corpus replay in LarderHTTPTests. Not in any product: it
+        // reaches the parser through `package` access, so LarderHTTP ships no fuzzing code.
+        .target(name: "LarderHTTPFuzzHarness", dependencies: ["LarderHTTP"], path: "Fuzz/Harness"),
+        .testTarget(name: "LarderHTTPTests", dependencies: ["LarderHTTP", "LarderHTTPFuzzHarness", "LarderWire"]),
         .testTarget(name: "LarderJSONTests", dependencies: ["LarderJSON"]),
         .testTarget(name: "LarderAppTests", dependencies: [
             "LarderApp", "LarderModel", "LarderStore", "LarderWire", "LarderViewer", "CZlib",

@@ -2,12 +2,16 @@
 # Builds the libFuzzer target over the HTTP request parser:
 #   Fuzz/.build/http-parser-fuzz
 # LarderModel and LarderSupport are compiled as plain modules (not
-# instrumented: nothing of them is fuzzed); LarderHTTP's sources and the
-# entry point (Fuzz/HTTPParserFuzz/FuzzEntry.swift) are compiled together
-# into one module with -sanitize=fuzzer,address, which instruments them for
-# coverage and AddressSanitizer and links libFuzzer's main (bundled with the
-# Swift toolchain on Linux: nothing to install). -O keeps Swift's overflow and
-# bounds traps (unlike -Ounchecked), so an arithmetic overflow is a crash.
+# instrumented: nothing of them is fuzzed). LarderHTTP is compiled as its own
+# module, and the harness (Fuzz/Harness, the SwiftPM target
+# LarderHTTPFuzzHarness) with the entry point (Fuzz/HTTPParserFuzz) as
+# another, both with -sanitize=fuzzer,address, which instruments them for
+# coverage and AddressSanitizer; the link adds libFuzzer's main (bundled with
+# the Swift toolchain on Linux: nothing to install). Both share one
+# -package-name, as SwiftPM gives them: the harness reaches the parser through
+# LarderHTTP's `package` declarations, so the product carries no fuzzing code.
+# -O keeps Swift's overflow and bounds traps (unlike -Ounchecked), so an
+# arithmetic overflow is a crash.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=Fuzz/.build
@@ -16,8 +20,9 @@ swiftc=${SWIFTC:-swiftc}
 
 # Rebuild only when a source changed.
 stamp="$out/sources.sha"
-sum=$(cat Sources/LarderModel/*.swift Sources/LarderSupport/*.swift Sources/LarderHTTP/*.swift \
-          Fuzz/HTTPParserFuzz/*.swift Fuzz/build.sh | sha256sum | cut -d' ' -f1)
+http_sources=$(find Sources/LarderHTTP -name '*.swift' | sort)
+sum=$(cat Sources/LarderModel/*.swift Sources/LarderSupport/*.swift $http_sources \
+          Fuzz/Harness/*.swift Fuzz/HTTPParserFuzz/*.swift Fuzz/build.sh | sha256sum | cut -d' ' -f1)
 if [ -x "$out/http-parser-fuzz" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$sum" ]; then
   echo "fuzz: $out/http-parser-fuzz is up to date"
   exit 0
@@ -34,10 +39,13 @@ echo "fuzz: building $out/http-parser-fuzz"
 # working directory. ld.gold's "Cannot export local symbol" notes about
 # ASan's helpers are noise and filtered out.
 root=$PWD
-if ! (cd "$out" && "$swiftc" -O -g -parse-as-library -wmo -module-name LarderHTTP -I . \
-        -sanitize=fuzzer,address \
-        "$root"/Sources/LarderHTTP/*.swift "$root"/Fuzz/HTTPParserFuzz/*.swift \
-        LarderModel.o LarderSupport.o \
+fuzzflags=(-O -g -parse-as-library -wmo -package-name larder -sanitize=fuzzer,address)
+if ! (cd "$out" && "$swiftc" "${fuzzflags[@]}" -module-name LarderHTTP -I . \
+        -emit-module -emit-module-path LarderHTTP.swiftmodule \
+        -c $(printf '%s\n' $http_sources | sed "s|^|$root/|") -o LarderHTTP.o \
+      && "$swiftc" "${fuzzflags[@]}" -module-name LarderHTTPFuzzHarness -I . \
+        "$root"/Fuzz/Harness/*.swift "$root"/Fuzz/HTTPParserFuzz/*.swift \
+        LarderHTTP.o LarderModel.o LarderSupport.o \
         -o http-parser-fuzz) > "$out/link.log" 2>&1; then
   grep -v "Cannot export local symbol" "$out/link.log" >&2
   exit 1

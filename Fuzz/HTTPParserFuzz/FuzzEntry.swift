@@ -1,7 +1,8 @@
 // libFuzzer entry point for the HTTP request parser. Compiled by
-// Fuzz/build.sh into the LarderHTTP module itself (not a SwiftPM target), so
-// it reaches the internal parser; the checks live in ParserFuzzHarness,
-// which the Swift Testing corpus replay runs too.
+// Fuzz/build.sh together with the harness (Fuzz/Harness, not a SwiftPM
+// target itself: SwiftPM would link this symbol into the test bundle); the
+// checks live in ParserFuzzHarness, which the Swift Testing corpus replay
+// runs too.
 #if canImport(Glibc)
 import Glibc
 #endif

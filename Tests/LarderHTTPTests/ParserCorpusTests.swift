@@ -1,5 +1,5 @@
 import Foundation
-@testable import LarderHTTP
+import LarderHTTPFuzzHarness
 import Testing
 
 /// The fuzzer's seed corpus (Fuzz/corpus/http) replayed through the same

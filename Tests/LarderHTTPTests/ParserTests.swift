@@ -220,9 +220,10 @@ private func failureStatus(_ result: HTTPRequestParser.Result) -> Int? {
     }
 }
 
-/// Findings of the parser fuzzer (Fuzz/, ParserFuzzHarness) and of writing
-/// its corpus: each failed before its fix.
-@Suite struct ParserFuzzRegressionTests {
+/// Absolute-form targets and whitespace in chunk sizes, where a lenient
+/// parser and a front end would read different requests (found by the
+/// parser fuzzer and its corpus: each failed before its fix).
+@Suite struct AbsoluteFormAndChunkWhitespaceTests {
     /// An absolute-form target with a query and no path (`http://h?q`) was
     /// returned as `/?q` without the control-character check every other
     /// target gets: NUL, other controls and DEL reached the routes (and the

@@ -1,10 +1,13 @@
+import LarderHTTP
+
 /// Drives the request parser and the body decoder over arbitrary bytes the
-/// way `HTTP1Session` does, and checks what must hold for any input.
+/// way the session does (`HTTP1ConnectionState`), and checks what must hold for any input.
 ///
-/// Shared by the libFuzzer target (`Fuzz/HTTPParserFuzz`, which compiles
-/// this module's sources directly) and by the Swift Testing suite that
-/// replays the seed corpus (`ParserCorpusTests`), so both check the same
-/// invariants. Internal: nothing here is API.
+/// Shared by the libFuzzer target (`Fuzz/HTTPParserFuzz`, built by
+/// Fuzz/build.sh) and by the Swift Testing suite that replays the seed
+/// corpus (`ParserCorpusTests`), so both check the same invariants. Its own
+/// module, outside every product: it reaches the parser through LarderHTTP's
+/// `package` declarations.
 ///
 /// The model of the session: bytes arrive in pieces and are appended to the
 /// unread input; after each piece the parser is called on all unread bytes
@@ -28,15 +31,15 @@
 ///   round-trip what they format.
 /// A crash, a trap (overflow, out-of-bounds index) or a hang is found by the
 /// fuzzer itself; `check` only returns problems it can describe.
-enum ParserFuzzHarness {
+public enum ParserFuzzHarness {
     /// The limits a run uses: the server's configuration and the limit a
     /// route asks for its own body (`HTTPRequestHandler.maxBodyBytes(for:)`).
-    struct Limits: Sendable, CustomStringConvertible {
+    public struct Limits: Sendable, CustomStringConvertible {
         var maxRequestLineBytes: Int
         var maxHeaderBytes: Int
         var maxBodyBytes: Int64
         /// The path of a route with no body limit of its own (`/snapshot`:
-        /// SnapshotRoute answers `.max`), asked as `HTTP1Session.begin` asks
+        /// SnapshotRoute answers `.max`), asked as `HTTP1ConnectionState.begin` asks
         /// for chunked bodies and bodies over `maxBodyBytes`.
         var unlimitedPath: String?
 
@@ -53,18 +56,18 @@ enum ParserFuzzHarness {
         var inputCapacity: Int { max(64 * 1024, maxRequestLineBytes + maxHeaderBytes + 4096) }
 
         /// The defaults of `larder serve`, with its unlimited route.
-        static let production = Limits(maxRequestLineBytes: 8 * 1024, maxHeaderBytes: 32 * 1024,
+        public static let production = Limits(maxRequestLineBytes: 8 * 1024, maxHeaderBytes: 32 * 1024,
                                        maxBodyBytes: 1 << 30, unlimitedPath: "/snapshot")
         /// Small enough that short inputs reach every limit.
-        static let tiny = Limits(maxRequestLineBytes: 64, maxHeaderBytes: 256, maxBodyBytes: 100, unlimitedPath: nil)
+        public static let tiny = Limits(maxRequestLineBytes: 64, maxHeaderBytes: 256, maxBodyBytes: 100, unlimitedPath: nil)
 
-        var description: String {
+        public var description: String {
             "line \(maxRequestLineBytes), header \(maxHeaderBytes), body \(maxBodyBytes), unlimited \(unlimitedPath ?? "-")"
         }
     }
 
     /// What the session would see, in order.
-    enum Event: Equatable, CustomStringConvertible {
+    public enum Event: Equatable, CustomStringConvertible {
         /// A complete head, summarised.
         case head(String)
         /// The whole body of the request before.
@@ -76,7 +79,7 @@ enum ParserFuzzHarness {
         /// Input ended inside a body: what was decoded so far.
         case awaitingBody([UInt8])
 
-        var description: String {
+        public var description: String {
             switch self {
             case .head(let s): "head(\(s))"
             case .body(let b): "body(\(b.count) bytes: \(String(decoding: b.prefix(40), as: UTF8.self).debugDescription))"
@@ -87,8 +90,8 @@ enum ParserFuzzHarness {
         }
     }
 
-    struct Run {
-        var events: [Event] = []
+    public struct Run {
+        public var events: [Event] = []
         var problems: [String] = []
         /// The heads accepted, for the field parsers.
         var heads: [HTTPRequestHead] = []
@@ -99,7 +102,7 @@ enum ParserFuzzHarness {
     /// Every check for one input: both limit sets, each in one piece, in
     /// pieces chosen from the input's own hash, and byte by byte (short
     /// inputs). Returns the problems found (empty: all invariants hold).
-    static func check(_ input: [UInt8]) -> [String] {
+    public static func check(_ input: [UInt8]) -> [String] {
         var problems: [String] = []
         var seed = fnv1a(input)
         for limits in [Limits.production, Limits.tiny] {
@@ -139,7 +142,7 @@ enum ParserFuzzHarness {
 
     /// Feeds `input` in pieces of the given sizes (a last piece takes what
     /// they leave) to a parser and body decoder as the session does.
-    static func run(_ input: [UInt8], pieces: [Int], limits: Limits) -> Run {
+    public static func run(_ input: [UInt8], pieces: [Int], limits: Limits) -> Run {
         var session = SessionModel(limits: limits)
         var offset = 0
         for size in pieces where offset < input.count && !session.ended {
@@ -234,7 +237,8 @@ enum ParserFuzzHarness {
             }
         }
 
-        /// Chooses the body limit and framing as `HTTP1Session.begin` does.
+        /// Chooses the body limit and framing as `HTTP1ConnectionState.begin`
+        /// and `handled` do for a route that reads every body.
         private mutating func begin(_ head: HTTPRequestHead) {
             var limit = limits.maxBodyBytes
             if head.isChunked || (head.contentLength ?? 0) > limit, limits.unlimitedPath.map({ head.path == $0 }) == true { limit = .max }
@@ -328,6 +332,7 @@ enum ParserFuzzHarness {
             let target = head.target
             if target != "*" && !target.hasPrefix("/") { problem("a target \(target.debugDescription)") }
             if target == "*" && head.method != .options { problem("'*' for \(method)") }
+            if target.utf8.contains(0x23) { problem("a target with a fragment \(target.debugDescription)") }
             if target.utf8.contains(where: { $0 <= 0x20 || $0 >= 0x7F }) { problem("a target with controls, spaces or raw bytes \(target.debugDescription)") }
             if head.path.utf8.count + (head.query.map { $0.utf8.count + 1 } ?? 0) != target.utf8.count {
                 problem("path and query do not make up the target \(target.debugDescription)")

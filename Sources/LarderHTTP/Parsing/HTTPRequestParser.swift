@@ -5,8 +5,8 @@
 /// Transfer-Encoding, no conflicting Content-Lengths, chunked must be the
 /// final (and only) transfer coding. A lone LF ends a line, as RFC 9112 2.2
 /// allows. Each failure is an `HTTPError` with the status to answer.
-struct HTTPRequestParser {
-    enum Result {
+package struct HTTPRequestParser {
+    package enum Result {
         case incomplete
         case complete(HTTPRequestHead, consumed: Int)
         case failure(HTTPError)
@@ -20,14 +20,14 @@ struct HTTPRequestParser {
     /// trickles in byte by byte is not rescanned from the start each time.
     private var scanned = 0
 
-    init(configuration: HTTPServerConfiguration) {
+    package init(configuration: HTTPServerConfiguration) {
         maxRequestLineBytes = configuration.maxRequestLineBytes
         maxHeaderBytes = configuration.maxHeaderBytes
     }
 
     /// Call with the unconsumed bytes; on `.complete` the next call starts
     /// after `consumed`.
-    mutating func parse(_ buffer: UnsafeRawBufferPointer) -> Result {
+    package mutating func parse(_ buffer: UnsafeRawBufferPointer) -> Result {
         // Empty lines before a request line are ignored (RFC 9112 2.2).
         var start = 0
         while start < buffer.count && (buffer[start] == 0x0D || buffer[start] == 0x0A) { start += 1 }
@@ -123,7 +123,12 @@ struct HTTPRequestParser {
             version = .http10
         } else if versionBytes.count == 8, versionBytes.starts(with: "HTTP/".utf8),
                   isDigit(versionBytes[sp2 + 6]), versionBytes[sp2 + 7] == 0x2E, isDigit(versionBytes[sp2 + 8]) {
-            throw HTTPError(.versionNotSupported, .versionNotSupported, "only HTTP/1.1 and HTTP/1.0 are supported", closeConnection: true)
+            // RFC 9110 2.5: a higher minor version of a major version we
+            // implement is processed as the highest minor we conform to.
+            guard versionBytes[sp2 + 6] == 0x31 else {
+                throw HTTPError(.versionNotSupported, .versionNotSupported, "only HTTP/1.x is supported", closeConnection: true)
+            }
+            version = .http11
         } else {
             throw bad("the request line does not end in a valid HTTP version")
         }
@@ -198,6 +203,7 @@ struct HTTPRequestParser {
                 }
             } else if equalsLower(name, "host") {
                 hostCount += 1
+                guard isValidHost(value) else { throw bad("the Host header is not a valid host[:port]") }
             }
         }
 
@@ -253,6 +259,9 @@ struct HTTPRequestParser {
         for c in t where c < 0x20 || c == 0x7F {
             throw bad("the request target contains a control character or space")
         }
+        // A fragment is never sent (RFC 9112 3.2: the target has none); a
+        // `#` taken as part of a key would name a key the client never meant.
+        if t.contains(0x23) { throw bad("the request target contains '#' (a fragment is not sent; encode it as %23)") }
         var bytes = t
         if bytes.elementsEqual("*".utf8) {
             guard method == .options else { throw bad("'*' is only a target for OPTIONS") }
@@ -291,7 +300,7 @@ struct HTTPRequestParser {
         return out
     }
 
-    static func isTokenByte(_ c: UInt8) -> Bool {
+    package static func isTokenByte(_ c: UInt8) -> Bool {
         switch c {
         case 0x30...0x39, 0x41...0x5A, 0x61...0x7A: return true
         case 0x21, 0x23, 0x24, 0x25, 0x26, 0x27, 0x2A, 0x2B, 0x2D, 0x2E, 0x5E, 0x5F, 0x60, 0x7C, 0x7E: return true
@@ -300,6 +309,57 @@ struct HTTPRequestParser {
     }
 
     private static func isDigit(_ c: UInt8) -> Bool { c >= 0x30 && c <= 0x39 }
+
+    /// RFC 3986 unreserved and sub-delims: what a reg-name (and the tail of
+    /// an IPvFuture) is made of, besides percent-escapes.
+    private static func isUnreservedOrSubDelim(_ c: UInt8) -> Bool {
+        switch c {
+        case 0x30...0x39, 0x41...0x5A, 0x61...0x7A, 0x2D, 0x2E, 0x5F, 0x7E: return true  // ALPHA DIGIT - . _ ~
+        case 0x21, 0x24, 0x26, 0x27, 0x28, 0x29, 0x2A, 0x2B, 0x2C, 0x3B, 0x3D: return true  // ! $ & ' ( ) * + , ; =
+        default: return false
+        }
+    }
+
+    /// A Host value: uri-host [ ":" port ] (RFC 9112 3.2, RFC 3986 3.2.2
+    /// and 3.2.3), uri-host being an IP-literal in brackets or a reg-name
+    /// (which IPv4 addresses are too), the port digits only. Empty is
+    /// valid: a client sends an empty Host for a target without authority.
+    static func isValidHost(_ value: ArraySlice<UInt8>) -> Bool {
+        var i = value.startIndex
+        if i < value.endIndex && value[i] == 0x5B {
+            guard let close = value[i...].firstIndex(of: 0x5D) else { return false }
+            let literal = value[(i + 1)..<close]
+            guard isIPv6Shaped(literal) || isIPvFuture(literal) else { return false }
+            i = close + 1
+        } else {
+            while i < value.endIndex && value[i] != 0x3A {
+                if value[i] == 0x25 {
+                    guard i + 2 < value.endIndex, HexDigit.isDigit(value[i + 1]), HexDigit.isDigit(value[i + 2]) else { return false }
+                    i += 3
+                    continue
+                }
+                guard isUnreservedOrSubDelim(value[i]) else { return false }
+                i += 1
+            }
+        }
+        if i == value.endIndex { return true }
+        guard value[i] == 0x3A else { return false }
+        return value[(i + 1)...].allSatisfy(isDigit)
+    }
+
+    /// The characters of an IPv6address (hex digits, colons, and dots for
+    /// an embedded IPv4): enough to refuse what is no address at all.
+    private static func isIPv6Shaped(_ s: ArraySlice<UInt8>) -> Bool {
+        s.count >= 2 && s.contains(0x3A) && s.allSatisfy { HexDigit.isDigit($0) || $0 == 0x3A || $0 == 0x2E }
+    }
+
+    /// IPvFuture: "v" 1*HEXDIG "." 1*( unreserved / sub-delims / ":" ).
+    private static func isIPvFuture(_ s: ArraySlice<UInt8>) -> Bool {
+        guard let v = s.first, v == 0x76 || v == 0x56, let dot = s.firstIndex(of: 0x2E) else { return false }
+        let version = s[(s.startIndex + 1)..<dot], rest = s[(dot + 1)...]
+        return !version.isEmpty && version.allSatisfy(HexDigit.isDigit)
+            && !rest.isEmpty && rest.allSatisfy { isUnreservedOrSubDelim($0) || $0 == 0x3A }
+    }
 
     private static func equalsLower(_ a: ArraySlice<UInt8>, _ b: String) -> Bool {
         a.count == b.utf8.count && zip(a, b.utf8).allSatisfy { asciiLower($0) == $1 }

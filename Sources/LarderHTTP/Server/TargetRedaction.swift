@@ -44,7 +44,7 @@ public enum TargetRedaction {
         var i = name.startIndex
         while i < name.endIndex {
             if name[i] == UInt8(ascii: "%") {
-                guard i + 2 < name.endIndex, let hi = hex(name[i + 1]), let lo = hex(name[i + 2]) else { return nil }
+                guard i + 2 < name.endIndex, let hi = HexDigit.value(name[i + 1]), let lo = HexDigit.value(name[i + 2]) else { return nil }
                 out.append(hi << 4 | lo)
                 i += 3
             } else {
@@ -53,14 +53,5 @@ public enum TargetRedaction {
             }
         }
         return out
-    }
-
-    private static func hex(_ c: UInt8) -> UInt8? {
-        switch c {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): c - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): c - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): c - UInt8(ascii: "A") + 10
-        default: nil
-        }
     }
 }

@@ -1,7 +1,7 @@
 /// Frames a request body: a fixed Content-Length, or chunked transfer
 /// coding decoded incrementally (RFC 9112 7.1), with the body limit enforced
 /// on the decoded size.
-struct BodyDecoder {
+package struct BodyDecoder {
     private enum State {
         case fixed(remaining: Int64)
         case chunkSize(value: Int64, digits: Int)
@@ -24,21 +24,21 @@ struct BodyDecoder {
     private var lineBytes = 0
     private var trailerBytes = 0
     private let maxTrailerBytes: Int
-    private(set) var received: Int64 = 0
+    package private(set) var received: Int64 = 0
 
-    init(contentLength: Int64, maxBytes: Int64) {
+    package init(contentLength: Int64, maxBytes: Int64) {
         state = contentLength == 0 ? .done : .fixed(remaining: contentLength)
         self.maxBytes = maxBytes
         self.maxTrailerBytes = 0
     }
 
-    init(chunkedWithMaxBytes maxBytes: Int64, maxTrailerBytes: Int) {
+    package init(chunkedWithMaxBytes maxBytes: Int64, maxTrailerBytes: Int) {
         state = .chunkSize(value: 0, digits: 0)
         self.maxBytes = maxBytes
         self.maxTrailerBytes = maxTrailerBytes
     }
 
-    var isDone: Bool { if case .done = state { return true } else { return false } }
+    package var isDone: Bool { if case .done = state { return true } else { return false } }
 
     private static func bad(_ message: String) -> HTTPError {
         HTTPError(.badRequest, .badRequest, message, closeConnection: true)
@@ -46,7 +46,7 @@ struct BodyDecoder {
 
     /// Decodes from `input`, handing body bytes to `emit`. Returns how many
     /// input bytes were used; stops at the end of the body.
-    mutating func decode(_ input: UnsafeRawBufferPointer, emit: (UnsafeRawBufferPointer) throws -> Void) throws -> Int {
+    package mutating func decode(_ input: UnsafeRawBufferPointer, emit: (UnsafeRawBufferPointer) throws -> Void) throws -> Int {
         var i = 0
         while i < input.count {
             switch state {
@@ -75,8 +75,12 @@ struct BodyDecoder {
         switch state {
         case .chunkSize(let value, let digits):
             lineBytes += 1
-            if let h = Self.hex(c) {
-                guard digits < 15 else { throw Self.bad("a chunk size is too large") }
+            if lineBytes > maxLineBytes { throw Self.bad("a chunk size line is too long") }
+            if let h = HexDigit.value(c) {
+                // At most 15 significant hex digits (below 2^60, so the sum
+                // of sizes cannot overflow); leading zeros are only length,
+                // bounded by the line limit above.
+                guard value < 1 << 56 else { throw Self.bad("a chunk size is too large") }
                 state = .chunkSize(value: value << 4 | Int64(h), digits: digits + 1)
             } else if digits > 0 && c == 0x3B {
                 pendingSize = value
@@ -147,15 +151,6 @@ struct BodyDecoder {
         trailerBytes += 1
         if trailerBytes > maxTrailerBytes {
             throw HTTPError(.headersTooLarge, .headersTooLarge, "the chunked trailer section is too large", closeConnection: true)
-        }
-    }
-
-    private static func hex(_ c: UInt8) -> UInt8? {
-        switch c {
-        case 0x30...0x39: c - 0x30
-        case 0x41...0x46: c - 0x41 + 10
-        case 0x61...0x66: c - 0x61 + 10
-        default: nil
         }
     }
 }

@@ -67,8 +67,14 @@ public struct HTTPResponse: @unchecked Sendable {
     }
 
     /// Releases what the body holds (an open file) when the response is dropped unsent.
-    public func discardBody() {
-        switch body {
+    public func discardBody() { body.discard() }
+}
+
+extension HTTPResponseBody {
+    /// Releases what the body holds (a stream, a file, a push stream's
+    /// writer) when it will not be sent.
+    func discard() {
+        switch self {
         case .stream(let s, _), .unsizedStream(let s): s.close()
         case .push(let p): p.connectionClosed()
         case .file(let f): f.close()

@@ -8,53 +8,10 @@ import Testing
 import Glibc
 #endif
 
-/// Collects a request body and echoes it back.
-private final class EchoSink: HTTPRequestBodySink {
-    private var bytes: [UInt8] = []
-    private let head: HTTPRequestHead
-    private let responder: HTTPResponder
-    init(_ head: HTTPRequestHead, _ responder: HTTPResponder) { self.head = head; self.responder = responder }
-    func write(_ chunk: UnsafeRawBufferPointer) throws { bytes.append(contentsOf: chunk) }
-    func finish() { responder.respond(EchoHandler.answer(head, body: bytes)) }
-    func abort() {}
-}
-
-/// `/echo`: answers with the method, target and body it got. `/fail`: 418.
-private struct EchoHandler: HTTPRequestHandler {
-    static func answer(_ head: HTTPRequestHead, body: [UInt8]) -> HTTPResponse {
-        HTTPResponse(status: .ok, headers: [("Content-Type", "application/octet-stream"),
-                                            ("X-Method", head.method.description),
-                                            ("X-Target", head.target),
-                                            ("X-Chunked", head.isChunked ? "1" : "0")],
-                     body: .bytes(body))
-    }
-
-    func handle(_ request: HTTPRequestHead, _ responder: HTTPResponder) -> HTTPBodyAction {
-        if request.path == "/fail" {
-            responder.respond(HTTPError(HTTPStatus(418, "I'm a teapot"), ErrorCode("teapot"), "no").response)
-            return .ignore
-        }
-        if request.hasBody { return .receive(EchoSink(request, responder)) }
-        responder.respond(Self.answer(request, body: []))
-        return .ignore
-    }
-}
-
-private final class EchoServer {
-    let server: HTTPServer
-    init(_ configure: (inout HTTPServerConfiguration) -> Void = { _ in }) throws {
-        var configuration = HTTPServerConfiguration()
-        configuration.port = 0
-        configuration.shutdownGrace = 1
-        configure(&configuration)
-        server = HTTPServer(configuration: configuration, handler: EchoHandler(), logger: .silent())
-        try server.start()
-    }
-    func connection() throws -> HTTPClientConnection { try HTTPClientConnection(port: server.port, timeout: 5) }
-    deinit { server.shutdown() }
-}
-
-@Suite struct EchoServerTests {
+/// Requests one after another on one connection: pipelined bodies of both
+/// framings, HEAD, bodies answered without being read (skipped or closed),
+/// and idle connections at shutdown.
+@Suite struct PipeliningAndKeepAliveTests {
     @Test func echoesFixedAndChunkedBodiesPipelined() throws {
         let echo = try EchoServer()
         let connection = try echo.connection()

@@ -55,7 +55,10 @@ final class SocketChannel: @unchecked Sendable {
     private var input: UnsafeMutableRawBufferPointer
     private var inStart = 0
     private var inEnd = 0
-    var output = OutputBuffer(capacity: SocketChannel.outputCapacity)
+    /// Unchecked exclusivity: confined to `queue`, and appended to many
+    /// times per answer; no call made while it is changed (a body stream's
+    /// read into it) can reach it again.
+    @exclusivity(unchecked) var output = OutputBuffer(capacity: SocketChannel.outputCapacity)
 
     /// Time of the current event, read once per event.
     private(set) var now: UInt64 = DispatchTime.now().uptimeNanoseconds

@@ -1,0 +1,40 @@
+import Dispatch
+import LarderSupport
+
+/// Writes a connection's log lines about its requests: the access line of
+/// each answer, and the one error line of a response body that failed after
+/// its head went out. Every line names the request by its redacted target
+/// (`TargetRedaction`), so a secret in the URL never reaches a log.
+struct AccessLog {
+    let logger: Logger
+
+    /// An answer whose body is still going out: its line is written when
+    /// the last byte is queued (or never, when the body fails).
+    struct Pending {
+        let request: HTTP1ConnectionState.Request?
+        let status: Int
+        var bytes: Int64
+    }
+
+    /// `METHOD target status bytesB millisecondsms`, at info level.
+    func answered(_ request: HTTP1ConnectionState.Request?, status: Int, bytes: Int64, now: UInt64) {
+        guard logger.enabled(.info) else { return }
+        let elapsed = Double(DispatchTime.now().uptimeNanoseconds - (request?.started ?? now)) / 1e6
+        let ms = (elapsed * 100).rounded() / 100
+        logger.info("\(request?.method.description ?? "-") \(Self.target(request)) \(status) \(bytes)B \(ms)ms")
+    }
+
+    func answered(_ pending: Pending, now: UInt64) {
+        answered(pending.request, status: pending.status, bytes: pending.bytes, now: now)
+    }
+
+    /// The body of the answer to `request` failed after its head was sent.
+    func bodyFailed(_ request: HTTP1ConnectionState.Request?, _ error: any Error) {
+        logger.error("response body of \(Self.target(request)) failed: \(error)")
+    }
+
+    /// The target as every line prints it.
+    static func target(_ request: HTTP1ConnectionState.Request?) -> String {
+        request.map { TargetRedaction.redact($0.target) } ?? "-"
+    }
+}

@@ -1,0 +1,407 @@
+import Dispatch
+import LarderSupport
+
+/// Drives one HTTP/1.1 connection: carries bytes and events between its
+/// `SocketChannel` and its `HTTP1ConnectionState`, and does what the state
+/// says: calls the handler, feeds body sinks, sends answers (at once, or
+/// when a deferred answer arrives) with their bodies (`OutgoingBody`),
+/// counts and logs them (`AccessLog`), and closes.
+///
+/// One request is answered at a time: the next pipelined request is parsed
+/// only once the answer to the one before is queued. While an answer is
+/// awaited the connection is parked: no thread, no idle timeout (the
+/// responder's own deadline instead), and a client that hangs up is noticed
+/// by the channel's EOF.
+///
+/// All mutable state is confined to the channel's queue, hence `@unchecked Sendable`.
+final class HTTP1Session: SocketChannelDelegate, HTTPResponderOwner, @unchecked Sendable {
+    /// How long a connection lingers after its last answer once the server
+    /// is stopping, instead of up to 2 s: long enough for the answer to
+    /// reach a client on this machine or network before the close, short
+    /// enough that a client that keeps its socket open does not hold up
+    /// the exit (a client that closes ends the linger at once anyway).
+    private static let shutdownLingerNanos: UInt64 = 200_000_000
+
+    let channel: SocketChannel
+    private let context: ServerContext
+    private let onClose: @Sendable (HTTP1Session) -> Void
+    private let log: AccessLog
+    // `@exclusivity(unchecked)` on the hot per-request state: it is confined
+    // to the channel's queue, and nothing called while it is being changed
+    // (the parser, a route's body limit, a sink's write, a body stream's
+    // read) can reach this session on that queue (answers from elsewhere
+    // hop through `answerArrived`), so the runtime's access tracking on
+    // every use would only cost instructions on each request.
+    @exclusivity(unchecked) private var state: HTTP1ConnectionState
+    /// Answers the request `state` awaits; set and cleared with it.
+    private var responder: HTTPResponder?
+    /// A response body still being sent; nothing else is answered meanwhile.
+    @exclusivity(unchecked) private var outgoing: OutgoingBody?
+    /// The log line of the answer whose body is going out.
+    @exclusivity(unchecked) private var pendingLog: AccessLog.Pending?
+    private var stoppedForOutput = false
+
+    init(fd: Int32, context: ServerContext, onClose: @escaping @Sendable (HTTP1Session) -> Void) {
+        let configuration = context.configuration
+        self.context = context
+        self.onClose = onClose
+        self.log = AccessLog(logger: context.logger)
+        self.channel = SocketChannel(fd: fd,
+                                     inputCapacity: configuration.maxRequestLineBytes + configuration.maxHeaderBytes + 4096,
+                                     logger: context.logger, meter: context.metrics.shardForNewConnection())
+        self.state = HTTP1ConnectionState(configuration: configuration)
+        channel.delegate = self
+    }
+
+    /// Call once, from any thread.
+    func start() {
+        channel.queue.async { [self] in channel.start(deadline: deadline()) }
+    }
+
+    private var now: UInt64 { channel.now }
+
+    private var traffic: HTTP1ConnectionState.Traffic {
+        let sending: HTTP1ConnectionState.Traffic.Sending
+        switch outgoing {
+        case nil: sending = .nothing
+        case .push?: sending = .events
+        default: sending = .body
+        }
+        return .init(lastActivity: channel.lastActivity, outputEmpty: channel.output.isEmpty, sending: sending)
+    }
+
+    private func deadline() -> UInt64 { state.deadline(traffic) { responder?.deadlineNanos } }
+
+    // MARK: - Channel events
+
+    func channelReceived(eof: Bool) { drive() }
+    func channelWritable() { drive() }
+
+    func channelClosed() {
+        state.endAfterOutput()?.abort()
+        outgoing?.cancel()
+        outgoing = nil
+        responder?.cancel()
+        responder = nil
+        onClose(self)
+    }
+
+    func channelTimerFired() {
+        let due = deadline()
+        if now < due {
+            channel.schedule(due)
+            return
+        }
+        if let r = responder, r.deadlineNanos.map({ now >= $0 }) == true, let answer = r.takeDeadline() {
+            r.beginInline()
+            answer.via.respond(answer.response)
+            if let given = r.endInline() { send(given) }
+            drive()
+            if !channel.closed { channel.schedule(max(deadline(), now + 1_000_000)) }
+            return
+        }
+        switch state.timedOut(traffic) {
+        case .headTimedOut(let error):
+            send(error.response)
+            drive()
+        case .close:
+            channel.close()
+        case .bodyStalled(let error, let sink):
+            sink.abort()
+            // The sink keeps the responder the route was handed alive.
+            withExtendedLifetime(sink) { answerThroughResponder(error) }
+            drive()
+        case .quiet(let sending, let awaitingHead):
+            if sending && channel.sendQueueShrank() {
+                // A slow reader that keeps reading is not idle.
+                channel.lastActivity = now
+            } else if awaitingHead && channel.bytesWaiting() {
+                // Data arrived but its read event has not run yet (a busy
+                // machine): not idle either.
+                channel.lastActivity = now
+            } else {
+                // Idle keep-alive, or a client that stopped reading.
+                channel.close()
+            }
+        }
+        if !channel.closed { channel.schedule(max(deadline(), now + 1_000_000)) }
+    }
+
+    // MARK: - Requests
+
+    /// Answers what the buffered input allows, then sends.
+    private func drive() {
+        while !channel.closed {
+            process()
+            if channel.closed { return }
+            guard pump() else { return }
+            if channel.output.isEmpty && outgoing == nil && state.closesAfterOutput {
+                let idle = HTTP1ConnectionState.nanos(state.configuration.idleTimeout)
+                channel.beginLingeringClose(idleTimeout: state.shuttingDown ? min(idle, Self.shutdownLingerNanos) : idle)
+                return
+            }
+            if !stoppedForOutput { break }
+        }
+        guard !channel.closed else { return }
+        if state.shuttingDown && state.isIdle(traffic, hasUnread: channel.hasUnread) {
+            // The stop began while an answer was still being sent (so
+            // `beginShutdown` left the connection open); it is out now and
+            // the connection idle: end it instead of waiting for the grace.
+            channel.beginLingeringClose(idleTimeout: Self.shutdownLingerNanos)
+            return
+        }
+        if channel.peerClosed && channel.output.isEmpty && (outgoing == nil || outgoing?.isPush == true) {
+            // The client is gone; nothing more can arrive, and a parked
+            // request or an event stream has no one to answer.
+            channel.close()
+            return
+        }
+        channel.scheduleIfEarlier(deadline())
+    }
+
+    private func process() {
+        stoppedForOutput = false
+        while !channel.closed {
+            // Send what is queued before answering more: pipelined requests
+            // must not pile up answers in memory. (A pushed body ends when
+            // the application says so: nothing to loop for until then.)
+            if outgoing?.isPush == true { return }
+            if outgoing != nil || channel.output.count >= OutgoingBody.streamAhead { stoppedForOutput = true; return }
+            switch state.inputUse {
+            case .nothing:
+                return
+            case .head:
+                guard channel.hasUnread else { return }
+                switch state.readHead(channel.unread, inputIsFull: channel.inputIsFullFromStart, now: now) {
+                case .needMore(let timerStarted):
+                    if timerStarted { channel.scheduleIfEarlier(deadline()) }
+                    return
+                case .skip(let n):
+                    channel.consume(n)
+                case .reject(let error):
+                    channel.discardInput()
+                    send(error.response)
+                case .request(let head, let consumed):
+                    channel.consume(consumed)
+                    begin(head)
+                }
+            case .body:
+                guard channel.hasUnread else { return }
+                readBody()
+            }
+        }
+    }
+
+    private func begin(_ head: HTTPRequestHead) {
+        let handler = context.handler
+        let responder = HTTPResponder(owner: self, queue: channel.queue)
+        self.responder = responder
+        switch state.begin(head, now: now, routeLimit: { handler.maxBodyBytes(for: head) }) {
+        case .reject(let error):
+            send(error.response)
+        case .handle(let bodyLimit):
+            let action = handler.handle(head, responder)
+            let answer = responder.endInline()
+            var sink: HTTPRequestBodySink?
+            if case .receive(let s) = action { sink = s }
+            switch state.handled(head, bodyLimit: bodyLimit, sink: sink, answered: answer != nil) {
+            case .none: break
+            case .finish(let sink): finish(sink, responder)
+            case .read(let sendContinue): if sendContinue { channel.output.append(HTTP1ConnectionState.continueLine) }
+            case .abort(let sink): sink.abort()
+            }
+            if let answer { send(answer) }
+        }
+    }
+
+    /// Tells a sink its body is complete and sends the answer it gives at once.
+    private func finish(_ sink: HTTPRequestBodySink, _ responder: HTTPResponder) {
+        responder.beginInline()
+        sink.finish()
+        if let answer = responder.endInline() { send(answer) }
+    }
+
+    private func readBody() {
+        let sink = state.bodySink
+        switch state.readBody(channel.unread, into: { try sink?.write($0) }) {
+        case .partial(let consumed):
+            channel.consume(consumed)
+        case .complete(let consumed, let finishing):
+            channel.consume(consumed)
+            if let finishing, let responder { finish(finishing, responder) }
+        case .failed(let error, let sink):
+            sink.abort()
+            var httpError: HTTPError
+            if let e = error as? HTTPError {
+                httpError = e
+            } else {
+                context.logger.error("request body failed: \(error)")
+                httpError = HTTPError(.internalServerError, .internalError, "\(error)")
+            }
+            httpError.closeConnection = true
+            // The sink keeps the responder the route was handed alive.
+            withExtendedLifetime(sink) { answerThroughResponder(httpError) }
+        case .brokeAfterAnswer(let sink):
+            sink?.abort()
+        }
+    }
+
+    /// Answers the current request (which reached the handler) with an
+    /// error found while its body was read, through its responder, so that
+    /// middleware sees it like any other answer (and may hold it back).
+    /// The rest of the body is not read: the connection closes after it.
+    private func answerThroughResponder(_ error: HTTPError) {
+        guard let r = responder else { return send(error.response) }
+        r.beginInline()
+        r.respondThroughChain(error.response)
+        if let answer = r.endInline() { send(answer) }
+    }
+
+    /// A deferred answer (or deadline) arrived from another thread.
+    func answerArrived() {
+        guard !channel.closed, let r = responder else { return }
+        channel.refreshNow()
+        if let answer = r.takeAnswer() {
+            // Answered before its body was read: the body is not wanted.
+            state.answeredBeforeBody()?.abort()
+            send(answer)
+            drive()
+        } else {
+            channel.scheduleIfEarlier(deadline())
+        }
+    }
+
+    // MARK: - Responses
+
+    /// Queues the answer to the current request (or to input that never
+    /// became one): head and (small) body into the output buffer, or the
+    /// start of a streamed body.
+    private func send(_ response: HTTPResponse) {
+        responder = nil
+        let start = state.startResponse(response, into: &channel.output)
+        let request = start.request, code = response.status.code
+        // Latency is the time to the answer, not to its last byte: a slow
+        // reader's download and an event stream's life are not the server's.
+        let started = request?.started ?? now, answeredAt = DispatchTime.now().uptimeNanoseconds
+        channel.meter.answered(request?.method, status: code, nanos: answeredAt > started ? answeredAt - started : 0)
+        let (body, bytes) = OutgoingBody.start(response.body, framing: start.framing, into: &channel.output)
+        outgoing = body
+        start.abort?.abort()
+        guard let body else {
+            log.answered(request, status: code, bytes: bytes, now: now)
+            return
+        }
+        pendingLog = AccessLog.Pending(request: request, status: code, bytes: bytes)
+        if case .push(let p, _) = body {
+            p.bind { [weak self, queue = channel.queue] in
+                guard let session = self else { return }
+                queue.async { session.pushed() }
+            }
+            takePushed()
+        }
+    }
+
+    /// The body going out is complete: its log line.
+    private func bodyDone() {
+        outgoing = nil
+        if let pending = pendingLog { log.answered(pending, now: now) }
+        pendingLog = nil
+    }
+
+    /// The body going out failed after its head: the one error line, then
+    /// the connection is cut (no last chunk, or short of its length), which
+    /// is how the client learns the body is incomplete.
+    private func bodyFailed(_ error: any Error) {
+        log.bodyFailed(pendingLog?.request, error)
+        pendingLog = nil
+        outgoing?.cancel()
+        outgoing = nil
+        channel.close()
+    }
+
+    // MARK: - Pushed bodies
+
+    /// Sends what the application pushed since the last look (on the queue).
+    private func pushed() {
+        channel.refreshNow()
+        takePushed()
+        drive()
+    }
+
+    private func takePushed() {
+        guard !channel.closed, case .push(let p, let chunked)? = outgoing else { return }
+        let (bytes, finished, overflowed) = p.take()
+        if overflowed || channel.output.count + bytes.count > p.maxBuffered {
+            // The reader fell too far behind: a last word, then close.
+            appendPushed(p.overflowTail, chunked: chunked)
+            endPush(chunked: chunked)
+            state.endAfterOutput()?.abort()
+            p.connectionClosed()
+        } else {
+            appendPushed(bytes, chunked: chunked)
+            if finished { endPush(chunked: chunked) }
+        }
+    }
+
+    private func appendPushed(_ piece: [UInt8], chunked: Bool) {
+        guard !piece.isEmpty else { return }
+        pendingLog?.bytes += Int64(piece.count)
+        if chunked { ResponseEncoder.appendChunk(piece, into: &channel.output) } else { channel.output.append(piece) }
+    }
+
+    private func endPush(chunked: Bool) {
+        if chunked { channel.output.append(ResponseEncoder.lastChunk) } else { state.endAfterOutput()?.abort() }
+        bodyDone()
+    }
+
+    // MARK: - Sending
+
+    /// Sends queued output, refilling it from the outgoing body. Returns
+    /// true when everything is sent, false when waiting for the socket (or closed).
+    private func pump() -> Bool {
+        while true {
+            if var body = outgoing, !body.isPush {
+                switch body.advance(on: channel) {
+                case .more(let bytes):
+                    outgoing = body
+                    pendingLog?.bytes += bytes
+                case .waiting:
+                    // A closed channel has let go of the body already.
+                    if !channel.closed { outgoing = body }
+                    return false
+                case .done(let bytes, let closeAfter):
+                    pendingLog?.bytes += bytes
+                    if closeAfter { state.endAfterOutput()?.abort() }
+                    bodyDone()
+                case .failed(let error):
+                    bodyFailed(error)
+                    return false
+                }
+            }
+            guard channel.flush() else { return false }
+            if outgoing?.refillsOutput != true { return true }
+        }
+    }
+
+    // MARK: - Closing
+
+    /// Graceful shutdown: close now if idle or only waiting (a parked
+    /// request, an event stream), else after the current answer; a lingering
+    /// close (now or after that answer) lasts at most `shutdownLingerNanos`.
+    func beginShutdown() {
+        channel.queue.async { [self] in
+            guard !channel.closed else { return }
+            if channel.lingering {
+                _ = state.shutdown(traffic, hasUnread: channel.hasUnread)
+                channel.limitLinger(to: Self.shutdownLingerNanos)
+                return
+            }
+            if state.shutdown(traffic, hasUnread: channel.hasUnread) { channel.close() }
+        }
+    }
+
+    /// Closes at once (shutdown after the grace period).
+    func forceClose() {
+        channel.queue.async { [self] in channel.close() }
+    }
+}

@@ -293,7 +293,9 @@ final class HTTP1Session: SocketChannelDelegate, HTTPResponderOwner, @unchecked 
                 finish(sink, responder)
                 return
             }
-            if head.expectsContinue { channel.output.append("HTTP/1.1 100 Continue\r\n\r\n") }
+            if head.expectsContinue {
+                if let gate = sink as? HTTPContinueGate { askBeforeContinue(gate, responder) } else { channel.output.append(Self.continueLine) }
+            }
             phase = .body(head.isChunked
                           ? BodyDecoder(chunkedWithMaxBytes: bodyLimit, maxTrailerBytes: configuration.maxHeaderBytes)
                           : BodyDecoder(contentLength: head.contentLength ?? 0, maxBytes: bodyLimit),
@@ -312,6 +314,26 @@ final class HTTP1Session: SocketChannelDelegate, HTTPResponderOwner, @unchecked 
             }
         }
         if let answer { send(answer) }
+    }
+
+    private static let continueLine = "HTTP/1.1 100 Continue\r\n\r\n"
+
+    /// `Expect: 100-continue` with a sink that decides later: `100 Continue`
+    /// goes out when it says so, if the request is still waiting for its
+    /// body by then (not answered, its body not already sent).
+    private func askBeforeContinue(_ gate: HTTPContinueGate, _ responder: HTTPResponder) {
+        gate.whenBodyWanted { [weak self, queue = channel.queue] in
+            guard let session = self else { return }
+            queue.async { session.continueWanted(by: responder) }
+        }
+    }
+
+    /// On the queue: sends `100 Continue` if the request is still waiting for its body.
+    private func continueWanted(by responder: HTTPResponder) {
+        guard !channel.closed, let c = current, c.responder === responder, !responder.isFinished,
+              case .body = phase else { return }
+        channel.output.append(Self.continueLine)
+        drive()
     }
 
     /// Tells a sink its body is complete and sends the answer it gives at once.

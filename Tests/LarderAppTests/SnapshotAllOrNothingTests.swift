@@ -142,6 +142,41 @@ private typealias S = StoreTestSupport
         let woke = watched.response
         #expect(woke?.status == 200 || woke?.status == 404, "the watcher woke: \(String(describing: woke?.status))")
     }
+
+    /// Staging keeps memory flat: a document of 48 MiB of values (one
+    /// 40 MiB value streamed, 400 lines of 20 KiB) goes through a spool
+    /// file, not the server's memory, and the restore's bad last line
+    /// still leaves nothing behind; then the same document, good, restores.
+    @Test func stagingALargeDocumentStaysInBoundedMemory() throws {
+        let dir = TestServer.makeTempDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let child = try ChildServer(dataDirectory: dir, arguments: ["--no-fsync", "--log-level", "warning"])
+        let big = Bytes.random(count: 40 << 20, seed: 40)
+        var document = Self.line(#""key":"m/big","base64":"\#(Data(big).base64EncodedString())""#)
+        let small = Data(Bytes.random(count: 20 << 10, seed: 2)).base64EncodedString()
+        for i in 0..<400 { document += Self.line(#""key":"m/\#(i)","base64":"\#(small)""#) }
+        let baseline = try #require(child.rssKiB())
+        for (broken, status) in [(true, 400), (false, 200)] {
+            let body = broken ? document + Array("broken\n".utf8) : document
+            let connection = try HTTPClientConnection(port: child.port, timeout: 120)
+            try connection.send("POST /snapshot?prefix=m/ HTTP/1.1\r\nHost: x\r\nContent-Length: \(body.count)\r\n\r\n")
+            var peak = baseline
+            var offset = 0
+            while offset < body.count {
+                let end = min(offset + (1 << 20), body.count)
+                try connection.send(Array(body[offset..<end]))
+                offset = end
+                peak = max(peak, child.rssKiB() ?? 0)
+            }
+            let response = try connection.readResponse()
+            peak = max(peak, child.rssKiB() ?? 0)
+            #expect(response.status == status, "\(response.text)")
+            #expect(peak - baseline < 40 * 1024, "server RSS grew by \(peak - baseline) KiB staging a \(body.count >> 20) MiB document")
+            let listed = try child.client().list("m/").json?["keys"] as? [[String: Any]] ?? []
+            #expect(listed.count == (broken ? 0 : 401))
+        }
+        #expect(Bytes.crc32(try child.client().get("m/big").body) == Bytes.crc32(big))
+    }
 }
 
 private final class WatchResult: @unchecked Sendable {

@@ -25,14 +25,7 @@ enum ListingValidator {
     static func response(_ page: [UInt8], ifNoneMatch: [String]) -> HTTPResponse {
         let tag = etag(page)
         let headers = [("ETag", tag), ("Cache-Control", "no-cache")]
-        if !ifNoneMatch.isEmpty, let condition = EntityTagCondition.parse(ifNoneMatch), let current = EntityTag(tag) {
-            let matches: Bool
-            switch condition {
-            case .any: matches = true
-            case .tags(let tags): matches = tags.contains { $0.weakMatch(current) }
-            }
-            if matches { return HTTPResponse(status: .notModified, headers: headers) }
-        }
+        if IfNoneMatch.matches(tag, ifNoneMatch) { return HTTPResponse(status: .notModified, headers: headers) }
         return .json(.ok, bytes: page, headers: headers)
     }
 }

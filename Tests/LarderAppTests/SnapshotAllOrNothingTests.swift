@@ -23,6 +23,15 @@ private typealias S = StoreTestSupport
         return etags
     }
 
+    /// A server with the five keys, and a change feed of `app/` open.
+    static func fiveKeysWatched() throws -> (TestServer, [String: String], SSEClient) {
+        let server = try TestServer()
+        let etags = try fiveKeys(server.client())
+        let feed = try SSEClient(port: server.port, target: "/events?prefix=app/")
+        #expect(try feed.readHead() == 200)
+        return (server, etags, feed)
+    }
+
     static func expectUnchanged(_ client: WireClient, _ etags: [String: String],
                                 sourceLocation: SourceLocation = #_sourceLocation) throws {
         let keys = try client.list("app/").json?["keys"] as? [[String: Any]] ?? []
@@ -37,13 +46,9 @@ private typealias S = StoreTestSupport
     /// The case a user reported: `replace=1` and a broken third line took
     /// away three of five keys; now nothing changes.
     @Test func aBrokenThirdLineWithReplaceLeavesThePrefixAsItWas() throws {
-        let server = try TestServer()
-        defer { server.stop() }
+        let (server, etags, feed) = try Self.fiveKeysWatched()
+        defer { server.stop(); feed.close() }
         let client = server.client()
-        let etags = try Self.fiveKeys(client)
-        let feed = try SSEClient(port: server.port, target: "/events?prefix=app/")
-        defer { feed.close() }
-        #expect(try feed.readHead() == 200)
 
         let document = Self.line(#""key":"app/new1","text":"n1""#) + Self.line(#""key":"app/new2","text":"n2""#)
             + Array(#"{"key":"app/new3","text":"#.utf8) + [0x0A] + Self.line(#""key":"app/new4","text":"n4""#)
@@ -99,13 +104,9 @@ private typealias S = StoreTestSupport
     /// every line is written; the feed shows the bulk delete, then each put;
     /// a watcher on a replaced key wakes with the restored value.
     @Test func aGoodDocumentIsAppliedWholeAndSeenWhole() throws {
-        let server = try TestServer()
-        defer { server.stop() }
+        let (server, etags, feed) = try Self.fiveKeysWatched()
+        defer { server.stop(); feed.close() }
         let client = server.client()
-        let etags = try Self.fiveKeys(client)
-        let feed = try SSEClient(port: server.port, target: "/events?prefix=app/")
-        defer { feed.close() }
-        #expect(try feed.readHead() == 200)
         // A watcher on app/1: the semaphore orders its write before the read below.
         let watched = WatchResult()
         let done = DispatchSemaphore(value: 0)

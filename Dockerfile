@@ -48,12 +48,12 @@ RUN export DEBIAN_FRONTEND=noninteractive \
                --shell /usr/sbin/nologin larder \
     && mkdir -p /data \
     && chown larder:larder /data
+# The viewer is in the binary (the EmbedViewer plugin built Public/ into it):
+# no copy of Public/ here, and no LARDER_PUBLIC_DIR to drift from it.
 COPY --from=build /out/larder /usr/local/bin/larder
-COPY Public /usr/local/share/larder/Public
 ENV LARDER_HOST=0.0.0.0 \
     LARDER_PORT=8080 \
-    LARDER_DATA_DIR=/data \
-    LARDER_PUBLIC_DIR=/usr/local/share/larder/Public
+    LARDER_DATA_DIR=/data
 # A named volume starts as a copy of /data here, owned by larder.
 VOLUME /data
 EXPOSE 8080

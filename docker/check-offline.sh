@@ -181,11 +181,9 @@ else
     echo "  (rootfs) \$ ${command:0:120}..."
     chroot "$rootfs" /bin/sh -c "$command" > "$work/runtime.log" 2>&1 || { tail -20 "$work/runtime.log"; fail "runtime stage RUN: $command"; }
   done < "$work/runtime-commands"
-  # The COPY lines: the binary from the build stage, Public/ from the context.
+  # The COPY line: the binary from the build stage (the viewer is inside it).
   dest=$(json 'next(c["dest"] for c in d["stages"][-1]["copies"] if c["from"])')
   install -D -m 0755 "$binary" "$rootfs$dest"
-  public=$(json 'next(c["dest"] for c in d["stages"][-1]["copies"] if c["sources"] == ["Public"])')
-  mkdir -p "$rootfs$public" && cp -a Public/. "$rootfs$public/"
   # The image's ENV, USER, WORKDIR, ENTRYPOINT + CMD and HEALTHCHECK.
   envs=$(json '" ".join(f"{k}={v}" for k, v in d["stages"][-1]["env"].items())')
   user=$(json 'd["stages"][-1]["user"]')

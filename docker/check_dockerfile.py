@@ -17,9 +17,11 @@ be checked without building:
   the folder of every target Package.swift declares (test targets too:
   SwiftPM checks them all, even to build one product);
 - the runtime stage: a non-root USER, LARDER_DATA_DIR is a VOLUME,
-  LARDER_HOST=0.0.0.0, EXPOSE is LARDER_PORT, LARDER_PUBLIC_DIR is where
-  Public/ is copied, the binary is copied to a folder on PATH, HEALTHCHECK
-  and ENTRYPOINT run it in exec form.
+  LARDER_HOST=0.0.0.0, EXPOSE is LARDER_PORT, the binary is copied to a
+  folder on PATH, HEALTHCHECK and ENTRYPOINT run it in exec form; the
+  viewer is the one built into the binary: the build stage copies Public/
+  in (the EmbedViewer plugin's input), the runtime stage neither copies it
+  nor sets LARDER_PUBLIC_DIR (a second copy that could drift).
 
 Prints a JSON summary (stages, apt packages, commands, healthcheck) on
 stdout; problems go to stderr and make the exit status 1. Used by
@@ -338,10 +340,13 @@ def check(root, swift_version):
     port = env.get("LARDER_PORT", "8080")
     if port not in runtime["expose"]:
         problems.append(f"runtime stage: EXPOSE {runtime['expose']} does not include LARDER_PORT {port}")
-    public = env.get("LARDER_PUBLIC_DIR")
-    public_copies = [c for c in runtime["copies"] if c["from"] is None and c["sources"] == ["Public"]]
-    if not public_copies or public_copies[0]["dest"].rstrip("/") != (public or "").rstrip("/"):
-        problems.append(f"runtime stage: LARDER_PUBLIC_DIR={public} is not where Public is copied")
+    # The viewer: built into the binary from the build stage's Public/.
+    if not any(src.rstrip("/") == "Public" for src in build_sources):
+        problems.append("build stage: Public/ is not copied in (the EmbedViewer plugin builds the viewer into the binary)")
+    if "LARDER_PUBLIC_DIR" in env:
+        problems.append(f"runtime stage: LARDER_PUBLIC_DIR={env['LARDER_PUBLIC_DIR']} is set; the viewer built into the binary is the one to serve")
+    if any(src.rstrip("/") == "Public" or src.startswith("Public/") for c in runtime["copies"] if c["from"] is None for src in c["sources"]):
+        problems.append("runtime stage: Public/ is copied in; the viewer is built into the binary")
     binary = next((c["dest"] for c in runtime["copies"] if c["from"] == build["name"]), None)
     path = env.get("PATH", DEFAULT_PATH).split(":")
     if not binary or os.path.dirname(binary) not in path:

@@ -8,6 +8,8 @@ struct HealthRoute: Route {
     static let path = "/healthz"
     let store: any ValueStore
     let logger: Logger
+    /// A health answer is about this moment: no cache may keep it (as `/metrics`).
+    static let headers = [("Cache-Control", "no-store")]
 
     func handle(_ request: RouteRequest) throws(HTTPError) -> RouteAnswer {
         if let answer = try ReadOnlyEndpoint.check(request, "use GET") { return answer }
@@ -17,9 +19,10 @@ struct HealthRoute: Route {
                 try store.checkHealth()
             } catch {
                 logger.error("health check failed: \(error)")
-                throw HTTPError(.serviceUnavailable, .unhealthy, "the store cannot read and write: \(error)")
+                throw HTTPError(.serviceUnavailable, .unhealthy, "the store cannot read and write: \(error)",
+                                headers: HealthRoute.headers)
             }
-            return .json(.ok, HealthStatus.ok)
+            return .json(.ok, HealthStatus.ok, headers: HealthRoute.headers)
         }
     }
 }

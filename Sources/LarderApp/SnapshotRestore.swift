@@ -7,26 +7,27 @@ import LarderSupport
 import Glibc
 #endif
 
-/// The body of `POST /snapshot`: restores each `SnapshotLine` as it
-/// arrives, then answers `{"restored": N, "skipped": M}`.
+/// The body of `POST /snapshot`: reads and checks each `SnapshotLine` as
+/// it arrives, staging it (`RestoreStaging`), and once the whole document
+/// is read and valid applies it, then answers `{"restored": N, "skipped": M}`.
 ///
 /// A line is held whole and read with the strict JSON parser, members in
 /// any order, up to `maxBufferedLine` bytes. A line whose value member comes
 /// last (as `GET /snapshot` writes them) is streamed once `streamAfter`
-/// bytes of it are buffered: the members before the value are read, the
-/// store write begins, and the value is decoded into it piece by piece — a
-/// 1 GiB value restores in the memory of a few socket reads. A line longer
-/// than `maxBufferedLine` must be of that kind.
+/// bytes of it are buffered: the members before the value are read, and the
+/// value is decoded into the staging spool piece by piece — a 1 GiB value
+/// restores in the memory of a few socket reads. A line longer than
+/// `maxBufferedLine` must be of that kind.
 ///
 /// Invariants:
-/// - every value is one store write, published only when its line is
-///   complete and valid: a failure never leaves a torn or partial value;
-/// - lines are applied in order and the first bad one stops the restore;
-///   those before it stay restored, and the error says how many;
-/// - with `replace`, the prefix is cleared when the first line has been
-///   found valid (for a long line: its members before the value), or at the
-///   end of an empty document; a document whose first line is bad leaves
-///   the store as it was.
+/// - all or nothing: the store is not touched until the last line has been
+///   read and found valid, so a bad line anywhere (or a body that ends
+///   early) leaves the store, its watchers and its change feed as they
+///   were, `replace` included;
+/// - then, with `replace`, the prefix is cleared, and every value is one
+///   store write, in document order, each published whole;
+/// - applying runs off the connection's thread for a store that answers
+///   later (`StoreWork`).
 ///
 /// Used by one thread at a time (the connection's queue).
 final class SnapshotRestore: HTTPRequestBodySink {
@@ -35,8 +36,10 @@ final class SnapshotRestore: HTTPRequestBodySink {
 
     private let store: any ValueStore
     private let prefix: StorePrefix
-    /// The prefix still has to be cleared before the first value is written.
-    private var clearPending: Bool
+    /// `?replace=1`: the prefix is cleared before the staged values are written.
+    private let replace: Bool
+    /// The lines read so far, held aside until the document is whole.
+    private let staging = RestoreStaging()
     private let maxValueBytes: Int64
     private let responder: HTTPResponder
     private let logger: Logger
@@ -47,10 +50,8 @@ final class SnapshotRestore: HTTPRequestBodySink {
     private var lineNumber = 1
     /// The buffered line was looked at for streaming (at `streamAfter`).
     private var lineChecked = false
-    private var restored = 0
-    private var skipped = 0
 
-    /// A long line whose value is being decoded into the store.
+    /// A long line whose value is being decoded into the staging spool.
     private final class StreamedLine {
         enum Phase {
             /// Inside the value string.
@@ -61,13 +62,13 @@ final class SnapshotRestore: HTTPRequestBodySink {
             case afterObject
         }
         var decoder: SnapshotValueDecoder
-        /// nil when the value is read only to be skipped (already expired).
-        let writer: ValueWriter?
+        /// false when the value is read only to be skipped (already expired).
+        let staged: Bool
         var phase = Phase.value
 
-        init(decoder: SnapshotValueDecoder, writer: ValueWriter?) {
+        init(decoder: SnapshotValueDecoder, staged: Bool) {
             self.decoder = decoder
-            self.writer = writer
+            self.staged = staged
         }
     }
     private var streamed: StreamedLine?
@@ -76,7 +77,7 @@ final class SnapshotRestore: HTTPRequestBodySink {
          responder: HTTPResponder, logger: Logger) {
         self.store = store
         self.prefix = prefix
-        self.clearPending = replace
+        self.replace = replace
         self.maxValueBytes = maxValueBytes
         self.responder = responder
         self.logger = logger
@@ -103,16 +104,19 @@ final class SnapshotRestore: HTTPRequestBodySink {
                 try restoreBuffered()
                 line = []
             }
-            try clearIfPending()
-            responder.respond(.json(.ok, RestoreCount(restored: restored, skipped: skipped)))
         } catch {
             abort()
             responder.respond(httpError(error).response)
+            return
         }
+        // The whole document is valid: now, and only now, the store changes.
+        let apply = RestoreApply(staging: staging, store: store, prefix: prefix, replace: replace,
+                                 responder: responder, logger: logger)
+        StoreWork(store: store).run { apply.run() }
     }
 
     func abort() {
-        streamed?.writer?.abort()
+        staging.discard()
         streamed = nil
         line = []
     }
@@ -169,19 +173,10 @@ final class SnapshotRestore: HTTPRequestBodySink {
                 throw SnapshotLineError("the value is larger than \(maxValueBytes) bytes", tooLarge: true)
             }
             if isExpired(header) {
-                try clearIfPending()
-                skipped += 1
-                return
+                staging.skip()
+            } else {
+                try staging.add(header, value: value)
             }
-            let writer = try beginUpload(header)
-            do {
-                try value.withUnsafeBytes { try writer.write($0) }
-                _ = try writer.finish()
-            } catch {
-                writer.abort()
-                throw error
-            }
-            restored += 1
         }
     }
 
@@ -208,8 +203,8 @@ final class SnapshotRestore: HTTPRequestBodySink {
 
     /// When the buffered part of a long line holds everything up to the
     /// start of its value as a `text` or `base64` string (the members before
-    /// are small): reads them, starts the write, decodes the rest of the
-    /// line into it from here on, and returns true. Otherwise the line stays
+    /// are small): reads them, starts staging the value, decodes the rest of
+    /// the line into it from here on, and returns true. Otherwise the line stays
     /// buffered (false), unless streaming is `required` (the line is over
     /// `maxBufferedLine`): then why it cannot be is thrown.
     private func beginStreamed(required: Bool) throws -> Bool {
@@ -234,9 +229,9 @@ final class SnapshotRestore: HTTPRequestBodySink {
                 guard required else { return false }
                 throw error
             }
-            let writer = isExpired(header) ? nil : try beginUpload(header)
-            if writer == nil { try clearIfPending() }
-            streamed = StreamedLine(decoder: SnapshotValueDecoder(found.member, maxBytes: maxValueBytes), writer: writer)
+            let staged = !isExpired(header)
+            if staged { try staging.begin(header) }
+            streamed = StreamedLine(decoder: SnapshotValueDecoder(found.member, maxBytes: maxValueBytes), staged: staged)
             // No line feed in the buffer (else it would have been a whole
             // line), so this cannot end the line.
             var offset = found.valueStart + 1
@@ -255,7 +250,8 @@ final class SnapshotRestore: HTTPRequestBodySink {
         let s = streamed!
         switch s.phase {
         case .value:
-            let used = try s.decoder.decode(input) { try s.writer?.write($0) }
+            let staging = self.staging
+            let used = try s.decoder.decode(input) { if s.staged { try staging.append($0) } }
             if s.decoder.isEnded { s.phase = .afterValue }
             return used
         case .afterValue:
@@ -285,16 +281,15 @@ final class SnapshotRestore: HTTPRequestBodySink {
         }
     }
 
-    /// The long line ended well: publish its value (or count it skipped).
+    /// The long line ended well: its value is staged (or counted skipped).
     private func finishStreamed() throws {
         let s = streamed!
         streamed = nil
         lineChecked = false
-        if let writer = s.writer {
-            _ = try writer.finish()
-            restored += 1
+        if s.staged {
+            try staging.end()
         } else {
-            skipped += 1
+            staging.skip()
         }
         lineNumber += 1
     }
@@ -313,26 +308,9 @@ final class SnapshotRestore: HTTPRequestBodySink {
         header.expiresNanos.map { $0 <= Clock.nowNanos() } ?? false
     }
 
-    /// `?replace=1`: clears the prefix once, before the first value is written.
-    private func clearIfPending() throws {
-        guard clearPending else { return }
-        clearPending = false
-        _ = try store.deletePrefix(prefix)
-    }
-
-    private func beginUpload(_ header: SnapshotLine.Header) throws -> ValueWriter {
-        try clearIfPending()
-        do {
-            return try store.beginUpload(key: header.key, contentType: header.contentType, encoding: .identity,
-                                         expiresNanos: header.expiresNanos, condition: nil)
-        } catch StoreError.invalidContentType(let why) {
-            throw SnapshotLineError("the content type cannot be stored: \(why)")
-        }
-    }
-
-    /// The answer for a failed line: the line number, why, and what was done before it.
+    /// The answer for a failed line: the line number, why, and that the store was not touched.
     private func httpError(_ error: any Error) -> HTTPError {
-        let done = "the lines before it were applied: \(restored) restored, \(skipped) skipped (expired)"
+        let done = "nothing was applied (the store is as it was)"
         guard let e = error as? SnapshotLineError else {
             let mapped = ErrorMapping.httpError(error, logger: logger, context: "POST /snapshot line \(lineNumber)")
             return HTTPError(mapped.status, mapped.code, "line \(lineNumber): \(mapped.message); \(done)",

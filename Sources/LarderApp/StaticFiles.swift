@@ -20,20 +20,9 @@ struct StaticFiles: Route {
             throw HTTPError(.notFound, .notFound, "no such file in the viewer")
         }
         let headers = [("ETag", file.entityTag), ("Cache-Control", "no-cache")]
-        if Self.isCurrent(file, route.head.headers.values("If-None-Match")) {
+        if IfNoneMatch.matches(file.entityTag, route.head.headers.values("If-None-Match")) {
             return .respond(HTTPResponse(status: .notModified, headers: headers))
         }
         return .respond(HTTPResponse(status: .ok, headers: [("Content-Type", file.contentType)] + headers, body: .bytes(file.bytes)))
-    }
-
-    /// `If-None-Match` names the file's tag (weak comparison, RFC 9110
-    /// section 13.1.2) or is `*`. An unparsable field is ignored.
-    static func isCurrent(_ file: ViewerFile, _ ifNoneMatch: [String]) -> Bool {
-        guard !ifNoneMatch.isEmpty, let condition = EntityTagCondition.parse(ifNoneMatch),
-              let tag = EntityTag(file.entityTag) else { return false }
-        switch condition {
-        case .any: return true
-        case .tags(let tags): return tags.contains { $0.weakMatch(tag) }
-        }
     }
 }

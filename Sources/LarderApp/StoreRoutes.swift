@@ -78,7 +78,8 @@ struct StoreRoutes: Route {
         let listing = try ErrorMapping.run(logger) {
             try store.list(prefix: prefix, after: after, limit: limit, groupByDirectory: delimiter == "/")
         }
-        return .json(.ok, ListingPage(prefix: prefix.string, keys: listing.values.map(\.info),
-                                      prefixes: listing.prefixes, next: listing.next))
+        let page = ModelJSON.encode(ListingPage(prefix: prefix.string, keys: listing.values.map(\.info),
+                                                prefixes: listing.prefixes, next: listing.next))
+        return ListingValidator.response(page, ifNoneMatch: head.headers.values("If-None-Match"))
     }
 }

@@ -85,9 +85,10 @@ struct ValueRoutes: Sendable {
             if let length = head.contentLength { try upload.expect(bytes: length) }
             return upload
         }
-        return .receiveBody(UploadSink(upload: upload, responder: request.responder, logger: logger) { outcome in
+        let sink = UploadSink(upload: upload, responder: request.responder, logger: logger) { outcome in
             HTTPResponse(status: outcome.created ? .created : .noContent, headers: Self.writeHeaders(outcome.metadata))
-        })
+        }
+        return .receiveBody(PreconditionGate.wrap(sink, store: store, key: key, condition: condition, request: request, logger: logger))
     }
 
     /// A precondition that already fails is answered before the body is
@@ -95,9 +96,9 @@ struct ValueRoutes: Sendable {
     /// checks again when the write publishes.
     ///
     /// Not for a store that answers later: the early look would hold the
-    /// connection's thread for a database round trip. There the condition
-    /// is checked once, when the write commits (after the body: with
-    /// `Expect: 100-continue`, the body is asked for and then refused).
+    /// connection's thread for a database round trip. There, with
+    /// `Expect: 100-continue`, `PreconditionGate` asks the store
+    /// asynchronously before `100 Continue`.
     private func checkEarly(_ key: StoreKey, _ condition: WriteCondition?) throws(HTTPError) {
         guard let condition, !store.answersLater else { return }
         try ErrorMapping.run(logger) {
@@ -132,7 +133,7 @@ struct ValueRoutes: Sendable {
     /// `?ttl=SECONDS` as an absolute time in nanoseconds.
     static func expiry(_ head: HTTPRequestHead) throws(HTTPError) -> Int64? {
         let query = try QueryParameters(head.query)
-        guard let ttl = try query.optionalInteger("ttl", range: 1...(100 * 365 * 86_400)) else { return nil }
+        guard let ttl = try query.optionalInteger("ttl", range: 1...Int(ExpiryLimit.maximumTTLSeconds)) else { return nil }
         return Clock.nowNanos() + Int64(ttl) * 1_000_000_000
     }
 
@@ -144,7 +145,7 @@ struct ValueRoutes: Sendable {
         let condition = Preconditions.writeCondition(head)
         try checkEarly(key, condition)
         let store = self.store, logger = self.logger
-        return .receiveBody(BufferedBodySink(limit: Self.maxJSONBody, responder: request.responder, work: work) { bytes throws(HTTPError) in
+        let sink = BufferedBodySink(limit: Self.maxJSONBody, responder: request.responder, work: work) { bytes throws(HTTPError) in
             let body = try Self.parseBody(bytes)
             var count = 0
             let outcome = try ErrorMapping.run(logger) {
@@ -156,7 +157,8 @@ struct ValueRoutes: Sendable {
                 }
             }
             return .json(.ok, AppendCount(count: count), headers: Self.writeHeaders(outcome.metadata))
-        })
+        }
+        return .receiveBody(PreconditionGate.wrap(sink, store: store, key: key, condition: condition, request: request, logger: logger))
     }
 
     private func patch(_ key: StoreKey, _ request: RouteRequest) throws(HTTPError) -> RouteAnswer {
@@ -169,7 +171,7 @@ struct ValueRoutes: Sendable {
         let condition = Preconditions.writeCondition(head)
         try checkEarly(key, condition)
         let store = self.store, logger = self.logger
-        return .receiveBody(BufferedBodySink(limit: Self.maxJSONBody, responder: request.responder, work: work) { bytes throws(HTTPError) in
+        let sink = BufferedBodySink(limit: Self.maxJSONBody, responder: request.responder, work: work) { bytes throws(HTTPError) in
             let patch = try Self.parseBody(bytes)
             var document: [UInt8] = []
             let outcome = try ErrorMapping.run(logger) {
@@ -180,7 +182,8 @@ struct ValueRoutes: Sendable {
                 }
             }
             return .json(.ok, bytes: document, headers: Self.writeHeaders(outcome.metadata))
-        })
+        }
+        return .receiveBody(PreconditionGate.wrap(sink, store: store, key: key, condition: condition, request: request, logger: logger))
     }
 
     static func parseBody(_ bytes: [UInt8]) throws(HTTPError) -> JSONValue {

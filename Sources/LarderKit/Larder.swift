@@ -98,7 +98,7 @@ extension WritableLarder {
     /// The longest TTL a value can have, in seconds: 100 years, the cap of the
     /// server's `?ttl=`. Both stores cap a longer `ttl` here rather than
     /// refuse it, so the same call succeeds embedded and over HTTP.
-    public static var maximumTTLSeconds: Int64 { 100 * 365 * 86_400 }
+    public static var maximumTTLSeconds: Int64 { ExpiryLimit.maximumTTLSeconds }
 
     /// Stores `data` under `key` (`application/octet-stream` unless told).
     @discardableResult

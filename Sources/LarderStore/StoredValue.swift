@@ -156,14 +156,15 @@ public final class StoredValue: @unchecked Sendable {
         return fileSize
     }
 
-    /// Whether the gzip form of a small value is no smaller than the value
-    /// (a tiny value: the gzip header and Larder's metadata outweigh what
-    /// deflate saves), so identity is the better answer even to a client
-    /// that accepts gzip. Only for values served from memory: for a large
-    /// file, sending the stored bytes as they are beats inflating them, and
-    /// the overhead is a fraction of a percent.
+    /// Whether the gzip form is no smaller than the value (a tiny value,
+    /// whose gzip header and metadata outweigh what deflate saves, or bytes
+    /// that do not compress): such a value is answered as identity even to
+    /// a client that accepts gzip (API.md allows it). Decided from sizes
+    /// known since `open` (the file's size and the metadata), so a read pays
+    /// no extra I/O for it; an incompressible value is stored deflated in
+    /// stored blocks, so answering it inflated is close to a copy.
     public var gzipSavesNothing: Bool {
-        isFullyLoaded && metadata.size <= UInt64(Self.prefetchSize) && gzipLength >= Int(metadata.size)
+        gzipLength >= Int(clamping: metadata.size)
     }
 
     /// The gzip representation in memory, for small values; nil when large.

@@ -48,6 +48,11 @@ public protocol ValueStore: AnyObject, Sendable {
     /// Whether calls wait on another machine (a database): callers that can
     /// answer later use the `then:` forms.
     var answersLater: Bool { get }
+    /// The metadata of the live value of `key` (nil: absent or expired),
+    /// through `completion` (maybe on another thread): what a write
+    /// condition is checked against before a body is asked for. A store
+    /// whose reads are round trips reads the metadata alone, not the value.
+    func currentMetadata(of key: StoreKey, then completion: @escaping @Sendable (Result<ValueMetadata?, Error>) -> Void)
     /// Starts writing `key`; `condition` is checked when the write publishes.
     func beginUpload(key: StoreKey, contentType: String, encoding: ValueUpload.Encoding,
                      expiresNanos: Int64?, condition: WriteCondition?) throws -> ValueWriter
@@ -107,6 +112,19 @@ extension ValueStore {
         completion(Result { try open(key) })
     }
     public var answersLater: Bool { false }
+
+    public func currentMetadata(of key: StoreKey, then completion: @escaping @Sendable (Result<ValueMetadata?, Error>) -> Void) {
+        open(key) { opened in
+            switch opened {
+            case .success(let value):
+                let metadata = value.metadata
+                value.close()
+                completion(.success(metadata))
+            case .failure(StoreError.notFound): completion(.success(nil))
+            case .failure(let error): completion(.failure(error))
+            }
+        }
+    }
     public var compressionModes: CompressionModeCounts? { nil }
     public var durability: DurabilityCounts? { nil }
     public var isIndexReady: Bool { true }

@@ -32,7 +32,11 @@ import Testing
         ("VOLUME /data", "VOLUME /var/data", "is not a VOLUME"),
         ("COPY --from=build", "COPY --from=builder", "names no earlier stage"),
         ("EXPOSE 8080", "EXPOSE 80", "does not include LARDER_PORT"),
-        ("LARDER_PUBLIC_DIR=/usr/local/share/larder/Public", "LARDER_PUBLIC_DIR=/srv/Public", "is not where Public is copied"),
+        // The viewer is the one built into the binary: from the build stage's Public/, not a runtime copy.
+        ("COPY Public ./Public", "# COPY Public ./Public", "Public/ is not copied in"),
+        ("    LARDER_DATA_DIR=/data\n", "    LARDER_DATA_DIR=/data \\\n    LARDER_PUBLIC_DIR=/srv/Public\n", "LARDER_PUBLIC_DIR=/srv/Public is set"),
+        ("COPY --from=build /out/larder /usr/local/bin/larder", "COPY --from=build /out/larder /usr/local/bin/larder\nCOPY Public /srv/Public",
+         "Public/ is copied in; the viewer is built into the binary"),
         ("CMD [\"larder\", \"healthcheck\"", "CMD [\"curl\", \"healthcheck\"", "not the server's binary"),
         ("zlib1g libpq5 libstdc++6", "libpq5 libstdc++6", "zlib1g is not installed"),
         // The postgres store links libpq: its headers to build, libpq.so.5 to run.
@@ -83,30 +87,31 @@ import Testing
         #expect(try run().status == 1)
     }
 
-    /// The image's ENTRYPOINT + CMD with its LARDER_DATA_DIR and
-    /// LARDER_PUBLIC_DIR (moved under a temp folder; loopback instead of 0.0.0.0).
-    @Test func theEntrypointServesTheDataAndViewerFoldersTheImageNames() throws {
+    /// The image's ENTRYPOINT + CMD with its ENV (LARDER_DATA_DIR moved under
+    /// a temp folder; loopback instead of 0.0.0.0): it stores values there
+    /// and serves the viewer built into the binary, byte for byte Public/,
+    /// with no folder of files beside it.
+    @Test func theEntrypointServesTheDataFolderAndTheBuiltInViewer() throws {
         let (_, summary, _) = try Self.check()
         let stage = Self.runtimeStage(summary)
         let env = stage["env"] as? [String: String] ?? [:]
+        #expect(env["LARDER_PUBLIC_DIR"] == nil)
         let command = (summary["entrypoint"] as? [String] ?? []) + (summary["cmd"] as? [String] ?? [])
         #expect(command == ["larder", "serve"])
         let image = TestServer.makeTempDirectory()
         defer { try? FileManager.default.removeItem(atPath: image) }
-        let publicDir = image + (env["LARDER_PUBLIC_DIR"] ?? "/missing")
         let dataDir = image + (env["LARDER_DATA_DIR"] ?? "/missing")
-        try FileManager.default.createDirectory(atPath: (publicDir as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-        try FileManager.default.copyItem(atPath: Repository.path("Public"), toPath: publicDir)
-        try "copied into the image".write(toFile: publicDir + "/marker.txt", atomically: true, encoding: .utf8)
         try FileManager.default.createDirectory(atPath: dataDir, withIntermediateDirectories: true)
         var moved = env.filter { $0.key != "LARDER_HOST" }
-        moved["LARDER_PUBLIC_DIR"] = publicDir
         moved["LARDER_DATA_DIR"] = dataDir
         // ChildServer adds --port 0 and --data-dir (the same folder); the flags win over the ENV.
         let child = try ChildServer(dataDirectory: dataDir, arguments: ["--host", "127.0.0.1", "--log-level", "error"],
                                     environment: moved)
         let client = child.client()
-        #expect(try client.send("GET", "/viewer/marker.txt").text == "copied into the image")
+        let index = try client.send("GET", "/viewer/")
+        #expect(index.status == 200)
+        let shipped = try #require(FileManager.default.contents(atPath: Repository.path("Public/index.html")))
+        #expect(index.body == Array(shipped), "the built-in viewer is Public/ as built")
         #expect(try client.put("docker/value", "v").status == 201)
         #expect(FileManager.default.fileExists(atPath: dataDir + "/larder.lock"))
     }

@@ -31,10 +31,11 @@ struct PostgresStoreTests {
         #expect(try database.psql("SELECT count(*) FROM \(schema).larder_parts") == "4")
         #expect(try database.psql("SELECT body IS NULL FROM \(schema).larder_values WHERE key = 'big/blob'") == "t")
         #expect(try client.get("big/blob").body == value)
-        // The stored bytes are gzip, sent as they are to a client that takes it.
+        // The stored gzip form of random bytes is larger than they are, so a
+        // client that takes gzip gets the value itself (API.md allows it).
         let gzip = try client.get("big/blob", headers: [("Accept-Encoding", "gzip")])
-        #expect(gzip.header("Content-Encoding") == "gzip")
-        #expect(try Self.gunzip(gzip.body) == value)
+        #expect(gzip.header("Content-Encoding") == nil)
+        #expect(gzip.body == value)
         let range = try client.get("big/blob", headers: [("Range", "bytes=1048570-1048600")])
         #expect(range.status == 206)
         #expect(range.body == Array(value[1_048_570...1_048_600]))
@@ -111,10 +112,5 @@ struct PostgresStoreTests {
         #expect(options?.schema == "s1")
         #expect(options?.conninfo == "postgres://u:secret@h:5/db?sslmode=disable&keepalives_idle=30&keepalives_interval=10&keepalives_count=3")
         #expect(options?.redactedURL.contains("secret") == false)
-    }
-
-    static func gunzip(_ bytes: [UInt8]) throws -> [UInt8] {
-        let result = try ProcessRunner.run("/bin/gzip", ["-dc"], stdin: bytes, timeout: 60)
-        return result.stdout
     }
 }

@@ -35,11 +35,17 @@ private typealias S = StoreTestSupport
             #expect(try S.put(client, key: key, value).status == 201)
             let identity = try S.get(client, key: key)
             #expect(identity.status == 200 && S.same(identity.body, value), "\(key): identity GET")
-            // The stored bytes as they are: one gzip stream the system's gzip reads whole.
+            // The stored bytes as they are: one gzip stream the system's gzip
+            // reads whole. Random bytes do not compress: their gzip form does
+            // not pay, so they are answered as identity (API.md).
             let gzip = try S.get(client, key: key, headers: [("Accept-Encoding", "gzip")])
-            #expect(gzip.status == 200 && gzip.header("Content-Encoding") == "gzip")
-            let unzipped = try S.run(S.gzipTool, ["-dc"], stdin: gzip.body)
-            #expect(unzipped.status == 0 && S.same(unzipped.output, value), "\(key): gzip -dc of the gzip GET: \(unzipped.error)")
+            if key == "big/blob" {
+                #expect(gzip.status == 200 && gzip.header("Content-Encoding") == nil && S.same(gzip.body, value), "\(key)")
+            } else {
+                #expect(gzip.status == 200 && gzip.header("Content-Encoding") == "gzip")
+                let unzipped = try S.run(S.gzipTool, ["-dc"], stdin: gzip.body)
+                #expect(unzipped.status == 0 && S.same(unzipped.output, value), "\(key): gzip -dc of the gzip GET: \(unzipped.error)")
+            }
             let file = server.dataDirectory + "/values/" + S.diskPath(key)
             #expect(try S.run(S.gzipTool, ["-t", file]).status == 0)
             let segments = Self.segmentCount(S.readFile(file) ?? [])

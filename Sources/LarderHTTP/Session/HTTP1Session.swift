@@ -207,11 +207,32 @@ final class HTTP1Session: SocketChannelDelegate, HTTPResponderOwner, @unchecked 
             switch state.handled(head, bodyLimit: bodyLimit, sink: sink, answered: answer != nil) {
             case .none: break
             case .finish(let sink): finish(sink, responder)
-            case .read(let sendContinue): if sendContinue { channel.output.append(HTTP1ConnectionState.continueLine) }
+            case .read(let sendContinue):
+                guard sendContinue else { break }
+                if let gate = sink as? HTTPContinueGate { askBeforeContinue(gate, responder) }
+                else { channel.output.append(HTTP1ConnectionState.continueLine) }
             case .abort(let sink): sink.abort()
             }
             if let answer { send(answer) }
         }
+    }
+
+    /// `Expect: 100-continue` with a sink that decides later: `100 Continue`
+    /// goes out when it says so, if the request is still waiting for its
+    /// body by then (not answered, its body not already sent).
+    private func askBeforeContinue(_ gate: HTTPContinueGate, _ responder: HTTPResponder) {
+        gate.whenBodyWanted { [weak self, queue = channel.queue] in
+            guard let session = self else { return }
+            queue.async { session.continueWanted(by: responder) }
+        }
+    }
+
+    /// On the queue: sends `100 Continue` if the request is still waiting for its body.
+    private func continueWanted(by responder: HTTPResponder) {
+        guard !channel.closed, self.responder === responder, !responder.isFinished,
+              case .body = state.inputUse else { return }
+        channel.output.append(HTTP1ConnectionState.continueLine)
+        drive()
     }
 
     /// Tells a sink its body is complete and sends the answer it gives at once.

@@ -12,6 +12,11 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        // Logging: Larder's line format is a LogHandler (LarderLogHandler), so an
+        // app that embeds Larder gets its lines in its own logging backend.
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.0"),
+        // Digests (SHA-256 for the viewer's entity tags).
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.0"),
         // `swift package generate-documentation --target LarderKit`: the DocC catalogue of the Swift API.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.4.0"),
     ],
@@ -32,8 +37,8 @@ let package = Package(
         // The wire types the server encodes and the clients decode: value info,
         // listing page, change event, error codes and body. No dependencies.
         .target(name: "LarderModel"),
-        // A tiny leveled line logger, locks and clocks shared by the libraries.
-        .target(name: "LarderSupport", dependencies: ["LarderModel"]),
+        // Larder's swift-log handler (re-exports Logging), locks and clocks shared by the libraries.
+        .target(name: "LarderSupport", dependencies: ["LarderModel", .product(name: "Logging", package: "swift-log")]),
         // Keys, value files, gzip and the barrier-queue disk store. No HTTP here.
         .target(name: "LarderStore", dependencies: ["CZlib", "LarderSupport", "LarderModel"]),
         // The same store on PostgreSQL (`--store postgres://…`): libpq driven
@@ -45,7 +50,8 @@ let package = Package(
         .target(name: "LarderJSON"),
         // The browser viewer's files: built into the binary from Public/ by the
         // EmbedViewer plugin, or read from --public-dir. No HTTP here.
-        .target(name: "LarderViewer", dependencies: ["LarderSupport"], plugins: ["EmbedViewer"]),
+        .target(name: "LarderViewer", dependencies: ["LarderSupport", .product(name: "Crypto", package: "swift-crypto")],
+                plugins: ["EmbedViewer"]),
         .executableTarget(name: "ViewerEmbedder"),
         .plugin(name: "EmbedViewer", capability: .buildTool(), dependencies: ["ViewerEmbedder"]),
         // Routes, middleware and the change hub that wire HTTP requests to the store.
@@ -59,12 +65,15 @@ let package = Package(
         // `Larder` over HTTP with URLSession (FoundationNetworking), no NIO.
         .target(name: "LarderClient", dependencies: ["LarderKit"]),
         // `Larder` in-process over the server's own disk store: same files, no server.
-        .target(name: "LarderEmbedded", dependencies: ["LarderKit", "LarderStore", "LarderJSON"]),
+        .target(name: "LarderEmbedded", dependencies: ["LarderKit", "LarderStore", "LarderJSON", "LarderSupport"]),
         .executableTarget(
             name: "larder",
             dependencies: [
                 "LarderApp",
                 "LarderPostgres",
+                // main.swift names the stores' options, the HTTP limits,
+                // ServerDefaults and Larder's log handler.
+                "LarderStore", "LarderHTTP", "LarderModel", "LarderSupport",
                 // `larder healthcheck` GETs /healthz with it (no curl in the image).
                 "LarderWire",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -79,7 +88,8 @@ let package = Package(
         .testTarget(name: "LarderJSONTests", dependencies: ["LarderJSON"]),
         .testTarget(name: "LarderAppTests", dependencies: [
             "LarderApp", "LarderModel", "LarderStore", "LarderWire", "LarderViewer", "CZlib",
-            "LarderKit", "LarderClient", "LarderEmbedded", "LarderPostgres",
+            "LarderKit", "LarderClient", "LarderEmbedded", "LarderPostgres", "LarderSupport",
+            .product(name: "Logging", package: "swift-log"), .product(name: "InMemoryLogging", package: "swift-log"),
         ]),
         // Runs CAS `update` increments through LarderClient, so a test can make
         // two processes race on one key (LarderCounterWorkerTests).

@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
-"""Helpers for Benchmarks/*.sh (standard library only).
+"""Helpers for Benchmarks/*.sh (standard library only), through $BENCH of common.sh.
 
   bench.py requests URL COUNT [get|put] [SIZE]   COUNT requests on one keep-alive
                                                  connection, exactly; PUTs go to
                                                  COUNT/1000-cycled keys under the path
   bench.py gen KIND SIZE FILE                    KIND: raw | base64 | json
   bench.py zlib FILE                             MB/s of one core: deflate level 1,
-                                                 Huffman-only, inflate (raw deflate)
+                                                 Huffman-only, stored (level 0),
+                                                 inflate (raw deflate); output/input
   bench.py snapshot PREFIX COUNT                 an NDJSON snapshot of COUNT small keys
   bench.py median                                median of numbers on stdin
 """
@@ -91,11 +92,12 @@ def zlib_speeds(path):
     data = open(path, "rb").read()
     mb = len(data) / 1e6
     out = {}
-    for name, strategy in (("deflate1", zlib.Z_DEFAULT_STRATEGY), ("huffman", zlib.Z_HUFFMAN_ONLY)):
+    for name, level, strategy in (("deflate1", 1, zlib.Z_DEFAULT_STRATEGY), ("huffman", 1, zlib.Z_HUFFMAN_ONLY),
+                                  ("stored", 0, zlib.Z_DEFAULT_STRATEGY)):
         best = None
         for _ in range(2):
             t = time.perf_counter()
-            c = zlib.compressobj(1, zlib.DEFLATED, -15, 8, strategy)
+            c = zlib.compressobj(level, zlib.DEFLATED, -15, 8, strategy)
             z = c.compress(data) + c.flush()
             dt = time.perf_counter() - t
             best = dt if best is None else min(best, dt)

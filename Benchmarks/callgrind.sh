@@ -4,7 +4,7 @@
 # keep-alive connection with an exact request count.
 #
 #   bash Benchmarks/callgrind.sh                       # this checkout
-#   N=2000 BASELINE=/path/to/older/larder bash Benchmarks/callgrind.sh
+#   N=2000 BASELINE=/path/to/older/larder bash Benchmarks/callgrind.sh   # and an older build
 #
 # In one valgrind run: warm up, then for each workload zero the counters,
 # do N requests, dump; zero, do 2N requests, dump. The difference of the
@@ -18,21 +18,19 @@ N=${N:-2000}
 WARMUP=${WARMUP:-300}
 REPEAT=${REPEAT:-3}
 ROOT=$PWD
-. "$ROOT/Benchmarks/common.sh"  # wait_url
+. "$ROOT/Benchmarks/common.sh"
 OUTDIR=$ROOT/.build/benchmarks
 mkdir -p "$OUTDIR"
-for tool in valgrind python3 curl; do
-  command -v "$tool" >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq valgrind python3 curl >/dev/null; break; }
-done
+need_tools valgrind python3 curl
 WORK=$(mktemp -d /tmp/larder-callgrind.XXXXXX)
 VPID=""
 cleanup() {
   if [ -n "$VPID" ]; then kill "$VPID" 2>/dev/null || true; wait "$VPID" 2>/dev/null || true; fi
-  if [ -n "${KEEP:-}" ]; then echo "kept $WORK" >&2; else rm -rf "$WORK"; fi
+  bench_cleanup
 }
 trap cleanup EXIT
 
-if [ -z "${SKIP_BUILD:-}" ]; then swift build -c release --product larder >/dev/null; fi
+build_larder
 STAMP=$(date -u +%Y-%m-%dT%H%M%SZ)
 RESULTS=$OUTDIR/callgrind-$STAMP.txt
 
@@ -59,18 +57,23 @@ pick() {
 
 # measure NAME BINARY: prints "GET PUT" instructions per request
 measure() {
-  local name=$1 bin=$2 dir=$WORK/$1
+  local name=$1 dir=$WORK/$1
   mkdir -p "$dir"
+  # A copy without debug info: this valgrind cannot read the DWARF 5 that
+  # clang gives swift-crypto's BoringSSL, and the symbol table (kept) is
+  # all the function names need.
+  local bin=$dir/larder
+  cp "$2" "$bin" && strip --strip-debug "$bin"
   valgrind --tool=callgrind --callgrind-out-file="$dir/cg.out" --dump-instr=no \
     --vgdb=yes "$bin" --port 0 --data-dir "$dir/data" --no-fsync --log-level warning \
     >"$dir/stdout" 2>"$dir/valgrind.log" &
   VPID=$!
   local url
   url=$(wait_url "$dir/stdout" "$dir/valgrind.log" 600 0.1) || exit 1
-  head -c 1024 /dev/urandom | base64 -w0 | head -c 1024 > "$dir/value"
+  one_kib_value "$dir/value"
   curl -sf -T "$dir/value" "$url/store/bench/get" -o /dev/null
-  python3 Benchmarks/bench.py requests "$url/store/bench/get" "$WARMUP" get
-  python3 Benchmarks/bench.py requests "$url/store/bench/put" "$WARMUP" put 1024
+  $BENCH requests "$url/store/bench/get" "$WARMUP" get
+  $BENCH requests "$url/store/bench/put" "$WARMUP" put 1024
   sleep 0.5
   local ctl f1 f2 n
   local -A per last
@@ -78,8 +81,8 @@ measure() {
     for rep in $(seq "$REPEAT"); do
       for n in "$N" $((2 * N)); do
         callgrind_control -z "$VPID" >/dev/null 2>&1
-        if [ "$phase" = get ]; then python3 Benchmarks/bench.py requests "$url/store/bench/get" "$n" get
-        else python3 Benchmarks/bench.py requests "$url/store/bench/put" "$n" put 1024; fi
+        if [ "$phase" = get ]; then $BENCH requests "$url/store/bench/get" "$n" get
+        else $BENCH requests "$url/store/bench/put" "$n" put 1024; fi
         ctl=$(find "$dir" -maxdepth 1 -name 'cg.out.*' | wc -l)
         callgrind_control -d "$phase-$n" "$VPID" >/dev/null 2>&1
         for _ in $(seq 100); do [ "$(find "$dir" -maxdepth 1 -name 'cg.out.*' | wc -l)" -gt "$ctl" ] && break; sleep 0.1; done
@@ -94,10 +97,10 @@ measure() {
   done
   kill "$VPID" 2>/dev/null || true; wait "$VPID" 2>/dev/null || true; VPID=""
   local get put
-  get=$(echo "${per[get]}" | tr ' ' '\n' | grep . | python3 Benchmarks/bench.py median)
-  put=$(echo "${per[put]}" | tr ' ' '\n' | grep . | python3 Benchmarks/bench.py median)
+  get=$(echo "${per[get]}" | tr ' ' '\n' | grep . | median)
+  put=$(echo "${per[put]}" | tr ' ' '\n' | grep . | median)
   {
-    echo "== $name ($bin), N=$N, $REPEAT repetitions"
+    echo "== $name ($2), N=$N, $REPEAT repetitions"
     cat "$RESULTS.$name"; rm -f "$RESULTS.$name"
     echo "per GET, each repetition: ${per[get]}-> median $get"
     echo "per PUT, each repetition: ${per[put]}-> median $put"
@@ -108,7 +111,7 @@ measure() {
   echo "$get $put"
 }
 
-read -r GET PUT < <(measure larder .build/release/larder)
+read -r GET PUT < <(measure larder "$BIN")
 printf 'larder:   instructions per GET: %s, per PUT: %s\n' "$GET" "$PUT" | tee -a "$RESULTS"
 if [ -n "${BASELINE:-}" ]; then
   read -r BGET BPUT < <(measure baseline "$BASELINE")

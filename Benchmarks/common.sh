@@ -1,19 +1,26 @@
-# Helpers shared by Benchmarks/run.sh, postgres.sh and callgrind.sh; sourced,
-# not run. Source it at the top level (its tables are global). The sourcing
-# script sets, before calling the helpers:
-#   WORK      scratch directory (larder's stdout/stderr go there)
-#   BIN       the larder binary        BENCH  "python3 .../bench.py"
+# Helpers shared by every Benchmarks/*.sh; sourced, not run. Source it at the
+# top level (its tables are global): it sets
+#   ROOT      the checkout (the folder above Benchmarks/)
+#   BIN       the release larder that build_larder builds
+#   BENCH     "python3 .../bench.py"    PUTLUA  the 1 KiB PUT wrk script
+# and the sourcing script sets, before calling the helpers:
+#   WORK      scratch directory (larder's stdout/stderr, nginx's files go there)
 #   CONNS     wrk connections          DURATION  seconds per wrk run
 #   SIZE_MB   MiB of the large value put_mbs/get_mbs count
-# and runs its cleanup from a trap, killing the PIDs in PIDS.
+# and runs bench_cleanup from its exit trap (it stops what PIDS and nginx
+# name, then removes WORK).
 
+ROOT=${ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
+BIN=$ROOT/.build/release/larder
+BENCH="python3 $ROOT/Benchmarks/bench.py"
+PUTLUA=$ROOT/Benchmarks/put.lua   # PUTs 1 KiB to /store/bench/put-0 ... put-999, cycling
 PIDS=()
 declare -gA HWM   # HWM[name] = VmHWM (kB) of a stopped larder
 declare -gA R     # R[name] = "v1 v2 v3 " over rounds
 
 log() { echo "[$(date +%H:%M:%S)] $*" >&2; }
 
-# need_tools CMD:PACKAGE...: installs with apt the packages of missing commands
+# need_tools CMD[:PACKAGE]...: installs with apt the packages of missing commands
 need_tools() {
   local need=() t
   for t in "$@"; do command -v "${t%%:*}" >/dev/null || need+=("${t#*:}"); done
@@ -22,6 +29,22 @@ need_tools() {
     log "installing ${need[*]}"
     $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${need[@]}" >/dev/null
   fi
+}
+
+# build_larder: the release `larder` at $BIN (SKIP_BUILD=1: use the one there)
+build_larder() {
+  [ -n "${SKIP_BUILD:-}" ] && return
+  log "building release larder"
+  (cd "$ROOT" && swift build -c release --product larder >/dev/null)
+}
+
+# bench_cleanup: the exit trap's work
+bench_cleanup() {
+  stop_nginx
+  local p
+  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  if [ -n "${KEEP:-}" ]; then echo "kept $WORK" >&2; else rm -rf "$WORK"; fi
 }
 
 # wait_url OUT LOG TRIES DELAY: prints the URL a starting larder writes as
@@ -38,15 +61,18 @@ wait_url() {
   echo "$url"
 }
 
-# start_larder NAME ARGS...: starts, waits for the URL; sets URL_<NAME>, PID_<NAME>
-start_larder() {
-  local name=$1; shift
-  "$BIN" --port 0 --log-level warning "$@" >"$WORK/$name.out" 2>"$WORK/$name.log" &
+# start_binary BINARY NAME ARGS...: starts that larder on a free port with
+# warnings only, waits for its URL; sets URL_<NAME> and PID_<NAME>
+start_binary() {
+  local bin=$1 name=$2; shift 2
+  "$bin" --port 0 --log-level warning "$@" >"$WORK/$name.out" 2>"$WORK/$name.log" &
   local pid=$! url
   PIDS+=("$pid")
   url=$(wait_url "$WORK/$name.out" "$WORK/$name.log" 400 0.05) || exit 1
   printf -v "URL_$name" '%s' "$url"; printf -v "PID_$name" '%s' "$pid"
 }
+# start_larder NAME ARGS...: start_binary with this checkout's $BIN
+start_larder() { start_binary "$BIN" "$@"; }
 # stop_larder PID NAME: records VmHWM (kB) of the process, then stops it
 stop_larder() {
   local pid=$1 name=$2
@@ -56,8 +82,50 @@ stop_larder() {
 }
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
+# start_nginx: the nginx every benchmark compares Larder with, set up in one
+# place: static GET and WebDAV PUT under /store/ (no fsync), sendfile on,
+# two workers, every file under $WORK/nginx (documents in $WORK/nginx/root).
+# Sets URL_nginx; stop_nginx (or bench_cleanup) stops it.
+start_nginx() {
+  local port; port=$(free_port)
+  mkdir -p "$WORK/nginx/root/store/bench" "$WORK/nginx/tmp"
+  {
+    [ "$(id -u)" -eq 0 ] && echo "user root;"
+    cat <<CONF
+worker_processes 2;
+pid $WORK/nginx.pid;
+error_log $WORK/nginx-error.log;
+events { worker_connections 4096; }
+http {
+  access_log off;
+  sendfile on;
+  client_body_temp_path $WORK/nginx/tmp;
+  proxy_temp_path $WORK/nginx/tmp;
+  fastcgi_temp_path $WORK/nginx/tmp;
+  uwsgi_temp_path $WORK/nginx/tmp;
+  scgi_temp_path $WORK/nginx/tmp;
+  server {
+    listen 127.0.0.1:$port;
+    root $WORK/nginx/root;
+    location /store/ { dav_methods PUT DELETE; create_full_put_path on; client_max_body_size 4g; }
+  }
+}
+CONF
+  } > "$WORK/nginx.conf"
+  nginx -c "$WORK/nginx.conf" -e "$WORK/nginx-error.log" 2>/dev/null || nginx -c "$WORK/nginx.conf"
+  for _ in $(seq 100); do [ -s "$WORK/nginx.pid" ] && break; sleep 0.05; done
+  URL_nginx=http://127.0.0.1:$port
+}
+stop_nginx() {
+  [ -n "${WORK:-}" ] && [ -f "$WORK/nginx.pid" ] || return 0
+  kill "$(cat "$WORK/nginx.pid")" 2>/dev/null || true
+  rm -f "$WORK/nginx.pid"
+}
+
 add() { R[$1]+="$2 "; }
-med() { echo "${R[$1]:-}" | tr ' ' '\n' | grep . | $BENCH median; }
+# median: of the numbers on stdin (the lower middle one of an even count)
+median() { $BENCH median; }
+med() { echo "${R[$1]:-}" | tr ' ' '\n' | grep . | median; }
 # rate WRK-ARGS... -> req/s of wrk -t2 -c$CONNS; errors it counts go to stderr
 rate() {
   local out
@@ -78,3 +146,5 @@ put_mbs() { curl -sf -o /dev/null -T "$2" -w '%{time_total}\n' "$1" | awk -v b=$
 get_mbs() { curl -sf -o /dev/null -w '%{time_total}\n' "$@" | awk -v b=$((SIZE_MB << 20)) '{printf "%.1f\n", b/$1/1e6}'; }
 # ratio A B -> A/B to two places, or nan
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (a == "" || b == "" || a == "nan" || b == "nan" || b+0 == 0) print "nan"; else printf "%.2f", a/b}'; }
+# one_kib_value FILE: 1 KiB of base64 text (what the GET benchmarks serve)
+one_kib_value() { head -c 1024 /dev/urandom | base64 -w0 | head -c 1024 > "$1"; }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Larder on PostgreSQL next to Larder on its disk store, in one session on
 # this machine, against a throwaway PostgreSQL started for the run:
-#   1. 1 KiB GET (wrk, one key) and PUT (wrk + bench/put.lua, 1000 cycled
+#   1. 1 KiB GET (wrk, one key) and PUT (wrk + Benchmarks/put.lua, 1000 cycled
 #      keys) req/s: disk --no-fsync, disk with fsync (default), postgres
 #      (fsync=on, synchronous_commit=on: durable like the fsync disk store);
 #   2. a 64 MiB JSON value with curl: PUT, GET identity, GET gzip accepted (MB/s);
@@ -62,17 +62,13 @@ if [ "$(id -u)" -eq 0 ]; then
   chown postgres: "$PGROOT"
 fi
 cleanup() {
-  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
-  wait 2>/dev/null || true
+  bench_cleanup
   [ -f "$PGDATA_DIR/postmaster.pid" ] && "${PGRUN[@]}" "$PG_BIN/pg_ctl" -D "$PGDATA_DIR" -m immediate -w stop >/dev/null 2>&1 || true
-  rm -rf "$WORK" "$PGROOT"
+  rm -rf "$PGROOT"
 }
 trap cleanup EXIT
 
-log "building release larder"
-swift build -c release --product larder >/dev/null
-BIN=$ROOT/.build/release/larder
-BENCH="python3 $ROOT/Benchmarks/bench.py"
+build_larder
 
 # ---- the throwaway database --------------------------------------------------
 PGPORT=$(free_port)
@@ -95,7 +91,7 @@ start_larder durable --data-dir "$WORK/durable"
 # The postgres store spools in TMPDIR: a directory of its own, to be checked.
 TMPDIR=$WORK/spool start_larder pg --store "$PG_URL" --pg-pool "$PG_POOL"
 
-head -c 1024 /dev/urandom | base64 -w0 | head -c 1024 > "$WORK/value"
+one_kib_value "$WORK/value"
 TARGETS=(disk durable pg)
 for t in "${TARGETS[@]}"; do
   u=URL_$t; curl -sf -T "$WORK/value" "${!u}/store/bench/get" -o /dev/null
@@ -105,7 +101,6 @@ log "generating the ${SIZE_MB} MiB JSON value"
 $BENCH gen json $((SIZE_MB << 20)) "$WORK/big.json"
 
 # ---- 1 and 2: rounds, the order rotating --------------------------------------
-PUTLUA=$ROOT/bench/put.lua  # PUTs 1 KiB to /store/bench/put-0 ... put-999, cycling
 for round in $(seq "$ROUNDS"); do
   k=$(( (round - 1) % 3 )); order=("${TARGETS[@]:k}" "${TARGETS[@]:0:k}")
   log "round $round/$ROUNDS: ${order[*]}"

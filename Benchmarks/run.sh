@@ -5,7 +5,8 @@
 #   bash Benchmarks/run.sh                 # ~8 minutes: 3 alternating rounds, 10 s each, 64 MiB, 100,000 keys
 #   QUICK=1 bash Benchmarks/run.sh         # ~2 minutes smoke run: 1 round, 3 s, 16 MiB, 20,000 keys
 #   KEYS=1000000 bash Benchmarks/run.sh    # the issue's start-up figure
-#   BASELINE=/path/to/older/larder ...     # durable PUT reference: that build's figure, same rounds
+#   BASELINE=/path/to/older/larder ...     # an older build in the same rounds: its 1 KiB GET,
+#                                          # PUT --no-fsync and durable PUT, to judge a change
 #
 # Knobs: ROUNDS, DURATION (s per wrk run), SIZE_MB (large values), KEYS,
 # CONNS (64), DURABLE_REF (req/s the durable PUT is compared with when no
@@ -23,8 +24,8 @@ fi
 CONNS=${CONNS:-64}
 # Larder's durable (fsync on) 1 KiB PUT at 64 connections before group
 # commit, one flush per write: the README's figure for 2026-11-23 (1,402
-# req/s, bench/run.sh on the 2-core development machine; this script's first
-# full run measured 1,202). Prefer BASELINE=<build before group commit>,
+# req/s on the 2-core development machine; this script's first full run
+# measured 1,202). Prefer BASELINE=<build before group commit>,
 # which measures it in the same rounds.
 DURABLE_REF=${DURABLE_REF:-1400}
 
@@ -35,35 +36,19 @@ OUTDIR=$ROOT/.build/benchmarks
 mkdir -p "$OUTDIR"
 RESULTS=$OUTDIR/run-$(date -u +%Y-%m-%dT%H%M%SZ).txt
 WORK=$(mktemp -d /tmp/larder-bench.XXXXXX)
-cleanup() {
-  [ -f "$WORK/nginx.pid" ] && kill "$(cat "$WORK/nginx.pid")" 2>/dev/null || true
-  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
+trap bench_cleanup EXIT
 
-log "building release larder"
-swift build -c release --product larder >/dev/null
-BIN=$ROOT/.build/release/larder
-BENCH="python3 $ROOT/Benchmarks/bench.py"
-
+build_larder
 start_larder fast --data-dir "$WORK/larder" --no-fsync
 start_larder durable --data-dir "$WORK/larder-fsync"
 if [ -n "${BASELINE:-}" ]; then
-  "$BASELINE" --port 0 --log-level warning --data-dir "$WORK/baseline" >"$WORK/baseline.out" 2>"$WORK/baseline.log" &
-  PIDS+=($!); BASE_PID=$!
-  for _ in $(seq 400); do [ -s "$WORK/baseline.out" ] && break; sleep 0.05; done
-  URL_baseline=$(head -1 "$WORK/baseline.out")
+  start_binary "$BASELINE" basefast --data-dir "$WORK/baseline-fast" --no-fsync
+  start_binary "$BASELINE" baseline --data-dir "$WORK/baseline"
 fi
+start_nginx
 
-NPORT=$(free_port)
-. "$ROOT/bench/nginx-peer.sh"
-start_nginx "$WORK" "$NPORT"
-URL_nginx=http://127.0.0.1:$NPORT
-
-head -c 1024 /dev/urandom | base64 -w0 | head -c 1024 > "$WORK/value"
-TARGETS="fast durable nginx"; [ -n "${BASELINE:-}" ] && TARGETS="$TARGETS baseline"
+one_kib_value "$WORK/value"
+TARGETS="fast durable nginx"; [ -n "${BASELINE:-}" ] && TARGETS="$TARGETS basefast baseline"
 for t in $TARGETS; do
   u=URL_$t; curl -sf -T "$WORK/value" "${!u}/store/bench/get" -o /dev/null
 done
@@ -76,11 +61,13 @@ for kind in raw base64 json; do
   for kv in $($BENCH zlib "$WORK/big.$kind"); do Z[$kind.${kv%%=*}]=${kv#*=}; done
 done
 
-PUTLUA=$ROOT/bench/put.lua  # the one PUT script, shared with bench/
 for round in $(seq "$ROUNDS"); do
   order="fast nginx"; (( round % 2 == 0 )) && order="nginx fast"
-  for s in $order; do u=URL_$s; add "$s.get" "$(rate "${!u}/store/bench/get")"; done
-  for s in $order; do u=URL_$s; add "$s.put" "$(rate -s "$PUTLUA" "${!u}")"; done
+  # the 1 KiB rounds take the older build too (its place rotating)
+  small=$order
+  if [ -n "${BASELINE:-}" ]; then three=(fast nginx basefast); k=$(( (round - 1) % 3 )); small="${three[*]:k} ${three[*]:0:k}"; fi
+  for s in $small; do u=URL_$s; add "$s.get" "$(rate "${!u}/store/bench/get")"; done
+  for s in $small; do u=URL_$s; add "$s.put" "$(rate -s "$PUTLUA" "${!u}")"; done
   for s in $order; do
     u=URL_$s; read -r p50 p99 < <(latency "${!u}/store/bench/get")
     add "$s.p50" "$p50"; add "$s.p99" "$p99"
@@ -98,8 +85,8 @@ for round in $(seq "$ROUNDS"); do
   log "round $round/$ROUNDS done"
 done
 stop_larder "$PID_durable" durable
-[ -n "${BASELINE:-}" ] && { kill "$BASE_PID" 2>/dev/null || true; wait "$BASE_PID" 2>/dev/null || true; }
-kill "$(cat "$WORK/nginx.pid")" 2>/dev/null || true; rm -f "$WORK/nginx.pid"
+[ -n "${BASELINE:-}" ] && { stop_larder "$PID_baseline" baseline; stop_larder "$PID_basefast" basefast; unset 'HWM[baseline]' 'HWM[basefast]'; }
+stop_nginx
 
 # ---- listing and start-up with KEYS keys ------------------------------------
 log "storing $KEYS keys (POST /snapshot)"
@@ -142,7 +129,9 @@ echo
 printf '%-44s %12s %12s\n' "figure" "Larder" "nginx"
 row() { printf '%-44s %12s %12s\n' "$1" "$2" "$3"; }
 row "1 KiB GET, wrk -t2 -c$CONNS (req/s)" "$(med fast.get)" "$(med nginx.get)"
+[ -n "${BASELINE:-}" ] && row "  same, BASELINE build (req/s)" "$(med basefast.get)" "-"
 row "1 KiB PUT --no-fsync, wrk -t2 -c$CONNS (req/s)" "$(med fast.put)" "$(med nginx.put)"
+[ -n "${BASELINE:-}" ] && row "  same, BASELINE build (req/s)" "$(med basefast.put)" "-"
 row "1 KiB GET, 1 connection, p50 (us)" "$(med fast.p50)" "$(med nginx.p50)"
 row "1 KiB GET, 1 connection, p99 (us)" "$(med fast.p99)" "$(med nginx.p99)"
 row "1 KiB PUT durable (fsync), c$CONNS (req/s)" "$(med durable.dput)" "-"

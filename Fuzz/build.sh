@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer target over the HTTP request parser:
 #   Fuzz/.build/http-parser-fuzz
-# LarderModel and LarderSupport are compiled as plain modules (not
-# instrumented: nothing of them is fuzzed). LarderHTTP is compiled as its own
+# swift-log's Logging (from SwiftPM's checkout), LarderModel and
+# LarderSupport are compiled as plain modules (not instrumented: nothing of
+# them is fuzzed). LarderHTTP is compiled as its own
 # module, and the harness (Fuzz/Harness, the SwiftPM target
 # LarderHTTPFuzzHarness) with the entry point (Fuzz/HTTPParserFuzz) as
 # another, both with -sanitize=fuzzer,address, which instruments them for
@@ -18,17 +19,28 @@ out=Fuzz/.build
 mkdir -p "$out"
 swiftc=${SWIFTC:-swiftc}
 
+# LarderSupport logs through swift-log: its sources as SwiftPM resolved them.
+logging=.build/checkouts/swift-log/Sources/Logging
+[ -d "$logging" ] || swift package resolve >/dev/null
+[ -d "$logging" ] || { echo "fuzz: no swift-log checkout at $logging" >&2; exit 1; }
+
 # Rebuild only when a source changed.
 stamp="$out/sources.sha"
 http_sources=$(find Sources/LarderHTTP -name '*.swift' | sort)
-sum=$(cat Sources/LarderModel/*.swift Sources/LarderSupport/*.swift $http_sources \
-          Fuzz/Harness/*.swift Fuzz/HTTPParserFuzz/*.swift Fuzz/build.sh | sha256sum | cut -d' ' -f1)
+sum=$(cat "$logging"/*.swift "$logging"/*/*.swift Sources/LarderModel/*.swift Sources/LarderSupport/*.swift \
+          $http_sources Fuzz/Harness/*.swift Fuzz/HTTPParserFuzz/*.swift Fuzz/build.sh | sha256sum | cut -d' ' -f1)
 if [ -x "$out/http-parser-fuzz" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$sum" ]; then
   echo "fuzz: $out/http-parser-fuzz is up to date"
   exit 0
 fi
 
 echo "fuzz: building $out/http-parser-fuzz"
+# As swift-log's Package.swift builds it: Swift 6, `package` access within it.
+"$swiftc" -O -parse-as-library -wmo -swift-version 6 -module-name Logging -package-name swift_log \
+  -enable-upcoming-feature ExistentialAny -enable-upcoming-feature MemberImportVisibility \
+  -enable-upcoming-feature InternalImportsByDefault \
+  -emit-module -emit-module-path "$out/Logging.swiftmodule" \
+  -c "$logging"/*.swift "$logging"/*/*.swift -o "$out/Logging.o"
 "$swiftc" -O -parse-as-library -wmo -module-name LarderModel \
   -emit-module -emit-module-path "$out/LarderModel.swiftmodule" \
   -c Sources/LarderModel/*.swift -o "$out/LarderModel.o"
@@ -45,7 +57,7 @@ if ! (cd "$out" && "$swiftc" "${fuzzflags[@]}" -module-name LarderHTTP -I . \
         -c $(printf '%s\n' $http_sources | sed "s|^|$root/|") -o LarderHTTP.o \
       && "$swiftc" "${fuzzflags[@]}" -module-name LarderHTTPFuzzHarness -I . \
         "$root"/Fuzz/Harness/*.swift "$root"/Fuzz/HTTPParserFuzz/*.swift \
-        LarderHTTP.o LarderModel.o LarderSupport.o \
+        LarderHTTP.o Logging.o LarderModel.o LarderSupport.o \
         -o http-parser-fuzz) > "$out/link.log" 2>&1; then
   grep -v "Cannot export local symbol" "$out/link.log" >&2
   exit 1

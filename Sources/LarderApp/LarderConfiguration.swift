@@ -1,4 +1,5 @@
 import LarderHTTP
+import LarderModel
 import LarderSupport
 import LarderStore
 
@@ -6,18 +7,18 @@ import LarderStore
 public struct LarderConfiguration: Sendable {
     public var http = HTTPServerConfiguration()
     public var store: DiskStoreOptions
-    public var logLevel: LogLevel = .info
+    public var logLevel: Logger.Level = LarderConfiguration.defaultLogLevel
     /// A directory to serve the browser viewer from (`--public-dir`, for
     /// working on it); nil: the copy of `Public/` built into the binary.
     public var publicDirectory: String?
     /// A read-only directory of fixtures under the store (`--fixtures`); nil: none.
     public var fixturesDirectory: String?
     /// Recent changes kept for `Last-Event-ID` replay on `/events`.
-    public var eventHistory: Int = 10_000
+    public var eventHistory: Int = ServerDefaults.changeHistory
     /// Seconds between keep-alive comments on event streams.
     public var eventHeartbeat: Double = 15
     /// Bytes an event stream may fall behind before its reader is dropped.
-    public var eventBufferBytes: Int = 4 << 20
+    public var eventBufferBytes: Int = LarderConfiguration.defaultEventBufferBytes
     /// Serve `/faults` and put the fault middleware on the chain
     /// (`--allow-faults`). Off: neither exists, and `/faults` is a 404.
     public var allowFaults = false
@@ -36,9 +37,14 @@ public struct LarderConfiguration: Sendable {
     /// How the store is named in logs (the disk store: its directory).
     public var storeDescription: String?
 
-    public init(dataDirectory: String = "./larder-data") {
+    public init(dataDirectory: String = DiskStoreOptions.defaultDataDirectory) {
         store = DiskStoreOptions(dataDirectory: dataDirectory)
     }
+
+    /// `info`: one line per request (`--log-level`).
+    public static let defaultLogLevel: Logger.Level = .info
+    /// 4 MiB (`--event-buffer-kb`).
+    public static let defaultEventBufferBytes = 4 << 20
 }
 
 /// A configuration the server cannot run with; the message says which setting and why.

@@ -20,9 +20,19 @@ public final class LarderServer: Sendable {
 
     /// Opens the store (taking its lock) and prepares the server. Throws a
     /// `ConfigurationError` for a token or CORS origin it cannot use.
-    public init(configuration: LarderConfiguration, logger: Logger? = nil) throws {
+    /// `logger`: every line goes there (tests); nil: loggers from
+    /// `LoggingSystem` at `configuration.logLevel`, labelled `larder`
+    /// (the server and its routes), `larder.http` (connections and the
+    /// access log) and `larder.store`.
+    public init(configuration: LarderConfiguration, logger given: Logger? = nil) throws {
         self.configuration = configuration
-        let logger = logger ?? Logger(label: "larder", level: configuration.logLevel)
+        func named(_ label: String) -> Logger {
+            if let given { return given }
+            var made = Logger(label: label)
+            made.logLevel = configuration.logLevel
+            return made
+        }
+        let logger = named("larder"), httpLogger = named("larder.http"), storeLogger = named("larder.store")
         self.logger = logger
         // The middleware chain, outermost first (built before the store is
         // opened, so a configuration error leaves its lock alone). Metrics
@@ -52,16 +62,16 @@ public final class LarderServer: Sendable {
                 // No data directory is ours to lock: the fixtures compile into one of this process.
                 let cache = NSTemporaryDirectory() + "larder-fixtures-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
                 values = try LayeredStore(fixturesDirectory: fixtures, cacheDirectory: cache, cacheBytes: storeOptions.cacheBytes / 4,
-                                          logger: logger, changes: hub) { filter in try openStore(filter, logger) }
+                                          logger: storeLogger, changes: hub) { filter in try openStore(filter, storeLogger) }
             } else {
-                values = try openStore(hub, logger)
+                values = try openStore(hub, storeLogger)
             }
             diskStore = nil
         } else if let fixtures = configuration.fixturesDirectory {
-            let layered = try LayeredStore(options: storeOptions, fixturesDirectory: fixtures, logger: logger, changes: hub)
+            let layered = try LayeredStore(options: storeOptions, fixturesDirectory: fixtures, logger: storeLogger, changes: hub)
             (diskStore, values) = (layered.diskStore, layered)
         } else {
-            let store = try DiskStore(options: storeOptions, logger: logger, changes: hub)
+            let store = try DiskStore(options: storeOptions, logger: storeLogger, changes: hub)
             (diskStore, values) = (store, store)
         }
         let storeRoutes = StoreRoutes(store: values, hub: hub, logger: logger)
@@ -77,7 +87,7 @@ public final class LarderServer: Sendable {
         routes += StaticFiles.paths.map { ($0, files) }
         if let faults { routes.append((.exact("/faults"), FaultsRoute(book: faults))) }
         let table = RouteTable(routes, middleware: chain)
-        self.http = HTTPServer(configuration: configuration.http, handler: table, logger: logger, metrics: metrics)
+        self.http = HTTPServer(configuration: configuration.http, handler: table, logger: httpLogger, metrics: metrics)
     }
 
     /// Binds and starts serving.

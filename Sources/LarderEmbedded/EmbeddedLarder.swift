@@ -3,6 +3,7 @@ import Foundation
 import LarderJSON
 import LarderKit
 import LarderStore
+import LarderSupport
 
 /// A Larder store in this process: the server's own `DiskStore` on a
 /// directory, with the same files (gzip values, crash-safe publishes), the
@@ -47,21 +48,26 @@ public final class EmbeddedLarder: Larder, ReadableLarderSync, WritableLarderSyn
     ///   - fsync: whether each write is flushed to disk before it returns
     ///     (crash-safe; off is much faster and still never leaves a torn value).
     ///   - coder: how `Codable` values are encoded and decoded.
+    ///   - logger: where the store's lines go (its start-up scan, damaged
+    ///     files), e.g. `Logger(label: "larder.store")` from the app's own
+    ///     swift-log backend; by default nowhere.
     /// - Throws: `LarderError.directoryLocked` when another process has the
     ///   directory open; `LarderError.cannotWrite` when it cannot be created or read.
-    public convenience init(directory: URL, fsync: Bool = true, coder: LarderCoder = .default) throws {
-        try self.init(directory: directory, fsync: fsync, coder: coder, feedBuffer: Self.defaultFeedBuffer)
+    public convenience init(directory: URL, fsync: Bool = true, coder: LarderCoder = .default,
+                            logger: Logger = .silent(label: "larder.store")) throws {
+        try self.init(directory: directory, fsync: fsync, coder: coder, feedBuffer: Self.defaultFeedBuffer, logger: logger)
     }
 
     /// `feedBuffer`: how many unread events a change feed holds (tests make it tiny).
-    init(directory: URL, fsync: Bool, coder: LarderCoder, feedBuffer: Int) throws {
+    init(directory: URL, fsync: Bool, coder: LarderCoder, feedBuffer: Int,
+         logger: Logger = .silent(label: "larder.store")) throws {
         self.coder = coder
         self.directory = directory
         self.feedBuffer = feedBuffer
         let relay = ChangeRelay(historySize: Self.historySize)
         self.relay = relay
         do {
-            store = try DiskStore(options: DiskStoreOptions(dataDirectory: directory.path, fsync: fsync), changes: relay)
+            store = try DiskStore(options: DiskStoreOptions(dataDirectory: directory.path, fsync: fsync), logger: logger, changes: relay)
         } catch {
             throw LarderError.from(error, key: "")
         }
@@ -72,11 +78,12 @@ public final class EmbeddedLarder: Larder, ReadableLarderSync, WritableLarderSyn
     /// - Throws: `LarderError.invalidKey` when `name` is empty, `.` or `..`, or
     ///   has a `/`; otherwise as `init(directory:fsync:coder:)`.
     public convenience init(named name: String, in location: StorageLocation = .documents,
-                            fsync: Bool = true, coder: LarderCoder = .default) throws {
+                            fsync: Bool = true, coder: LarderCoder = .default,
+                            logger: Logger = .silent(label: "larder.store")) throws {
         guard !name.isEmpty, name != ".", name != "..", !name.contains("/"), !name.contains("\0") else {
             throw LarderError.invalidKey(name, reason: "a store name is one folder name: not empty, '.' or '..', and without '/'")
         }
-        try self.init(directory: location.url.appendingPathComponent(name, isDirectory: true), fsync: fsync, coder: coder)
+        try self.init(directory: location.url.appendingPathComponent(name, isDirectory: true), fsync: fsync, coder: coder, logger: logger)
     }
 
     /// Ends watches and change feeds, finishes the store's background work

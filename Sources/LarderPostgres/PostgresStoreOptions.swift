@@ -1,4 +1,5 @@
 import Foundation
+import LarderModel
 import LarderStore
 
 /// How to reach and use the database (`--store postgres://…`).
@@ -12,11 +13,11 @@ public struct PostgresStoreOptions: Sendable {
     /// so several stores can share one database.
     public let schema: String
     /// Database connections this server keeps at most (`--pg-pool`).
-    public var poolSize: Int = 8
+    public var poolSize: Int = PostgresStoreOptions.defaultPoolSize
     /// zlib level for values the store compresses itself (1...9).
     public var gzipLevel: Int32 = DiskStoreOptions.defaultGzipLevel
     /// Largest value, decompressed.
-    public var maxValueSize: Int64 = 1 << 30
+    public var maxValueSize: Int64 = ServerDefaults.maxValueSize
     /// Where uploads are encoded and large values read back to before
     /// they go out (unlinked files: bounded memory for any size).
     public var spoolDirectory: String = NSTemporaryDirectory()
@@ -24,7 +25,7 @@ public struct PostgresStoreOptions: Sendable {
     /// larger ones go in parts of this size.
     public var partSize: Int = 1 << 20
     /// Changes kept in `larder_changes` for `Last-Event-ID` replay.
-    public var changeHistory: Int = 10_000
+    public var changeHistory: Int = ServerDefaults.changeHistory
     /// Seconds between sweeps of expired values.
     public var sweepInterval: Double = 1
     /// Seconds a statement may go without a byte of its answer before the
@@ -32,6 +33,9 @@ public struct PostgresStoreOptions: Sendable {
     /// without closing): its request gets a 503 rather than a hang. A long
     /// read that keeps receiving is not cut.
     public var commandTimeout: Double = 10
+
+    /// Database connections at most unless told (`--pg-pool`).
+    public static let defaultPoolSize = 8
 
     /// Whether `url` names a PostgreSQL store (`postgres://` or `postgresql://`).
     public static func isPostgresURL(_ url: String) -> Bool {

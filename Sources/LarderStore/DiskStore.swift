@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import LarderModel
 import LarderSupport
 import Synchronization
 #if canImport(Glibc)
@@ -16,9 +17,9 @@ public struct DiskStoreOptions: Sendable {
     /// Stripes of the per-key write barrier.
     public var stripes: Int = 64
     /// Bytes of small values kept in memory for reads (0 turns it off).
-    public var cacheBytes: Int = 32 << 20
+    public var cacheBytes: Int = DiskStoreOptions.defaultCacheBytes
     /// Largest value, decompressed (a gzip body may not inflate past it).
-    public var maxValueSize: Int64 = 1 << 30
+    public var maxValueSize: Int64 = ServerDefaults.maxValueSize
     /// OR-ed into every version this store hands out. Versions are wall-clock
     /// nanoseconds (below 2^63 until 2262), so a store with the top bit as its
     /// tag (the fixture layer's) never repeats another store's ETag.
@@ -30,6 +31,10 @@ public struct DiskStoreOptions: Sendable {
     /// Level 1 was measured to store 1 KiB JSON at the same ratio class as 6
     /// for a fraction of the CPU; see README "gzip level".
     public static let defaultGzipLevel: Int32 = 1
+    /// 32 MiB of small values in memory (`--cache-mb`).
+    public static let defaultCacheBytes = 32 << 20
+    /// Where `larder` keeps its data unless told (`--data-dir`).
+    public static let defaultDataDirectory = "./larder-data"
 
     public init(dataDirectory: String, fsync: Bool = true, gzipLevel: Int32 = DiskStoreOptions.defaultGzipLevel) {
         self.dataDirectory = dataDirectory
@@ -291,8 +296,10 @@ public final class DiskStore: ValueStore, @unchecked Sendable {
         }
         let ms = (DispatchTime.now().uptimeNanoseconds - started) / 1_000_000
         if let failure {
-            logger.error("store \(dataDirectory): the start-up scan failed after \(values) values (\(failure)); "
-                         + "listings keep walking the directories and the totals stay incomplete")
+            logger.error("""
+                store \(dataDirectory): the start-up scan failed after \(values) values (\(failure)); \
+                listings keep walking the directories and the totals stay incomplete
+                """)
             return
         }
         if scanCancelled.load(ordering: .relaxed) { return }
@@ -305,9 +312,11 @@ public final class DiskStore: ValueStore, @unchecked Sendable {
             return true
         }
         let stats = totals.stats
-        logger.notice("start-up scan: \(values) values in \(ms) ms" + (finished ? "" : " (a reset came first)"))
-        logger.info("store \(dataDirectory): \(stats.keys) values (\(stats.logicalBytes) bytes, \(stats.storedBytes) on disk, "
-                    + "\(expiring) with an expiry), \(temps) stale temp files removed, index \(index.approximateBytes) bytes")
+        logger.notice("start-up scan: \(values) values in \(ms) ms\(finished ? "" : " (a reset came first)")")
+        logger.info("""
+            store \(dataDirectory): \(stats.keys) values (\(stats.logicalBytes) bytes, \(stats.storedBytes) on disk, \
+            \(expiring) with an expiry), \(temps) stale temp files removed, index \(index.approximateBytes) bytes
+            """)
         if damaged > 0 { logger.warning("store \(dataDirectory): \(damaged) value files have an unreadable header") }
     }
 

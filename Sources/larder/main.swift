@@ -3,6 +3,7 @@ import Dispatch
 import Foundation
 import LarderApp
 import LarderHTTP
+import LarderModel
 import LarderSupport
 import LarderStore
 import LarderPostgres
@@ -37,20 +38,31 @@ struct Serve: ParsableCommand {
     func run() throws { try options.serve() }
 }
 
+/// The defaults each flag's help shows are read from the configuration
+/// types, where they are set: written once, so the help tells the truth.
+private enum Default {
+    static let http = HTTPServerConfiguration.defaults
+
+    /// Seconds as the help shows them: 10, not 10.0.
+    static func seconds(_ value: Double) -> String {
+        value == value.rounded() ? String(Int(value)) : String(value)
+    }
+}
+
 struct ServeOptions: ParsableArguments {
-    @Option(help: "Address to bind. [env: LARDER_HOST] (default: 127.0.0.1)")
+    @Option(help: "Address to bind. [env: LARDER_HOST] (default: \(Default.http.host))")
     var host: String?
 
-    @Option(help: "TCP port; 0 picks a free one (the first line on stdout is the server's URL). [env: LARDER_PORT] (default: 8080)")
+    @Option(help: "TCP port; 0 picks a free one (the first line on stdout is the server's URL). [env: LARDER_PORT] (default: \(Default.http.port))")
     var port: Int?
 
-    @Option(name: .customLong("data-dir"), help: "Data directory. [env: LARDER_DATA_DIR] (default: ./larder-data)")
+    @Option(name: .customLong("data-dir"), help: "Data directory. [env: LARDER_DATA_DIR] (default: \(DiskStoreOptions.defaultDataDirectory))")
     var dataDir: String?
 
     @Option(help: "Where values live: a PostgreSQL URL (postgres://user:pass@host:port/db, optional ?schema=name, default larder) shares one database between several larder servers; without it, the disk store in --data-dir. [env: LARDER_STORE]")
     var store: String?
 
-    @Option(name: .customLong("pg-pool"), help: "Database connections at most, with --store postgres://. [env: LARDER_PG_POOL] (default: 8)")
+    @Option(name: .customLong("pg-pool"), help: "Database connections at most, with --store postgres://. [env: LARDER_PG_POOL] (default: \(PostgresStoreOptions.defaultPoolSize))")
     var pgPool: Int?
 
     @Option(help: "Directory of read-only fixtures: each file is the value of the key named by its path, shown when the store has none. [env: LARDER_FIXTURES]")
@@ -65,34 +77,34 @@ struct ServeOptions: ParsableArguments {
     @Option(name: .customLong("gzip-level"), help: "zlib level 1-9 for stored values. [env: LARDER_GZIP_LEVEL] (default: \(DiskStoreOptions.defaultGzipLevel))")
     var gzipLevel: Int?
 
-    @Option(name: .customLong("max-value-size"), help: "Largest value in bytes (413 above). [env: LARDER_MAX_VALUE_SIZE] (default: 1073741824)")
+    @Option(name: .customLong("max-value-size"), help: "Largest value in bytes (413 above). [env: LARDER_MAX_VALUE_SIZE] (default: \(Default.http.maxBodyBytes))")
     var maxValueSize: Int64?
 
-    @Option(name: .customLong("max-request-line"), help: "Longest request line in bytes (414 above). [env: LARDER_MAX_REQUEST_LINE] (default: 8192)")
+    @Option(name: .customLong("max-request-line"), help: "Longest request line in bytes (414 above). [env: LARDER_MAX_REQUEST_LINE] (default: \(Default.http.maxRequestLineBytes))")
     var maxRequestLine: Int?
 
-    @Option(name: .customLong("max-header-bytes"), help: "Largest header section in bytes (431 above). [env: LARDER_MAX_HEADER_BYTES] (default: 32768)")
+    @Option(name: .customLong("max-header-bytes"), help: "Largest header section in bytes (431 above). [env: LARDER_MAX_HEADER_BYTES] (default: \(Default.http.maxHeaderBytes))")
     var maxHeaderBytes: Int?
 
-    @Option(name: .customLong("header-timeout"), help: "Seconds to receive a request head (408 after). [env: LARDER_HEADER_TIMEOUT] (default: 10)")
+    @Option(name: .customLong("header-timeout"), help: "Seconds to receive a request head (408 after). [env: LARDER_HEADER_TIMEOUT] (default: \(Default.seconds(Default.http.headerTimeout)))")
     var headerTimeout: Double?
 
-    @Option(name: .customLong("idle-timeout"), help: "Seconds an idle keep-alive connection or a stalled body/reader is kept. [env: LARDER_IDLE_TIMEOUT] (default: 60)")
+    @Option(name: .customLong("idle-timeout"), help: "Seconds an idle keep-alive connection or a stalled body/reader is kept. [env: LARDER_IDLE_TIMEOUT] (default: \(Default.seconds(Default.http.idleTimeout)))")
     var idleTimeout: Double?
 
-    @Option(name: .customLong("max-connections"), help: "Open connections at most (503 above). [env: LARDER_MAX_CONNECTIONS] (default: 4096)")
+    @Option(name: .customLong("max-connections"), help: "Open connections at most (503 above). [env: LARDER_MAX_CONNECTIONS] (default: \(Default.http.maxConnections))")
     var maxConnections: Int?
 
-    @Option(name: .customLong("log-level"), help: "trace, debug, info (one line per request), notice, warning, error. [env: LARDER_LOG_LEVEL] (default: info)")
+    @Option(name: .customLong("log-level"), help: "trace, debug, info (one line per request), notice, warning, error, critical. [env: LARDER_LOG_LEVEL] (default: \(LarderConfiguration.defaultLogLevel))")
     var logLevel: String?
 
-    @Option(name: .customLong("cache-mb"), help: "MiB of small values kept in memory for reads; 0 turns the cache off. [env: LARDER_CACHE_MB] (default: 32)")
+    @Option(name: .customLong("cache-mb"), help: "MiB of small values kept in memory for reads; 0 turns the cache off. [env: LARDER_CACHE_MB] (default: \(DiskStoreOptions.defaultCacheBytes >> 20))")
     var cacheMB: Int?
 
-    @Option(name: .customLong("event-history"), help: "Recent changes kept for Last-Event-ID replay on /events. [env: LARDER_EVENT_HISTORY] (default: 10000)")
+    @Option(name: .customLong("event-history"), help: "Recent changes kept for Last-Event-ID replay on /events. [env: LARDER_EVENT_HISTORY] (default: \(ServerDefaults.changeHistory))")
     var eventHistory: Int?
 
-    @Option(name: .customLong("event-buffer-kb"), help: "KiB an /events reader may fall behind before it is dropped. [env: LARDER_EVENT_BUFFER_KB] (default: 4096)")
+    @Option(name: .customLong("event-buffer-kb"), help: "KiB an /events reader may fall behind before it is dropped. [env: LARDER_EVENT_BUFFER_KB] (default: \(LarderConfiguration.defaultEventBufferBytes >> 10))")
     var eventBufferKB: Int?
 
     @Flag(name: .customLong("allow-faults"), help: "Serve /faults: rules that delay requests or answer them with an error, for testing clients. [env: LARDER_ALLOW_FAULTS=1]")
@@ -116,8 +128,8 @@ struct ServeOptions: ParsableArguments {
         if let level = gzipLevel ?? env["LARDER_GZIP_LEVEL"].flatMap({ Int($0) }), !(1...9).contains(level) {
             throw ValidationError("--gzip-level must be from 1 to 9")
         }
-        if let name = logLevel ?? env["LARDER_LOG_LEVEL"], LogLevel(name: name) == nil {
-            throw ValidationError("--log-level must be one of: \(LogLevel.allCases.map(\.name).joined(separator: ", "))")
+        if let name = logLevel ?? env["LARDER_LOG_LEVEL"], Logger.Level(name: name) == nil {
+            throw ValidationError("--log-level must be one of: \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", "))")
         }
         let http = try makeConfiguration().http
         for (name, seconds) in [("--header-timeout", http.headerTimeout), ("--idle-timeout", http.idleTimeout)]
@@ -181,7 +193,7 @@ struct ServeOptions: ParsableArguments {
 
     func makeConfiguration() throws -> LarderConfiguration {
         let env = ProcessInfo.processInfo.environment
-        var config = LarderConfiguration(dataDirectory: try value(dataDir, "LARDER_DATA_DIR", { $0 }) ?? "./larder-data")
+        var config = LarderConfiguration(dataDirectory: try value(dataDir, "LARDER_DATA_DIR", { $0 }) ?? DiskStoreOptions.defaultDataDirectory)
         if let v = try value(host, "LARDER_HOST", { $0 }) { config.http.host = v }
         config.fixturesDirectory = try value(fixtures, "LARDER_FIXTURES", { $0 })
         if let v = try value(port, "LARDER_PORT", { Int($0) }) { config.http.port = v }
@@ -197,8 +209,8 @@ struct ServeOptions: ParsableArguments {
         if let v = try value(cacheMB, "LARDER_CACHE_MB", { Int($0) }) { config.store.cacheBytes = max(0, v) << 20 }
         if let v = try value(eventHistory, "LARDER_EVENT_HISTORY", { Int($0) }) { config.eventHistory = v }
         if let v = try value(eventBufferKB, "LARDER_EVENT_BUFFER_KB", { Int($0) }) { config.eventBufferBytes = v << 10 }
-        if let v = try value(logLevel, "LARDER_LOG_LEVEL", { LogLevel(name: $0) == nil ? nil : $0 }) {
-            config.logLevel = LogLevel(name: v)!
+        if let name = try value(logLevel, "LARDER_LOG_LEVEL", { Logger.Level(name: $0) == nil ? nil : $0 }) {
+            config.logLevel = Logger.Level(name: name)!
         }
         if let v = try value(token, "LARDER_TOKEN", { $0 }) {
             config.token = v
@@ -247,6 +259,10 @@ struct ServeOptions: ParsableArguments {
         var config = try makeConfiguration()
         signal(SIGPIPE, SIG_IGN)
         raiseOpenFileLimit()
+        // Larder's own lines on stderr for every logger of the process (one
+        // bootstrap per process: the executable's, never the libraries').
+        let level = config.logLevel
+        LoggingSystem.bootstrap { label in LarderLogHandler(label: label, level: level) }
         let ephemeralDirectory = try isEphemeral() ? try EphemeralDirectory() : nil
         if let ephemeralDirectory { config.store.dataDirectory = ephemeralDirectory.path }
         let server: LarderServer

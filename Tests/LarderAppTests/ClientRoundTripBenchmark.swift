@@ -4,7 +4,7 @@ import Testing
 
 /// The client's round trip for a 1 KiB fetch, sequential on one client:
 /// median and p99 in microseconds. Runs only when `LARDER_BENCH_URL` names a
-/// running server (bench/client-roundtrip.sh starts the release `larder`);
+/// running server (Benchmarks/client-roundtrip.sh starts the release `larder`);
 /// it prints figures and asserts nothing about time.
 @Suite struct ClientRoundTripBenchmark {
     static let url = ProcessInfo.processInfo.environment["LARDER_BENCH_URL"]

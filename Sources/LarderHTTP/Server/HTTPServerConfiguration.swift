@@ -1,6 +1,11 @@
+import LarderModel
+
 /// Every limit and timeout of the HTTP server in one place. Each has a CLI
-/// flag in `larder serve`.
+/// flag in `larder serve`, whose help shows `defaults`.
 public struct HTTPServerConfiguration: Sendable {
+    /// Every setting at its default, for the flags' help.
+    public static let defaults = HTTPServerConfiguration()
+
     public var host: String = "127.0.0.1"
     /// 0 picks a free port; `HTTPServer.port` tells which.
     public var port: Int = 8080
@@ -9,7 +14,7 @@ public struct HTTPServerConfiguration: Sendable {
     /// Largest header section after the request line; larger gets 431.
     public var maxHeaderBytes: Int = 32 * 1024
     /// Largest request body; larger gets 413.
-    public var maxBodyBytes: Int64 = 1 << 30
+    public var maxBodyBytes: Int64 = ServerDefaults.maxValueSize
     /// Seconds a client may take to send a whole request head (408).
     public var headerTimeout: Double = 10
     /// Seconds a keep-alive connection may sit idle, or a body or a slow

@@ -41,7 +41,7 @@ final class TestServer {
             Self.usePostgres(&config, schema: self.postgresSchema!)
         }
         let logger = ProcessInfo.processInfo.environment["LARDER_TEST_LOG"] != nil
-            ? Logger(label: "test", level: .debug) : Logger.silent()
+            ? Logger(label: "test") { LarderLogHandler(label: $0, level: .debug) } : Logger.silent()
         server = try LarderServer(configuration: config, logger: logger)
         try server.start()
     }

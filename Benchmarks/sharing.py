@@ -8,7 +8,7 @@
 - change-feed throughput: events per second delivered to each of 10
   /events readers while one writer PUTs as fast as it can (pipelined).
 
-    python3 bench/sharing.py [path/to/larder]     (default .build/release/larder)
+    python3 Benchmarks/sharing.py [path/to/larder]     (default .build/release/larder)
 """
 import http.client, os, resource, socket, statistics, subprocess, sys, tempfile, threading, time
 

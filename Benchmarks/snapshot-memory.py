@@ -9,7 +9,7 @@
 - restores the document into a second, empty server (POST /snapshot,
   streamed from disk) and checks that every value came back (CRC32).
 
-    python3 bench/snapshot-memory.py [--bin path/to/larder] [--cache-mb N] [--rate MB/s] [--no-restore]
+    python3 Benchmarks/snapshot-memory.py [--bin path/to/larder] [--cache-mb N] [--rate MB/s] [--no-restore]
 
 Builds nothing: run `swift build -c release` first (the default binary is
 .build/release/larder). Needs about 3.5 GiB of free disk in $TMPDIR.

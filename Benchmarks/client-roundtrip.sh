@@ -1,17 +1,19 @@
 #!/usr/bin/env bash
 # The LarderClient round trip for a 1 KiB fetch next to curl's, on one
 # release `larder` (ephemeral data, no fsync). Prints median and p99 in µs.
-#   bench/client-roundtrip.sh [count]
+#   bash Benchmarks/client-roundtrip.sh [count]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+ROOT=$PWD
 COUNT=${1:-5000}
-swift build -c release --product larder >/dev/null
-OUT=$(mktemp)
-.build/release/larder --port 0 --ephemeral --no-fsync >"$OUT" 2>/dev/null &
-PID=$!
-trap 'kill $PID 2>/dev/null; rm -f "$OUT"' EXIT
-for _ in $(seq 100); do [ -s "$OUT" ] && break; sleep 0.05; done
-URL=$(head -1 "$OUT")
+. "$ROOT/Benchmarks/common.sh"
+need_tools curl
+WORK=$(mktemp -d /tmp/larder-client.XXXXXX)
+trap bench_cleanup EXIT
+
+build_larder
+start_larder server --ephemeral --no-fsync
+URL=$URL_server
 echo "server: $URL"
 head -c 1024 /dev/urandom | curl -s -o /dev/null -X PUT --data-binary @- "$URL/store/bench/1k"
 
@@ -21,7 +23,7 @@ ARGS=()
 # (`-o` applies to one URL, so each gets its own.)
 for _ in $(seq "$COUNT"); do ARGS+=(-o /dev/null "$URL/store/bench/1k"); done
 curl -s -w '%{time_total}\n' "${ARGS[@]}" \
-  | tail -n +2 | sort -g | awk -v n="$COUNT" '{a[NR]=$1} END {m=a[int(NR/2)+1]; p=a[int(NR*0.99)+1];
+  | tail -n +2 | sort -g | awk '{a[NR]=$1} END {m=a[int(NR/2)+1]; p=a[int(NR*0.99)+1];
       printf "curl (one connection) 1 KiB fetch x%d: median %.0f us, p99 %.0f us\n", NR, m*1e6, p*1e6}'
 
 # curl, a new process per fetch (what a shell script pays), 500 times.

@@ -95,7 +95,7 @@ final class CapturedLog {
         path = NSTemporaryDirectory() + "larder-http-log-\(UUID().uuidString)"
         fd = open(path, O_CREAT | O_WRONLY | O_APPEND | O_CLOEXEC, 0o600)
     }
-    var logger: Logger { Logger(label: "test", level: .info, fd: fd) }
+    var logger: Logger { let fd = self.fd; return Logger(label: "test") { LarderLogHandler(label: $0, level: .info, fd: fd) } }
     var text: String { (try? String(contentsOfFile: path, encoding: .utf8)) ?? "" }
     deinit {
         close(fd)

@@ -1,4 +1,5 @@
 import Foundation
+import LarderTestSupport
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -10,7 +11,7 @@ import Glibc
 @Suite struct ReadmeExampleTests {
     /// The fenced block after `<!-- example: name -->` (or `output:`).
     static func block(_ marker: String) throws -> String {
-        let readme = try String(contentsOfFile: packageRoot + "/README.md", encoding: .utf8)
+        let readme = try String(contentsOfFile: Repository.path("README.md"), encoding: .utf8)
         guard let tag = readme.range(of: "<!-- \(marker) -->"),
               let fence = readme.range(of: "```", range: tag.upperBound..<readme.endIndex),
               let lineEnd = readme.range(of: "\n", range: fence.upperBound..<readme.endIndex),
@@ -18,10 +19,6 @@ import Glibc
             throw ExampleError("no block marked \(marker) in README.md")
         }
         return String(readme[lineEnd.upperBound..<close.lowerBound])
-    }
-
-    static var packageRoot: String {
-        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
     }
 
     /// Starts `bash -c script` with the server's address in place of localhost:8080.
@@ -42,15 +39,6 @@ import Glibc
         process.waitUntilExit()
         guard process.terminationStatus == 0 else { throw ExampleError("the example exited with \(process.terminationStatus)") }
         return String(decoding: data, as: UTF8.self)
-    }
-
-    static func waitUntil(_ seconds: Double = 5, _ condition: () -> Bool) -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
-        while !condition() {
-            if Date() > deadline { return false }
-            usleep(5_000)
-        }
-        return true
     }
 
     static func ids(_ text: String) -> String {
@@ -83,13 +71,13 @@ import Glibc
         let (process, out) = try Self.start(try Self.block("example: watch"), port: server.port)
         defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
         for value in ["v1", "v2"] {
-            #expect(Self.waitUntil { server.server.watcherCount == 1 }, "the loop is waiting")
+            #expect(Poll.holds(within: 5) { server.server.watcherCount == 1 }, "the loop is waiting")
             #expect(try client.put("config", value).status < 300)
-            #expect(Self.waitUntil { server.server.watcherCount == 0 })
+            #expect(Poll.holds(within: 5) { server.server.watcherCount == 0 })
         }
-        #expect(Self.waitUntil { server.server.watcherCount == 1 })
+        #expect(Poll.holds(within: 5) { server.server.watcherCount == 1 })
         #expect(try client.delete("config").status == 204)
-        #expect(Self.waitUntil { !process.isRunning }, "the loop ends when the key is deleted")
+        #expect(Poll.holds(within: 5) { !process.isRunning }, "the loop ends when the key is deleted")
         let output = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         #expect(output == "config is now v1\nconfig is now v2\nconfig is gone (404)\n")
     }
@@ -101,7 +89,7 @@ import Glibc
         // One command: exec'd, so stopping the process stops curl itself.
         let (process, out) = try Self.start("exec " + (try Self.block("example: events")), port: server.port)
         defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
-        #expect(Self.waitUntil { server.server.eventStreamCount == 1 })
+        #expect(Poll.holds(within: 5) { server.server.eventStreamCount == 1 })
         let created = try client.send("POST", "/store/jobs/", body: Array("resize img-7".utf8))
         #expect(created.status == 201)
         try client.put("other/x", "not under jobs/")

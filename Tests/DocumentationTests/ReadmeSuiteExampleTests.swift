@@ -1,4 +1,5 @@
 import Foundation
+import LarderTestSupport
 import Testing
 
 /// The README's "Use it from your test suite" examples, each run as written

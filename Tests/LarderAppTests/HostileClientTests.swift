@@ -1,4 +1,5 @@
 import Foundation
+import LarderTestSupport
 import Testing
 
 /// README "Reliability", hostile clients: `Tests/stress/hostile_clients.py`

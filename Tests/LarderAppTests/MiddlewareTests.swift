@@ -2,6 +2,7 @@ import LarderModel
 import Foundation
 import LarderSupport
 import LarderApp
+import LarderTestSupport
 import LarderWire
 import LarderHTTP
 import Testing

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import LarderTestSupport
 import LarderWire
 import Testing
 #if canImport(Glibc)
@@ -94,7 +95,7 @@ import Glibc
         } else {
             try connection.send("GET /events HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
         }
-        #expect(ChangeFeedTests.waitFor(5) { server.server.eventStreamCount == 1 }, "\(framing): the stream never opened",
+        #expect(Poll.holds(within: 5) { server.server.eventStreamCount == 1 }, "\(framing): the stream never opened",
                 sourceLocation: sourceLocation)
         return connection
     }
@@ -350,7 +351,7 @@ import Glibc
         }
         writer.close()
         #expect(server.server.watcherCount == 0, "\(server.server.watcherCount) watchers left")
-        #expect(ChangeFeedTests.waitFor(2) { server.server.http.connectionCount == 0 },
+        #expect(Poll.holds(within: 2) { server.server.http.connectionCount == 0 },
                 "\(server.server.http.connectionCount) connections still open 2 s after every client closed")
     }
 

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import LarderTestSupport
 import LarderWire
 import Testing
 #if canImport(Glibc)

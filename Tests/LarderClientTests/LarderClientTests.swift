@@ -1,6 +1,7 @@
 import Foundation
 @testable import LarderClient
 import LarderApp
+import LarderTestSupport
 import LarderWire
 import Testing
 #if canImport(FoundationNetworking)
@@ -46,18 +47,10 @@ import FoundationNetworking
 
     /// Waits until the server counts `count` open event streams.
     static func waitForStreams(_ server: LarderServer, _ count: Int) async throws {
-        try await waitUntil("\(count) event streams") { server.eventStreamCount == count }
+        try await Poll.until("\(count) event streams") { server.eventStreamCount == count }
     }
 
     /// Waits (up to 60 s: a loaded full run) until `condition` holds.
-    static func waitUntil(_ what: String, _ condition: () -> Bool) async throws {
-        let deadline = Date().addingTimeInterval(60)
-        while !condition() {
-            guard Date() < deadline else { throw ClientError("still not \(what) after 60 s") }
-            try await Task.sleep(for: .milliseconds(2))
-        }
-    }
-
     @Test func codableAndDataRoundTrip() async throws {
         let server = try TestServer()
         let larder = Self.client(server)
@@ -152,7 +145,8 @@ import FoundationNetworking
     /// Anything else keeps its status and the server's error body.
     @Test func otherAnswersKeepStatusAndBody() async throws {
         let server = try TestServer { $0.allowFaults = true }
-        try FaultTests.setRules(server.client(), #"[{"id":"teapot","prefix":"x","methods":["GET"],"status":418,"count":1}]"#)
+        let rules = #"[{"id":"teapot","prefix":"x","methods":["GET"],"status":418,"count":1}]"#
+        #expect(try server.client().send("PUT", "/faults", body: Array(rules.utf8)).status == 200)
         await #expect { try await Self.client(server).fetch("x") } throws: { error in
             guard case LarderError.server(let status, let body) = error else { return false }
             return status == 418 && body.error == ErrorCode("fault_injected")
@@ -260,7 +254,7 @@ import FoundationNetworking
 
     /// Waits until the server holds `count` watch requests.
     static func waitForWatchers(_ server: LarderServer, _ count: Int) async throws {
-        try await waitUntil("\(count) watchers") { server.watcherCount == count }
+        try await Poll.until("\(count) watchers") { server.watcherCount == count }
     }
 
     @Test func changeFeedInOrderAndResumes() async throws {

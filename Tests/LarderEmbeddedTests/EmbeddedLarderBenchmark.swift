@@ -1,5 +1,6 @@
 import Foundation
 import LarderEmbedded
+import LarderTestSupport
 import Testing
 
 /// Save and fetch rates of a ~1 KiB Codable value, fsync off and on. Runs

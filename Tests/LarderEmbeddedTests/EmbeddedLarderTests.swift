@@ -1,5 +1,6 @@
 import Foundation
 @testable import LarderEmbedded
+import LarderTestSupport
 import LarderWire
 import LarderStore
 import Testing

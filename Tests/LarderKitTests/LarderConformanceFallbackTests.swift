@@ -1,6 +1,7 @@
 import Foundation
 import LarderClient
 import LarderKit
+import LarderTestSupport
 import Testing
 
 extension KitTests {

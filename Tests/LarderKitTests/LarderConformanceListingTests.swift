@@ -1,5 +1,6 @@
 import Foundation
 import LarderKit
+import LarderTestSupport
 import Testing
 
 extension KitTests {

@@ -1,5 +1,6 @@
 import Foundation
 import LarderClient
+import LarderTestSupport
 import Testing
 
 extension KitTests {
@@ -10,12 +11,8 @@ extension KitTests {
             var value: Int
         }
 
-        /// The worker executable next to the test bundle, where `swift build` puts
-        /// every product (as `ChildServer.binaryPath` finds `larder`).
-        static var workerPath: String {
-            URL(fileURLWithPath: ChildServer.binaryPath).deletingLastPathComponent()
-                .appendingPathComponent("LarderCounterWorker").path
-        }
+        /// The worker executable next to the test bundle, where `swift build` puts every product.
+        static var workerPath: String { ChildServer.productPath("LarderCounterWorker") }
 
         @Test func twoProcessesLoseNoIncrement() async throws {
             let path = Self.workerPath

@@ -1,6 +1,7 @@
 import Foundation
 import LarderClient
 import LarderEmbedded
+import LarderTestSupport
 
 /// The two implementations of `Larder` that every conformance test runs
 /// against: the behaviour must not depend on which one an app picked.

@@ -1,4 +1,5 @@
 import Foundation
+import LarderTestSupport
 import Testing
 
 extension KitTests {
@@ -6,7 +7,7 @@ extension KitTests {
     /// character for character, so the documented code is the compiled and
     /// tested code.
     @Suite struct TimelineReadmeTests {
-        static let source = Repository.path("Tests/LarderAppTests/Kit/TimelineExample.swift")
+        static let source = Repository.path("Tests/LarderKitTests/TimelineExample.swift")
 
         /// The lines between `// README: swift-timeline begin` and `... end`.
         static func region() throws -> String {

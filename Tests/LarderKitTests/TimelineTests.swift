@@ -2,6 +2,7 @@ import Foundation
 import LarderClient
 import LarderEmbedded
 import LarderKit
+import LarderTestSupport
 import Testing
 
 extension KitTests {

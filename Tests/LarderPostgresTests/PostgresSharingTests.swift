@@ -1,5 +1,6 @@
 import Foundation
 import LarderClient
+import LarderTestSupport
 import LarderWire
 import LarderSupport
 import Testing
@@ -28,7 +29,7 @@ struct PostgresSharingTests {
     @Test func aCounterDrivenThroughBothServersLosesNoIncrement() async throws {
         let (a, b) = try Self.twoServers(on: try TestPostgres.shared())
         defer { a.kill(SIGTERM); b.kill(SIGTERM) }
-        let worker = KitTests.LarderCounterWorkerTests.workerPath
+        let worker = ChildServer.productPath("LarderCounterWorker")
         try #require(FileManager.default.isExecutableFile(atPath: worker), "no LarderCounterWorker; run `swift build` first")
         // 4 processes × 50 increments, two through each server, all at once.
         let urlA = "http://127.0.0.1:\(a.port)", urlB = "http://127.0.0.1:\(b.port)"

@@ -2,6 +2,7 @@ import Foundation
 import LarderApp
 import LarderPostgres
 import LarderStore
+import LarderTestSupport
 import LarderWire
 import LarderSupport
 import Testing

@@ -1,5 +1,6 @@
 import Foundation
 import LarderSupport
+import LarderTestSupport
 import Testing
 
 /// `Base64` against Foundation's, in pieces cut anywhere.

@@ -8,34 +8,37 @@ import Glibc
 /// The built `larder` binary run as a child process, for what needs a real
 /// process: SIGKILL crashes, the data directory lock, signals, peak RSS.
 /// It finds the server as a harness would: the first line on stdout is its URL.
-final class ChildServer {
-    let process: Process
-    let port: Int
+public final class ChildServer {
+    public let process: Process
+    public let port: Int
     /// nil when the server chose its own (`--ephemeral`).
-    let dataDirectory: String?
+    public let dataDirectory: String?
     private let stderrPipe: Pipe
     private let stdoutPipe: Pipe
     /// stderr, drained continuously so a chatty server never blocks on a full pipe.
     private let output = SharedText()
     private let standardOutput = SharedText()
     /// Everything the server logged so far (stderr).
-    var log: String { output.withLock { $0 } }
+    public var log: String { output.withLock { $0 } }
     /// Everything the server wrote to stdout so far.
-    var stdout: String { standardOutput.withLock { $0 } }
+    public var stdout: String { standardOutput.withLock { $0 } }
 
     /// The `larder` executable next to the test bundle (`swift build` puts both in one folder).
-    static var binaryPath: String {
+    public static var binaryPath: String { productPath("larder") }
+
+    /// The built executable `name` (`larder`, `LarderCounterWorker`) next to the test bundle.
+    public static func productPath(_ name: String) -> String {
         let exe = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
         var dir = exe.deletingLastPathComponent()
         // Linux test bundles are `<bin>/LarderPackageTests.xctest`.
         if dir.lastPathComponent.hasSuffix(".xctest") { dir = dir.deletingLastPathComponent() }
-        return dir.appendingPathComponent("larder").path
+        return dir.appendingPathComponent(name).path
     }
 
     /// `dataDirectory` nil passes no `--data-dir` (for `--ephemeral`). `--port 0` comes first, so
     /// `arguments` may name another port. `executable` is another copy of the binary,
     /// `directory` the working directory (a binary moved away from the package).
-    init(dataDirectory: String?, arguments: [String] = [], environment: [String: String] = [:],
+    public init(dataDirectory: String?, arguments: [String] = [], environment: [String: String] = [:],
          waitUntilListening: Bool = true, executable: String = ChildServer.binaryPath, directory: String? = nil) throws {
         self.dataDirectory = dataDirectory
         let process = Process()
@@ -81,13 +84,13 @@ final class ChildServer {
     }
 
     /// The first complete line of `text`, if it has one.
-    static func firstLine(_ text: String) -> String? {
+    public static func firstLine(_ text: String) -> String? {
         guard let newline = text.firstIndex(of: "\n") else { return nil }
         return String(text[..<newline])
     }
 
     /// The port of `http://127.0.0.1:PORT` (nil for anything else).
-    static func port(of url: String) -> Int? {
+    public static func port(of url: String) -> Int? {
         guard url.hasPrefix("http://"), let colon = url.lastIndex(of: ":") else { return nil }
         return Int(url[url.index(after: colon)...])
     }
@@ -95,7 +98,7 @@ final class ChildServer {
     /// The data directory the server named at start-up (its own with
     /// `--ephemeral`). Waits up to 5 s for the line: stderr is read on its
     /// own, so it may come in after the URL on stdout.
-    var loggedDataDirectory: String? {
+    public var loggedDataDirectory: String? {
         let deadline = Date().addingTimeInterval(5)
         while true {
             let text = log
@@ -108,7 +111,7 @@ final class ChildServer {
     }
 
     /// Reads what the child wrote to stderr until it exits.
-    func waitForExit() -> Int32 {
+    public func waitForExit() -> Int32 {
         process.waitUntilExit()
         // Let the last stderr bytes arrive: until the pipe ends, or (when a child
         // spawned meanwhile inherited its write end) the log is quiet for 300 ms;
@@ -124,13 +127,13 @@ final class ChildServer {
         return process.terminationStatus
     }
 
-    func kill(_ signal: Int32) { Glibc.kill(process.processIdentifier, signal) }
+    public func kill(_ signal: Int32) { Glibc.kill(process.processIdentifier, signal) }
 
     /// Peak resident memory so far, in KiB (VmHWM).
-    func peakRSSKiB() -> Int? { statusKiB("VmHWM:") }
+    public func peakRSSKiB() -> Int? { statusKiB("VmHWM:") }
 
     /// Resident memory now, in KiB (VmRSS).
-    func rssKiB() -> Int? { statusKiB("VmRSS:") }
+    public func rssKiB() -> Int? { statusKiB("VmRSS:") }
 
     private func statusKiB(_ field: String) -> Int? {
         guard let status = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8) else { return nil }
@@ -140,7 +143,7 @@ final class ChildServer {
         return nil
     }
 
-    func client() -> WireClient { WireClient(port: port) }
+    public func client() -> WireClient { WireClient(port: port) }
 
     deinit {
         if process.isRunning {
@@ -151,11 +154,11 @@ final class ChildServer {
 }
 
 /// Text appended from one thread and read from another.
-final class SharedText: Sendable {
+public final class SharedText: Sendable {
     private let text = Locked<String>("")
     private let done = Locked(false)
-    func withLock<T>(_ body: (inout String) -> T) -> T { text.withLock { body(&$0) } }
+    public func withLock<T>(_ body: (inout String) -> T) -> T { text.withLock { body(&$0) } }
     /// The writer closed its end: nothing more will come.
-    func end() { done.withLock { $0 = true } }
-    var ended: Bool { done.withLock { $0 } }
+    public func end() { done.withLock { $0 = true } }
+    public var ended: Bool { done.withLock { $0 } }
 }

@@ -7,20 +7,20 @@ import Glibc
 /// Runs another program to the end: its exit status, its stdout and stderr
 /// (both read while it runs, so neither pipe fills up), killed with SIGKILL
 /// at the deadline. The one process runner of the tests.
-enum ProcessRunner {
-    struct Result {
-        let status: Int32
-        let stdout: [UInt8]
-        let stderr: String
+public enum ProcessRunner {
+    public struct Result {
+        public let status: Int32
+        public let stdout: [UInt8]
+        public let stderr: String
         /// Killed at the deadline.
-        let timedOut: Bool
+        public let timedOut: Bool
 
-        var stdoutText: String { String(decoding: stdout, as: UTF8.self) }
+        public var stdoutText: String { String(decoding: stdout, as: UTF8.self) }
     }
 
     /// `executable arguments...` with `stdin`, in `directory`, with
     /// `environment` over this process's own.
-    static func run(_ executable: String, _ arguments: [String], stdin: [UInt8]? = nil,
+    public static func run(_ executable: String, _ arguments: [String], stdin: [UInt8]? = nil,
                     environment: [String: String] = [:], directory: String? = nil,
                     timeout: Double = 120) throws -> Result {
         let process = Process()
@@ -69,7 +69,7 @@ enum ProcessRunner {
     /// for a child (a browser run, schemathesis) must not hold one of Swift
     /// Testing's few cooperative threads meanwhile, or async tests elsewhere
     /// in the run stall until it ends.
-    static func run(_ executable: String, _ arguments: [String], stdin: [UInt8]? = nil,
+    public static func run(_ executable: String, _ arguments: [String], stdin: [UInt8]? = nil,
                     environment: [String: String] = [:], directory: String? = nil,
                     timeout: Double = 120) async throws -> Result {
         try await withCheckedThrowingContinuation { continuation in
@@ -82,4 +82,12 @@ enum ProcessRunner {
     }
 
     private final class Collected: @unchecked Sendable { var error = Data() }
+
+    /// Set by the watchdog's thread, read by the runner's.
+    private final class Flag: @unchecked Sendable {
+        private let lock = NSLock()
+        private var value = false
+        func set() { lock.lock(); value = true; lock.unlock() }
+        var isSet: Bool { lock.lock(); defer { lock.unlock() }; return value }
+    }
 }

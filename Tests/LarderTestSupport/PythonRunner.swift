@@ -9,18 +9,18 @@ import Glibc
 /// script file or code on stdin, and collects stdout and stderr. For the
 /// checks that Python's tooling does best: JSON Schema (Compose), OpenAPI
 /// validation, schemathesis.
-enum PythonRunner {
-    struct Result {
-        let status: Int32
-        let stdout: String
-        let stderr: String
+public enum PythonRunner {
+    public struct Result {
+        public let status: Int32
+        public let stdout: String
+        public let stderr: String
         /// Killed at the deadline.
-        let timedOut: Bool
+        public let timedOut: Bool
     }
 
     /// `python3 arguments...` with `stdin`, in `directory`, with `environment`
     /// added to this process's. Killed (SIGKILL) after `timeout` seconds.
-    static func run(_ arguments: [String], stdin: String? = nil, environment: [String: String] = [:],
+    public static func run(_ arguments: [String], stdin: String? = nil, environment: [String: String] = [:],
                     directory: String? = nil, timeout: Double = 120) throws -> Result {
         let result = try ProcessRunner.run("/usr/bin/env", ["python3"] + arguments, stdin: stdin.map { Array($0.utf8) },
                                            environment: environment, directory: directory, timeout: timeout)
@@ -28,7 +28,7 @@ enum PythonRunner {
     }
 
     /// The same, off the cooperative pool (`ProcessRunner`'s async form).
-    static func run(_ arguments: [String], stdin: String? = nil, environment: [String: String] = [:],
+    public static func run(_ arguments: [String], stdin: String? = nil, environment: [String: String] = [:],
                     directory: String? = nil, timeout: Double = 120) async throws -> Result {
         let result = try await ProcessRunner.run("/usr/bin/env", ["python3"] + arguments, stdin: stdin.map { Array($0.utf8) },
                                                  environment: environment, directory: directory, timeout: timeout)
@@ -36,14 +36,14 @@ enum PythonRunner {
     }
 
     /// Runs `code` (given on stdin) with `arguments` as `sys.argv[1:]`.
-    static func run(code: String, arguments: [String] = [], environment: [String: String] = [:],
+    public static func run(code: String, arguments: [String] = [], environment: [String: String] = [:],
                     directory: String? = nil, timeout: Double = 120) throws -> Result {
         try run(["-"] + arguments, stdin: code, environment: environment, directory: directory, timeout: timeout)
     }
 
     /// Throws a clear error naming what to install when python3 or one of
     /// `modules` (import name → pip package) is missing.
-    static func require(_ modules: [(module: String, package: String)]) throws {
+    public static func require(_ modules: [(module: String, package: String)]) throws {
         let names = modules.map(\.module)
         let code = """
         import importlib.util, sys
@@ -65,19 +65,4 @@ enum PythonRunner {
             throw ClientError("python3 lacks \(missing.joined(separator: ", ")): `python3 -m pip install \(missing.joined(separator: " "))` (`bash .ci/run` installs them)")
         }
     }
-
-}
-
-/// A flag set from one thread and read from another.
-final class Flag: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value = false
-    func set() { lock.lock(); value = true; lock.unlock() }
-    var isSet: Bool { lock.lock(); defer { lock.unlock() }; return value }
-}
-
-/// The repository's top folder (Package.swift, Dockerfile, openapi.yaml).
-enum Repository {
-    static var root: String { ReadmeExampleTests.packageRoot }
-    static func path(_ relative: String) -> String { root + "/" + relative }
 }

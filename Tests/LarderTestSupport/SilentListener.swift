@@ -6,11 +6,11 @@ import Glibc
 
 /// A loopback socket that listens but never accepts: a client's connect
 /// succeeds (the kernel completes it) and no answer ever comes.
-final class SilentListener {
-    let port: Int
+public final class SilentListener {
+    public let port: Int
     private let fd: Int32
 
-    init() throws {
+    public init() throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw ClientError("socket: errno \(errno)") }
         var address = sockaddr_in()

@@ -12,34 +12,34 @@ import Glibc
 // system zlib (not the store's code), external gzip tools, a cheap PRNG,
 // threads, and looking at the data directory.
 
-enum StoreTestSupport {
+public enum StoreTestSupport {
     // MARK: - Requests
 
     /// Percent-encodes every byte of `key` outside `A-Za-z0-9-._~` (keeps `/`).
     /// Works on the UTF-8 bytes, so NFC and NFD spellings stay distinct.
-    static func encode(_ key: String) -> String { encode(bytes: Array(key.utf8)) }
+    public static func encode(_ key: String) -> String { encode(bytes: Array(key.utf8)) }
 
-    static func encode(bytes: [UInt8]) -> String { StoreKey.percentEncode(bytes: bytes) }
+    public static func encode(bytes: [UInt8]) -> String { StoreKey.percentEncode(bytes: bytes) }
 
     /// PUT at the raw target `/store/<encodedPath>`.
     @discardableResult
-    static func put(_ client: WireClient, key: String, _ body: [UInt8], contentType: String? = nil,
+    public static func put(_ client: WireClient, key: String, _ body: [UInt8], contentType: String? = nil,
                     headers: [(String, String)] = []) throws -> ClientResponse {
         var all = headers
         if let contentType { all.append(("Content-Type", contentType)) }
         return try client.send("PUT", "/store/" + encode(key), headers: all, body: body)
     }
 
-    static func get(_ client: WireClient, key: String, headers: [(String, String)] = []) throws -> ClientResponse {
+    public static func get(_ client: WireClient, key: String, headers: [(String, String)] = []) throws -> ClientResponse {
         try client.send("GET", "/store/" + encode(key), headers: headers)
     }
 
-    static func delete(_ client: WireClient, key: String) throws -> ClientResponse {
+    public static func delete(_ client: WireClient, key: String) throws -> ClientResponse {
         try client.send("DELETE", "/store/" + encode(key))
     }
 
     /// The body as a JSON object, or a test failure.
-    static func json(_ response: ClientResponse, sourceLocation: SourceLocation = #_sourceLocation) -> [String: Any] {
+    public static func json(_ response: ClientResponse, sourceLocation: SourceLocation = #_sourceLocation) -> [String: Any] {
         guard let object = response.json else {
             Issue.record("not a JSON object (status \(response.status)): \(response.text)", sourceLocation: sourceLocation)
             return [:]
@@ -48,13 +48,13 @@ enum StoreTestSupport {
     }
 
     /// Checks a JSON error answer: status, content type and `error` code.
-    static func expectError(_ response: ClientResponse, status: Int, code: String,
+    public static func expectError(_ response: ClientResponse, status: Int, code: String,
                             sourceLocation: SourceLocation = #_sourceLocation) {
         ProtocolWire.expectError(response, status, code, sourceLocation: sourceLocation)
     }
 
     /// Every key of a listing, paging with `after` until `next` is null.
-    static func listAll(_ client: WireClient, prefix: String = "", limit: Int? = nil,
+    public static func listAll(_ client: WireClient, prefix: String = "", limit: Int? = nil,
                         delimiter: Bool = false) throws -> (keys: [String], prefixes: [String], pages: Int) {
         var keys: [String] = []
         var prefixes: [String] = []
@@ -81,19 +81,19 @@ enum StoreTestSupport {
         return (keys, prefixes, pages)
     }
 
-    static func encodeQuery(_ text: String) -> String {
+    public static func encodeQuery(_ text: String) -> String {
         encode(text).replacingOccurrences(of: "/", with: "%2F")
     }
 
     /// Sorts by UTF-8 bytes (Swift's `<` on String is not byte order).
-    static func byteSorted(_ keys: [String]) -> [String] {
+    public static func byteSorted(_ keys: [String]) -> [String] {
         keys.sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) }
     }
 
-    static func bytes(_ keys: [String]) -> [[UInt8]] { keys.map { Array($0.utf8) } }
+    public static func bytes(_ keys: [String]) -> [[UInt8]] { keys.map { Array($0.utf8) } }
 
     /// Same keys, same UTF-8 bytes, same order; a short message when not.
-    static func expectKeys(_ got: [String], _ want: [String], _ note: String = "",
+    public static func expectKeys(_ got: [String], _ want: [String], _ note: String = "",
                            sourceLocation: SourceLocation = #_sourceLocation) {
         let g = bytes(got), w = bytes(want)
         guard g != w else { return }
@@ -107,7 +107,7 @@ enum StoreTestSupport {
 
     // MARK: - Data
 
-    static func same(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+    public static func same(_ a: [UInt8], _ b: [UInt8]) -> Bool {
         a.count == b.count && a.withUnsafeBytes { x in b.withUnsafeBytes { y in memcmp(x.baseAddress!, y.baseAddress!, a.count) == 0 } }
     }
 
@@ -115,7 +115,7 @@ enum StoreTestSupport {
 
     /// A gzip member of `data`, made by zlib's own gzip wrapper. With
     /// `name`/`comment`/`extra`/`headerCRC` the header carries those fields.
-    static func gzip(_ data: [UInt8], level: Int32 = 6, name: String? = nil, comment: String? = nil,
+    public static func gzip(_ data: [UInt8], level: Int32 = 6, name: String? = nil, comment: String? = nil,
                      extra: [UInt8]? = nil, headerCRC: Bool = false, mtime: UInt = 0) -> [UInt8] {
         var stream = z_stream()
         var rc = deflateInit2_(&stream, level, Z_DEFLATED, MAX_WBITS + 16, 8, Z_DEFAULT_STRATEGY,
@@ -165,7 +165,7 @@ enum StoreTestSupport {
     }
 
     /// Decompresses every member of a gzip stream with zlib; nil if invalid.
-    static func gunzip(_ data: [UInt8]) -> [UInt8]? {
+    public static func gunzip(_ data: [UInt8]) -> [UInt8]? {
         var result: [UInt8] = []
         var offset = 0
         var members = 0
@@ -201,19 +201,19 @@ enum StoreTestSupport {
     // MARK: - Processes
 
     /// Runs a program; returns its exit status and standard output.
-    static func run(_ path: String, _ arguments: [String], stdin: [UInt8]? = nil) throws -> (status: Int32, output: [UInt8], error: String) {
+    public static func run(_ path: String, _ arguments: [String], stdin: [UInt8]? = nil) throws -> (status: Int32, output: [UInt8], error: String) {
         let result = try ProcessRunner.run(path, arguments, stdin: stdin)
         return (result.status, result.stdout, result.stderr)
     }
 
-    static let gzipTool = FileManager.default.isExecutableFile(atPath: "/bin/gzip") ? "/bin/gzip" : "/usr/bin/gzip"
-    static let zcatTool = FileManager.default.isExecutableFile(atPath: "/bin/zcat") ? "/bin/zcat" : "/usr/bin/zcat"
+    public static let gzipTool = FileManager.default.isExecutableFile(atPath: "/bin/gzip") ? "/bin/gzip" : "/usr/bin/gzip"
+    public static let zcatTool = FileManager.default.isExecutableFile(atPath: "/bin/zcat") ? "/bin/zcat" : "/usr/bin/zcat"
 
     // MARK: - The data directory
 
     /// Paths (relative to `root`) of every regular file below it, following
     /// no symlinks; `root` itself may be a symlink.
-    static func regularFiles(under root: String) -> [String] {
+    public static func regularFiles(under root: String) -> [String] {
         var found: [String] = []
         func walk(_ relative: String) {
             let path = relative.isEmpty ? root : root + "/" + relative
@@ -231,22 +231,22 @@ enum StoreTestSupport {
     }
 
     /// Every value file under `<data>/values` (skipping the `\name` files of hashed directories).
-    static func valueFiles(_ dataDirectory: String) -> [String] {
+    public static func valueFiles(_ dataDirectory: String) -> [String] {
         regularFiles(under: dataDirectory + "/values").filter { !$0.hasSuffix("\\name") }
     }
 
     /// On-disk path of a key below `values/` for segments shorter than 255 bytes.
-    static func diskPath(_ key: String) -> String {
+    public static func diskPath(_ key: String) -> String {
         let segments = key.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
         return (segments.dropLast().map { $0 + "\\" } + [segments.last!]).joined(separator: "/")
     }
 
-    static func readFile(_ path: String) -> [UInt8]? {
+    public static func readFile(_ path: String) -> [UInt8]? {
         FileManager.default.contents(atPath: path).map(Array.init)
     }
 
     /// Runs `body(i)` for i in 0..<count on `count` threads at once; returns their errors.
-    static func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) throws -> Void) -> [String] {
+    public static func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) throws -> Void) -> [String] {
         let errors = ErrorBox()
         let start = DispatchSemaphore(value: 0)
         let group = DispatchGroup()
@@ -263,7 +263,7 @@ enum StoreTestSupport {
         return errors.all
     }
 
-    final class ErrorBox: @unchecked Sendable {
+    public final class ErrorBox: @unchecked Sendable {
         private let lock = NSLock()
         private var items: [String] = []
         func add(_ s: String) { lock.lock(); items.append(s); lock.unlock() }
@@ -272,7 +272,7 @@ enum StoreTestSupport {
 }
 
 /// Thrown by helpers when a step that is not under test fails.
-struct StoreTestFailure: Error, CustomStringConvertible {
-    let description: String
-    init(_ d: String) { description = d }
+public struct StoreTestFailure: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ d: String) { description = d }
 }

@@ -16,38 +16,37 @@ import Glibc
 /// initdb and the server refuse to run as root, so as root (the development
 /// machine and CI) they run as the `postgres` user that Debian's package
 /// creates, owning the temp directory; `psql` runs as whoever we are.
-final class TestPostgres: Sendable {
+public final class TestPostgres: Sendable {
     /// The server's TCP port on 127.0.0.1; `start()` after `stop()` listens on the same one.
-    let port: Int
+    public let port: Int
     /// The temp directory: the cluster in `data/`, the server log, the unix socket.
-    let directory: String
+    public let directory: String
     private let bin: String
     private var dataDirectory: String { directory + "/data" }
 
     /// Whether a server can be started here: the binaries are found and, as
     /// root, there is a `postgres` user to run them as. Locally a suite is
     /// `.enabled(if: TestPostgres.isAvailable)`; `bash .ci/run` installs postgresql.
-    static var isAvailable: Bool { binDirectory != nil && (geteuid() != 0 || getpwnam("postgres") != nil) }
+    public static var isAvailable: Bool { binDirectory != nil && (geteuid() != 0 || getpwnam("postgres") != nil) }
 
     /// The one server of this test process, started on first use and stopped
     /// (and its directory removed) at exit. A failed start is not retried:
     /// every suite then reports the same error.
-    static func shared() throws -> TestPostgres { try sharedServer.get() }
+    public static func shared() throws -> TestPostgres { try sharedServer.get() }
     private static let sharedServer = Result { try TestPostgres() }
 
     /// A server of the caller's own, for tests that stop and restart it.
     /// Removed when released (and at exit if it never is).
-    static func makePrivate() throws -> TestPostgres { try TestPostgres() }
+    public static func makePrivate() throws -> TestPostgres { try TestPostgres() }
 
     /// Starts a new private server (`makePrivate()`).
-    init() throws {
+    public init() throws {
         guard let bin = Self.binDirectory else {
             throw ClientError("no PostgreSQL server binaries (initdb, pg_ctl, postgres); `bash .ci/run` installs postgresql")
         }
         _ = Self.exitHook
         _ = Self.staleSwept
-        let directory = NSTemporaryDirectory() + "larder-testpg-\(getpid())-" + Self.randomHex(8)
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let directory = TestServer.makeTempDirectory(prefix: "larder-testpg-\(getpid())-")
         Self.live.withLock { $0[directory] = bin }
         do {
             try Self.chownToServerUser(directory)
@@ -69,19 +68,19 @@ final class TestPostgres: Sendable {
 
     /// `postgres://postgres@127.0.0.1:PORT/postgres?schema=NAME`: Larder takes
     /// the `schema` parameter out itself and hands libpq the rest.
-    func url(schema: String) -> String {
+    public func url(schema: String) -> String {
         "postgres://postgres@127.0.0.1:\(port)/postgres?schema=\(schema)"
     }
 
     /// A fresh schema name: `t_` and 16 lowercase hex digits, a valid SQL
     /// identifier without quoting, so parallel suites never meet.
-    static func makeSchemaName() -> String { "t_" + randomHex(16) }
+    public static func makeSchemaName() -> String { "t_" + randomHex(16) }
 
     /// Runs `sql` with `psql -At` (unaligned, tuples only: fields split by `|`,
     /// rows by newlines) and returns its trimmed stdout; throws with psql's
     /// stderr when it fails. For test assertions.
     @discardableResult
-    func psql(_ sql: String) throws -> String {
+    public func psql(_ sql: String) throws -> String {
         let psql = FileManager.default.isExecutableFile(atPath: bin + "/psql") ? bin + "/psql" : "/usr/bin/psql"
         let result = try ProcessRunner.run(psql, [
             "-X", "-At", "-v", "ON_ERROR_STOP=1", "-h", "127.0.0.1", "-p", String(port), "-U", "postgres", "-d", "postgres",
@@ -95,20 +94,20 @@ final class TestPostgres: Sendable {
 
     /// Stops the server (`pg_ctl stop -m mode`: `smart`, `fast` or `immediate`,
     /// the last a crash as far as the data is concerned), keeping its data.
-    func stop(mode: String = "fast") throws {
+    public func stop(mode: String = "fast") throws {
         let result = try Self.runAsServerUser(bin + "/pg_ctl", ["stop", "-w", "-t", "60", "-D", dataDirectory, "-m", mode],
                                              directory: directory)
         guard result.status == 0 else { throw ClientError("pg_ctl stop -m \(mode): \(result.stderr)") }
     }
 
     /// Starts it again after `stop`: the same data directory, the same port.
-    func start() throws {
+    public func start() throws {
         try Self.startServer(bin: bin, directory: directory, port: port)
         _ = try psql("select 1")
     }
 
     /// Whether the server is up (`pg_ctl status`).
-    var isRunning: Bool {
+    public var isRunning: Bool {
         (try? Self.runAsServerUser(bin + "/pg_ctl", ["status", "-D", dataDirectory], directory: directory))?.status == 0
     }
 

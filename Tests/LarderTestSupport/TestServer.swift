@@ -14,17 +14,17 @@ import Testing
 /// not given a data directory of its own runs on the PostgreSQL store
 /// instead, in a fresh schema of the throwaway test database
 /// (`TestPostgres`): that is how the API suites run against both stores.
-final class TestServer {
-    let server: LarderServer
-    let dataDirectory: String
-    var port: Int { server.port }
+public final class TestServer {
+    public let server: LarderServer
+    public let dataDirectory: String
+    public var port: Int { server.port }
     private var stopped = false
 
     /// `configure` may change anything; the defaults are port 0, a temp
     /// directory, no fsync (durability has its own tests) and no logging.
     /// `postgresSchema`: run on the PostgreSQL store in that schema of the
     /// shared test database, whatever the environment says.
-    init(dataDirectory: String? = nil, postgresSchema: String? = nil,
+    public init(dataDirectory: String? = nil, postgresSchema: String? = nil,
          _ configure: (inout LarderConfiguration) -> Void = { _ in }) throws {
         let dir = dataDirectory ?? TestServer.makeTempDirectory()
         self.dataDirectory = dir
@@ -47,15 +47,15 @@ final class TestServer {
     }
 
     /// Whether this run puts the API suites on PostgreSQL (`LARDER_TEST_STORE=postgres`).
-    static let usesPostgres = ProcessInfo.processInfo.environment["LARDER_TEST_STORE"] == "postgres"
+    public static let usesPostgres = ProcessInfo.processInfo.environment["LARDER_TEST_STORE"] == "postgres"
 
     /// The schema this server's PostgreSQL store lives in; nil on the disk store.
-    private(set) var postgresSchema: String?
+    public private(set) var postgresSchema: String?
 
     /// Puts `config` on the PostgreSQL store in `schema` of the shared test
     /// database, with the configuration's limits (a small pool: many test
     /// servers share the database's connections).
-    static func usePostgres(_ config: inout LarderConfiguration, schema: String, poolSize: Int = 4) {
+    public static func usePostgres(_ config: inout LarderConfiguration, schema: String, poolSize: Int = 4) {
         let url = try! TestPostgres.shared().url(schema: schema)
         var options = try! PostgresStoreOptions(url: url)
         options.poolSize = poolSize
@@ -66,32 +66,30 @@ final class TestServer {
         config.openStore = { changes, logger in try PostgresStore(options: chosen, logger: logger, changes: changes) }
     }
 
-    static func makeTempDirectory() -> String {
-        let path = NSTemporaryDirectory() + "larder-test-" + UUID().uuidString
+    /// A fresh directory under the system's temp folder, `prefix` then a UUID:
+    /// the one temp-directory maker of the tests.
+    public static func makeTempDirectory(prefix: String = "larder-test-") -> String {
+        let path = NSTemporaryDirectory() + prefix + UUID().uuidString
         try! FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
         return path
     }
 
-    func client() -> WireClient { WireClient(port: port) }
+    public func client() -> WireClient { WireClient(port: port) }
 
     /// Waits until `/metrics` says the store's start-up scan is done
     /// (`larder_store_index_ready 1`): totals exact, stale temp files gone.
-    func waitForIndex(timeout: Double = 60) throws {
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            if try client().send("GET", "/metrics").text.contains("\nlarder_store_index_ready 1\n") { return }
-            usleep(10_000)
+    public func waitForIndex(timeout: Double = 60) throws {
+        try Poll.until(timeout, "the store's start-up scan") {
+            try client().send("GET", "/metrics").text.contains("\nlarder_store_index_ready 1\n")
         }
-        struct IndexNotReady: Error {}
-        throw IndexNotReady()
     }
 
-    func connection(timeout: Double = 30) throws -> HTTPClientConnection {
+    public func connection(timeout: Double = 30) throws -> HTTPClientConnection {
         try HTTPClientConnection(port: port, timeout: timeout)
     }
 
     /// Stops the server; keeps the data directory when `keepData` (restarts).
-    func stop(keepData: Bool = false) {
+    public func stop(keepData: Bool = false) {
         guard !stopped else { return }
         stopped = true
         server.shutdown()
@@ -105,7 +103,7 @@ extension Trait where Self == ConditionTrait {
     /// A test that looks at what only the disk store has (its files, its
     /// generations, an answer given before the body is read): skipped when
     /// the API suites run on PostgreSQL (`LARDER_TEST_STORE=postgres`).
-    static func diskStoreOnly(_ why: String) -> Self {
+    public static func diskStoreOnly(_ why: String) -> Self {
         .disabled(if: TestServer.usesPostgres, Comment(rawValue: why))
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import LarderTestSupport
 import LarderWire
 import LarderViewer
 import Testing
@@ -9,7 +10,7 @@ import Testing
 @Suite struct ViewerEmbeddingTests {
     /// Every file under Public/ (hidden ones aside), relative, sorted.
     static func publicFiles() -> [String] {
-        let root = ViewerTests.publicDirectory
+        let root = Repository.path("Public")
         let walker = FileManager.default.enumerator(atPath: root)
         var files: [String] = []
         while let path = walker?.nextObject() as? String {
@@ -25,10 +26,10 @@ import Testing
     @Test func theBuiltInCopyIsPublicAsItIsNow() throws {
         #expect(ViewerFiles.embeddedPaths == Self.publicFiles())
         for path in Self.publicFiles() {
-            let onDisk = try #require(FileManager.default.contents(atPath: ViewerTests.publicDirectory + "/" + path))
+            let onDisk = try #require(FileManager.default.contents(atPath: Repository.path("Public") + "/" + path))
             let built = try #require(ViewerFiles.embedded.file(path))
             #expect(built.bytes == Array(onDisk), "Public/\(path) differs from the copy in the binary: rebuild")
-            #expect(built.entityTag == ViewerFiles.directory(ViewerTests.publicDirectory).file(path)?.entityTag)
+            #expect(built.entityTag == ViewerFiles.directory(Repository.path("Public")).file(path)?.entityTag)
         }
     }
 
@@ -70,7 +71,7 @@ import Testing
                                     environment: ["LARDER_PUBLIC_DIR": ""], executable: folder + "/larder", directory: folder)
         let index = try child.client().send("GET", "/")
         #expect(index.status == 200)
-        #expect(index.body == Array(try #require(FileManager.default.contents(atPath: ViewerTests.publicDirectory + "/index.html"))))
+        #expect(index.body == Array(try #require(FileManager.default.contents(atPath: Repository.path("Public") + "/index.html"))))
         #expect(index.header("ETag") != nil)
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import LarderTestSupport
 import LarderWire
 import Testing
 
@@ -6,12 +7,6 @@ import Testing
 /// built into the binary, with a strong ETag, `Cache-Control: no-cache`,
 /// 304 on revalidation, and nothing outside the viewer's files.
 @Suite struct ViewerTests {
-    static var publicDirectory: String {
-        // Tests run from the package root; #filePath finds it from anywhere.
-        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("Public").path
-    }
-
     @Test func rootServesTheViewerAndNothingOutsidePublic() throws {
         let server = try TestServer()
         defer { server.stop() }

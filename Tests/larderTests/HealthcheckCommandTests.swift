@@ -1,4 +1,5 @@
 import Foundation
+import LarderTestSupport
 import Testing
 #if canImport(Glibc)
 import Glibc

@@ -231,4 +231,27 @@ private typealias S = StoreTestSupport
         #expect(try client.get(key).status == 200)
         #expect(Poll.elapsed(within: 4, every: 0.02) { (try? client.get(key).status) == 404 } != nil, "\(key) did not expire")
     }
+
+    /// A snapshot line may carry any `expires` (a PUT's `?ttl` is held to
+    /// 100 years): one at the end of the 64-bit nanosecond range crashed the
+    /// server, in the ISO 8601 parser (adding the fraction overflowed) or
+    /// at the next GET of the key (rounding the `Larder-Expires` date up
+    /// overflowed).
+    @Test func anExpiryAtTheEndOfTheRangeDoesNotCrashTheServer() throws {
+        let child = try ChildServer(dataDirectory: nil, arguments: ["--ephemeral", "--no-fsync", "--log-level", "error"])
+        defer { child.kill(SIGKILL); _ = child.waitForExit() }
+        let client = child.client()
+        // 2262-04-11T23:47:16Z is the last whole second of Int64 nanoseconds.
+        let past = try client.send("POST", "/snapshot",
+                                   body: Array(#"{"key":"over","expires":"2262-04-11T23:47:16.999999999Z","text":"v"}"#.utf8))
+        ProtocolWire.expectError(past, 400, "invalid_snapshot")
+        let restored = try client.send("POST", "/snapshot",
+                                       body: Array(#"{"key":"last","expires":"2262-04-11T23:47:16.5Z","text":"v"}"#.utf8))
+        #expect(restored.status == 200, "\(restored.status) \(restored.text)")
+        let value = try client.get("last")
+        #expect(value.status == 200)
+        #expect(value.header("Larder-Expires") == "Fri, 11 Apr 2262 23:47:17 GMT")
+        #expect(try client.send("GET", "/store/").status == 200)
+        #expect(try client.send("GET", "/snapshot").status == 200)
+    }
 }

@@ -253,4 +253,15 @@ import Glibc
         #expect(open == 0)
         #expect(try server.connection(timeout: 5).request("GET", "/healthz").status == 200)
     }
+
+    @Test func leadingBlankLinesCannotPinTheServer() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let connection = try server.connection(timeout: 5)
+        try connection.send(String(repeating: "\n", count: 60_000) + "GET /abc")
+        try? connection.send(String(repeating: "x", count: 9_000))
+        let response = try connection.readResponse()
+        #expect(response.status == 414)
+        #expect(try server.client().send("GET", "/healthz").status == 200)
+    }
 }

@@ -134,4 +134,21 @@ import Glibc
             #expect(refused.log.contains(message), "\(arguments): \(refused.log)")
         }
     }
+
+    @Test func nonsenseTimeoutsAreRefusedAtStart() throws {
+        let dir = TestServer.makeTempDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let child = try ChildServer(dataDirectory: dir, arguments: ["--idle-timeout=-1"], waitUntilListening: false)
+        #expect(child.waitForExit() != 0)
+        #expect(child.log.contains("--idle-timeout must be more than 0"), "\(child.log)")
+    }
+
+    @Test func hugeHeadLimitsAreRefusedAtStart() throws {
+        let dir = TestServer.makeTempDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let child = try ChildServer(dataDirectory: dir, arguments: ["--max-header-bytes", "9223372036854775000"],
+                                    waitUntilListening: false)
+        #expect(child.waitForExit() != 0)
+        #expect(child.log.contains("--max-header-bytes must be from 1 to"), "\(child.log)")
+    }
 }

@@ -63,4 +63,32 @@ import Glibc
         #expect(result.status == 64)
         #expect(result.error.contains("--url must look like http://host[:port][/path]"))
     }
+
+    /// The stop signals are blocked from the first instruction so that the
+    /// server takes them with `sigwait`; `larder healthcheck` inherited the
+    /// mask and waits for no signal, so Ctrl-C or a supervisor's SIGTERM did
+    /// nothing: it ran on until its own `--timeout` (SIGALRM).
+    @Test func healthcheckStopsOnSIGTERMAndSIGINT() throws {
+        // A listening socket that is never accepted: the check waits for an answer.
+        let listener = try SilentListener()
+        let port = listener.port
+        for signal in [SIGTERM, SIGINT] {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: ChildServer.binaryPath)
+            process.arguments = ["healthcheck", "--url", "http://127.0.0.1:\(port)/healthz", "--timeout", "30"]
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            usleep(500_000)   // connected, waiting for the answer
+            let sent = Date()
+            kill(process.processIdentifier, signal)
+            let deadline = Date().addingTimeInterval(10)
+            while process.isRunning && Date() < deadline { usleep(10_000) }
+            let took = Date().timeIntervalSince(sent)
+            if process.isRunning { kill(process.processIdentifier, SIGKILL); process.waitUntilExit() }
+            #expect(took < 2, "signal \(signal): the healthcheck ran on for \(took) s")
+            #expect(process.terminationReason == .uncaughtSignal && process.terminationStatus == signal,
+                    "signal \(signal): ended by \(process.terminationReason == .exit ? "exit" : "signal") \(process.terminationStatus)")
+        }
+    }
 }

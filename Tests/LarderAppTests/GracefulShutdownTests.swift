@@ -9,7 +9,9 @@ import Glibc
 /// SIGTERM to the real binary while everything a test run leaves open is
 /// open: an event stream, a parked watch, an idle keep-alive connection and
 /// an upload still arriving. The upload is finished and acknowledged, the
-/// waiters are let go, and the process exits 0 well within a second.
+/// waiters are let go, and the process exits 0 well within a second. In
+/// process, a response still being sent when the stop begins does not hold
+/// the stop for the whole grace period.
 @Suite struct GracefulShutdownTests {
     struct Outcome {
         /// From SIGTERM to the exit, and from the upload's answer to the exit.

@@ -6,7 +6,8 @@ import Testing
 import Glibc
 #endif
 
-/// Large values stream to and from disk: peak RSS stays bounded.
+/// Large values stream to and from disk, and pipelined GETs of one are
+/// answered one at a time: peak RSS stays bounded.
 @Suite(.serialized) struct MemoryTests {
     @Test func oneGiBPutAndGetKeepPeakRSSUnder64MiB() throws {
         let dir = TestServer.makeTempDirectory()

@@ -89,7 +89,7 @@ let package = Package(
             "LarderKit", "LarderClient", "LarderEmbedded", "LarderSupport", "LarderWire", "LarderTestSupport",
         ]),
         .testTarget(name: "LarderClientTests", dependencies: [
-            "LarderClient", "LarderApp", "LarderModel", "LarderWire", "LarderTestSupport",
+            "LarderClient", "LarderApp", "LarderWire", "LarderTestSupport",
         ]),
         .testTarget(name: "LarderEmbeddedTests", dependencies: [
             "LarderEmbedded", "LarderStore", "LarderWire", "LarderTestSupport",

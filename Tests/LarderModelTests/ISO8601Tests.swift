@@ -1,7 +1,5 @@
-import LarderModel
 import Foundation
 import LarderModel
-import LarderSupport
 import Testing
 
 /// `ISO8601.parse` reads what `ISO8601.format` writes, and RFC 3339 forms.

@@ -86,11 +86,45 @@ let package = Package(
         .target(name: "LarderHTTPFuzzHarness", dependencies: ["LarderHTTP"], path: "Fuzz/Harness"),
         .testTarget(name: "LarderHTTPTests", dependencies: ["LarderHTTP", "LarderHTTPFuzzHarness", "LarderModel", "LarderSupport", "LarderWire"]),
         .testTarget(name: "LarderJSONTests", dependencies: ["LarderJSON"]),
-        .testTarget(name: "LarderAppTests", dependencies: [
-            "LarderApp", "LarderModel", "LarderStore", "LarderWire", "LarderViewer", "CZlib",
-            "LarderKit", "LarderClient", "LarderEmbedded", "LarderPostgres", "LarderSupport",
-            .product(name: "Logging", package: "swift-log"), .product(name: "InMemoryLogging", package: "swift-log"),
+        // What the tests share: a server in this process (TestServer) or the
+        // built binary (ChildServer), the throwaway PostgreSQL, polling, child
+        // processes, gzip and key helpers, the repository's paths. A library,
+        // not tests: every test target that needs them imports it.
+        .target(name: "LarderTestSupport", dependencies: [
+            "LarderApp", "LarderHTTP", "LarderModel", "LarderPostgres", "LarderStore", "LarderSupport", "LarderWire", "CZlib",
+        ], path: "Tests/LarderTestSupport"),
+        // One test target per module with tests, named after it.
+        .testTarget(name: "LarderModelTests", dependencies: ["LarderModel"]),
+        .testTarget(name: "LarderSupportTests", dependencies: ["LarderSupport", "LarderTestSupport"]),
+        // The `Larder` conformance suites, run against both implementations
+        // (client and embedded), and the README's Timeline example.
+        .testTarget(name: "LarderKitTests", dependencies: [
+            "LarderKit", "LarderClient", "LarderEmbedded", "LarderSupport", "LarderWire", "LarderTestSupport",
         ]),
+        .testTarget(name: "LarderClientTests", dependencies: [
+            "LarderClient", "LarderApp", "LarderWire", "LarderTestSupport",
+        ]),
+        .testTarget(name: "LarderEmbeddedTests", dependencies: [
+            "LarderEmbedded", "LarderStore", "LarderWire", "LarderTestSupport",
+        ]),
+        .testTarget(name: "LarderPostgresTests", dependencies: [
+            "LarderPostgres", "LarderApp", "LarderClient", "LarderStore", "LarderSupport", "LarderWire", "LarderTestSupport",
+        ]),
+        .testTarget(name: "LarderViewerTests", dependencies: ["LarderViewer", "LarderWire", "LarderTestSupport"]),
+        // The HTTP API's behaviour through a real server: routes, middleware,
+        // the store behind them, the protocol, limits, faults, durability.
+        .testTarget(name: "LarderAppTests", dependencies: [
+            "LarderApp", "LarderHTTP", "LarderModel", "LarderStore", "LarderSupport", "LarderWire", "LarderTestSupport",
+            "LarderEmbedded", .product(name: "Logging", package: "swift-log"), .product(name: "InMemoryLogging", package: "swift-log"),
+        ]),
+        // The `larder` executable: flags, environment, `healthcheck`, the runner's output.
+        .testTarget(name: "larderTests", dependencies: [
+            "LarderApp", "LarderHTTP", "LarderModel", "LarderPostgres", "LarderStore", "LarderWire", "LarderTestSupport",
+        ]),
+        // The Dockerfile and docker-compose.yml, checked offline.
+        .testTarget(name: "DeploymentTests", dependencies: ["LarderWire", "LarderTestSupport"]),
+        // The README's examples, run as written.
+        .testTarget(name: "DocumentationTests", dependencies: ["LarderTestSupport"]),
         // Runs CAS `update` increments through LarderClient, so a test can make
         // two processes race on one key (LarderCounterWorkerTests).
         .executableTarget(name: "LarderCounterWorker", dependencies: ["LarderClient"], path: "Tests/LarderCounterWorker"),

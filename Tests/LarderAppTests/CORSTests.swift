@@ -1,5 +1,6 @@
 import Foundation
 @testable import LarderApp
+import LarderTestSupport
 import LarderWire
 import Testing
 
@@ -174,7 +175,7 @@ import Testing
     /// Without `--cors-origin`: no CORS headers anywhere, and a plain
     /// `OPTIONS` is 204 with `Allow` on every endpoint.
     @Test func offUnlessConfiguredAndPlainOptionsAnswersAllow() throws {
-        let server = try TestServer { $0.publicDirectory = ViewerTests.publicDirectory }
+        let server = try TestServer { $0.publicDirectory = Repository.path("Public") }
         let client = server.client()
         let origin = [("Origin", Self.app)]
         Self.expectNoCORS(try client.send("GET", "/store/k", headers: origin), "GET with CORS off")

@@ -1,6 +1,7 @@
 import Foundation
 import LarderWire
 import Testing
+import LarderTestSupport
 
 /// What REDbot asked for: every answer says how a cache may keep it. A
 /// listing is `no-cache` with a strong ETag of the page (and a 304 for

@@ -1,4 +1,5 @@
 import Foundation
+import LarderTestSupport
 import LarderWire
 import Testing
 #if canImport(Glibc)
@@ -17,15 +18,6 @@ private typealias S = StoreTestSupport
         let status = try reader.readHead()
         #expect(status == 200, "GET /events answered \(status)")
         return reader
-    }
-
-    static func waitFor(_ seconds: Double, _ condition: () -> Bool) -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
-        while !condition() {
-            if Date() > deadline { return false }
-            usleep(5_000)
-        }
-        return true
     }
 
     static func isEventID(_ id: String?) -> Bool {
@@ -206,7 +198,7 @@ private typealias S = StoreTestSupport
 
         // A reader with a tiny receive buffer that never reads, subscribed to everything.
         var stalled: SSEClient? = try SSEClient(port: server.port, target: "/events?prefix=", receiveBuffer: 4096)
-        #expect(Self.waitFor(5) { server.server.eventStreamCount == 1 }, "the stalled reader never subscribed")
+        #expect(Poll.holds(within: 5) { server.server.eventStreamCount == 1 }, "the stalled reader never subscribed")
         let stalledRun = try Self.timedPuts(client, "stall/", count: 2000)
         let after = try Self.timedPuts(client, "base2/", count: 2000)
         let baseline = (before.seconds + after.seconds) / 2
@@ -220,7 +212,7 @@ private typealias S = StoreTestSupport
 
         // The stalled reader goes away (hangs up with unread data): its stream is unsubscribed.
         stalled = nil
-        #expect(Self.waitFor(3) { server.server.eventStreamCount == 0 },
+        #expect(Poll.holds(within: 3) { server.server.eventStreamCount == 0 },
                 "the dropped reader is still subscribed (eventStreamCount \(server.server.eventStreamCount))")
         #expect(try client.put("stall/after", "ok").status == 201)
         _ = stalled
@@ -235,7 +227,7 @@ private typealias S = StoreTestSupport
         let client = server.client()
         let stalled = try SSEClient(port: server.port, target: "/events?prefix=big/", receiveBuffer: 4096)
         #expect(try stalled.readHead() == 200)
-        #expect(Self.waitFor(5) { server.server.eventStreamCount == 1 })
+        #expect(Poll.holds(within: 5) { server.server.eventStreamCount == 1 })
         let wmem = (try? String(contentsOfFile: "/proc/sys/net/ipv4/tcp_wmem", encoding: .utf8))?
             .split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\n" }).compactMap { Int($0) }.last ?? (4 << 20)
         let bound = (64 << 10) + wmem + (1 << 20)  // + 1 MiB for chunk framing and slack
@@ -249,7 +241,7 @@ private typealias S = StoreTestSupport
             sent += 1
             eventBytes += key.utf8.count + 80
         }
-        #expect(Self.waitFor(3) { server.server.eventStreamCount == 0 },
+        #expect(Poll.holds(within: 3) { server.server.eventStreamCount == 0 },
                 "a reader \(eventBytes) bytes behind (eventBufferBytes 64 KiB, tcp_wmem max \(wmem)) was never dropped")
         print("ChangeFeedTests: the stalled reader was dropped after \(sent) events (~\(eventBytes / 1024) KiB) with eventBufferBytes 64 KiB, tcp_wmem max \(wmem / 1024) KiB")
 
@@ -292,7 +284,7 @@ private typealias S = StoreTestSupport
         }
         // Closing the readers unsubscribes them.
         for reader in readers { reader.close() }
-        #expect(Self.waitFor(3) { server.server.eventStreamCount == 0 },
+        #expect(Poll.holds(within: 3) { server.server.eventStreamCount == 0 },
                 "\(server.server.eventStreamCount) streams still open after their readers closed")
     }
 }

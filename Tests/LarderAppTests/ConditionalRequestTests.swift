@@ -1,4 +1,5 @@
 import Foundation
+import LarderTestSupport
 import LarderWire
 import Testing
 
@@ -447,29 +448,18 @@ private typealias S = StoreTestSupport
             else: sys.exit("PUT %d %r" % (r.status, body))
         print(conflicts)
         """
-        let python = FileManager.default.isExecutableFile(atPath: "/usr/bin/python3") ? "/usr/bin/python3" : "/usr/bin/env"
-        var processes: [(Process, Pipe, Pipe)] = []
-        for _ in 0..<4 {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: python)
-            process.arguments = (python.hasSuffix("env") ? ["python3"] : []) + ["-c", script, String(server.port), "counter", "50", gate]
-            let out = Pipe(), err = Pipe()
-            process.standardOutput = out
-            process.standardError = err
-            process.standardInput = FileHandle.nullDevice
-            try process.run()
-            processes.append((process, out, err))
+        // Four at once, each on its own thread (PythonRunner waits for its process).
+        let port = String(server.port)
+        let runs = (0..<4).map { _ in
+            Background { try PythonRunner.run(code: script, arguments: [port, "counter", "50", gate], timeout: 120) }
         }
         // All four are up (or soon); let them go at once.
         FileManager.default.createFile(atPath: gate, contents: Data())
         var conflicts = 0
-        for (i, (process, out, err)) in processes.enumerated() {
-            let output = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            let errors = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            process.waitUntilExit()
-            #expect(process.terminationReason == .exit && process.terminationStatus == 0,
-                    "process \(i) exited \(process.terminationStatus): \(errors)")
-            conflicts += Int(output.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+        for (i, run) in runs.enumerated() {
+            let result = try run.wait(150)
+            #expect(result.status == 0 && !result.timedOut, "process \(i) exited \(result.status): \(result.stderr)")
+            conflicts += Int(result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
         }
         let final = try client.get("counter")
         #expect(final.status == 200)

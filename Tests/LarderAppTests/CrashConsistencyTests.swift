@@ -1,4 +1,5 @@
 import Foundation
+import LarderTestSupport
 import Testing
 
 /// docs/reliability.md, crash consistency: `Tests/crash/crash_harness.py`

@@ -1,6 +1,7 @@
 import Foundation
 import LarderWire
 import Testing
+import LarderTestSupport
 
 /// A conditional write sent with `Expect: 100-continue` whose precondition
 /// already fails gets its 412 before the body is sent, on both stores: the

@@ -3,6 +3,7 @@ import Foundation
 import LarderModel
 import LarderWire
 import Testing
+import LarderTestSupport
 
 /// One maximum TTL (`ExpiryLimit`, in LarderModel) for the server's
 /// `?ttl=` and the Swift API: the longest TTL the client and the embedded

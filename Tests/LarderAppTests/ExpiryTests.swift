@@ -1,4 +1,5 @@
 import Foundation
+import LarderTestSupport
 import LarderWire
 import Testing
 #if canImport(Glibc)
@@ -40,15 +41,6 @@ private typealias S = StoreTestSupport
     }
 
     /// Polls `condition` every 20 ms until it holds or `seconds` pass; the seconds it took, nil on timeout.
-    static func waitUntil(_ seconds: Double, _ condition: () throws -> Bool) rethrows -> Double? {
-        let start = Date()
-        while true {
-            if try condition() { return Date().timeIntervalSince(start) }
-            if Date().timeIntervalSince(start) > seconds { return nil }
-            usleep(20_000)
-        }
-    }
-
     static func valueFileExists(_ dataDirectory: String, _ key: String) -> Bool {
         S.valueFiles(dataDirectory).contains(S.diskPath(key))
     }
@@ -91,7 +83,7 @@ private typealias S = StoreTestSupport
         #expect(stay?["expires"] is NSNull, "a value without ttl lists expires: null, got \(String(describing: stay?["expires"]))")
 
         // Absent within 2 s of its deadline, and not before it.
-        let gone = try Self.waitUntil(4) { try client.get("exp/a").status == 404 }
+        let gone = try Poll.elapsed(within: 4, every: 0.02) { try client.get("exp/a").status == 404 }
         let elapsed = Date().timeIntervalSince(before)
         #expect(gone != nil, "exp/a still readable 4 s after ttl=1")
         #expect(elapsed >= 0.9, "exp/a vanished after \(elapsed) s, before its ttl of 1 s")
@@ -109,7 +101,7 @@ private typealias S = StoreTestSupport
         let put = try client.send("PUT", "/store/cond/k?ttl=1", body: Array("old".utf8))
         #expect(put.status == 201)
         let oldTag = try #require(put.header("ETag"))
-        #expect(Self.waitUntil(4) { (try? client.get("cond/k").status) == 404 } != nil, "cond/k never expired")
+        #expect(Poll.elapsed(within: 4, every: 0.02) { (try? client.get("cond/k").status) == 404 } != nil, "cond/k never expired")
 
         // If-Match the expired version: the key is absent, so 412 and nothing written.
         let ifMatch = try client.send("PUT", "/store/cond/k", headers: [("If-Match", oldTag)], body: Array("cas".utf8))
@@ -145,7 +137,7 @@ private typealias S = StoreTestSupport
                 "no value file for sweep/gone: \(S.valueFiles(server.dataDirectory))")
         #expect(Self.valueFileExists(server.dataDirectory, "sweep/deep/gone"))
 
-        let removed = Self.waitUntil(5) {
+        let removed = Poll.elapsed(within: 5, every: 0.02) {
             !Self.valueFileExists(server.dataDirectory, "sweep/gone") && !Self.valueFileExists(server.dataDirectory, "sweep/deep/gone")
         }
         let elapsed = Date().timeIntervalSince(start)
@@ -180,13 +172,13 @@ private typealias S = StoreTestSupport
             #expect(get.status == 200, "restart/ttl lost before its deadline: \(get.status)")
             #expect(get.header("Larder-Expires") == put.header("Larder-Expires"))
         }
-        let absent = Self.waitUntil(5) { (try? client.get("restart/ttl").status) == 404 }
+        let absent = Poll.elapsed(within: 5, every: 0.02) { (try? client.get("restart/ttl").status) == 404 }
         #expect(absent != nil, "restart/ttl still readable after restart, \(Date().timeIntervalSince(putAt)) s after ttl=2")
         #expect(Date().timeIntervalSince(putAt) >= 1.9, "restart/ttl vanished before its ttl")
         #expect(try Self.listed(client, "restart/", "restart/ttl") == nil)
 
         // The restarted server found the TTL'd file and swept it.
-        let swept = Self.waitUntil(5) { !Self.valueFileExists(dir, "restart/ttl") }
+        let swept = Poll.elapsed(within: 5, every: 0.02) { !Self.valueFileExists(dir, "restart/ttl") }
         #expect(swept != nil, "the file of restart/ttl was not swept after a restart: \(S.valueFiles(dir))")
         #expect(Date().timeIntervalSince(putAt) <= 5.0, "sweep after restart took \(Date().timeIntervalSince(putAt)) s")
         #expect(Self.valueFileExists(dir, "restart/keep"))
@@ -237,6 +229,29 @@ private typealias S = StoreTestSupport
         #expect(Self.httpDate(create.header("Larder-Expires")) != nil)
         let key = try #require(create.json?["key"] as? String)
         #expect(try client.get(key).status == 200)
-        #expect(Self.waitUntil(4) { (try? client.get(key).status) == 404 } != nil, "\(key) did not expire")
+        #expect(Poll.elapsed(within: 4, every: 0.02) { (try? client.get(key).status) == 404 } != nil, "\(key) did not expire")
+    }
+
+    /// A snapshot line may carry any `expires` (a PUT's `?ttl` is held to
+    /// 100 years): one at the end of the 64-bit nanosecond range crashed the
+    /// server, in the ISO 8601 parser (adding the fraction overflowed) or
+    /// at the next GET of the key (rounding the `Larder-Expires` date up
+    /// overflowed).
+    @Test func anExpiryAtTheEndOfTheRangeDoesNotCrashTheServer() throws {
+        let child = try ChildServer(dataDirectory: nil, arguments: ["--ephemeral", "--no-fsync", "--log-level", "error"])
+        defer { child.kill(SIGKILL); _ = child.waitForExit() }
+        let client = child.client()
+        // 2262-04-11T23:47:16Z is the last whole second of Int64 nanoseconds.
+        let past = try client.send("POST", "/snapshot",
+                                   body: Array(#"{"key":"over","expires":"2262-04-11T23:47:16.999999999Z","text":"v"}"#.utf8))
+        ProtocolWire.expectError(past, 400, "invalid_snapshot")
+        let restored = try client.send("POST", "/snapshot",
+                                       body: Array(#"{"key":"last","expires":"2262-04-11T23:47:16.5Z","text":"v"}"#.utf8))
+        #expect(restored.status == 200, "\(restored.status) \(restored.text)")
+        let value = try client.get("last")
+        #expect(value.status == 200)
+        #expect(value.header("Larder-Expires") == "Fri, 11 Apr 2262 23:47:17 GMT")
+        #expect(try client.send("GET", "/store/").status == 200)
+        #expect(try client.send("GET", "/snapshot").status == 200)
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import LarderModel
+import LarderTestSupport
 import LarderWire
 import Testing
 

@@ -1,4 +1,5 @@
 import Foundation
+import LarderTestSupport
 import LarderWire
 import Testing
 #if canImport(Glibc)
@@ -8,7 +9,9 @@ import Glibc
 /// SIGTERM to the real binary while everything a test run leaves open is
 /// open: an event stream, a parked watch, an idle keep-alive connection and
 /// an upload still arriving. The upload is finished and acknowledged, the
-/// waiters are let go, and the process exits 0 well within a second.
+/// waiters are let go, and the process exits 0 well within a second. In
+/// process, a response still being sent when the stop begins does not hold
+/// the stop for the whole grace period.
 @Suite struct GracefulShutdownTests {
     struct Outcome {
         /// From SIGTERM to the exit, and from the upload's answer to the exit.
@@ -99,5 +102,32 @@ import Glibc
         #expect(try restarted.client().get("w/k").text == "v1")
         restarted.kill(SIGTERM)
         #expect(restarted.waitForExit() == 0)
+    }
+
+    /// A response whose body was still being sent when the stop began (a
+    /// slow reader of a large value) left a keep-alive connection behind
+    /// once it was complete: nothing closed it, so the stop waited out the
+    /// whole grace period (10 s by default) for an idle connection.
+    @Test func aResponseStillBeingSentAtShutdownDoesNotHoldTheStopForTheGrace() throws {
+        let server = try TestServer { $0.http.shutdownGrace = 6 }
+        defer { server.stop() }
+        let big = Bytes.random(count: 8 << 20, seed: 41)   // incompressible: fills the socket buffers
+        #expect(try server.client().put("big", big).status == 201)
+        let connection = try server.connection(timeout: 10)
+        try connection.send("GET /store/big HTTP/1.1\r\nHost: x\r\n\r\n")
+        usleep(300_000)   // the answer is under way; the client has not read yet
+        let http = server.server.http
+        let stop = Background { () -> Double in
+            let start = Date()
+            http.shutdown()
+            return Date().timeIntervalSince(start)
+        }
+        usleep(200_000)
+        let response = try connection.readResponse()
+        #expect(response.status == 200)
+        #expect(StoreTestSupport.same(response.body, big))
+        let took = try stop.wait(15)
+        #expect(took < 2, "the stop took \(took) s: the finished keep-alive connection waited for the grace")
+        #expect(ProtocolWire.closedByServer(connection, within: 1))
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import LarderSupport
+import LarderTestSupport
 import LarderWire
 import Testing
 

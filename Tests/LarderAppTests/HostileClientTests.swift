@@ -1,4 +1,5 @@
 import Foundation
+import LarderTestSupport
 import Testing
 
 /// docs/reliability.md, hostile clients: `Tests/stress/hostile_clients.py`

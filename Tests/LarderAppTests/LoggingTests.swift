@@ -6,6 +6,7 @@ import LarderSupport
 import LarderWire
 import Logging
 import Testing
+import LarderTestSupport
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,11 +1,13 @@
 import Foundation
+import LarderTestSupport
 import LarderWire
 import Testing
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// Large values stream to and from disk: peak RSS stays bounded.
+/// Large values stream to and from disk, and pipelined GETs of one are
+/// answered one at a time: peak RSS stays bounded.
 @Suite(.serialized) struct MemoryTests {
     @Test func oneGiBPutAndGetKeepPeakRSSUnder64MiB() throws {
         let dir = TestServer.makeTempDirectory()
@@ -42,5 +44,24 @@ import Glibc
         let peak = try #require(child.peakRSSKiB())
         print("larder peak RSS after a 1 GiB PUT and GET: \(peak) KiB")
         #expect(peak < 64 * 1024, "peak RSS \(peak) KiB")
+    }
+
+    @Test func pipelinedGetsOfALargeValueDoNotPileUpInMemory() throws {
+        let dir = TestServer.makeTempDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let child = try ChildServer(dataDirectory: dir, arguments: ["--no-fsync", "--log-level", "warning"])
+        let value = [UInt8](repeating: 0, count: 1 << 20)   // 1 MiB, a tiny gzip file
+        #expect(try child.client().put("zeros", value).status == 201)
+        let connection = try HTTPClientConnection(port: child.port, timeout: 60)
+        let count = 300
+        try connection.send(String(repeating: "GET /store/zeros HTTP/1.1\r\nHost: x\r\n\r\n", count: count))
+        usleep(500_000)   // the server answers while nobody reads
+        for i in 0..<count {
+            let response = try connection.readStreamingResponse { _ in }
+            #expect(response.status == 200, "response \(i)")
+        }
+        // 300 answers of 1 MiB held at once would be 300 MiB.
+        let peak = try #require(child.peakRSSKiB())
+        #expect(peak < 96 * 1024, "peak RSS \(peak) KiB")
     }
 }

@@ -2,6 +2,7 @@ import LarderModel
 import Foundation
 import LarderSupport
 import LarderApp
+import LarderTestSupport
 import LarderWire
 import LarderHTTP
 import Testing
@@ -191,5 +192,60 @@ struct GateMiddleware: LarderMiddleware {
         // authorized PUT, and the GETs and listing after it.
         #expect(passed.all[0] == 4, "requests passed to the routes: \(passed.all[0] ?? 0)")
         #expect(stamps.all[401] == 3, "401s seen: \(stamps.all)")
+    }
+
+    /// An error found while the body was read (a snapshot line that is not
+    /// valid, a chunked body over the limit) was sent by the connection
+    /// directly, past the middleware: an answer a fault rule had touched
+    /// came without `Larder-Fault` (and no middleware saw it at all).
+    @Test func anErrorFoundInTheBodyPassesThroughTheMiddleware() throws {
+        let server = try TestServer {
+            $0.allowFaults = true
+            $0.http.maxBodyBytes = 1000
+        }
+        defer { server.stop() }
+        let client = server.client()
+        let rules = try client.send("PUT", "/faults",
+                                    body: Array(#"[{"id":"mark-store","prefix":"big/"},{"id":"mark-snapshot","prefix":"/snapshot"}]"#.utf8))
+        #expect(rules.status == 200)
+
+        let snapshot = try server.connection(timeout: 10)
+        let document = #"{"key":"a","json":1}"# + "\nnot a line\n" + #"{"key":"b","json":2}"# + "\n"
+        let restored = try snapshot.request("POST", "/snapshot", body: Array(document.utf8))
+        ProtocolWire.expectError(restored, 400, "invalid_snapshot")
+        #expect(restored.header("Larder-Fault") == "mark-snapshot")
+
+        let upload = try server.connection(timeout: 10)
+        try upload.send("PUT /store/big/k HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+                        + String(2000, radix: 16) + "\r\n" + String(repeating: "x", count: 2000) + "\r\n0\r\n\r\n")
+        let tooLarge = try upload.readResponse()
+        ProtocolWire.expectError(tooLarge, 413, "payload_too_large")
+        #expect(tooLarge.header("Larder-Fault") == "mark-store")
+        ProtocolWire.expectCloses(tooLarge, upload)
+
+        // Held back by a delay like any answer, then the connection closes.
+        #expect(try client.send("POST", "/faults", body: Array(#"{"id":"slow","prefix":"slow/","delayMs":300}"#.utf8)).status == 200)
+        let slow = try server.connection(timeout: 10)
+        let start = Date()
+        try slow.send("PUT /store/slow/k HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+                      + String(2000, radix: 16) + "\r\n" + String(repeating: "x", count: 2000) + "\r\n0\r\n\r\n")
+        let late = try slow.readResponse()
+        ProtocolWire.expectError(late, 413, "payload_too_large")
+        #expect(late.header("Larder-Fault") == "slow")
+        #expect(Date().timeIntervalSince(start) >= 0.3)
+        ProtocolWire.expectCloses(late, slow)
+
+        // A body that stalls: its 408 too.
+        let quick = try TestServer {
+            $0.allowFaults = true
+            $0.http.idleTimeout = 0.5
+        }
+        defer { quick.stop() }
+        #expect(try quick.client().send("PUT", "/faults", body: Array(#"[{"id":"mark","prefix":"stall/"}]"#.utf8)).status == 200)
+        let stalled = try quick.connection(timeout: 10)
+        try stalled.send("PUT /store/stall/k HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n0123456789")
+        let timedOut = try stalled.readResponse()
+        ProtocolWire.expectError(timedOut, 408, "request_timeout")
+        #expect(timedOut.header("Larder-Fault") == "mark")
     }
 }

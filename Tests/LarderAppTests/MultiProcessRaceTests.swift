@@ -1,4 +1,5 @@
 import Foundation
+import LarderTestSupport
 import Testing
 
 /// docs/reliability.md, races: 8 Python processes share the real server,

@@ -1,4 +1,5 @@
 import Foundation
+import LarderTestSupport
 import LarderWire
 import Testing
 #if canImport(Glibc)
@@ -234,5 +235,15 @@ import Glibc
         #expect(allowPrefix.contains("DELETE"))
         #expect(!allowPrefix.contains("TRACE"))
         #expect(!allowPrefix.contains("PATCH"))
+    }
+
+    @Test func answeredRequestWithAStalledBodyGetsNoStray408() throws {
+        let server = try TestServer { $0.http.idleTimeout = 0.6; $0.http.headerTimeout = 0.6 }
+        defer { server.stop() }
+        let connection = try server.connection(timeout: 3)
+        try connection.send("GET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n0123456789")
+        #expect(try connection.readResponse().status == 200)
+        // The rest of the body never comes: the connection closes, with no second answer.
+        #expect(try connection.isClosedByPeer())
     }
 }

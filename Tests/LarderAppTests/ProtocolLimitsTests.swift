@@ -1,4 +1,5 @@
 import Foundation
+import LarderTestSupport
 import LarderWire
 import Testing
 #if canImport(Glibc)
@@ -251,5 +252,16 @@ import Glibc
         for _ in 0..<200 where open != 0 { usleep(10_000); open = server.server.http.connectionCount }
         #expect(open == 0)
         #expect(try server.connection(timeout: 5).request("GET", "/healthz").status == 200)
+    }
+
+    @Test func leadingBlankLinesCannotPinTheServer() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let connection = try server.connection(timeout: 5)
+        try connection.send(String(repeating: "\n", count: 60_000) + "GET /abc")
+        try? connection.send(String(repeating: "x", count: 9_000))
+        let response = try connection.readResponse()
+        #expect(response.status == 414)
+        #expect(try server.client().send("GET", "/healthz").status == 200)
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import LarderTestSupport
 import LarderWire
 import Testing
 #if canImport(Glibc)
@@ -211,5 +212,16 @@ import Glibc
         let get = try connection.request("GET", "/store/bin")
         #expect(get.status == 200)
         #expect(get.body == value)
+    }
+
+    @Test func contentLengthMadeOfEmptyMembersIsRejected() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let connection = try server.connection(timeout: 3)
+        try connection.send("PUT /store/cl HTTP/1.1\r\nHost: x\r\nContent-Length: ,\r\n\r\nGET /store/zzz HTTP/1.1\r\nHost: x\r\n\r\n")
+        let response = try connection.readResponse()
+        #expect(response.status == 400)
+        #expect(try connection.isClosedByPeer())
+        #expect(try server.client().get("cl").status == 404)
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import LarderModel
+import LarderTestSupport
 import LarderWire
 import Testing
 
@@ -43,5 +44,32 @@ import Testing
         #expect(try restarted.client().get("old/k1").status == 404)
         restarted.server.diskStore?.drainBackgroundWork()
         #expect(!FileManager.default.fileExists(atPath: dir + "/" + oldGeneration), "the leftover is removed at start")
+    }
+
+    @Test(.diskStoreOnly("looks at the disk store's generations")) func resetNeverReusesALeftoverGenerationQueuedForDeletion() throws {
+        let dir = TestServer.makeTempDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        // A crash inside a reset left an empty gen-2 beside the live gen-1.
+        var first: TestServer? = try TestServer(dataDirectory: dir)
+        try first!.client().put("old", "1")
+        first!.stop(keepData: true)
+        first = nil
+        try FileManager.default.createDirectory(atPath: dir + "/gen-2", withIntermediateDirectories: false)
+        // Ahead of it in the reaper's queue, a big leftover keeps gen-2 around
+        // while the reset below runs.
+        try FileManager.default.createDirectory(atPath: dir + "/gen-10", withIntermediateDirectories: false)
+        for i in 0..<3000 { FileManager.default.createFile(atPath: dir + "/gen-10/f\(i)", contents: nil) }
+
+        let server = try TestServer(dataDirectory: dir)
+        let client = server.client()
+        #expect(try client.deletePrefix("").json?["deleted"] as? Int == 1)
+        #expect(try client.put("new", "2").status == 201)
+        server.server.diskStore?.drainBackgroundWork()
+        #expect(try client.get("new").text == "2")
+        server.stop(keepData: true)
+        let again = try TestServer(dataDirectory: dir)
+        defer { again.stop() }
+        #expect(try again.client().get("new").text == "2")
+        #expect(try again.client().get("old").status == 404)
     }
 }

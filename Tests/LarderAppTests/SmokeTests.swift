@@ -1,3 +1,4 @@
+import LarderTestSupport
 import LarderWire
 import Testing
 

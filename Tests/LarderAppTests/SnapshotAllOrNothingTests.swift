@@ -1,6 +1,7 @@
 import Foundation
 import LarderWire
 import Testing
+import LarderTestSupport
 
 private typealias S = StoreTestSupport
 

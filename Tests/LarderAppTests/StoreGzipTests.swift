@@ -1,4 +1,5 @@
 import Foundation
+import LarderTestSupport
 import LarderWire
 import Testing
 
@@ -227,5 +228,36 @@ private typealias S = StoreTestSupport
         // The gzip CLI reads the FEXTRA field without complaint (and gzip -l works).
         let listed = try S.run(S.gzipTool, ["-l", server.dataDirectory + "/values/one"])
         #expect(listed.status == 0, "\(listed.error)")
+    }
+
+    @Test func gzipUploadWhoseHeaderCannotBeKeptIsRefused() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let body = S.gzip(Array("value".utf8), name: String(repeating: "n", count: 65_500))
+        let put = try server.client().put("big-header", body, headers: [("Content-Encoding", "gzip")])
+        #expect(put.status == 400)
+        #expect(put.json?["error"] as? String == "invalid_gzip")
+        #expect(try server.client().get("big-header").status == 404)
+    }
+
+    @Test func gzipBodyThatInflatesPastTheValueLimitGets413() throws {
+        let server = try TestServer { $0.http.maxBodyBytes = 1 << 20 }
+        defer { server.stop() }
+        let bomb = S.gzip([UInt8](repeating: 0, count: 2 << 20))   // ~2 KiB of gzip
+        #expect(bomb.count < 1 << 20)
+        let put = try server.client().put("bomb", bomb, headers: [("Content-Encoding", "gzip")])
+        #expect(put.status == 413)
+        #expect(try server.client().get("bomb").status == 404)
+    }
+
+    @Test func acceptEncodingOnSeparateHeaderLinesIsCombined() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        // Long and repetitive, so gzip is smaller and is sent when accepted.
+        let value = String(repeating: "value ", count: 100)
+        try server.client().put("k", value)
+        let response = try server.client().get("k", headers: [("Accept-Encoding", "br"), ("Accept-Encoding", "gzip")])
+        #expect(response.header("Content-Encoding") == "gzip")
+        #expect(S.gunzip(response.body) == Array(value.utf8))
     }
 }

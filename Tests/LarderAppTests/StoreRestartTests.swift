@@ -1,11 +1,14 @@
 import Foundation
+import LarderTestSupport
 import LarderWire
 import LarderStore
 import Testing
 
 private typealias S = StoreTestSupport
 
-/// Values survive a restart of the server on the same data directory.
+/// Values survive a restart of the server on the same data directory, and
+/// so does the version counter behind ETags (the `version` file): above every
+/// ETag issued, read back even when empty, following the clock after a restart.
 @Suite struct StoreRestartTests {
     static func key(_ i: Int) -> String {
         switch i % 4 {
@@ -138,5 +141,46 @@ private typealias S = StoreTestSupport
         #expect(try client.get("users/1").text == "one")
         #expect(try client.get("users/deep/2").text == "two")
         #expect(try client.deletePrefix("").json?["deleted"] as? Int == 3)
+    }
+
+    @Test func versionCeilingOnDiskIsAboveEveryETagIssued() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let etag = try #require(try server.client().put("k", "v").header("ETag"))
+        let version = try #require(UInt64(etag.trimmingCharacters(in: CharacterSet(charactersIn: "\"")), radix: 16))
+        let text = try String(contentsOfFile: server.dataDirectory + "/version", encoding: .utf8)
+        let ceiling = try #require(UInt64(text.trimmingCharacters(in: .whitespacesAndNewlines)))
+        #expect(ceiling > version)
+    }
+
+    @Test func anEmptyVersionFileDoesNotStopTheServer() throws {
+        let dir = TestServer.makeTempDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let first = try TestServer(dataDirectory: dir)
+        try first.client().put("k", "v")
+        first.stop(keepData: true)
+        FileManager.default.createFile(atPath: dir + "/version", contents: Data())
+        let second = try TestServer(dataDirectory: dir)
+        defer { second.stop() }
+        #expect(try second.client().get("k").text == "v")
+        #expect(try second.client().put("k", "w").status == 204)
+    }
+
+    @Test func versionsAfterACleanRestartFollowTheClock() throws {
+        let dir = TestServer.makeTempDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        func version(_ response: ClientResponse) throws -> UInt64 {
+            let etag = try #require(response.header("ETag"))
+            return try #require(UInt64(etag.trimmingCharacters(in: CharacterSet(charactersIn: "\"")), radix: 16))
+        }
+        let first = try TestServer(dataDirectory: dir)
+        let before = try version(first.client().put("k", "1"))
+        first.stop(keepData: true)
+        let second = try TestServer(dataDirectory: dir)
+        defer { second.stop() }
+        let after = try version(second.client().put("k", "2"))
+        #expect(after > before)
+        // Not an hour ahead: within a minute of the first write.
+        #expect(after - before < 60_000_000_000)
     }
 }

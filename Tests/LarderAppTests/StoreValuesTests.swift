@@ -1,4 +1,5 @@
 import Foundation
+import LarderTestSupport
 import LarderWire
 import Testing
 
@@ -255,5 +256,27 @@ private typealias S = StoreTestSupport
         // The probe leaves nothing behind in the data directory.
         let leftovers = try FileManager.default.contentsOfDirectory(atPath: server.dataDirectory).filter { $0.hasPrefix(".health") }
         #expect(leftovers.isEmpty)
+    }
+
+    /// Before: DELETE read the file's header, failed on the truncated file and
+    /// answered 500; the key could be neither read nor removed.
+    @Test(.diskStoreOnly("truncates a value file of the disk store")) func deleteOfATruncatedValueFile() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let connection = try server.connection(timeout: 10)
+        #expect(try connection.request("PUT", "/store/k", body: Array("some value".utf8)).status == 201)
+        #expect(try connection.request("PUT", "/store/d/k", body: Array("other value".utf8)).status == 201)
+        let path = server.dataDirectory + "/values/k"
+        #expect(FileManager.default.fileExists(atPath: path), "no value file at \(path): \(S.valueFiles(server.dataDirectory))")
+        #expect(truncate(path, 0) == 0, "truncate: errno \(errno)")
+
+        let delete = try connection.request("DELETE", "/store/k")
+        #expect(delete.status == 204, "DELETE of a damaged value: \(delete.status) \(delete.text)")
+        #expect(try connection.request("GET", "/store/k").status == 404)
+        #expect(!FileManager.default.fileExists(atPath: path), "the damaged file is still there")
+        // The server goes on: other keys, the same key again, a fresh connection.
+        #expect(try connection.request("GET", "/store/d/k").text == "other value")
+        #expect(try connection.request("PUT", "/store/k", body: Array("again".utf8)).status == 201)
+        #expect(try server.client().get("k").text == "again")
     }
 }

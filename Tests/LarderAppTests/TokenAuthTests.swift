@@ -1,5 +1,6 @@
 import Foundation
 @testable import LarderApp
+import LarderTestSupport
 import LarderWire
 import LarderHTTP
 import Testing
@@ -20,7 +21,7 @@ private typealias S = StoreTestSupport
     static func server(_ configure: (inout LarderConfiguration) -> Void = { _ in }) throws -> TestServer {
         try TestServer {
             $0.token = token
-            $0.publicDirectory = ViewerTests.publicDirectory
+            $0.publicDirectory = Repository.path("Public")
             configure(&$0)
         }
     }

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import LarderTestSupport
 import LarderWire
 import Testing
 #if canImport(Glibc)
@@ -8,27 +9,6 @@ import Glibc
 
 private typealias S = StoreTestSupport
 
-/// Runs `body` on its own thread; `wait` collects its result.
-final class Background<T>: @unchecked Sendable {
-    private var result: Result<T, Error>?
-    private let done = DispatchSemaphore(value: 0)
-
-    init(_ body: @escaping @Sendable () throws -> T) {
-        Thread.detachNewThread { [self] in
-            let r = Result { try body() }
-            result = r
-            done.signal()
-        }
-    }
-
-    func wait(_ seconds: Double) throws -> T {
-        guard done.wait(timeout: .now() + seconds) == .success else {
-            throw ClientError("the background request did not finish within \(seconds) s")
-        }
-        return try result!.get()
-    }
-}
-
 /// `GET /store/<key>?wait=S`: a request held open until the value changes,
 /// woken by another client's write, parked without a thread.
 @Suite struct WatchTests {
@@ -36,12 +16,7 @@ final class Background<T>: @unchecked Sendable {
 
     /// Polls until `server.watcherCount == count`; false after `seconds`.
     static func waitForWatchers(_ server: TestServer, _ count: Int, within seconds: Double = 5) -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
-        while server.server.watcherCount != count {
-            if Date() > deadline { return false }
-            usleep(1_000)
-        }
-        return true
+        Poll.holds(within: seconds, every: 0.001) { server.server.watcherCount == count }
     }
 
     /// A watch request on its own connection on another thread: the response and when it was read.

@@ -1,0 +1,71 @@
+import Foundation
+import LarderClient
+import LarderKit
+import LarderTestSupport
+import Testing
+
+extension KitTests {
+    /// `BundledFallback`: reads fall back to bundled JSON files only when the
+    /// primary cannot be reached.
+    @Suite struct LarderConformanceFallbackTests {
+        struct Config: Codable, Equatable {
+            var feature: Bool
+            var motd: String
+        }
+
+        /// A folder with `config/app.json`, as an app bundle would carry it.
+        static func bundleFolder() throws -> URL {
+            let folder = URL(fileURLWithPath: TestServer.makeTempDirectory())
+            try FileManager.default.createDirectory(at: folder.appendingPathComponent("config"), withIntermediateDirectories: true)
+            try Data(#"{"feature":true,"motd":"offline copy"}"#.utf8).write(to: folder.appendingPathComponent("config/app.json"))
+            return folder
+        }
+
+        /// A loopback port nothing listens on: a server's, after it stopped.
+        static func closedPort() throws -> Int {
+            let server = try TestServer()
+            let port = server.port
+            server.stop()
+            return port
+        }
+
+        /// `BundledFallback` over any store (a generic, so `any Larder` can be its primary).
+        static func fallback(_ primary: some Larder, directory: URL) -> any Larder {
+            BundledFallback(primary: primary, directory: directory)
+        }
+
+        @Test func unreachableServerFallsBackToTheBundledFile() async throws {
+            let folder = try Self.bundleFolder()
+            defer { try? FileManager.default.removeItem(at: folder) }
+            let client = LarderClient(baseURL: URL(string: "http://127.0.0.1:\(try Self.closedPort())")!, timeout: 10)
+            let larder = BundledFallback(primary: client, directory: folder)
+
+            // The client alone cannot reach it.
+            #expect(await thrownCase { _ = try await client.fetch("config/app") } == "unreachable")
+            let stored = try await larder.fetch("config/app")
+            #expect(stored.info.source == .fixture)
+            #expect(stored.contentType == "application/json")
+            #expect(try await larder.fetch(Config.self, at: "config/app") == Config(feature: true, motd: "offline copy"))
+            #expect(try await larder.info("config/app").size == stored.data.count)
+            // No bundled file: the primary's error stands.
+            #expect(await thrownCase { _ = try await larder.fetch("config/missing") } == "unreachable")
+            // Writes go to the primary only.
+            #expect(await thrownCase { try await larder.save(Data("x".utf8), at: "config/app") } == "unreachable")
+        }
+
+        @Test(arguments: LarderKind.allCases)
+        func aReachablePrimaryWinsOverTheBundle(kind: LarderKind) async throws {
+            let folder = try Self.bundleFolder()
+            defer { try? FileManager.default.removeItem(at: folder) }
+            try await withKitStore(kind) { store in
+                let larder = Self.fallback(store.larder, directory: folder)
+                try await larder.save(Config(feature: false, motd: "live"), at: "config/app")
+                #expect(try await larder.fetch(Config.self, at: "config/app") == Config(feature: false, motd: "live"))
+                #expect(try await larder.fetch("config/app").info.source == .store)
+                // Reachable and absent is notFound, not the bundled copy.
+                try await larder.delete("config/app")
+                #expect(await thrownCase { _ = try await larder.fetch("config/app") } == "notFound")
+            }
+        }
+    }
+}

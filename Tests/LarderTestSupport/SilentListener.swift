@@ -1,0 +1,34 @@
+import Foundation
+import LarderWire
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A loopback socket that listens but never accepts: a client's connect
+/// succeeds (the kernel completes it) and no answer ever comes.
+public final class SilentListener {
+    public let port: Int
+    private let fd: Int32
+
+    public init() throws {
+        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw ClientError("socket: errno \(errno)") }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let fd = fd
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
+                bind(fd, pointer, length) == 0 && listen(fd, 4) == 0 && getsockname(fd, pointer, &length) == 0
+            }
+        }
+        guard bound else {
+            close(fd)
+            throw ClientError("cannot listen on loopback: errno \(errno)")
+        }
+        port = Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    deinit { close(fd) }
+}

@@ -1,0 +1,270 @@
+import Foundation
+import LarderSupport
+import LarderWire
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A throwaway PostgreSQL server for the PostgreSQL store's tests: a cluster
+/// of its own (initdb) in a temp directory, on a free loopback port, trust
+/// authentication as `postgres`. Real server processes, nothing mocked.
+/// Suites share one per test process (`shared()`), each in a schema of its
+/// own (`makeSchemaName()`); a fault test that stops the database takes a
+/// private one (`makePrivate()`), so the other suites running in parallel
+/// keep theirs.
+///
+/// initdb and the server refuse to run as root, so as root (the development
+/// machine and CI) they run as the `postgres` user that Debian's package
+/// creates, owning the temp directory; `psql` runs as whoever we are.
+public final class TestPostgres: Sendable {
+    /// The server's TCP port on 127.0.0.1; `start()` after `stop()` listens on the same one.
+    public let port: Int
+    /// The temp directory: the cluster in `data/`, the server log, the unix socket.
+    public let directory: String
+    private let bin: String
+    private var dataDirectory: String { directory + "/data" }
+
+    /// Whether a server can be started here: the binaries are found and, as
+    /// root, there is a `postgres` user to run them as. Locally a suite is
+    /// `.enabled(if: TestPostgres.isAvailable)`; `bash .ci/run` installs postgresql.
+    public static var isAvailable: Bool { binDirectory != nil && (geteuid() != 0 || getpwnam("postgres") != nil) }
+
+    /// The one server of this test process, started on first use and stopped
+    /// (and its directory removed) at exit. A failed start is not retried:
+    /// every suite then reports the same error.
+    public static func shared() throws -> TestPostgres { try sharedServer.get() }
+    private static let sharedServer = Result { try TestPostgres() }
+
+    /// A server of the caller's own, for tests that stop and restart it.
+    /// Removed when released (and at exit if it never is).
+    public static func makePrivate() throws -> TestPostgres { try TestPostgres() }
+
+    /// Starts a new private server (`makePrivate()`).
+    public init() throws {
+        guard let bin = Self.binDirectory else {
+            throw ClientError("no PostgreSQL server binaries (initdb, pg_ctl, postgres); `bash .ci/run` installs postgresql")
+        }
+        _ = Self.exitHook
+        _ = Self.staleSwept
+        let directory = TestServer.makeTempDirectory(prefix: "larder-testpg-\(getpid())-")
+        Self.live.withLock { $0[directory] = bin }
+        do {
+            try Self.chownToServerUser(directory)
+            let initdb = try Self.runAsServerUser(bin + "/initdb", [
+                "-D", directory + "/data", "-A", "trust", "-U", "postgres", "-E", "UTF8", "--locale=C", "--no-sync",
+            ], directory: directory)
+            guard initdb.status == 0 else { throw ClientError("initdb: \(initdb.stderr)\(initdb.stdoutText)") }
+            port = try Self.startOnFreePort(bin: bin, directory: directory)
+        } catch {
+            Self.destroy(directory: directory, bin: bin)
+            throw error
+        }
+        self.bin = bin
+        self.directory = directory
+        _ = try psql("select 1")
+    }
+
+    deinit { Self.destroy(directory: directory, bin: bin) }
+
+    /// `postgres://postgres@127.0.0.1:PORT/postgres?schema=NAME`: Larder takes
+    /// the `schema` parameter out itself and hands libpq the rest.
+    public func url(schema: String) -> String {
+        "postgres://postgres@127.0.0.1:\(port)/postgres?schema=\(schema)"
+    }
+
+    /// A fresh schema name: `t_` and 16 lowercase hex digits, a valid SQL
+    /// identifier without quoting, so parallel suites never meet.
+    public static func makeSchemaName() -> String { "t_" + randomHex(16) }
+
+    /// Runs `sql` with `psql -At` (unaligned, tuples only: fields split by `|`,
+    /// rows by newlines) and returns its trimmed stdout; throws with psql's
+    /// stderr when it fails. For test assertions.
+    @discardableResult
+    public func psql(_ sql: String) throws -> String {
+        let psql = FileManager.default.isExecutableFile(atPath: bin + "/psql") ? bin + "/psql" : "/usr/bin/psql"
+        let result = try ProcessRunner.run(psql, [
+            "-X", "-At", "-v", "ON_ERROR_STOP=1", "-h", "127.0.0.1", "-p", String(port), "-U", "postgres", "-d", "postgres",
+            "-c", sql,
+        ], environment: ["PGCONNECT_TIMEOUT": "10"], timeout: 60)
+        guard result.status == 0 else {
+            throw ClientError("psql -c \(sql): \(result.timedOut ? "timed out" : result.stderr)")
+        }
+        return result.stdoutText.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// Stops the server (`pg_ctl stop -m mode`: `smart`, `fast` or `immediate`,
+    /// the last a crash as far as the data is concerned), keeping its data.
+    public func stop(mode: String = "fast") throws {
+        let result = try Self.runAsServerUser(bin + "/pg_ctl", ["stop", "-w", "-t", "60", "-D", dataDirectory, "-m", mode],
+                                             directory: directory)
+        guard result.status == 0 else { throw ClientError("pg_ctl stop -m \(mode): \(result.stderr)") }
+    }
+
+    /// Starts it again after `stop`: the same data directory, the same port.
+    public func start() throws {
+        try Self.startServer(bin: bin, directory: directory, port: port)
+        _ = try psql("select 1")
+    }
+
+    /// Whether the server is up (`pg_ctl status`).
+    public var isRunning: Bool {
+        (try? Self.runAsServerUser(bin + "/pg_ctl", ["status", "-D", dataDirectory], directory: directory))?.status == 0
+    }
+
+    // MARK: - Processes
+
+    /// A port found free may be taken before the server binds it: then another.
+    private static func startOnFreePort(bin: String, directory: String) throws -> Int {
+        for attempt in 1... {
+            let port = try freePort()
+            do {
+                try startServer(bin: bin, directory: directory, port: port)
+                return port
+            } catch where attempt < 3 {
+                continue
+            }
+        }
+        fatalError("unreachable")
+    }
+
+    /// `pg_ctl start -w` returns once the server accepts connections. Only
+    /// 127.0.0.1 and a socket in the temp directory (so no lock file in /tmp
+    /// or /var/run is shared with another server); fsync stays on, as the
+    /// durability tests rely on commits; 300 connections, as many test
+    /// servers each hold a small pool.
+    private static func startServer(bin: String, directory: String, port: Int) throws {
+        let options = "-c listen_addresses=127.0.0.1 -p \(port) -k '\(directory)' -c max_connections=300 -c fsync=on"
+        let result = try runAsServerUser(bin + "/pg_ctl", [
+            "start", "-w", "-t", "60", "-D", directory + "/data", "-l", directory + "/postgres.log", "-o", options,
+        ], directory: directory)
+        guard result.status == 0 else {
+            throw ClientError("pg_ctl start on port \(port): \(result.stderr)\nlog: \(logTail(directory))")
+        }
+    }
+
+    /// The end of the server's log, for an error that says why it did not start.
+    private static func logTail(_ directory: String) -> String {
+        let log = (try? String(contentsOfFile: directory + "/postgres.log", encoding: .utf8)) ?? ""
+        return String(log.suffix(2000))
+    }
+
+    /// As root, `runuser -u postgres --`; otherwise as ourselves. The working
+    /// directory is the temp directory, which that user can enter.
+    ///
+    /// Through a bash that closes every descriptor above stderr first:
+    /// Foundation's `Process` on Linux learns that a child exited when a
+    /// socket it passes down is closed (swift-corelibs-foundation#4795), and
+    /// the server that `pg_ctl start` leaves running would otherwise keep
+    /// it open, so `waitUntilExit` would wait as long as the server runs.
+    private static func runAsServerUser(_ executable: String, _ arguments: [String],
+                                        directory: String) throws -> ProcessRunner.Result {
+        let closeInherited = [
+            "/bin/bash", "-c",
+            #"for fd in /proc/$$/fd/*; do fd=${fd##*/}; [ "$fd" -gt 2 ] && { exec {fd}>&-; } 2>/dev/null; done; exec "$@""#,
+            "bash", executable,
+        ] + arguments
+        guard geteuid() == 0 else {
+            return try ProcessRunner.run(closeInherited[0], Array(closeInherited.dropFirst()), directory: directory, timeout: 120)
+        }
+        guard let runuser = ["/usr/sbin/runuser", "/sbin/runuser"].first(where: FileManager.default.isExecutableFile(atPath:)) else {
+            throw ClientError("running as root and no runuser to start PostgreSQL as the postgres user")
+        }
+        return try ProcessRunner.run(runuser, ["-u", "postgres", "--"] + closeInherited, directory: directory, timeout: 120)
+    }
+
+    /// As root, gives `directory` to the `postgres` user (initdb creates the cluster inside it).
+    private static func chownToServerUser(_ directory: String) throws {
+        guard geteuid() == 0 else { return }
+        guard let user = getpwnam("postgres") else {
+            throw ClientError("running as root and no postgres user to run PostgreSQL as (Debian's postgresql package creates it)")
+        }
+        guard chown(directory, user.pointee.pw_uid, user.pointee.pw_gid) == 0 else {
+            throw ClientError("chown \(directory) to postgres: errno \(errno)")
+        }
+    }
+
+    /// A loopback port nobody listens on now: bind port 0, read it, close.
+    private static func freePort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw ClientError("socket: errno \(errno)") }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw in
+                bind(fd, raw, length) == 0 && getsockname(fd, raw, &length) == 0
+            }
+        }
+        guard bound else { throw ClientError("bind 127.0.0.1:0: errno \(errno)") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    private static func randomHex(_ digits: Int) -> String {
+        String((0..<digits).map { _ in "0123456789abcdef".randomElement()! })
+    }
+
+    // MARK: - Finding the binaries, cleaning up
+
+    /// `pg_config --bindir` when it has the server (Debian's libpq-dev ships a
+    /// pg_config without one), else the newest /usr/lib/postgresql/*/bin,
+    /// else the folder of the `pg_ctl` on PATH.
+    private static let binDirectory: String? = {
+        func hasServer(_ dir: String) -> Bool {
+            ["initdb", "pg_ctl", "postgres"].allSatisfy { FileManager.default.isExecutableFile(atPath: dir + "/" + $0) }
+        }
+        if let config = try? ProcessRunner.run("/usr/bin/env", ["pg_config", "--bindir"], timeout: 30), config.status == 0 {
+            let dir = config.stdoutText.trimmingCharacters(in: .whitespacesAndNewlines)
+            if hasServer(dir) { return dir }
+        }
+        let root = "/usr/lib/postgresql"
+        let versions = ((try? FileManager.default.contentsOfDirectory(atPath: root)) ?? [])
+            .sorted { $0.compare($1, options: .numeric) == .orderedDescending }
+        if let dir = versions.map({ "\(root)/\($0)/bin" }).first(where: hasServer) { return dir }
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? ""
+        return path.split(separator: ":").lazy
+            .map { URL(fileURLWithPath: String($0) + "/pg_ctl") }
+            .filter { FileManager.default.isExecutableFile(atPath: $0.path) }
+            .map { $0.resolvingSymlinksInPath().deletingLastPathComponent().path }
+            .first(where: hasServer)
+    }()
+
+    /// Directories of the servers this process started and has not removed, and their bin folder.
+    private static let live = Locked<[String: String]>([:])
+
+    /// At exit, every server still here is stopped and its directory removed.
+    private static let exitHook: Void = { atexit { TestPostgres.destroyAll() } }()
+
+    private static func destroyAll() {
+        let all = live.withLock { live in
+            defer { live = [:] }
+            return live
+        }
+        for (directory, bin) in all { destroy(directory: directory, bin: bin) }
+    }
+
+    /// `pg_ctl stop -m immediate` when a server runs there, then the directory goes.
+    private static func destroy(directory: String, bin: String) {
+        if FileManager.default.fileExists(atPath: directory + "/data/postmaster.pid") {
+            _ = try? runAsServerUser(bin + "/pg_ctl", ["stop", "-w", "-t", "30", "-D", directory + "/data", "-m", "immediate"],
+                                     directory: directory)
+        }
+        try? FileManager.default.removeItem(atPath: directory)
+        live.withLock { _ = $0.removeValue(forKey: directory) }
+    }
+
+    /// Once per process: servers left by a test process that is gone (killed
+    /// at a deadline, so no exit handler ran) are stopped and removed, so
+    /// reruns do not pile up servers.
+    private static let staleSwept: Void = {
+        guard let bin = binDirectory else { return }
+        let temp = NSTemporaryDirectory()
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: temp)) ?? [] where name.hasPrefix("larder-testpg-") {
+            guard let pid = Int32(name.split(separator: "-").dropFirst(2).first ?? ""), pid != getpid() else { continue }
+            if kill(pid, 0) == 0 || errno == EPERM { continue }
+            destroy(directory: temp + name, bin: bin)
+        }
+    }()
+}

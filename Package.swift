@@ -34,11 +34,22 @@ let package = Package(
         .target(name: "LarderModel"),
         // A tiny leveled line logger, locks and clocks shared by the libraries.
         .target(name: "LarderSupport", dependencies: ["LarderModel"]),
-        // Keys, value files, gzip and the barrier-queue disk store. No HTTP here.
-        .target(name: "LarderStore", dependencies: ["CZlib", "LarderSupport", "LarderModel"]),
+        // The value-file format every store hands values in: keys and store
+        // errors, the gzip header and its metadata, zlib, segmented
+        // compression, an open value (`StoredValue`) and the upload pipeline
+        // (`ValueUpload`). No store, no HTTP here.
+        .target(name: "LarderValueFile", dependencies: ["CZlib", "LarderSupport", "LarderModel"]),
+        // The store seam the routes depend on: `ValueStore`, write
+        // conditions, changes, listings, totals. No backend here.
+        .target(name: "LarderStorage", dependencies: ["LarderValueFile", "LarderSupport", "LarderModel"]),
+        // The disk store: one gzip file per key behind barrier queues, key
+        // and expiry indexes, cache, group commit, the data directory's lock.
+        .target(name: "LarderDiskStore", dependencies: ["LarderStorage", "LarderValueFile", "LarderSupport", "LarderModel"]),
+        // A read-only fixture directory layered under a writable store (`--fixtures`).
+        .target(name: "LarderFixtures", dependencies: ["LarderDiskStore", "LarderStorage", "LarderValueFile", "LarderSupport", "LarderModel"]),
         // The same store on PostgreSQL (`--store postgres://…`): libpq driven
         // by Dispatch sources, several servers on one database. No HTTP here.
-        .target(name: "LarderPostgres", dependencies: ["CLibPQ", "LarderStore", "LarderSupport", "LarderModel"]),
+        .target(name: "LarderPostgres", dependencies: ["CLibPQ", "LarderStorage", "LarderValueFile", "LarderSupport", "LarderModel"]),
         // Sockets, the incremental parser, connections and responses. No storage here.
         .target(name: "LarderHTTP", dependencies: ["LarderSupport", "LarderModel"]),
         // JSON values for atomic append and merge patch: strict parsing, exact numbers, no dependencies.
@@ -49,7 +60,9 @@ let package = Package(
         .executableTarget(name: "ViewerEmbedder"),
         .plugin(name: "EmbedViewer", capability: .buildTool(), dependencies: ["ViewerEmbedder"]),
         // Routes, middleware and the change hub that wire HTTP requests to the store.
-        .target(name: "LarderApp", dependencies: ["LarderModel", "LarderStore", "LarderHTTP", "LarderJSON", "LarderViewer"]),
+        .target(name: "LarderApp", dependencies: [
+            "LarderModel", "LarderSupport", "LarderStorage", "LarderValueFile", "LarderHTTP", "LarderJSON", "LarderViewer",
+        ]),
         // A raw-socket HTTP/1.1 client: protocol tests and `larder healthcheck`
         // (no libcurl in the image).
         .target(name: "LarderWire", dependencies: ["LarderModel"]),
@@ -59,22 +72,34 @@ let package = Package(
         // `Larder` over HTTP with URLSession (FoundationNetworking), no NIO.
         .target(name: "LarderClient", dependencies: ["LarderKit"]),
         // `Larder` in-process over the server's own disk store: same files, no server.
-        .target(name: "LarderEmbedded", dependencies: ["LarderKit", "LarderStore", "LarderJSON"]),
+        .target(name: "LarderEmbedded", dependencies: [
+            "LarderKit", "LarderModel", "LarderSupport", "LarderDiskStore", "LarderStorage", "LarderValueFile", "LarderJSON",
+        ]),
         .executableTarget(
             name: "larder",
             dependencies: [
                 "LarderApp",
+                // The one place that chooses and builds a store.
+                "LarderDiskStore",
+                "LarderFixtures",
                 "LarderPostgres",
+                "LarderStorage",
+                "LarderHTTP",
+                "LarderSupport",
                 // `larder healthcheck` GETs /healthz with it (no curl in the image).
                 "LarderWire",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
-        .testTarget(name: "LarderStoreTests", dependencies: ["LarderStore", "CZlib"]),
+        .testTarget(name: "LarderValueFileTests", dependencies: ["LarderValueFile", "CZlib"]),
+        .testTarget(name: "LarderDiskStoreTests", dependencies: [
+            "LarderDiskStore", "LarderStorage", "LarderValueFile", "LarderSupport", "CZlib",
+        ]),
         .testTarget(name: "LarderHTTPTests", dependencies: ["LarderHTTP", "LarderWire"]),
         .testTarget(name: "LarderJSONTests", dependencies: ["LarderJSON"]),
         .testTarget(name: "LarderAppTests", dependencies: [
-            "LarderApp", "LarderModel", "LarderStore", "LarderWire", "LarderViewer", "CZlib",
+            "LarderApp", "LarderModel", "LarderStorage", "LarderValueFile", "LarderDiskStore", "LarderFixtures",
+            "LarderWire", "LarderViewer", "LarderHTTP", "LarderSupport", "LarderJSON", "CZlib",
             "LarderKit", "LarderClient", "LarderEmbedded", "LarderPostgres",
         ]),
         // Runs CAS `update` increments through LarderClient, so a test can make

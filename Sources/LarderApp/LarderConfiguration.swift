@@ -1,6 +1,7 @@
 import LarderHTTP
 import LarderSupport
-import LarderStore
+import LarderStorage
+import LarderValueFile
 
 /// Everything `larder serve` can be told, in one value.
 public struct LarderConfiguration: Sendable {

@@ -1,6 +1,7 @@
 import LarderHTTP
 import LarderSupport
-import LarderStore
+import LarderStorage
+import LarderValueFile
 import Foundation
 
 /// A running Larder: the disk store, the change hub and the HTTP server

@@ -1,5 +1,6 @@
 import LarderHTTP
-import LarderStore
+import LarderStorage
+import LarderValueFile
 import LarderSupport
 
 /// `GET /metrics`: Prometheus text format 0.0.4. The text is built here,

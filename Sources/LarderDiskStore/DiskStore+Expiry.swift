@@ -1,3 +1,5 @@
+import LarderStorage
+import LarderValueFile
 import Dispatch
 
 /// The expiry sweep: expired values already read as absent everywhere; this

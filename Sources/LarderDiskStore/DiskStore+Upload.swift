@@ -1,3 +1,5 @@
+import LarderStorage
+import LarderValueFile
 import Dispatch
 
 /// How the disk store publishes a finished upload: its data is made

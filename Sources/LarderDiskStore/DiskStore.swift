@@ -1,3 +1,5 @@
+import LarderStorage
+import LarderValueFile
 import Dispatch
 import Foundation
 import LarderSupport
@@ -27,9 +29,8 @@ public struct DiskStoreOptions: Sendable {
     /// headers it read, before it adds them to the index.
     var scanBatchHook: (@Sendable ([String]) -> Void)? = nil
 
-    /// Level 1 was measured to store 1 KiB JSON at the same ratio class as 6
-    /// for a fraction of the CPU; see README "gzip level".
-    public static let defaultGzipLevel: Int32 = 1
+    /// The value files' default level (`CompressionMode.defaultGzipLevel`).
+    public static let defaultGzipLevel: Int32 = CompressionMode.defaultGzipLevel
 
     public init(dataDirectory: String, fsync: Bool = true, gzipLevel: Int32 = DiskStoreOptions.defaultGzipLevel) {
         self.dataDirectory = dataDirectory

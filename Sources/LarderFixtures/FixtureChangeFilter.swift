@@ -1,3 +1,6 @@
+import LarderDiskStore
+import LarderStorage
+import LarderValueFile
 import LarderSupport
 
 /// Sits between the store and the change feed when fixtures are mounted,

@@ -1,3 +1,6 @@
+import LarderDiskStore
+import LarderStorage
+import LarderValueFile
 import Foundation
 #if canImport(Glibc)
 import Glibc

@@ -1,3 +1,6 @@
+import LarderDiskStore
+import LarderStorage
+import LarderValueFile
 import LarderSupport
 
 /// The store over its fixtures (`--fixtures DIR`): reads fall back to the

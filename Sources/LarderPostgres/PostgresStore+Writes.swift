@@ -1,5 +1,6 @@
 import Foundation
-import LarderStore
+import LarderStorage
+import LarderValueFile
 import LarderSupport
 
 /// Writes. Each is one transaction whose first statement takes the write

@@ -1,7 +1,8 @@
 import Dispatch
 import Foundation
 import LarderModel
-import LarderStore
+import LarderStorage
+import LarderValueFile
 import LarderSupport
 #if canImport(Glibc)
 import Glibc

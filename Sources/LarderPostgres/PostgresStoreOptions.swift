@@ -1,5 +1,6 @@
 import Foundation
-import LarderStore
+import LarderStorage
+import LarderValueFile
 
 /// How to reach and use the database (`--store postgres://…`).
 public struct PostgresStoreOptions: Sendable {
@@ -14,7 +15,7 @@ public struct PostgresStoreOptions: Sendable {
     /// Database connections this server keeps at most (`--pg-pool`).
     public var poolSize: Int = 8
     /// zlib level for values the store compresses itself (1...9).
-    public var gzipLevel: Int32 = DiskStoreOptions.defaultGzipLevel
+    public var gzipLevel: Int32 = CompressionMode.defaultGzipLevel
     /// Largest value, decompressed.
     public var maxValueSize: Int64 = 1 << 30
     /// Where uploads are encoded and large values read back to before

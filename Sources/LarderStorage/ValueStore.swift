@@ -1,8 +1,4 @@
-/// A check run atomically with a write, under the key's barrier, on the
-/// metadata of the current value (nil when the key is absent or expired).
-/// Throwing refuses the write: the error reaches the caller as it is.
-public typealias WriteCondition = @Sendable (ValueMetadata?) throws -> Void
-
+import LarderValueFile
 /// What a JSON update (append, merge patch) makes of the current value.
 public struct UpdatedValue: Sendable {
     public var bytes: [UInt8]
@@ -11,25 +7,6 @@ public struct UpdatedValue: Sendable {
         self.bytes = bytes
         self.contentType = contentType
     }
-}
-
-/// A value being written: body pieces in, then `finish` publishes it.
-/// Used by one thread at a time (the connection's queue).
-public protocol ValueWriter: AnyObject {
-    var key: StoreKey { get }
-    /// The body's size, when known before its first byte (Content-Length):
-    /// lets the store plan for a large value. Optional to call.
-    func expect(bytes: Int64) throws
-    func write(_ chunk: UnsafeRawBufferPointer) throws
-    /// Completes the value and publishes it; the write condition is checked
-    /// at that moment, atomically with the publish.
-    func finish() throws -> PutOutcome
-    /// `finish`, answering through `completion` (on any thread) once the
-    /// value is published and durable, without holding the caller's thread
-    /// while it waits for a flush. The writer is handed over.
-    func finish(then completion: @escaping @Sendable (Result<PutOutcome, Error>) -> Void)
-    /// Drops the write; safe to call more than once.
-    func abort()
 }
 
 /// The storage the routes depend on. `DiskStore` is the one built today; a
@@ -89,12 +66,6 @@ public protocol ValueStore: AnyObject, Sendable {
     var isIndexReady: Bool { get }
 }
 
-extension ValueWriter {
-    public func finish(then completion: @escaping @Sendable (Result<PutOutcome, Error>) -> Void) {
-        completion(Result { try finish() })
-    }
-}
-
 extension ValueStore {
     public func beginCreate(under prefix: StorePrefix, contentType: String, encoding: ValueUpload.Encoding,
                             expiresNanos: Int64?) throws -> ValueWriter {
@@ -110,8 +81,4 @@ extension ValueStore {
     public var compressionModes: CompressionModeCounts? { nil }
     public var durability: DurabilityCounts? { nil }
     public var isIndexReady: Bool { true }
-}
-
-extension ValueWriter {
-    public func expect(bytes: Int64) throws {}
 }

@@ -4,7 +4,10 @@ import Foundation
 import LarderApp
 import LarderHTTP
 import LarderSupport
-import LarderStore
+import LarderDiskStore
+import LarderFixtures
+import LarderStorage
+import LarderValueFile
 import LarderPostgres
 #if canImport(Glibc)
 import Glibc
@@ -62,7 +65,7 @@ struct ServeOptions: ParsableArguments {
     @Flag(name: .customLong("no-fsync"), help: "Skip fsync before acknowledging writes (fast, for tests). [env: LARDER_NO_FSYNC=1]")
     var noFsync = false
 
-    @Option(name: .customLong("gzip-level"), help: "zlib level 1-9 for stored values. [env: LARDER_GZIP_LEVEL] (default: \(DiskStoreOptions.defaultGzipLevel))")
+    @Option(name: .customLong("gzip-level"), help: "zlib level 1-9 for stored values. [env: LARDER_GZIP_LEVEL] (default: \(CompressionMode.defaultGzipLevel))")
     var gzipLevel: Int?
 
     @Option(name: .customLong("max-value-size"), help: "Largest value in bytes (413 above). [env: LARDER_MAX_VALUE_SIZE] (default: 1073741824)")

@@ -1,6 +1,8 @@
 import Foundation
 import LarderWire
-import LarderStore
+import LarderDiskStore
+import LarderStorage
+import LarderValueFile
 import Testing
 #if canImport(Glibc)
 import Glibc

@@ -1,7 +1,9 @@
 import Foundation
 import LarderApp
 import LarderPostgres
-import LarderStore
+import LarderDiskStore
+import LarderStorage
+import LarderValueFile
 import LarderWire
 import LarderSupport
 import Testing

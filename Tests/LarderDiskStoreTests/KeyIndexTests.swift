@@ -1,7 +1,9 @@
 import Dispatch
 import Foundation
 import LarderSupport
-@testable import LarderStore
+@testable import LarderDiskStore
+@testable import LarderStorage
+@testable import LarderValueFile
 import Synchronization
 import Testing
 

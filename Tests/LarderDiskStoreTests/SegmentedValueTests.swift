@@ -1,6 +1,8 @@
 import CZlib
 import Foundation
-@testable import LarderStore
+@testable import LarderDiskStore
+@testable import LarderStorage
+@testable import LarderValueFile
 import Testing
 
 /// Large values of known size are deflated in independent segments on

@@ -1,5 +1,7 @@
 import Foundation
-@testable import LarderStore
+@testable import LarderDiskStore
+@testable import LarderStorage
+@testable import LarderValueFile
 import Testing
 
 /// The store's running totals (`stats`) against what is really on disk:

@@ -1,5 +1,5 @@
 import Foundation
-@testable import LarderStore
+@testable import LarderValueFile
 import Testing
 
 /// The sampling rule on its own, with the measures it rests on.

@@ -1,3 +1,5 @@
+import LarderStorage
+import LarderValueFile
 import Foundation
 #if canImport(Glibc)
 import Glibc

@@ -1,4 +1,6 @@
 #if canImport(Glibc)
+import LarderStorage
+import LarderValueFile
 import Glibc
 #endif
 

@@ -1,3 +1,5 @@
+import LarderStorage
+import LarderValueFile
 import Dispatch
 import Foundation
 import LarderSupport

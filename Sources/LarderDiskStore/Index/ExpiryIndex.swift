@@ -1,3 +1,5 @@
+import LarderStorage
+import LarderValueFile
 import LarderSupport
 
 /// Keys with an expiry time, earliest first, for the sweep that removes

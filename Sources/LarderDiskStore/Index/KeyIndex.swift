@@ -1,3 +1,5 @@
+import LarderStorage
+import LarderValueFile
 import LarderSupport
 #if canImport(Glibc)
 import Glibc

@@ -1,3 +1,4 @@
+import LarderValueFile
 /// The last few changes in arrival order, for "replay after event id":
 /// a ring of fixed capacity. A value type with no lock of its own; its
 /// owner (the server's change hub, the embedded change relay) guards it

@@ -1,3 +1,4 @@
+import LarderValueFile
 import LarderModel
 /// One change to the store, as the change feed and watchers see it. Emitted
 /// by the store from under the key's write barrier (or, for a bulk delete,

@@ -1,3 +1,4 @@
+import LarderValueFile
 extension StoreListing {
     /// One page of two layers' listings of the same prefix, each taken with
     /// the same `after` and `limit`: the union in byte order, the upper

@@ -1,3 +1,4 @@
+import LarderValueFile
 import LarderModel
 import Foundation
 import LarderSupport

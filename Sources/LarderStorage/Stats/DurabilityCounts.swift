@@ -1,3 +1,4 @@
+import LarderValueFile
 import Synchronization
 
 /// Flushes the group committer (`GroupCommit`) issued and writes acknowledged

@@ -1,3 +1,4 @@
+import LarderValueFile
 /// How much a store holds, as `/metrics` reports it. Any `ValueStore`
 /// answers the same three numbers, so another backend reports alike.
 public struct StoreStats: Sendable, Equatable {

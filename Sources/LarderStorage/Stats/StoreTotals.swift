@@ -1,3 +1,4 @@
+import LarderValueFile
 import Synchronization
 
 /// The running totals behind `StoreStats`: seeded by the start-up scan,

@@ -12,7 +12,7 @@ package enum DiskNames {
     /// Temp files of in-flight writes: `\t<hex>`; never a key, never a directory.
     static let tempPrefix = "\\t"
     /// Inside a hashed directory: the segment it stands for.
-    static let hashedNameFile = "\\name"
+    package static let hashedNameFile = "\\name"
     static let hashedPrefix = "\\h"
 
     static func directoryName(_ segment: String) -> String {
@@ -49,7 +49,7 @@ package enum DiskNames {
     }
 
     /// What a directory entry's name is.
-    static func classify(name: [UInt8], isDirectory: Bool) -> Entry {
+    package static func classify(name: [UInt8], isDirectory: Bool) -> Entry {
         if isDirectory {
             if name.last == backslash, name.count > 1, !name.dropLast().contains(backslash) {
                 return .directory(segment: Array(name.dropLast()))

@@ -64,7 +64,7 @@ public struct ValueMetadata: Sendable, Equatable {
 /// All integers little-endian, as in gzip. Its length depends only on the
 /// variable fields, so a writer can reserve it first and fill in size and
 /// version at the end.
-enum ValueFileHeader {
+package enum ValueFileHeader {
     static let magic: [UInt8] = [0x1F, 0x8B]
     static let fixedPayload = 1 + 1 + 8 + 8 + 8 + 8
     /// Room for any legal header: XLEN is 16 bits.

@@ -5,7 +5,7 @@ import Glibc
 
 /// Thin wrappers over the system calls the store uses, turning `-1` into a
 /// `StoreError` that names the call, the path and errno.
-enum POSIX {
+package enum POSIX {
     static func open(_ path: String, _ flags: Int32, _ mode: mode_t = 0o644) throws -> Int32 {
         while true {
             let fd = Glibc.open(path, flags | O_CLOEXEC, mode)

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import LarderSupport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -350,7 +351,7 @@ public final class ValueUpload: ValueWriter {
         }
         metadata.size = size
         metadata.version = try destination.nextVersion()
-        metadata.modifiedNanos = DiskStore.nowNanos()
+        metadata.modifiedNanos = Clock.nowNanos()
         let header = ValueFileHeader.encode(metadata, segments: segments)
         precondition(header.count == headerLength, "header length changed")
         if flushedAny {

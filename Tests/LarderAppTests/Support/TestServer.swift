@@ -3,7 +3,9 @@ import LarderApp
 import LarderWire
 import LarderHTTP
 import LarderSupport
-import LarderStore
+import LarderDiskStore
+import LarderStorage
+import LarderValueFile
 import LarderPostgres
 import Testing
 

@@ -153,7 +153,7 @@ public final class LayeredStore: ValueStore, Sendable {
     public var isIndexReady: Bool { store.isIndexReady && fixtures.disk.isIndexReady }
 
     /// The fixtures' totals (their compiled gzip files for `storedBytes`).
-    public var fixtureStats: StoreStats { fixtures.disk.stats }
+    public var fixtureStats: StoreStats? { fixtures.disk.stats }
 
     public func close() {
         store.close()

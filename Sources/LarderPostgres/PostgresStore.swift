@@ -208,7 +208,7 @@ public final class PostgresStore: ValueStore, UploadDestination, @unchecked Send
     }
 
     /// Versions as ETags and generated keys write them (16 hex digits).
-    static func hex(_ v: UInt64) -> String { DiskNames.hex(v) }
+    static func hex(_ v: UInt64) -> String { VersionHex.hex(v) }
 
     /// A round trip to the database; throws `backendUnavailable` saying why not.
     public func checkHealth() throws {

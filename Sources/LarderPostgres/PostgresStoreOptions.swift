@@ -92,3 +92,10 @@ public enum PostgresStoreError: Error, CustomStringConvertible {
         }
     }
 }
+
+extension PostgresStore {
+    /// Opens the PostgreSQL store `options` name when the server starts.
+    public static func factory(options: PostgresStoreOptions) -> ValueStoreFactory {
+        { changes, logger in try PostgresStore(options: options, logger: logger, changes: changes) }
+    }
+}

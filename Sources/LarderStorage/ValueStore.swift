@@ -1,3 +1,4 @@
+import LarderSupport
 import LarderValueFile
 /// What a JSON update (append, merge patch) makes of the current value.
 public struct UpdatedValue: Sendable {
@@ -8,6 +9,11 @@ public struct UpdatedValue: Sendable {
         self.contentType = contentType
     }
 }
+
+/// Opens a store, given the observer its changes go to and the logger it
+/// logs to. Whoever chooses the store (the `larder` executable, a test)
+/// makes one; the server calls it once, when it starts.
+public typealias ValueStoreFactory = @Sendable (_ changes: StoreChangeObserver, _ logger: Logger) throws -> any ValueStore
 
 /// The storage the routes depend on. `DiskStore` is the one built today; a
 /// fixtures layer or another backend fits behind the same calls.
@@ -59,6 +65,9 @@ public protocol ValueStore: AnyObject, Sendable {
     /// Flushes issued and durable writes acknowledged since start-up (nil:
     /// the store does not flush, or does not count).
     var durability: DurabilityCounts? { get }
+    /// Values and bytes of the read-only fixtures under the store (nil: no
+    /// fixtures are mounted). `/metrics` reports them apart from `stats`.
+    var fixtureStats: StoreStats? { get }
     /// Finishes background work and lets go of the store's resources.
     func close()
     /// Whether start-up work is done: listings are fast and `stats` exact
@@ -80,5 +89,6 @@ extension ValueStore {
     public var answersLater: Bool { false }
     public var compressionModes: CompressionModeCounts? { nil }
     public var durability: DurabilityCounts? { nil }
+    public var fixtureStats: StoreStats? { nil }
     public var isIndexReady: Bool { true }
 }

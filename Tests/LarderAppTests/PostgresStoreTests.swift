@@ -17,7 +17,7 @@ import Glibc
 @Suite(.enabled(if: TestPostgres.isAvailable, "PostgreSQL is not installed (.ci/run installs it)"))
 struct PostgresStoreTests {
     static func server(schema: String = TestPostgres.makeSchemaName(),
-                       _ configure: (inout LarderConfiguration) -> Void = { _ in }) throws -> TestServer {
+                       _ configure: (inout TestServer.Setup) -> Void = { _ in }) throws -> TestServer {
         try TestServer(postgresSchema: schema, configure)
     }
 

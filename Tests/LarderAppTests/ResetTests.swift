@@ -18,7 +18,7 @@ import Testing
         #expect(after != before)
         // The new generation starts empty; the request did not delete 500 files itself.
         #expect(try FileManager.default.contentsOfDirectory(atPath: server.dataDirectory + "/" + after).isEmpty)
-        server.server.diskStore?.drainBackgroundWork()
+        server.diskStore?.drainBackgroundWork()
         #expect(!FileManager.default.fileExists(atPath: server.dataDirectory + "/" + before))
         #expect(try ModelJSON.decode(ListingPage.self, from: Data(try client.list().body)).keys.isEmpty)
     }
@@ -41,7 +41,7 @@ import Testing
         defer { restarted.stop() }
         #expect(try restarted.client().get("new/k").text == "new")
         #expect(try restarted.client().get("old/k1").status == 404)
-        restarted.server.diskStore?.drainBackgroundWork()
+        restarted.diskStore?.drainBackgroundWork()
         #expect(!FileManager.default.fileExists(atPath: dir + "/" + oldGeneration), "the leftover is removed at start")
     }
 }

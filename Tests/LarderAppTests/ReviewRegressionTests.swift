@@ -56,7 +56,7 @@ import Glibc
         let client = server.client()
         #expect(try client.deletePrefix("").json?["deleted"] as? Int == 1)
         #expect(try client.put("new", "2").status == 201)
-        server.server.diskStore?.drainBackgroundWork()
+        server.diskStore?.drainBackgroundWork()
         #expect(try client.get("new").text == "2")
         server.stop(keepData: true)
         let again = try TestServer(dataDirectory: dir)

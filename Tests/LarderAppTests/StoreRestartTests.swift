@@ -105,7 +105,7 @@ private typealias S = StoreTestSupport
         #expect(try client.get("survivor").status == 404)
         #expect(try client.deletePrefix("").json?["deleted"] as? Int == 0)
         // Old generations and trash are gone once the background work is done.
-        third.server.diskStore?.drainBackgroundWork()
+        third.diskStore?.drainBackgroundWork()
         let current = try FileManager.default.destinationOfSymbolicLink(atPath: dir + "/values")
         let generations = try FileManager.default.contentsOfDirectory(atPath: dir).filter { $0.hasPrefix("gen-") }
         #expect(generations == [current], "\(generations)")

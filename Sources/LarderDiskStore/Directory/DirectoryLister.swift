@@ -1,3 +1,4 @@
+import LarderStorage
 import LarderValueFile
 import LarderModel
 import Foundation
@@ -5,33 +6,6 @@ import LarderSupport
 #if canImport(Glibc)
 import Glibc
 #endif
-
-/// One key in a listing.
-public struct ListedValue: Sendable {
-    public let key: String
-    public let metadata: ValueMetadata
-    /// Bytes of the gzip file on disk.
-    public let storedSize: Int
-    /// The layer it comes from (fixtures are listed beside the store's keys).
-    public internal(set) var source: ValueSource = .store
-
-    package init(key: String, metadata: ValueMetadata, storedSize: Int) {
-        self.key = key
-        self.metadata = metadata
-        self.storedSize = storedSize
-    }
-}
-
-/// A page of a listing: keys and common prefixes in byte order.
-public struct StoreListing: Sendable {
-    public var values: [ListedValue] = []
-    /// Common prefixes ending in `/` (with `delimiter=/`).
-    public var prefixes: [String] = []
-    /// Pass as `after` for the next page; nil at the end.
-    public var next: String?
-
-    package init() {}
-}
 
 /// Walks the values directory in key byte order. In each directory a value
 /// file `s` sorts as `s` and a directory `s\` as `s/` (all its keys start
@@ -61,7 +35,7 @@ struct DirectoryLister {
     private struct Item {
         let sortKey: [UInt8]
         let name: String
-        let isDirectory: Bool
+        package let isDirectory: Bool
     }
 
     private static func entries(of directory: String, keyPrefix: [UInt8]) throws -> [Item] {
@@ -184,13 +158,4 @@ struct DirectoryLister {
     }
 
     func finish() -> StoreListing { listing }
-}
-
-extension ListedValue {
-    /// The entry as a listing page shows it.
-    public var info: ValueInfo {
-        ValueInfo(key: key, size: Int(metadata.size), storedSize: storedSize, contentType: metadata.contentType,
-                  etag: metadata.etag, modified: Timestamp(nanoseconds: metadata.modifiedNanos),
-                  expires: metadata.expiresNanos.map(Timestamp.init(nanoseconds:)), source: source)
-    }
 }

@@ -1,3 +1,5 @@
+import LarderValueFile
+
 /// How keys become names on disk below the values directory.
 ///
 /// The last segment of a key is a file named exactly like the segment. Every
@@ -7,12 +9,12 @@
 /// directory (`.`, `..`, `/` and NUL never reach here). A 255-byte segment
 /// has no room for the backslash under NAME_MAX, so as a directory it is
 /// named by a hash and the real segment is kept in a `\name` file inside.
-package enum DiskNames {
+enum DiskNames {
     static let backslash: UInt8 = 0x5C
     /// Temp files of in-flight writes: `\t<hex>`; never a key, never a directory.
     static let tempPrefix = "\\t"
     /// Inside a hashed directory: the segment it stands for.
-    package static let hashedNameFile = "\\name"
+    static let hashedNameFile = "\\name"
     static let hashedPrefix = "\\h"
 
     static func directoryName(_ segment: String) -> String {
@@ -49,7 +51,7 @@ package enum DiskNames {
     }
 
     /// What a directory entry's name is.
-    package static func classify(name: [UInt8], isDirectory: Bool) -> Entry {
+    static func classify(name: [UInt8], isDirectory: Bool) -> Entry {
         if isDirectory {
             if name.last == backslash, name.count > 1, !name.dropLast().contains(backslash) {
                 return .directory(segment: Array(name.dropLast()))
@@ -75,8 +77,5 @@ package enum DiskNames {
         return hex(a) + hex(b)
     }
 
-    package static func hex(_ value: UInt64) -> String {
-        let s = String(value, radix: 16)
-        return String(repeating: "0", count: 16 - s.count) + s
-    }
+    static func hex(_ value: UInt64) -> String { VersionHex.hex(value) }
 }

@@ -67,7 +67,7 @@ final class KeyIndex: @unchecked Sendable {
             return lo
         }
 
-        mutating func insert(_ key: UnsafeBufferPointer<UInt8>, _ entry: Entry, at i: Int) {
+        package mutating func insert(_ key: UnsafeBufferPointer<UInt8>, _ entry: Entry, at i: Int) {
             // Grow by an eighth, not the doubling of a plain insert: the
             // slack stays small for a million keys.
             if entries.count == entries.capacity {

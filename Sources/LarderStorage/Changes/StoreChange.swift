@@ -45,7 +45,7 @@ public struct StoreChange: Sendable {
     }
 
     /// The version as the change feed's event id (16 hex digits, like ETags).
-    public var id: String { DiskNames.hex(version) }
+    public var id: String { VersionHex.hex(version) }
 
     /// Whether this change touches keys under `prefix` (a bulk delete
     /// touches every subscriber whose prefix overlaps its own).

@@ -7,7 +7,7 @@ extension StoreListing {
     /// Each input holds its layer's first `limit` items after the cursor, so
     /// the first `limit` items of the union are exactly the merged page; there
     /// is a next page when items were left over or either layer had one.
-    static func merging(_ upper: StoreListing, over lower: StoreListing, limit: Int) -> StoreListing {
+    package static func merging(_ upper: StoreListing, over lower: StoreListing, limit: Int) -> StoreListing {
         let a = upper.items, b = lower.items
         var merged: [Item] = []
         merged.reserveCapacity(min(limit, a.count + b.count))

@@ -7,7 +7,7 @@ enum GzipMemberHeader {
         case needMore
     }
 
-    static func parse(_ b: [UInt8]) throws -> Result {
+    package static func parse(_ b: [UInt8]) throws -> Result {
         guard b.count >= 10 else {
             if b.count >= 1 && b[0] != 0x1F || b.count >= 2 && b[1] != 0x8B {
                 throw StoreError.invalidGzip("the body does not start with the gzip magic bytes")

@@ -32,10 +32,10 @@ public struct ValueMetadata: Sendable, Equatable {
     }
 
     /// Strong ETag of the identity representation, quoted.
-    public var etag: String { "\"" + DiskNames.hex(version) + "\"" }
+    public var etag: String { "\"" + VersionHex.hex(version) + "\"" }
     /// Strong ETag of the gzip representation (RFC 9110 8.8.3: another
     /// representation of the same version gets its own tag).
-    public var gzipETag: String { "\"" + DiskNames.hex(version) + "-gz\"" }
+    public var gzipETag: String { "\"" + VersionHex.hex(version) + "-gz\"" }
 
     public var modifiedSeconds: Int64 { modifiedNanos / 1_000_000_000 }
 
@@ -121,13 +121,13 @@ package enum ValueFileHeader {
         return nil
     }
 
-    enum Parse {
+    package enum Parse {
         case complete(ValueMetadata, headerLength: Int)
         /// The buffer ends inside the header; at least this many bytes are needed.
         case needMore(Int)
     }
 
-    static func parse(_ bytes: UnsafeRawBufferPointer, path: String) throws -> Parse {
+    package static func parse(_ bytes: UnsafeRawBufferPointer, path: String) throws -> Parse {
         guard bytes.count >= 12 else { return .needMore(12) }
         guard bytes[0] == 0x1F, bytes[1] == 0x8B, bytes[2] == 0x08 else {
             throw StoreError.corrupt(path: path, reason: "not a gzip file")
@@ -183,7 +183,7 @@ package enum ValueFileHeader {
     /// header is damaged. nil when there is no file (or no regular file).
     /// I/O errors throw; a damaged header does not, so a caller that can
     /// go on without the metadata (a delete) still knows the file is there.
-    static func inspect(path: String) throws -> ValueFileInfo? {
+    package static func inspect(path: String) throws -> ValueFileInfo? {
         var fd = Glibc.open(path, O_RDONLY | O_CLOEXEC | POSIX.noAccessTime)
         if fd < 0 && errno == EPERM { fd = Glibc.open(path, O_RDONLY | O_CLOEXEC) }  // a file someone else owns
         if fd < 0 {
@@ -229,9 +229,14 @@ package enum ValueFileHeader {
 }
 
 /// A value file as found on disk (`ValueFileHeader.inspect`).
-struct ValueFileInfo {
+package struct ValueFileInfo {
     /// Bytes of the file: what the value costs on disk.
-    let fileSize: Int64
+    package let fileSize: Int64
     /// The header's metadata, or why it cannot be read.
-    let metadata: Result<ValueMetadata, StoreError>
+    package let metadata: Result<ValueMetadata, StoreError>
+
+    package init(fileSize: Int64, metadata: Result<ValueMetadata, StoreError>) {
+        self.fileSize = fileSize
+        self.metadata = metadata
+    }
 }

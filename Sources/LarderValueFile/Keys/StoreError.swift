@@ -55,7 +55,7 @@ public enum StoreError: Error, Equatable, CustomStringConvertible {
         }
     }
 
-    static func posix(_ operation: String, _ path: String, _ code: Int32 = errno) -> StoreError {
+    package static func posix(_ operation: String, _ path: String, _ code: Int32 = errno) -> StoreError {
         .io(operation: operation, path: path, errno: code)
     }
 }

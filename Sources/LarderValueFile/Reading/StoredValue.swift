@@ -47,7 +47,7 @@ public final class StoredValue: @unchecked Sendable {
     /// Size of the gzip file on disk.
     public let fileSize: Int
     /// The layer this value came from; set by `LayeredStore`.
-    public internal(set) var source: ValueSource = .store
+    public package(set) var source: ValueSource = .store
     let headerLength: Int
     let path: String
     let zlib: ZlibPool
@@ -62,7 +62,7 @@ public final class StoredValue: @unchecked Sendable {
     private let segments: SegmentTable?
 
     /// A value served from memory; no file is open.
-    init(cached entry: ValueCache.Entry, zlib: ZlibPool) {
+    package init(cached entry: ValueCache.Entry, zlib: ZlibPool) {
         self.fd = -1
         self.path = "(cache)"
         self.zlib = zlib
@@ -77,7 +77,7 @@ public final class StoredValue: @unchecked Sendable {
     }
 
     /// The cache entry for a small value (inflating it now, once); nil when large.
-    func cacheEntry() throws -> ValueCache.Entry? {
+    package func cacheEntry() throws -> ValueCache.Entry? {
         guard isFullyLoaded, fileSize <= ValueCache.maxFileSize, metadata.size <= UInt64(ValueCache.maxValueSize),
               let identity = try identityBytes() else { return nil }
         knownIdentity = identity

@@ -8,18 +8,18 @@ import LarderSupport
 /// Eviction is two generations (an approximation of LRU): hits in the old
 /// generation move to the young one; when the young one holds half the
 /// capacity it becomes the old one and the previous old one is dropped.
-final class ValueCache: @unchecked Sendable {
-    struct Entry {
-        let metadata: ValueMetadata
+package final class ValueCache: @unchecked Sendable {
+    package struct Entry {
+        package let metadata: ValueMetadata
         /// The whole gzip file.
-        let file: [UInt8]
-        let headerLength: Int
+        package let file: [UInt8]
+        package let headerLength: Int
         /// The value, decompressed.
-        let identity: [UInt8]
+        package let identity: [UInt8]
         /// Formatted once, sent with every hit.
-        let etag: String
-        let gzipETag: String
-        var cost: Int { file.count + identity.count + metadata.key.utf8.count + metadata.contentType.utf8.count + 128 }
+        package let etag: String
+        package let gzipETag: String
+        package var cost: Int { file.count + identity.count + metadata.key.utf8.count + metadata.contentType.utf8.count + 128 }
     }
 
     /// Files up to this size are cached.
@@ -36,14 +36,14 @@ final class ValueCache: @unchecked Sendable {
     private var youngCost = 0
     private var epochs: [UInt64]
 
-    init(capacity: Int, stripes: Int) {
+    package init(capacity: Int, stripes: Int) {
         self.capacity = capacity
         self.epochs = [UInt64](repeating: 0, count: stripes)
     }
 
-    var isEnabled: Bool { capacity > 0 }
+    package var isEnabled: Bool { capacity > 0 }
 
-    func lookup(_ key: [UInt8]) -> Entry? {
+    package func lookup(_ key: [UInt8]) -> Entry? {
         guard isEnabled else { return nil }
         return lock.withLock {
             if let hit = young[key] { return hit }
@@ -57,12 +57,12 @@ final class ValueCache: @unchecked Sendable {
     /// (under its write lock). A reader reads it while holding the stripe's
     /// read lock; a writer before and under its write lock, to learn whether
     /// what it read unlocked may have changed.
-    func epoch(stripe: Int) -> UInt64 {
+    package func epoch(stripe: Int) -> UInt64 {
         lock.withLock { epochs[stripe] }
     }
 
     /// Caches what a reader read, unless the key was written since `epoch`.
-    func insert(_ key: [UInt8], _ entry: Entry, stripe: Int, epoch: UInt64) {
+    package func insert(_ key: [UInt8], _ entry: Entry, stripe: Int, epoch: UInt64) {
         guard isEnabled, entry.cost <= capacity / 8 else { return }
         lock.withLock {
             guard epochs[stripe] == epoch else { return }
@@ -83,7 +83,7 @@ final class ValueCache: @unchecked Sendable {
     }
 
     /// A write or delete of `key` (called under the stripe's write lock).
-    func invalidate(_ key: [UInt8], stripe: Int) {
+    package func invalidate(_ key: [UInt8], stripe: Int) {
         lock.withLock {
             epochs[stripe] &+= 1
             if let previous = young.removeValue(forKey: key) { youngCost -= previous.cost }
@@ -92,7 +92,7 @@ final class ValueCache: @unchecked Sendable {
     }
 
     /// A reset or prefix delete: everything goes.
-    func invalidateAll() {
+    package func invalidateAll() {
         lock.withLock {
             for i in epochs.indices { epochs[i] &+= 1 }
             young = [:]

@@ -6,7 +6,7 @@ import Glibc
 /// Thin wrappers over the system calls the store uses, turning `-1` into a
 /// `StoreError` that names the call, the path and errno.
 package enum POSIX {
-    static func open(_ path: String, _ flags: Int32, _ mode: mode_t = 0o644) throws -> Int32 {
+    package static func open(_ path: String, _ flags: Int32, _ mode: mode_t = 0o644) throws -> Int32 {
         while true {
             let fd = Glibc.open(path, flags | O_CLOEXEC, mode)
             if fd >= 0 { return fd }
@@ -17,7 +17,7 @@ package enum POSIX {
 
     /// Writes every byte (at the file offset, or at `position` with
     /// pwrite) or throws.
-    static func writeAll(_ fd: Int32, _ buffer: UnsafeRawBufferPointer, at position: Int? = nil, path: String) throws {
+    package static func writeAll(_ fd: Int32, _ buffer: UnsafeRawBufferPointer, at position: Int? = nil, path: String) throws {
         var offset = 0
         while offset < buffer.count {
             let start = buffer.baseAddress! + offset, count = buffer.count - offset
@@ -31,7 +31,7 @@ package enum POSIX {
     }
 
     /// Reads up to `buffer.count` bytes at `position`; fewer only at end of file.
-    static func pread(_ fd: Int32, _ buffer: UnsafeMutableRawBufferPointer, at position: Int, path: String) throws -> Int {
+    package static func pread(_ fd: Int32, _ buffer: UnsafeMutableRawBufferPointer, at position: Int, path: String) throws -> Int {
         var total = 0
         while total < buffer.count {
             let n = Glibc.pread(fd, buffer.baseAddress! + total, buffer.count - total, off_t(position + total))
@@ -45,12 +45,12 @@ package enum POSIX {
         return total
     }
 
-    static func fsync(_ fd: Int32, path: String) throws {
+    package static func fsync(_ fd: Int32, path: String) throws {
         if Glibc.fsync(fd) != 0 { throw StoreError.posix("fsync", path) }
     }
 
     /// fsync a directory so a rename or create inside it survives power loss.
-    static func fsyncDirectory(_ path: String) throws {
+    package static func fsyncDirectory(_ path: String) throws {
         let fd = try open(path, O_RDONLY | O_DIRECTORY)
         defer { Glibc.close(fd) }
         try fsync(fd, path: path)
@@ -62,14 +62,14 @@ package enum POSIX {
     /// write for a file that a replacing write is about to unlink.
     static let noAccessTime: Int32 = 0o1000000
 
-    static func fileSize(_ fd: Int32, path: String) throws -> Int {
+    package static func fileSize(_ fd: Int32, path: String) throws -> Int {
         var st = stat()
         if fstat(fd, &st) != 0 { throw StoreError.posix("fstat", path) }
         return Int(st.st_size)
     }
 
     /// lstat; nil when the path does not exist.
-    static func lstatIfExists(_ path: String) throws -> stat? {
+    package static func lstatIfExists(_ path: String) throws -> stat? {
         var st = stat()
         if Glibc.lstat(path, &st) == 0 { return st }
         if errno == ENOENT || errno == ENOTDIR { return nil }
@@ -77,18 +77,18 @@ package enum POSIX {
     }
 
     /// stat, following symbolic links; nil when the path (or its target) does not exist.
-    static func statIfExists(_ path: String) throws -> stat? {
+    package static func statIfExists(_ path: String) throws -> stat? {
         var st = stat()
         if stat(path, &st) == 0 { return st }
         if errno == ENOENT || errno == ENOTDIR { return nil }
         throw StoreError.posix("stat", path)
     }
 
-    static func isDirectory(_ st: stat) -> Bool { (st.st_mode & S_IFMT) == S_IFDIR }
-    static func isRegularFile(_ st: stat) -> Bool { (st.st_mode & S_IFMT) == S_IFREG }
+    package static func isDirectory(_ st: stat) -> Bool { (st.st_mode & S_IFMT) == S_IFDIR }
+    package static func isRegularFile(_ st: stat) -> Bool { (st.st_mode & S_IFMT) == S_IFREG }
 
     /// Names in a directory, without `.` and `..`. nil when it does not exist.
-    static func directoryEntries(_ path: String) throws -> [(name: [UInt8], isDirectory: Bool)]? {
+    package static func directoryEntries(_ path: String) throws -> [(name: [UInt8], isDirectory: Bool)]? {
         guard let dir = opendir(path) else {
             if errno == ENOENT || errno == ENOTDIR { return nil }
             throw StoreError.posix("opendir", path)
@@ -113,7 +113,7 @@ package enum POSIX {
 
     /// Deletes a file tree without following links. Errors on single entries
     /// are skipped: this runs on trash the store has already let go of.
-    static func removeTree(_ path: String) {
+    package static func removeTree(_ path: String) {
         if let entries = try? directoryEntries(path) {
             for entry in entries {
                 let child = path + "/" + String(decoding: entry.name, as: UTF8.self)

@@ -232,6 +232,27 @@ import Glibc
         #expect(got["late"]! != nil)
     }
 
+    /// A failed flush with no batch forming behind it leaves no error
+    /// behind: a write that comes after the failure is answered by its own
+    /// flush (here a working one), not failed by the old error.
+    @Test func aFailedFlushFailsNoWriteThatCameAfterIt() throws {
+        let directory = Self.makeDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let store = try Self.open(directory)
+        defer { store.close() }
+        let commit = try #require(store.commit)
+        commit.breakForTesting()
+        #expect(throws: StoreError.io(operation: "syncfs", path: store.dataDirectory, errno: EBADF)) {
+            _ = try Self.put(store, "failed", Self.value(1))
+        }
+        try commit.repairForTesting()
+        let outcome = try Self.putAsync(store, "after", Self.value(2))
+        #expect(outcome.created)
+        #expect(try Self.read(store, "after") == Self.value(2))
+        _ = try Self.put(store, "blocking", Self.value(3))
+        #expect(try Self.keys(store) == ["after", "blocking"])
+    }
+
     @Test func withoutFsyncThereIsNoCommitterAndNoFlush() throws {
         let directory = Self.makeDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }

@@ -27,6 +27,8 @@ import Glibc
 /// its batch, and to every waiter of the batch that formed while it ran:
 /// what they wrote meanwhile may be what failed (a writeback error is
 /// reported by the first `syncfs` after it, whichever batch that serves).
+/// No other batch sees it: a batch begun after the failed flush ended is
+/// answered by its own flush alone.
 ///
 /// One `syncfs` per batch was measured against the alternative of one
 /// thread issuing `sync_file_range` then `fdatasync` for each file and
@@ -130,8 +132,14 @@ final class GroupCommit: @unchecked Sendable {  // state guarded by `lock`
             counts.addFlush()
             if let error {
                 // What the next batch's waiters wrote during this flush may
-                // be what failed to reach the disk: they fail too.
-                lock.withLock { open.error = open.error ?? error }
+                // be what failed to reach the disk: they fail too. Only
+                // waiters that joined while it ran: an empty open batch
+                // takes no error, or a writer arriving after the failure,
+                // whenever that is, would inherit it from a flush that
+                // never concerned it.
+                lock.withLock {
+                    if !open.completions.isEmpty { open.error = open.error ?? error }
+                }
             }
             let failure = batch.error ?? error
             for completion in batch.completions { completion(failure) }
@@ -169,6 +177,15 @@ final class GroupCommit: @unchecked Sendable {  // state guarded by `lock`
         lock.withLock {
             if descriptor >= 0 { Glibc.close(descriptor) }
             descriptor = -1
+        }
+    }
+
+    /// Tests: undoes `breakForTesting`, so the next flush works again.
+    func repairForTesting() throws {
+        let fd = try POSIX.open(path, O_RDONLY | O_DIRECTORY)
+        lock.withLock {
+            if descriptor >= 0 { Glibc.close(descriptor) }
+            descriptor = fd
         }
     }
 }

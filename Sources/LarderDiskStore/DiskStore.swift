@@ -28,6 +28,9 @@ public struct DiskStoreOptions: Sendable {
     /// Tests: called by the start-up scan with the keys of each batch of
     /// headers it read, before it adds them to the index.
     var scanBatchHook: (@Sendable ([String]) -> Void)? = nil
+    /// Tests: called before each walk of the start-up scan with its attempt
+    /// number (0 first); throwing fails that walk as a failing directory would.
+    var scanWalkHook: (@Sendable (_ attempt: Int) throws -> Void)? = nil
 
     /// The value files' default level (`CompressionMode.defaultGzipLevel`).
     public static let defaultGzipLevel: Int32 = CompressionMode.defaultGzipLevel
@@ -234,7 +237,15 @@ public final class DiskStore: ValueStore, @unchecked Sendable {
     /// reset switched generations meanwhile (a reset leaves the index empty
     /// and complete, and the scan then stops). At the end, under the root
     /// barrier, the totals are set from the index, exact from then on.
-    private func scanValues(generation scanGeneration: Int, root: String, tempCutoff: UInt64) {
+    ///
+    /// A walk that throws (a directory it cannot read, no descriptors left)
+    /// is tried again after a pause, `attempt` counting, the pauses
+    /// doubling up to half a minute: until a walk completes the index stays
+    /// in build mode (listings walk the directories, deletes leave
+    /// tombstones), so it must not stop there. Retrying is safe: a batch adds
+    /// only keys the index does not know yet, and the totals are set from
+    /// the index when a walk completes.
+    private func scanValues(generation scanGeneration: Int, root: String, tempCutoff: UInt64, attempt: Int = 0) {
         let started = DispatchTime.now().uptimeNanoseconds
         var values = 0, temps = 0, damaged = 0, expiring = 0
         var damagedStored: Int64 = 0
@@ -262,6 +273,7 @@ public final class DiskStore: ValueStore, @unchecked Sendable {
         }
         var failure: Error?
         do {
+            try options.scanWalkHook?(attempt)
             try ValueTreeWalker.walk(root, strict: true) { item in
                 if scanCancelled.load(ordering: .relaxed) { return false }
                 switch item {
@@ -292,8 +304,15 @@ public final class DiskStore: ValueStore, @unchecked Sendable {
         }
         let ms = (DispatchTime.now().uptimeNanoseconds - started) / 1_000_000
         if let failure {
-            logger.error("store \(dataDirectory): the start-up scan failed after \(values) values (\(failure)); "
-                         + "listings keep walking the directories and the totals stay incomplete")
+            let pause = min(30, 0.1 * Double(1 << min(attempt, 9)))
+            let message = "store \(dataDirectory): the start-up scan failed after \(values) values (\(failure)); "
+                + "trying again in \(pause) s, meanwhile listings walk the directories and the totals are incomplete"
+            if attempt == 0 { logger.error(message) } else { logger.debug(message) }
+            scanQueue.asyncAfter(deadline: .now() + pause) { [weak self] in
+                guard let self, !scanCancelled.load(ordering: .relaxed) else { return }
+                guard rootQueue.sync(execute: { generation == scanGeneration }) else { return }
+                scanValues(generation: scanGeneration, root: root, tempCutoff: tempCutoff, attempt: attempt + 1)
+            }
             return
         }
         if scanCancelled.load(ordering: .relaxed) { return }

@@ -160,6 +160,39 @@ import Testing
 
     /// Writes, deletes, prefix deletes and overwrites while the scan holds
     /// headers it has read but not yet added: none of them is undone.
+    /// A start-up walk that throws is tried again: the index leaves build
+    /// mode once a walk completes, with exact totals and listings, and the
+    /// writes made while it was failing are all there.
+    @Test func aScanThatThrowsIsTriedAgainUntilTheIndexIsReady() throws {
+        let directory = NSTemporaryDirectory() + "larder-index-" + UUID().uuidString
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        _ = try Self.fill(directory, count: 2_000)
+        var options = DiskStoreOptions(dataDirectory: directory, fsync: false)
+        let attempts = Atomic<Int>(0)
+        options.scanWalkHook = { attempt in
+            attempts.add(1, ordering: .relaxed)
+            if attempt < 2 { throw StoreError.io(operation: "opendir", path: directory, errno: EMFILE) }
+        }
+        let store = try DiskStore(options: options)
+        defer { store.close() }
+        store.waitForIndex()
+        #expect(!store.isIndexReady)
+        // Written and deleted while the scan fails and waits to try again.
+        try Self.put(store, "k/new", [1, 2, 3])
+        #expect(try store.delete(try StoreKey(Self.key(10)), condition: nil))
+        let deadline = Date().addingTimeInterval(20)
+        while !store.isIndexReady && Date() < deadline { usleep(10_000) }
+        #expect(store.isIndexReady)
+        store.waitForIndex()  // the walk that completed sets the totals just after the index is ready
+        #expect(attempts.load(ordering: .relaxed) == 3)
+        #expect(store.stats.keys == 2_000)
+        #expect(store.index.totals.keys == 2_000)
+        let page = try store.list(prefix: try StorePrefix(bytes: Array("d/".utf8)), after: nil, limit: 3, groupByDirectory: false)
+        #expect(page.values.map(\.key) == ["d/0", "d/100", "d/1000"])
+        let mine = try store.list(prefix: try StorePrefix(bytes: Array("k/".utf8)), after: "k/ne", limit: 1, groupByDirectory: false)
+        #expect(mine.values.map(\.key) == ["k/new"])
+    }
+
     @Test func changesDuringTheScanAreNotLostOrResurrected() throws {
         let directory = NSTemporaryDirectory() + "larder-index-" + UUID().uuidString
         defer { try? FileManager.default.removeItem(atPath: directory) }
@@ -227,7 +260,7 @@ import Testing
     @Test func aResetDuringTheScanLeavesOnlyLaterWrites() throws {
         let directory = NSTemporaryDirectory() + "larder-index-" + UUID().uuidString
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        try Self.fill(directory, count: 2_000)
+        _ = try Self.fill(directory, count: 2_000)
         let gate = DispatchSemaphore(value: 0)
         let reached = DispatchSemaphore(value: 0)
         let calls = Atomic<Int>(0)

@@ -662,7 +662,7 @@ public final class DiskStore: ValueStore, @unchecked Sendable {
                 index.remove(key.bytes)
                 totals.add(keys: -1, logical: -Int64(meta?.size ?? 0), stored: -file.fileSize)
                 wasLive = live != nil || meta == nil
-                changes?.storeDidChange(.delete(key.string, version: try nextVersion(), expired: !wasLive))
+                changes?.storeDidChange(.delete(key.string, removed: meta?.version, version: try nextVersion(), expired: !wasLive))
                 return true
             }
             return (removed, valuesRoot)

@@ -17,7 +17,9 @@ public struct StoreChange: Sendable {
     /// The version the change is known by: the new value's for a put, a
     /// fresh one for a delete or expiry. Unique and increasing per store.
     public let version: UInt64
-    /// ETag and size of the new value (puts only).
+    /// ETag of the new value for a put; of the value removed for a delete
+    /// or expiry (nil when that value's metadata could not be read).
+    /// Size of the new value (puts only).
     public let etag: String?
     public let size: UInt64?
     /// For a put: which layer the key now reads from. A store value removed
@@ -36,8 +38,10 @@ public struct StoreChange: Sendable {
                     size: fixture.size, source: .fixture)
     }
 
-    public static func delete(_ key: String, version: UInt64, expired: Bool = false) -> StoreChange {
-        StoreChange(kind: expired ? .expire : .delete, key: key, prefix: nil, deleted: 1, version: version, etag: nil, size: nil)
+    /// `key`'s value, version `removed`, was deleted (or expired).
+    public static func delete(_ key: String, removed: UInt64?, version: UInt64, expired: Bool = false) -> StoreChange {
+        StoreChange(kind: expired ? .expire : .delete, key: key, prefix: nil, deleted: 1, version: version,
+                    etag: removed.map(ValueMetadata.etag(version:)), size: nil)
     }
 
     public static func deletePrefix(_ prefix: String, deleted: Int, version: UInt64) -> StoreChange {

@@ -32,7 +32,10 @@ public struct ValueMetadata: Sendable, Equatable {
     }
 
     /// Strong ETag of the identity representation, quoted.
-    public var etag: String { "\"" + VersionHex.hex(version) + "\"" }
+    public var etag: String { Self.etag(version: version) }
+
+    /// The strong ETag of the identity representation of `version`.
+    public static func etag(version: UInt64) -> String { "\"" + VersionHex.hex(version) + "\"" }
     /// Strong ETag of the gzip representation (RFC 9110 8.8.3: another
     /// representation of the same version gets its own tag).
     public var gzipETag: String { "\"" + VersionHex.hex(version) + "-gz\"" }

@@ -26,12 +26,12 @@ extension DiskStore {
     }
 
     /// Called with the index's lock held, so two schedules never cross.
-    private func scheduleSweep(at nanos: Int64) {
+    func scheduleSweep(at nanos: Int64) {
         let delay = max(Self.minimumSweepInterval, UInt64(max(0, nanos - Self.nowNanos())))
         sweepTimer?.schedule(deadline: .now() + .nanoseconds(Int(min(delay, UInt64(Int.max)))), leeway: .milliseconds(20))
     }
 
-    private func sweep() {
+    func sweep() {
         let due = expiries.takeDue(now: Self.nowNanos()) { scheduleSweep(at: $0) }
         for (key, version) in due {
             do { try removeIfExpired(key) } catch {

@@ -61,7 +61,7 @@ extension DiskStore: UploadDestination {
     }
 
     /// After the rename is durable: counts the write, returns the outcome.
-    private func succeeded(_ upload: ValueUpload, created: Bool) -> PutOutcome {
+    func succeeded(_ upload: ValueUpload, created: Bool) -> PutOutcome {
         if commit != nil { durability?.addWrite() }
         return upload.succeeded(created: created)
     }

@@ -25,111 +25,20 @@ import Glibc
 ///
 /// One mutex guards everything; a listing holds it for its page.
 final class KeyIndex: @unchecked Sendable {
-    struct Entry {
-        var version: UInt64
-        var modified: Int64
-        /// 0: never.
-        var expires: Int64
-        var size: UInt64
-        var stored: Int64
-        /// Index into `contentTypes`; `tombstone` for a key deleted during the build.
-        var contentType: UInt32
-
-        static let tombstone = UInt32.max
-        var isTombstone: Bool { contentType == Self.tombstone }
-    }
-
-    /// Keys of one block, in byte order.
-    struct Block {
-        var bytes: [UInt8] = []
-        /// End offset in `bytes` of each key.
-        var ends: [UInt32] = []
-        var entries: [Entry] = []
-
-        var count: Int { ends.count }
-        func start(_ i: Int) -> Int { i == 0 ? 0 : Int(ends[i - 1]) }
-
-        func withKey<T>(_ i: Int, _ body: (UnsafeBufferPointer<UInt8>) -> T) -> T {
-            let s = start(i), e = Int(ends[i])
-            return bytes.withUnsafeBufferPointer { body(UnsafeBufferPointer(rebasing: $0[s..<e])) }
-        }
-
-        func key(_ i: Int) -> [UInt8] { Array(bytes[start(i)..<Int(ends[i])]) }
-
-        /// First index whose key is >= `probe` (or > with `strict`).
-        func lowerBound(_ probe: UnsafeBufferPointer<UInt8>, strict: Bool = false) -> Int {
-            var lo = 0, hi = count
-            while lo < hi {
-                let mid = (lo + hi) / 2
-                let c = withKey(mid) { KeyIndex.compare($0, probe) }
-                if c < 0 || (strict && c == 0) { lo = mid + 1 } else { hi = mid }
-            }
-            return lo
-        }
-
-        package mutating func insert(_ key: UnsafeBufferPointer<UInt8>, _ entry: Entry, at i: Int) {
-            // Grow by an eighth, not the doubling of a plain insert: the
-            // slack stays small for a million keys.
-            if entries.count == entries.capacity {
-                let more = max(8, entries.count / 8)
-                entries.reserveCapacity(entries.count + more)
-                ends.reserveCapacity(entries.count + more)
-            }
-            if bytes.count + key.count > bytes.capacity {
-                bytes.reserveCapacity(bytes.count + key.count + max(64, bytes.count / 8))
-            }
-            let s = start(i)
-            bytes.insert(contentsOf: key, at: s)
-            ends.insert(UInt32(s), at: i)  // fixed up below
-            for j in i..<ends.count { ends[j] += UInt32(key.count) }
-            entries.insert(entry, at: i)
-        }
-
-        mutating func remove(_ range: Range<Int>) {
-            guard !range.isEmpty else { return }
-            let s = start(range.lowerBound), e = Int(ends[range.upperBound - 1])
-            bytes.removeSubrange(s..<e)
-            ends.removeSubrange(range)
-            entries.removeSubrange(range)
-            for j in range.lowerBound..<ends.count { ends[j] -= UInt32(e - s) }
-        }
-
-        /// Moves the upper half into a new block; both halves get exact
-        /// capacities (a grown array keeps its capacity when it shrinks).
-        mutating func split() -> Block {
-            let half = count / 2
-            let cut = start(half)
-            var upper = Block()
-            upper.bytes = Array(bytes[cut...])
-            upper.ends = ends[half...].map { $0 - UInt32(cut) }
-            upper.entries = Array(entries[half...])
-            bytes = Array(bytes[..<cut])
-            ends = Array(ends[..<half])
-            entries = Array(entries[..<half])
-            return upper
-        }
-    }
-
-    /// Small blocks keep an insert's moves short (a random insert moves
-    /// half a block) and cost about one byte per key of overhead.
-    static let blockCapacity = 128
-    /// Keys per block when blocks are packed (`compact`).
-    static let packedBlock = 128
-
-    private let lock = Lock()
+    let lock = Lock()
     // Guarded by `lock`.
-    private var blocks: [Block] = []
-    private var contentTypes: [String] = []
-    private var typeIDs: [String: UInt32] = [:]
+    var blocks: [Block] = []
+    var contentTypes: [String] = []
+    var typeIDs: [String: UInt32] = [:]
     /// `contentTypes` may grow to this before unused types are dropped.
-    private var typeLimit = KeyIndex.initialTypeLimit
+    var typeLimit = KeyIndex.initialTypeLimit
     static let initialTypeLimit = 1024
-    private var building = true
-    private var prefixTombstones: [[UInt8]] = []
-    private var liveCount = 0
-    private var logicalBytes: Int64 = 0
-    private var storedBytes: Int64 = 0
-    private var readyFlag = false
+    var building = true
+    var prefixTombstones: [[UInt8]] = []
+    var liveCount = 0
+    var logicalBytes: Int64 = 0
+    var storedBytes: Int64 = 0
+    var readyFlag = false
 
     /// Whether the index holds every key (the start-up scan is done, or a
     /// reset made it complete): listings may use it.
@@ -154,10 +63,10 @@ final class KeyIndex: @unchecked Sendable {
 
     // MARK: - Positions
 
-    private struct Position { var block: Int; var index: Int }
+    struct Position { var block: Int; var index: Int }
 
     /// The first key >= `probe` (> with `strict`).
-    private func lowerBound(_ probe: UnsafeBufferPointer<UInt8>, strict: Bool = false) -> Position {
+    func lowerBound(_ probe: UnsafeBufferPointer<UInt8>, strict: Bool = false) -> Position {
         // The last block whose first key is <= probe holds the answer, or
         // else it is the next block's first key (which is > probe).
         var lo = 0, hi = blocks.count
@@ -173,20 +82,20 @@ final class KeyIndex: @unchecked Sendable {
         return Position(block: b, index: i)
     }
 
-    private func advance(_ p: inout Position) {
+    func advance(_ p: inout Position) {
         p.index += 1
         if p.index >= blocks[p.block].count { p.block += 1; p.index = 0 }
     }
 
     /// The position of `key` if present, else where it would go.
-    private func find(_ key: UnsafeBufferPointer<UInt8>) -> (Position, found: Bool) {
+    func find(_ key: UnsafeBufferPointer<UInt8>) -> (Position, found: Bool) {
         let p = lowerBound(key)
         guard p.block < blocks.count else { return (p, false) }
         let found = blocks[p.block].withKey(p.index) { Self.compare($0, key) } == 0
         return (p, found)
     }
 
-    private func insert(_ key: UnsafeBufferPointer<UInt8>, _ entry: Entry, at p: Position) {
+    func insert(_ key: UnsafeBufferPointer<UInt8>, _ entry: Entry, at p: Position) {
         if blocks.isEmpty { blocks.append(Block()) }
         var b = p.block, i = p.index
         if b == blocks.count { b -= 1; i = blocks[b].count }  // after the last key
@@ -204,19 +113,19 @@ final class KeyIndex: @unchecked Sendable {
         }
     }
 
-    private func removeAt(_ p: Position) {
+    func removeAt(_ p: Position) {
         blocks[p.block].remove(p.index..<(p.index + 1))
         if blocks[p.block].count == 0 { blocks.remove(at: p.block) }
     }
 
-    private func account(_ entry: Entry, _ sign: Int) {
+    func account(_ entry: Entry, _ sign: Int) {
         guard !entry.isTombstone else { return }
         liveCount += sign
         logicalBytes += Int64(sign) * Int64(entry.size)
         storedBytes += Int64(sign) * entry.stored
     }
 
-    private func typeID(_ contentType: String) -> UInt32 {
+    func typeID(_ contentType: String) -> UInt32 {
         if let id = typeIDs[contentType] { return id }
         // Types of deleted or rewritten keys stay interned until the table
         // is full; then it keeps only the types in use, so a client sending
@@ -231,7 +140,7 @@ final class KeyIndex: @unchecked Sendable {
     /// Renumbers the content types in use and forgets the rest: one pass
     /// over the entries, and the limit doubles past what is in use, so the
     /// cost is spread over that many new types.
-    private func dropUnusedTypes() {
+    func dropUnusedTypes() {
         var renumbered: [UInt32: UInt32] = [:]
         var kept: [String] = []
         for b in blocks.indices {
@@ -252,7 +161,7 @@ final class KeyIndex: @unchecked Sendable {
         typeLimit = max(Self.initialTypeLimit, 2 * kept.count)
     }
 
-    private func makeEntry(_ meta: ValueMetadata, stored: Int64) -> Entry {
+    func makeEntry(_ meta: ValueMetadata, stored: Int64) -> Entry {
         Entry(version: meta.version, modified: meta.modifiedNanos, expires: meta.expiresNanos ?? 0,
               size: meta.size, stored: stored, contentType: typeID(meta.contentType))
     }
@@ -371,7 +280,7 @@ final class KeyIndex: @unchecked Sendable {
     }
 
     /// Rebuilds the blocks packed (`packedBlock` keys, exact capacity), without tombstones.
-    private func compact() {
+    func compact() {
         var packed: [Block] = []
         packed.reserveCapacity(liveCount / Self.packedBlock + 1)
         var current = Block()
@@ -403,72 +312,6 @@ final class KeyIndex: @unchecked Sendable {
         }
         flush()
         blocks = packed
-    }
-
-    // MARK: - Listing
-
-    /// The same page `DirectoryLister` yields (see `DiskStore.list`): keys
-    /// under `prefix` after `after`, expired ones hidden, at most `limit`
-    /// items; with `groupByDirectory`, a deeper key folds into its next
-    /// `/`-ended prefix, listed once (as long as it holds any key).
-    func list(prefix: [UInt8], after: [UInt8]?, limit: Int, groupByDirectory: Bool, nowNanos: Int64) -> StoreListing {
-        var listing = StoreListing()
-        var emitted = 0
-        var lastTaken: [UInt8]? = nil
-        func take(_ sortKey: [UInt8], _ add: (inout StoreListing) -> Void) -> Bool {
-            if emitted == limit {
-                listing.next = lastTaken.map { String(decoding: $0, as: UTF8.self) }
-                return false
-            }
-            add(&listing)
-            emitted += 1
-            lastTaken = sortKey
-            return true
-        }
-        func isAfterCursor(_ key: [UInt8]) -> Bool {
-            guard let after else { return true }
-            return after.lexicographicallyPrecedes(key)
-        }
-        lock.withLock {
-            var p: Position
-            if let after, !after.lexicographicallyPrecedes(prefix) {
-                p = after.withUnsafeBufferPointer { lowerBound($0, strict: true) }
-            } else {
-                p = prefix.withUnsafeBufferPointer { lowerBound($0) }
-            }
-            while p.block < blocks.count {
-                let block = blocks[p.block]
-                let (underPrefix, slash) = block.withKey(p.index) { k -> (Bool, Int?) in
-                    guard k.count >= prefix.count, prefix.withUnsafeBufferPointer({
-                        Self.compare(UnsafeBufferPointer(rebasing: k[..<prefix.count]), $0) == 0
-                    }) else { return (false, nil) }
-                    guard groupByDirectory else { return (true, nil) }
-                    return (true, k[prefix.count...].firstIndex(of: 0x2F))
-                }
-                guard underPrefix else { break }
-                if let slash {
-                    let group = Array(block.bytes[block.start(p.index)...(block.start(p.index) + slash)])
-                    if isAfterCursor(group) {
-                        guard take(group, { $0.prefixes.append(String(decoding: group, as: UTF8.self)) }) else { return }
-                    }
-                    // Past every key starting with `group`: '/' + 1 is '0'.
-                    var skip = group
-                    skip[skip.count - 1] = 0x30
-                    p = skip.withUnsafeBufferPointer { lowerBound($0) }
-                    continue
-                }
-                let entry = block.entries[p.index]
-                if !entry.isTombstone && !(entry.expires != 0 && entry.expires <= nowNanos) {
-                    let key = block.key(p.index)
-                    let meta = ValueMetadata(key: String(decoding: key, as: UTF8.self), contentType: contentTypes[Int(entry.contentType)],
-                                             size: entry.size, version: entry.version, modifiedNanos: entry.modified,
-                                             expiresNanos: entry.expires == 0 ? nil : entry.expires)
-                    guard take(key, { $0.values.append(ListedValue(key: meta.key, metadata: meta, storedSize: Int(entry.stored))) }) else { return }
-                }
-                advance(&p)
-            }
-        }
-        return listing
     }
 
     // MARK: - Measuring

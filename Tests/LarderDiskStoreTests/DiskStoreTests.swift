@@ -160,44 +160,6 @@ enum UnitSupport {
     }
 }
 
-@Suite struct StoreKeyUnitTests {
-    @Test func validKeys() throws {
-        for key in ["a", "a/b", "a/b/c", "...", ".a", "a.", "café/ü", String(repeating: "x", count: 255),
-                    [String](repeating: String(repeating: "y", count: 255), count: 4).joined(separator: "/")] {
-            let k = try StoreKey(key)
-            #expect(k.string == key)
-            #expect(k.segments == key.split(separator: "/").map(String.init))
-        }
-        let k = try StoreKey(percentEncoded: "caf%C3%A9/%C3%BC%20x")
-        #expect(k.string == "café/ü x")
-        #expect(k.segments == ["café", "ü x"])
-    }
-
-    @Test func invalidKeys() {
-        let invalid: [[UInt8]] = [
-            [], Array("/".utf8), Array("a//b".utf8), Array("a/".utf8), Array("/a".utf8),
-            Array(".".utf8), Array("..".utf8), Array("a/./b".utf8), Array("a/..".utf8),
-            [0x61, 0x00], [0x01], [0x61, 0x1F], [0x7F], [0x61, 0x5C, 0x62], [0xFF], [0xC3], [0xC0, 0xAF], [0xED, 0xA0, 0x80],
-            [0xC2, 0x85],
-            Array(String(repeating: "x", count: 256).utf8),
-            Array(([String](repeating: String(repeating: "y", count: 255), count: 4).joined(separator: "/") + "/z").utf8),
-        ]
-        for bytes in invalid { UnitSupport.expectInvalidKey(bytes) }
-        for encoded in ["%2e%2e", "%2E", "a/%2e", "%00", "%zz", "a%", "a%2", "%5c", "%ff"] {
-            #expect(throws: StoreError.self, "\(encoded)") { try StoreKey(percentEncoded: Substring(encoded)) }
-        }
-    }
-
-    @Test func prefixes() throws {
-        #expect(try StorePrefix(bytes: []).string == "")
-        #expect(try StorePrefix(bytes: Array("a/b/".utf8)).segments == ["a", "b"])
-        #expect(try StorePrefix(bytes: Array("a/b/".utf8)).string == "a/b/")
-        #expect(throws: StoreError.self) { try StorePrefix(bytes: Array("a//".utf8)) }
-        #expect(throws: StoreError.self) { try StorePrefix(bytes: Array("../".utf8)) }
-        #expect(throws: StoreError.self) { try StorePrefix(bytes: Array("a\\/".utf8)) }
-    }
-}
-
 @Suite struct DiskNamesUnitTests {
     @Test func namesOnDisk() throws {
         #expect(DiskNames.relativePath(of: try StoreKey("a")) == "a")
@@ -235,83 +197,6 @@ enum UnitSupport {
         #expect(kind("\\", dir: true) == "other")
         #expect(kind("a\\b\\", dir: true) == "other")
         #expect(kind("plain", dir: true) == "other")
-    }
-}
-
-@Suite struct ValueFileHeaderUnitTests {
-    static func parse(_ bytes: [UInt8]) throws -> ValueFileHeader.Parse {
-        try bytes.withUnsafeBytes { try ValueFileHeader.parse($0, path: "test") }
-    }
-
-    @Test func roundTrip() throws {
-        let metas = [
-            ValueMetadata(key: "a/b", contentType: "text/plain", size: 12345, version: 0xDEAD_BEEF_0102,
-                          modifiedNanos: 1_700_000_000_123_456_789),
-            ValueMetadata(key: "café/ü", contentType: "", size: 0, version: 1, modifiedNanos: 0,
-                          expiresNanos: 1_800_000_000_000_000_000, originalGzipHeader: [0x1F, 0x8B, 8, 8, 0, 0, 0, 0, 0, 3, 0x61, 0]),
-            ValueMetadata(key: String(repeating: "k", count: 1024), contentType: String(repeating: "t", count: 1024),
-                          size: .max, version: .max, modifiedNanos: -1),
-        ]
-        for meta in metas {
-            let header = ValueFileHeader.encode(meta)
-            #expect(header.count == ValueFileHeader.length(of: meta))
-            #expect(Array(header.prefix(4)) == [0x1F, 0x8B, 0x08, 0x04], "gzip magic, deflate, FEXTRA only")
-            let xlen = Int(header[10]) | Int(header[11]) << 8
-            #expect(xlen == header.count - 12)
-            #expect(header[12] == UInt8(ascii: "L") && header[13] == UInt8(ascii: "R"))
-            guard case .complete(let parsed, let length) = try Self.parse(header) else {
-                Issue.record("not complete"); continue
-            }
-            #expect(parsed == meta)
-            #expect(length == header.count)
-            // Any prefix asks for more, never misparses.
-            for cut in [0, 5, 11, 12, header.count - 1] {
-                guard case .needMore(let n) = try Self.parse(Array(header.prefix(cut))) else {
-                    Issue.record("prefix of \(cut) bytes parsed"); continue
-                }
-                #expect(n > cut)
-            }
-        }
-    }
-
-    @Test func headerPlusDeflateIsAGzipFile() throws {
-        // Our header followed by a zlib-made member's body and trailer is a valid gzip file.
-        let value = Array("hello header".utf8)
-        let member = UnitSupport.gzip(value)
-        let meta = ValueMetadata(key: "k", contentType: "text/plain", size: UInt64(value.count), version: 7, modifiedNanos: 1)
-        let file = ValueFileHeader.encode(meta) + member[10...]
-        #expect(UnitSupport.gunzip(file) == value)
-    }
-
-    @Test func corruptHeaders() throws {
-        let meta = ValueMetadata(key: "k", contentType: "t", size: 1, version: 1, modifiedNanos: 1)
-        let good = ValueFileHeader.encode(meta)
-        var notGzip = good; notGzip[0] = 0x1E
-        var noExtra = good; noExtra[3] = 0
-        var otherID = good; otherID[12] = UInt8(ascii: "X")
-        var badFormat = good; badFormat[16] = 9
-        var extraFlags = good; extraFlags[3] |= 0x08
-        for (name, bytes) in [("not gzip", notGzip), ("no FEXTRA", noExtra), ("other subfield", otherID),
-                              ("format", badFormat), ("FNAME", extraFlags)] {
-            #expect(throws: StoreError.self, "\(name)") { _ = try Self.parse(bytes) }
-        }
-    }
-}
-
-@Suite struct GzipMemberHeaderUnitTests {
-    @Test func parsesClientHeaders() throws {
-        let plain = UnitSupport.gzip(Array("x".utf8))
-        #expect(try GzipMemberHeader.parse(plain) == .complete(length: 10))
-        let named = UnitSupport.gzip(Array("x".utf8), name: "file.txt")
-        #expect(try GzipMemberHeader.parse(named) == .complete(length: 10 + 9))
-        #expect(try GzipMemberHeader.parse(Array(named.prefix(15))) == .needMore)
-        #expect(try GzipMemberHeader.parse([0x1F]) == .needMore)
-        #expect(throws: StoreError.self) { try GzipMemberHeader.parse([0x1F, 0x8C]) }
-        #expect(throws: StoreError.self) { try GzipMemberHeader.parse(Array("hello world".utf8)) }
-        var method = plain; method[2] = 7
-        #expect(throws: StoreError.self) { try GzipMemberHeader.parse(method) }
-        var reserved = plain; reserved[3] = 0x80
-        #expect(throws: StoreError.self) { try GzipMemberHeader.parse(reserved) }
     }
 }
 

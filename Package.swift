@@ -46,7 +46,7 @@ let package = Package(
         // and expiry indexes, cache, group commit, the data directory's lock.
         .target(name: "LarderDiskStore", dependencies: ["LarderStorage", "LarderValueFile", "LarderSupport", "LarderModel"]),
         // A read-only fixture directory layered under a writable store (`--fixtures`).
-        .target(name: "LarderFixtures", dependencies: ["LarderDiskStore", "LarderStorage", "LarderValueFile", "LarderSupport", "LarderModel"]),
+        .target(name: "LarderFixtures", dependencies: ["LarderDiskStore", "LarderStorage", "LarderValueFile", "LarderSupport"]),
         // The same store on PostgreSQL (`--store postgres://…`): libpq driven
         // by Dispatch sources, several servers on one database. No HTTP here.
         .target(name: "LarderPostgres", dependencies: ["CLibPQ", "LarderStorage", "LarderValueFile", "LarderSupport", "LarderModel"]),
@@ -73,7 +73,7 @@ let package = Package(
         .target(name: "LarderClient", dependencies: ["LarderKit"]),
         // `Larder` in-process over the server's own disk store: same files, no server.
         .target(name: "LarderEmbedded", dependencies: [
-            "LarderKit", "LarderModel", "LarderSupport", "LarderDiskStore", "LarderStorage", "LarderValueFile", "LarderJSON",
+            "LarderKit", "LarderModel", "LarderDiskStore", "LarderStorage", "LarderValueFile", "LarderJSON",
         ]),
         .executableTarget(
             name: "larder",
@@ -84,6 +84,7 @@ let package = Package(
                 "LarderFixtures",
                 "LarderPostgres",
                 "LarderStorage",
+                "LarderValueFile",
                 "LarderHTTP",
                 "LarderSupport",
                 // `larder healthcheck` GETs /healthz with it (no curl in the image).
@@ -99,7 +100,7 @@ let package = Package(
         .testTarget(name: "LarderJSONTests", dependencies: ["LarderJSON"]),
         .testTarget(name: "LarderAppTests", dependencies: [
             "LarderApp", "LarderModel", "LarderStorage", "LarderValueFile", "LarderDiskStore", "LarderFixtures",
-            "LarderWire", "LarderViewer", "LarderHTTP", "LarderSupport", "LarderJSON", "CZlib",
+            "LarderWire", "LarderViewer", "LarderHTTP", "LarderSupport", "CZlib",
             "LarderKit", "LarderClient", "LarderEmbedded", "LarderPostgres",
         ]),
         // Runs CAS `update` increments through LarderClient, so a test can make

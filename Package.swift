@@ -39,11 +39,22 @@ let package = Package(
         .target(name: "LarderModel"),
         // Larder's swift-log handler (re-exports Logging), locks and clocks shared by the libraries.
         .target(name: "LarderSupport", dependencies: ["LarderModel", .product(name: "Logging", package: "swift-log")]),
-        // Keys, value files, gzip and the barrier-queue disk store. No HTTP here.
-        .target(name: "LarderStore", dependencies: ["CZlib", "LarderSupport", "LarderModel"]),
+        // The value-file format every store hands values in: keys and store
+        // errors, the gzip header and its metadata, zlib, segmented
+        // compression, an open value (`StoredValue`) and the upload pipeline
+        // (`ValueUpload`). No store, no HTTP here.
+        .target(name: "LarderValueFile", dependencies: ["CZlib", "LarderSupport", "LarderModel"]),
+        // The store seam the routes depend on: `ValueStore`, write
+        // conditions, changes, listings, totals. No backend here.
+        .target(name: "LarderStorage", dependencies: ["LarderValueFile", "LarderSupport", "LarderModel"]),
+        // The disk store: one gzip file per key behind barrier queues, key
+        // and expiry indexes, cache, group commit, the data directory's lock.
+        .target(name: "LarderDiskStore", dependencies: ["LarderStorage", "LarderValueFile", "LarderSupport", "LarderModel"]),
+        // A read-only fixture directory layered under a writable store (`--fixtures`).
+        .target(name: "LarderFixtures", dependencies: ["LarderDiskStore", "LarderStorage", "LarderValueFile", "LarderSupport"]),
         // The same store on PostgreSQL (`--store postgres://…`): libpq driven
         // by Dispatch sources, several servers on one database. No HTTP here.
-        .target(name: "LarderPostgres", dependencies: ["CLibPQ", "LarderStore", "LarderSupport", "LarderModel"]),
+        .target(name: "LarderPostgres", dependencies: ["CLibPQ", "LarderStorage", "LarderValueFile", "LarderSupport", "LarderModel"]),
         // Sockets, the incremental parser, connections and responses. No storage here.
         .target(name: "LarderHTTP", dependencies: ["LarderSupport", "LarderModel"]),
         // JSON values for atomic append and merge patch: strict parsing, exact numbers, no dependencies.
@@ -55,7 +66,9 @@ let package = Package(
         .executableTarget(name: "ViewerEmbedder"),
         .plugin(name: "EmbedViewer", capability: .buildTool(), dependencies: ["ViewerEmbedder"]),
         // Routes, middleware and the change hub that wire HTTP requests to the store.
-        .target(name: "LarderApp", dependencies: ["LarderModel", "LarderStore", "LarderHTTP", "LarderJSON", "LarderViewer"]),
+        .target(name: "LarderApp", dependencies: [
+            "LarderModel", "LarderSupport", "LarderStorage", "LarderValueFile", "LarderHTTP", "LarderJSON", "LarderViewer",
+        ]),
         // A raw-socket HTTP/1.1 client: protocol tests and `larder healthcheck`
         // (no libcurl in the image).
         .target(name: "LarderWire", dependencies: ["LarderModel"]),
@@ -65,21 +78,29 @@ let package = Package(
         // `Larder` over HTTP with URLSession (FoundationNetworking), no NIO.
         .target(name: "LarderClient", dependencies: ["LarderKit"]),
         // `Larder` in-process over the server's own disk store: same files, no server.
-        .target(name: "LarderEmbedded", dependencies: ["LarderKit", "LarderStore", "LarderJSON", "LarderSupport"]),
+        .target(name: "LarderEmbedded", dependencies: [
+            "LarderKit", "LarderModel", "LarderDiskStore", "LarderStorage", "LarderValueFile", "LarderJSON", "LarderSupport",
+        ]),
         .executableTarget(
             name: "larder",
             dependencies: [
                 "LarderApp",
+                // The one place that chooses and builds a store.
+                "LarderDiskStore",
+                "LarderFixtures",
                 "LarderPostgres",
                 // main.swift names the stores' options, the HTTP limits,
-                // ServerDefaults and Larder's log handler.
-                "LarderStore", "LarderHTTP", "LarderModel", "LarderSupport",
+                // ServerDefaults and Larder's log handler; StoreChoice builds the store.
+                "LarderStorage", "LarderValueFile", "LarderHTTP", "LarderModel", "LarderSupport",
                 // `larder healthcheck` GETs /healthz with it (no curl in the image).
                 "LarderWire",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
-        .testTarget(name: "LarderStoreTests", dependencies: ["LarderStore", "CZlib"]),
+                .testTarget(name: "LarderValueFileTests", dependencies: ["LarderValueFile", "CZlib"]),
+        .testTarget(name: "LarderDiskStoreTests", dependencies: [
+            "LarderDiskStore", "LarderStorage", "LarderValueFile", "LarderSupport", "CZlib",
+        ]),
         // The parser fuzzer's checks: run by the libFuzzer target (Fuzz/build.sh)
         // and by the corpus replay in LarderHTTPTests. Not in any product: it
         // reaches the parser through `package` access, so LarderHTTP ships no fuzzing code.
@@ -91,7 +112,8 @@ let package = Package(
         // processes, gzip and key helpers, the repository's paths. A library,
         // not tests: every test target that needs them imports it.
         .target(name: "LarderTestSupport", dependencies: [
-            "LarderApp", "LarderHTTP", "LarderModel", "LarderPostgres", "LarderStore", "LarderSupport", "LarderWire", "CZlib",
+            "LarderApp", "LarderHTTP", "LarderModel", "LarderPostgres", "LarderStorage", "LarderValueFile", "LarderDiskStore",
+            "LarderFixtures", "LarderSupport", "LarderWire", "CZlib",
         ], path: "Tests/LarderTestSupport"),
         // One test target per module with tests, named after it.
         .testTarget(name: "LarderModelTests", dependencies: ["LarderModel"]),
@@ -105,21 +127,21 @@ let package = Package(
             "LarderClient", "LarderApp", "LarderWire", "LarderTestSupport",
         ]),
         .testTarget(name: "LarderEmbeddedTests", dependencies: [
-            "LarderEmbedded", "LarderStore", "LarderWire", "LarderTestSupport",
+            "LarderEmbedded", "LarderStorage", "LarderValueFile", "LarderDiskStore", "LarderFixtures", "LarderWire", "LarderTestSupport",
         ]),
         .testTarget(name: "LarderPostgresTests", dependencies: [
-            "LarderPostgres", "LarderApp", "LarderClient", "LarderStore", "LarderSupport", "LarderWire", "LarderTestSupport",
+            "LarderPostgres", "LarderApp", "LarderClient", "LarderStorage", "LarderValueFile", "LarderDiskStore", "LarderFixtures", "LarderSupport", "LarderWire", "LarderTestSupport",
         ]),
         .testTarget(name: "LarderViewerTests", dependencies: ["LarderViewer", "LarderWire", "LarderTestSupport"]),
         // The HTTP API's behaviour through a real server: routes, middleware,
         // the store behind them, the protocol, limits, faults, durability.
         .testTarget(name: "LarderAppTests", dependencies: [
-            "LarderApp", "LarderHTTP", "LarderModel", "LarderStore", "LarderSupport", "LarderWire", "LarderTestSupport",
+            "LarderApp", "LarderHTTP", "LarderModel", "LarderStorage", "LarderValueFile", "LarderDiskStore", "LarderFixtures", "LarderSupport", "LarderWire", "LarderTestSupport",
             "LarderEmbedded", .product(name: "Logging", package: "swift-log"), .product(name: "InMemoryLogging", package: "swift-log"),
         ]),
         // The `larder` executable: flags, environment, `healthcheck`, the runner's output.
         .testTarget(name: "larderTests", dependencies: [
-            "LarderApp", "LarderHTTP", "LarderModel", "LarderPostgres", "LarderStore", "LarderWire", "LarderTestSupport",
+            "LarderApp", "LarderHTTP", "LarderModel", "LarderPostgres", "LarderStorage", "LarderValueFile", "LarderDiskStore", "LarderFixtures", "LarderWire", "LarderTestSupport",
         ]),
         // The Dockerfile and docker-compose.yml, checked offline.
         .testTarget(name: "DeploymentTests", dependencies: ["LarderWire", "LarderTestSupport"]),

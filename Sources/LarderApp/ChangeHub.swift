@@ -1,7 +1,8 @@
 import LarderModel
 import Dispatch
 import LarderHTTP
-import LarderStore
+import LarderStorage
+import LarderValueFile
 import LarderSupport
 
 /// Where store changes meet the clients waiting for them: a bounded ring of

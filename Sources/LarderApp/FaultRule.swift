@@ -1,6 +1,7 @@
 import LarderHTTP
 import LarderJSON
-import LarderStore
+import LarderStorage
+import LarderValueFile
 
 /// One rule of `PUT /faults`, validated: which requests it matches (a
 /// prefix, methods), what it does to them (a delay, a status), how often

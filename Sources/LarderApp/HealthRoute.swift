@@ -1,6 +1,7 @@
 import LarderModel
 import LarderHTTP
-import LarderStore
+import LarderStorage
+import LarderValueFile
 import LarderSupport
 
 /// `GET /healthz`: 200 when the store can read and write.

@@ -1,18 +1,25 @@
 import LarderHTTP
 import LarderModel
 import LarderSupport
-import LarderStore
+import LarderStorage
+import LarderValueFile
 
 /// Everything `larder serve` can be told, in one value.
 public struct LarderConfiguration: Sendable {
     public var http = HTTPServerConfiguration()
-    public var store: DiskStoreOptions
+    /// Opens the store the routes read and write, given the observer its
+    /// changes go to. The server opens it once, in `LarderServer.init`;
+    /// which store it is (the disk store, PostgreSQL, either over fixtures)
+    /// is the caller's choice: the `larder` executable makes it from its
+    /// flags, a test or an app that embeds the server makes its own.
+    /// The store should refuse values larger than `http.maxBodyBytes`.
+    public var openStore: ValueStoreFactory
+    /// How the store is named in logs (the disk store: its directory).
+    public var storeDescription: String
     public var logLevel: Logger.Level = LarderConfiguration.defaultLogLevel
     /// A directory to serve the browser viewer from (`--public-dir`, for
     /// working on it); nil: the copy of `Public/` built into the binary.
     public var publicDirectory: String?
-    /// A read-only directory of fixtures under the store (`--fixtures`); nil: none.
-    public var fixturesDirectory: String?
     /// Recent changes kept for `Last-Event-ID` replay on `/events`.
     public var eventHistory: Int = ServerDefaults.changeHistory
     /// Seconds between keep-alive comments on event streams.
@@ -30,15 +37,9 @@ public struct LarderConfiguration: Sendable {
     public var corsOrigins: [String] = []
     /// Middleware run around every route, outermost first, after Larder's own.
     public var middleware: [any LarderMiddleware] = []
-    /// Opens another store in place of the disk store (`--store
-    /// postgres://…`), given the observer its changes go to; nil: the disk
-    /// store in `store.dataDirectory`.
-    public var openStore: (@Sendable (_ changes: StoreChangeObserver, _ logger: Logger) throws -> any ValueStore)?
-    /// How the store is named in logs (the disk store: its directory).
-    public var storeDescription: String?
-
-    public init(dataDirectory: String = DiskStoreOptions.defaultDataDirectory) {
-        store = DiskStoreOptions(dataDirectory: dataDirectory)
+    public init(storeDescription: String, openStore: @escaping ValueStoreFactory) {
+        self.storeDescription = storeDescription
+        self.openStore = openStore
     }
 
     /// `info`: one line per request (`--log-level`).

@@ -1,16 +1,15 @@
 import LarderHTTP
 import LarderSupport
-import LarderStore
+import LarderStorage
+import LarderValueFile
 import Foundation
 
-/// A running Larder: the disk store, the change hub and the HTTP server
-/// wired together. The `larder` executable and the tests both build it here.
+/// A running Larder: a store, the change hub and the HTTP server wired
+/// together. The `larder` executable and the tests both build it here,
+/// each with the store it chose (`LarderConfiguration.openStore`).
 public final class LarderServer: Sendable {
     public let configuration: LarderConfiguration
-    /// The disk store, when it is the writable store (under `values`
-    /// when fixtures are mounted); nil with another store (`openStore`).
-    public let diskStore: DiskStore?
-    /// What the routes read and write: the store, or the store over its fixtures.
+    /// What the routes read and write: the store `openStore` opened.
     public let values: any ValueStore
     public let http: HTTPServer
     public let logger: Logger
@@ -55,25 +54,7 @@ public final class LarderServer: Sendable {
         self.metrics = metrics
         let hub = ChangeHub(historySize: configuration.eventHistory, heartbeat: configuration.eventHeartbeat)
         self.hub = hub
-        var storeOptions = configuration.store
-        storeOptions.maxValueSize = configuration.http.maxBodyBytes  // one limit, --max-value-size
-        if let openStore = configuration.openStore {
-            if let fixtures = configuration.fixturesDirectory {
-                // No data directory is ours to lock: the fixtures compile into one of this process.
-                let cache = NSTemporaryDirectory() + "larder-fixtures-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-                values = try LayeredStore(fixturesDirectory: fixtures, cacheDirectory: cache, cacheBytes: storeOptions.cacheBytes / 4,
-                                          logger: storeLogger, changes: hub) { filter in try openStore(filter, storeLogger) }
-            } else {
-                values = try openStore(hub, storeLogger)
-            }
-            diskStore = nil
-        } else if let fixtures = configuration.fixturesDirectory {
-            let layered = try LayeredStore(options: storeOptions, fixturesDirectory: fixtures, logger: storeLogger, changes: hub)
-            (diskStore, values) = (layered.diskStore, layered)
-        } else {
-            let store = try DiskStore(options: storeOptions, logger: storeLogger, changes: hub)
-            (diskStore, values) = (store, store)
-        }
+        values = try configuration.openStore(hub, storeLogger)
         let storeRoutes = StoreRoutes(store: values, hub: hub, logger: logger)
         var routes: [(RouteTable.Match, any Route)] = [
             (.prefix("/store/"), storeRoutes),
@@ -93,7 +74,7 @@ public final class LarderServer: Sendable {
     /// Binds and starts serving.
     public func start() throws {
         try http.start()
-        logger.always(.notice, "larder listening on \(url) with data in \(configuration.storeDescription ?? configuration.store.dataDirectory)")
+        logger.always(.notice, "larder listening on \(url) with data in \(configuration.storeDescription)")
         if configuration.token != nil {
             logger.notice("a bearer token is required (open: /healthz and the viewer)")
         }

@@ -1,5 +1,6 @@
 import LarderHTTP
-import LarderStore
+import LarderStorage
+import LarderValueFile
 
 /// The validator of a listing page: a strong ETag computed from the page's
 /// JSON bytes, so two answers with one tag are byte for byte the same (the
@@ -17,7 +18,7 @@ enum ListingValidator {
             a = (a ^ UInt64(byte)) &* 0x0000_0100_0000_01b3
             b = (b ^ UInt64(byte ^ 0x5A)) &* 0x0000_0100_0000_01b3
         }
-        return "\"l-" + DiskNames.hex(a) + DiskNames.hex(b) + "\""
+        return "\"l-" + VersionHex.hex(a) + VersionHex.hex(b) + "\""
     }
 
     /// The answer for `page`: 200 with it, or 304 when `If-None-Match`

@@ -1,5 +1,6 @@
 import LarderHTTP
-import LarderStore
+import LarderStorage
+import LarderValueFile
 import LarderSupport
 
 /// `GET /metrics`: Prometheus text format 0.0.4. The text is built here,
@@ -66,9 +67,9 @@ struct MetricsRoute: Route {
             Self.single(&text, "larder_durable_writes_total", "counter",
                         "Writes (PUT, DELETE) acknowledged after a flush made them durable.", durability.writeCount)
         }
-        if let layered = store as? LayeredStore {
+        if let fixtures = store.fixtureStats {
             Self.single(&text, "larder_fixture_keys", "gauge", "Fixtures mounted with --fixtures (read-only, not in larder_keys).",
-                        layered.fixtureStats.keys)
+                        fixtures.keys)
         }
         Self.single(&text, "larder_watchers", "gauge", "GET ?wait requests waiting for a change.", hub.watcherCount)
         Self.single(&text, "larder_event_streams", "gauge", "Open /events streams.", hub.subscriberCount)

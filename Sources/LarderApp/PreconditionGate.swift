@@ -1,5 +1,6 @@
 import LarderHTTP
-import LarderStore
+import LarderStorage
+import LarderValueFile
 import LarderSupport
 
 /// A conditional write (`If-Match`, `If-None-Match`, `If-Unmodified-Since`)

@@ -1,5 +1,6 @@
 import LarderHTTP
-import LarderStore
+import LarderStorage
+import LarderValueFile
 
 /// `a=1&b=x%2Fy` → ["a": "1", "b": "x/y"]. `+` stays `+` (RFC 3986; send
 /// `%20` for a space). The first of repeated names wins.

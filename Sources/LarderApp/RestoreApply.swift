@@ -1,6 +1,7 @@
 import LarderModel
 import LarderHTTP
-import LarderStore
+import LarderStorage
+import LarderValueFile
 import LarderSupport
 
 /// The second half of `POST /snapshot`: a document read whole and found

@@ -1,5 +1,6 @@
 import Foundation
-import LarderStore
+import LarderStorage
+import LarderValueFile
 import LarderSupport
 #if canImport(Glibc)
 import Glibc

@@ -1,7 +1,8 @@
 import LarderModel
 import LarderHTTP
 import LarderJSON
-import LarderStore
+import LarderStorage
+import LarderValueFile
 import LarderSupport
 
 /// One line of a snapshot (`application/x-ndjson`): a key, its metadata and

@@ -1,7 +1,8 @@
 import LarderModel
 import LarderHTTP
 import LarderJSON
-import LarderStore
+import LarderStorage
+import LarderValueFile
 import LarderSupport
 #if canImport(Glibc)
 import Glibc

@@ -1,5 +1,6 @@
 import LarderHTTP
-import LarderStore
+import LarderStorage
+import LarderValueFile
 import LarderSupport
 
 /// `/snapshot`: `GET ?prefix=` streams every value under the prefix as

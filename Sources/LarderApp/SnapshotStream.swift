@@ -1,5 +1,6 @@
 import LarderHTTP
-import LarderStore
+import LarderStorage
+import LarderValueFile
 import LarderSupport
 
 /// The body of `GET /snapshot`: one `SnapshotLine` per value under a

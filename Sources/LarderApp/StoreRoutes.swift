@@ -1,6 +1,7 @@
 import LarderModel
 import LarderHTTP
-import LarderStore
+import LarderStorage
+import LarderValueFile
 import LarderSupport
 
 /// `/store/...`: a path ending in `/` (or empty) is a prefix — listing, bulk

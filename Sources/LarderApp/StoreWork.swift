@@ -1,6 +1,7 @@
 import Dispatch
 import LarderHTTP
-import LarderStore
+import LarderStorage
+import LarderValueFile
 import LarderSupport
 
 /// Route work that waits on a store's synchronous calls, for a store whose

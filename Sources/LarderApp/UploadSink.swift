@@ -1,5 +1,6 @@
 import LarderHTTP
-import LarderStore
+import LarderStorage
+import LarderValueFile
 import LarderSupport
 
 /// Streams a request body into a store write, then answers with what

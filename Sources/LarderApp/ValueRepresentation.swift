@@ -1,5 +1,6 @@
 import LarderHTTP
-import LarderStore
+import LarderStorage
+import LarderValueFile
 import LarderSupport
 
 /// Builds the answer to GET or HEAD of one value: preconditions (RFC 9110

@@ -2,7 +2,8 @@ import LarderModel
 import Dispatch
 import LarderHTTP
 import LarderJSON
-import LarderStore
+import LarderStorage
+import LarderValueFile
 import LarderSupport
 
 /// `/store/<key>`: one value. GET/HEAD (with preconditions, Range and

@@ -1,6 +1,8 @@
 import Foundation
 import LarderKit
-import LarderStore
+import LarderDiskStore
+import LarderStorage
+import LarderValueFile
 
 /// The embedded store's change observer: keeps the recent history for
 /// `changes(prefix:after:)` replay and hands each change to the feeds and

@@ -2,7 +2,9 @@ import Dispatch
 import Foundation
 import LarderJSON
 import LarderKit
-import LarderStore
+import LarderDiskStore
+import LarderStorage
+import LarderValueFile
 import LarderSupport
 
 /// A Larder store in this process: the server's own `DiskStore` on a

@@ -1,6 +1,8 @@
 import LarderKit
 import LarderModel
-import LarderStore
+import LarderDiskStore
+import LarderStorage
+import LarderValueFile
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
-import LarderStore
+import LarderStorage
+import LarderValueFile
 import LarderSupport
 
 /// A bounded pool of database connections. A caller waits for a free one

@@ -1,7 +1,8 @@
 import Dispatch
 import Foundation
 import LarderModel
-import LarderStore
+import LarderStorage
+import LarderValueFile
 import LarderSupport
 
 /// Brings every committed change, from any server on the database, to this
@@ -64,7 +65,7 @@ final class PostgresChangeFeed: @unchecked Sendable {
         let recent = try blockingWait {
             try await self.pool.read { db in
                 try await db.query("""
-                    SELECT version, kind, key, prefix, deleted, size FROM
+                    SELECT version, kind, key, prefix, deleted, size, removed FROM
                       (SELECT * FROM larder_changes WHERE version <= $2 ORDER BY version DESC LIMIT $1) recent ORDER BY version
                     """, [.int(Int64(history)), .int(last)]).rows
             }
@@ -202,7 +203,7 @@ final class PostgresChangeFeed: @unchecked Sendable {
             let after = state.withLock { $0.lastVersion }
             let rows = try await onFeedConnection { db in
                 try await db.query("""
-                    SELECT version, kind, key, prefix, deleted, size FROM larder_changes
+                    SELECT version, kind, key, prefix, deleted, size, removed FROM larder_changes
                     WHERE version > $1 ORDER BY version LIMIT 1000
                     """, [.int(after)]).rows
             }
@@ -236,7 +237,7 @@ final class PostgresChangeFeed: @unchecked Sendable {
         }
     }
 
-    /// A `larder_changes` row (version, kind, key, prefix, deleted, size) as a change.
+    /// A `larder_changes` row (version, kind, key, prefix, deleted, size, removed) as a change.
     static func change(_ row: PGRow) -> StoreChange {
         let version = UInt64(row.int(0) ?? 0)
         let kind = row.string(1) ?? "put"
@@ -244,7 +245,7 @@ final class PostgresChangeFeed: @unchecked Sendable {
             if kind == "put" {
                 return .put(ValueMetadata(key: key, contentType: "", size: UInt64(row.int(5) ?? 0), version: version, modifiedNanos: 0))
             }
-            return .delete(key, version: version, expired: kind == "expire")
+            return .delete(key, removed: row.int(6).map { UInt64($0) }, version: version, expired: kind == "expire")
         }
         return .deletePrefix(row.string(3) ?? "", deleted: Int(row.int(4) ?? 0), version: version)
     }

@@ -11,10 +11,11 @@
 ///   `larder_parts` under `blob`. So head and body are the bytes the disk
 ///   store keeps in its file. Neither is compressed again by TOAST
 ///   (`STORAGE EXTERNAL`): they are gzip already.
-/// - `larder_changes`: the change feed, bounded to the last N versions.
+/// - `larder_changes`: the change feed, bounded to the last N versions;
+///   `removed` is the version a delete or expiry removed.
 enum PostgresSchema {
     /// The newest version this code knows.
-    static let current = 1
+    static let current = 2
 
     /// Migration `n` is `migrations[n - 1]`: statements run in one
     /// transaction, then `larder_schema_version` says `n`.
@@ -62,6 +63,10 @@ enum PostgresSchema {
                 deleted bigint NOT NULL DEFAULT 0,
                 size bigint)
             """,
+        ],
+        // 2: a delete's or expiry's event names the version it removed (its ETag).
+        [
+            "ALTER TABLE larder_changes ADD COLUMN removed bigint",
         ],
     ]
 

@@ -1,4 +1,5 @@
-import LarderStore
+import LarderStorage
+import LarderValueFile
 
 extension PostgresStore {
     /// The live row's metadata in one query, without the value's bytes: a

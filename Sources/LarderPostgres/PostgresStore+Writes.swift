@@ -1,5 +1,6 @@
 import Foundation
-import LarderStore
+import LarderStorage
+import LarderValueFile
 import LarderSupport
 
 /// Writes. Each is one transaction whose first statement takes the write
@@ -190,10 +191,11 @@ extension PostgresStore {
                 WITH gone AS (DELETE FROM larder_values WHERE key = $1),
                 totals AS (UPDATE larder_state SET keys = keys - 1, logical_bytes = logical_bytes - $2,
                   stored_bytes = stored_bytes - $3),
-                change AS (INSERT INTO larder_changes (version, kind, key) VALUES ($4, $5, $1))
+                change AS (INSERT INTO larder_changes (version, kind, key, removed) VALUES ($4, $5, $1, $8))
                 SELECT pg_notify($6, $7)
                 """, [.text(key), .int(Int64(old.metadata.size)), .int(old.stored), .int(version),
-                      .text(old.expired ? "expire" : "delete"), .text(channel), .text(String(version))])
+                      .text(old.expired ? "expire" : "delete"), .text(channel), .text(String(version)),
+                      .int(Int64(old.metadata.version))])
             if let blob = old.blob { _ = try await db.query("DELETE FROM larder_parts WHERE blob = $1", [.int(blob)]) }
             return (!old.expired, version)
         }

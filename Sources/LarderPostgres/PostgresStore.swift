@@ -1,7 +1,8 @@
 import Dispatch
 import Foundation
 import LarderModel
-import LarderStore
+import LarderStorage
+import LarderValueFile
 import LarderSupport
 #if canImport(Glibc)
 import Glibc
@@ -207,7 +208,7 @@ public final class PostgresStore: ValueStore, UploadDestination, @unchecked Send
     }
 
     /// Versions as ETags and generated keys write them (16 hex digits).
-    static func hex(_ v: UInt64) -> String { DiskNames.hex(v) }
+    static func hex(_ v: UInt64) -> String { VersionHex.hex(v) }
 
     /// A round trip to the database; throws `backendUnavailable` saying why not.
     public func checkHealth() throws {
@@ -243,7 +244,7 @@ public final class PostgresStore: ValueStore, UploadDestination, @unchecked Send
                 let gone = try await db.query("""
                     DELETE FROM larder_values WHERE key IN
                       (SELECT key FROM larder_values WHERE expires <= $1 ORDER BY key LIMIT 1000)
-                    RETURNING key, size, stored, blob
+                    RETURNING key, size, stored, blob, version
                     """, [.int(now)]).rows
                 guard !gone.isEmpty else { return }
                 let logical = gone.reduce(Int64(0)) { $0 + ($1.int(1) ?? 0) }
@@ -255,8 +256,9 @@ public final class PostgresStore: ValueStore, UploadDestination, @unchecked Send
                 var version = last - Int64(gone.count)
                 for row in gone.sorted(by: { $0.string(0)!.utf8.lexicographicallyPrecedes($1.string(0)!.utf8) }) {
                     version += 1
-                    _ = try await db.query("INSERT INTO larder_changes (version, kind, key) VALUES ($1, 'expire', $2)",
-                                           [.int(version), .text(row.string(0)!)])
+                    _ = try await db.query("""
+                        INSERT INTO larder_changes (version, kind, key, removed) VALUES ($1, 'expire', $2, $3)
+                        """, [.int(version), .text(row.string(0)!), .int(row.int(4)!)])
                     if let blob = row.int(3) {
                         _ = try await db.query("DELETE FROM larder_parts WHERE blob = $1", [.int(blob)])
                     }

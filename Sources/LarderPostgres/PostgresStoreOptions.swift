@@ -1,6 +1,7 @@
 import Foundation
 import LarderModel
-import LarderStore
+import LarderStorage
+import LarderValueFile
 
 /// How to reach and use the database (`--store postgres://…`).
 public struct PostgresStoreOptions: Sendable {
@@ -15,7 +16,7 @@ public struct PostgresStoreOptions: Sendable {
     /// Database connections this server keeps at most (`--pg-pool`).
     public var poolSize: Int = PostgresStoreOptions.defaultPoolSize
     /// zlib level for values the store compresses itself (1...9).
-    public var gzipLevel: Int32 = DiskStoreOptions.defaultGzipLevel
+    public var gzipLevel: Int32 = CompressionMode.defaultGzipLevel
     /// Largest value, decompressed.
     public var maxValueSize: Int64 = ServerDefaults.maxValueSize
     /// Where uploads are encoded and large values read back to before
@@ -93,5 +94,12 @@ public enum PostgresStoreError: Error, CustomStringConvertible {
         case .schemaTooNew(let found, let known):
             return "the database holds Larder schema version \(found); this larder knows up to \(known): upgrade larder"
         }
+    }
+}
+
+extension PostgresStore {
+    /// Opens the PostgreSQL store `options` name when the server starts.
+    public static func factory(options: PostgresStoreOptions) -> ValueStoreFactory {
+        { changes, logger in try PostgresStore(options: options, logger: logger, changes: changes) }
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
-import LarderStore
+import LarderStorage
+import LarderValueFile
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -5,7 +5,10 @@ import LarderApp
 import LarderHTTP
 import LarderModel
 import LarderSupport
-import LarderStore
+import LarderDiskStore
+import LarderFixtures
+import LarderStorage
+import LarderValueFile
 import LarderPostgres
 #if canImport(Glibc)
 import Glibc
@@ -74,7 +77,7 @@ struct ServeOptions: ParsableArguments {
     @Flag(name: .customLong("no-fsync"), help: "Skip fsync before acknowledging writes (fast, for tests). [env: LARDER_NO_FSYNC=1]")
     var noFsync = false
 
-    @Option(name: .customLong("gzip-level"), help: "zlib level 1-9 for stored values. [env: LARDER_GZIP_LEVEL] (default: \(DiskStoreOptions.defaultGzipLevel))")
+    @Option(name: .customLong("gzip-level"), help: "zlib level 1-9 for stored values. [env: LARDER_GZIP_LEVEL] (default: \(CompressionMode.defaultGzipLevel))")
     var gzipLevel: Int?
 
     @Option(name: .customLong("max-value-size"), help: "Largest value in bytes (413 above). [env: LARDER_MAX_VALUE_SIZE] (default: \(Default.http.maxBodyBytes))")
@@ -191,23 +194,39 @@ struct ServeOptions: ParsableArguments {
         return parsed
     }
 
-    func makeConfiguration() throws -> LarderConfiguration {
+    /// The server's configuration from the flags and environment;
+    /// `dataDirectory` (an `--ephemeral` one) replaces `--data-dir`.
+    func makeConfiguration(dataDirectory: String? = nil) throws -> LarderConfiguration {
         let env = ProcessInfo.processInfo.environment
-        var config = LarderConfiguration(dataDirectory: try value(dataDir, "LARDER_DATA_DIR", { $0 }) ?? DiskStoreOptions.defaultDataDirectory)
+        var http = HTTPServerConfiguration()
+        if let v = try value(maxValueSize, "LARDER_MAX_VALUE_SIZE", { Int64($0) }) { http.maxBodyBytes = v }
+        let eventHistory = try value(eventHistory, "LARDER_EVENT_HISTORY", { Int($0) })
+        var disk = DiskStoreOptions(dataDirectory: try dataDirectory ?? value(dataDir, "LARDER_DATA_DIR", { $0 }) ?? DiskStoreOptions.defaultDataDirectory)
+        disk.fsync = !(noFsync || Self.isSet(env["LARDER_NO_FSYNC"]))
+        if let v = try value(gzipLevel, "LARDER_GZIP_LEVEL", { Int($0) }) { disk.gzipLevel = Int32(v) }
+        if let v = try value(cacheMB, "LARDER_CACHE_MB", { Int($0) }) { disk.cacheBytes = max(0, v) << 20 }
+        disk.maxValueSize = http.maxBodyBytes  // one limit, --max-value-size
+        var choice = StoreChoice(disk: disk, fixturesDirectory: try value(fixtures, "LARDER_FIXTURES", { $0 }))
+        if let url = try value(store, "LARDER_STORE", { $0 }) {
+            var options: PostgresStoreOptions
+            do { options = try PostgresStoreOptions(url: url) } catch { throw ValidationError("\(error)") }
+            if let n = try value(pgPool, "LARDER_PG_POOL", { Int($0) }) { options.poolSize = n }
+            options.gzipLevel = disk.gzipLevel
+            options.maxValueSize = http.maxBodyBytes
+            if let eventHistory { options.changeHistory = eventHistory }
+            choice.postgres = options
+        }
+        var config = LarderConfiguration(storeDescription: choice.description, openStore: choice.factory)
+        config.http = http
+        if let eventHistory { config.eventHistory = eventHistory }
         if let v = try value(host, "LARDER_HOST", { $0 }) { config.http.host = v }
-        config.fixturesDirectory = try value(fixtures, "LARDER_FIXTURES", { $0 })
         if let v = try value(port, "LARDER_PORT", { Int($0) }) { config.http.port = v }
-        config.store.fsync = !(noFsync || Self.isSet(env["LARDER_NO_FSYNC"]))
         config.allowFaults = allowFaults || Self.isSet(env["LARDER_ALLOW_FAULTS"])
-        if let v = try value(gzipLevel, "LARDER_GZIP_LEVEL", { Int($0) }) { config.store.gzipLevel = Int32(v) }
-        if let v = try value(maxValueSize, "LARDER_MAX_VALUE_SIZE", { Int64($0) }) { config.http.maxBodyBytes = v }
         if let v = try value(maxRequestLine, "LARDER_MAX_REQUEST_LINE", { Int($0) }) { config.http.maxRequestLineBytes = v }
         if let v = try value(maxHeaderBytes, "LARDER_MAX_HEADER_BYTES", { Int($0) }) { config.http.maxHeaderBytes = v }
         if let v = try value(headerTimeout, "LARDER_HEADER_TIMEOUT", { Double($0) }) { config.http.headerTimeout = v }
         if let v = try value(idleTimeout, "LARDER_IDLE_TIMEOUT", { Double($0) }) { config.http.idleTimeout = v }
         if let v = try value(maxConnections, "LARDER_MAX_CONNECTIONS", { Int($0) }) { config.http.maxConnections = v }
-        if let v = try value(cacheMB, "LARDER_CACHE_MB", { Int($0) }) { config.store.cacheBytes = max(0, v) << 20 }
-        if let v = try value(eventHistory, "LARDER_EVENT_HISTORY", { Int($0) }) { config.eventHistory = v }
         if let v = try value(eventBufferKB, "LARDER_EVENT_BUFFER_KB", { Int($0) }) { config.eventBufferBytes = v << 10 }
         if let name = try value(logLevel, "LARDER_LOG_LEVEL", { Logger.Level(name: $0) == nil ? nil : $0 }) {
             config.logLevel = Logger.Level(name: name)!
@@ -223,17 +242,6 @@ struct ServeOptions: ParsableArguments {
             config.corsOrigins = list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         }
         if let v = try value(publicDir, "LARDER_PUBLIC_DIR", { $0 }) { config.publicDirectory = v }
-        if let url = try value(store, "LARDER_STORE", { $0 }) {
-            var options: PostgresStoreOptions
-            do { options = try PostgresStoreOptions(url: url) } catch { throw ValidationError("\(error)") }
-            if let n = try value(pgPool, "LARDER_PG_POOL", { Int($0) }) { options.poolSize = n }
-            options.gzipLevel = config.store.gzipLevel
-            options.maxValueSize = config.http.maxBodyBytes
-            options.changeHistory = config.eventHistory
-            let chosen = options
-            config.openStore = { changes, logger in try PostgresStore(options: chosen, logger: logger, changes: changes) }
-            config.storeDescription = chosen.redactedURL + " (schema \(chosen.schema))"
-        }
         return config
     }
 
@@ -256,15 +264,14 @@ struct ServeOptions: ParsableArguments {
     }
 
     func serve() throws {
-        var config = try makeConfiguration()
         signal(SIGPIPE, SIG_IGN)
         raiseOpenFileLimit()
         // Larder's own lines on stderr for every logger of the process (one
         // bootstrap per process: the executable's, never the libraries').
+        let ephemeralDirectory = try isEphemeral() ? try EphemeralDirectory() : nil
+        let config = try makeConfiguration(dataDirectory: ephemeralDirectory?.path)
         let level = config.logLevel
         LoggingSystem.bootstrap { label in LarderLogHandler(label: label, level: level) }
-        let ephemeralDirectory = try isEphemeral() ? try EphemeralDirectory() : nil
-        if let ephemeralDirectory { config.store.dataDirectory = ephemeralDirectory.path }
         let server: LarderServer
         do {
             server = try LarderServer(configuration: config)

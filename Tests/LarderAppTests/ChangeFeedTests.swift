@@ -67,9 +67,14 @@ private typealias S = StoreTestSupport
         let t = events[2].json ?? [:]
         #expect(t["etag"] as? String == ttlPut.header("ETag"))
         #expect(t["size"] as? Int == 2)
-        // delete and expire name the key.
+        // delete and expire name the key and the ETag of the version they
+        // removed (API.md), and no size: nothing is there any more.
         #expect(events[1].json?["key"] as? String == "feed/a", "\(events[1].data)")
+        #expect(events[1].json?["etag"] as? String == put.header("ETag"), "delete data \(events[1].data)")
+        #expect(events[1].json?["size"] == nil, "delete data \(events[1].data)")
         #expect(events[3].json?["key"] as? String == "feed/t", "\(events[3].data)")
+        #expect(events[3].json?["etag"] as? String == ttlPut.header("ETag"), "expire data \(events[3].data)")
+        #expect(events[3].json?["size"] == nil, "expire data \(events[3].data)")
         // Nothing for the other prefix follows.
         let extra = try reader.nextEvent(timeout: 0.3)
         #expect(extra == nil, "unexpected \(String(describing: extra))")

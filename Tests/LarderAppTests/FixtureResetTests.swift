@@ -1,7 +1,9 @@
 import Foundation
 import LarderTestSupport
 import LarderWire
-import LarderStore
+import LarderDiskStore
+import LarderStorage
+import LarderValueFile
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -41,8 +43,8 @@ private typealias S = StoreTestSupport
         defer { try? FileManager.default.removeItem(atPath: fixtures) }
         let server = try TestServer { $0.fixturesDirectory = fixtures }
         defer { server.stop() }
-        Self.fill(server.server.diskStore!, 100_000, prefix: "w/")
-        #expect(server.server.diskStore!.stats.keys == 100_000)
+        Self.fill(server.diskStore!, 100_000, prefix: "w/")
+        #expect(server.diskStore!.stats.keys == 100_000)
         let client = server.client()
         #expect(try client.get("f/0001.json").status == 200)  // the connection is open before the clock starts
 
@@ -71,7 +73,7 @@ private typealias S = StoreTestSupport
         defer { try? FileManager.default.removeItem(atPath: dir) }
         do {
             let seeded = try TestServer(dataDirectory: dir) { $0.fixturesDirectory = fixtures }
-            Self.fill(seeded.server.diskStore!, 30_000, prefix: "old/")
+            Self.fill(seeded.diskStore!, 30_000, prefix: "old/")
             seeded.stop(keepData: true)
         }
         let child = try ChildServer(dataDirectory: dir, arguments: ["--fixtures", fixtures])

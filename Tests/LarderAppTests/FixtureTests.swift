@@ -1,7 +1,9 @@
 import Foundation
 import LarderTestSupport
 import LarderWire
-import LarderStore
+import LarderDiskStore
+import LarderStorage
+import LarderValueFile
 import Testing
 #if canImport(Glibc)
 import Glibc

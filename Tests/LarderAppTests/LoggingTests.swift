@@ -1,6 +1,7 @@
 import Foundation
 import InMemoryLogging
 import LarderApp
+import LarderDiskStore
 import LarderEmbedded
 import LarderSupport
 import LarderWire
@@ -21,9 +22,10 @@ import Glibc
     /// and returns its URL and data directory.
     static func withServer(_ handler: InMemoryLogHandler, _ body: (WireClient) throws -> Void) throws -> (url: String, dir: String) {
         let dir = TestServer.makeTempDirectory()
-        var config = LarderConfiguration(dataDirectory: dir)
+        var disk = DiskStoreOptions(dataDirectory: dir)
+        disk.fsync = false
+        var config = LarderConfiguration(storeDescription: dir, openStore: DiskStore.factory(options: disk))
         config.http.port = 0
-        config.store.fsync = false
         let server = try LarderServer(configuration: config, logger: Logger(label: "app") { _ in handler })
         defer { server.shutdown() }
         try server.start()

@@ -19,7 +19,7 @@ import Testing
         #expect(after != before)
         // The new generation starts empty; the request did not delete 500 files itself.
         #expect(try FileManager.default.contentsOfDirectory(atPath: server.dataDirectory + "/" + after).isEmpty)
-        server.server.diskStore?.drainBackgroundWork()
+        server.diskStore?.drainBackgroundWork()
         #expect(!FileManager.default.fileExists(atPath: server.dataDirectory + "/" + before))
         #expect(try ModelJSON.decode(ListingPage.self, from: Data(try client.list().body)).keys.isEmpty)
     }
@@ -42,7 +42,7 @@ import Testing
         defer { restarted.stop() }
         #expect(try restarted.client().get("new/k").text == "new")
         #expect(try restarted.client().get("old/k1").status == 404)
-        restarted.server.diskStore?.drainBackgroundWork()
+        restarted.diskStore?.drainBackgroundWork()
         #expect(!FileManager.default.fileExists(atPath: dir + "/" + oldGeneration), "the leftover is removed at start")
     }
 
@@ -64,7 +64,7 @@ import Testing
         let client = server.client()
         #expect(try client.deletePrefix("").json?["deleted"] as? Int == 1)
         #expect(try client.put("new", "2").status == 201)
-        server.server.diskStore?.drainBackgroundWork()
+        server.diskStore?.drainBackgroundWork()
         #expect(try client.get("new").text == "2")
         server.stop(keepData: true)
         let again = try TestServer(dataDirectory: dir)

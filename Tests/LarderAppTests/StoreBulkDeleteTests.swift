@@ -95,7 +95,7 @@ private typealias S = StoreTestSupport
         let bare = try client.send("DELETE", "/store")
         #expect(bare.status == 200)
         #expect(bare.json?["deleted"] as? Int == 1)
-        server.server.diskStore?.drainBackgroundWork()
+        server.diskStore?.drainBackgroundWork()
         #expect(S.valueFiles(server.dataDirectory).isEmpty)
     }
 

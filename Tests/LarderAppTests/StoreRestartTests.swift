@@ -1,7 +1,9 @@
 import Foundation
 import LarderTestSupport
 import LarderWire
-import LarderStore
+import LarderDiskStore
+import LarderStorage
+import LarderValueFile
 import Testing
 
 private typealias S = StoreTestSupport
@@ -106,7 +108,7 @@ private typealias S = StoreTestSupport
         #expect(try client.get("survivor").status == 404)
         #expect(try client.deletePrefix("").json?["deleted"] as? Int == 0)
         // Old generations and trash are gone once the background work is done.
-        third.server.diskStore?.drainBackgroundWork()
+        third.diskStore?.drainBackgroundWork()
         let current = try FileManager.default.destinationOfSymbolicLink(atPath: dir + "/values")
         let generations = try FileManager.default.contentsOfDirectory(atPath: dir).filter { $0.hasPrefix("gen-") }
         #expect(generations == [current], "\(generations)")

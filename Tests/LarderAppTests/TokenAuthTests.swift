@@ -18,7 +18,7 @@ private typealias S = StoreTestSupport
     static let bearer = [("Authorization", "Bearer \(token)")]
     static let wrong = [("Authorization", "Bearer s3cret-Token_0.9~+/-")]
 
-    static func server(_ configure: (inout LarderConfiguration) -> Void = { _ in }) throws -> TestServer {
+    static func server(_ configure: (inout TestServer.Setup) -> Void = { _ in }) throws -> TestServer {
         try TestServer {
             $0.token = token
             $0.publicDirectory = Repository.path("Public")

@@ -2,7 +2,9 @@ import Foundation
 @testable import LarderEmbedded
 import LarderTestSupport
 import LarderWire
-import LarderStore
+import LarderDiskStore
+import LarderStorage
+import LarderValueFile
 import Testing
 
 /// What only the embedded store does: the same files and lock as the

@@ -1,7 +1,9 @@
 import Foundation
 import LarderApp
 import LarderPostgres
-import LarderStore
+import LarderDiskStore
+import LarderStorage
+import LarderValueFile
 import LarderTestSupport
 import LarderWire
 import LarderSupport
@@ -16,7 +18,7 @@ import Glibc
 @Suite(.enabled(if: TestPostgres.isAvailable, "PostgreSQL is not installed (.ci/run installs it)"))
 struct PostgresStoreTests {
     static func server(schema: String = TestPostgres.makeSchemaName(),
-                       _ configure: (inout LarderConfiguration) -> Void = { _ in }) throws -> TestServer {
+                       _ configure: (inout TestServer.Setup) -> Void = { _ in }) throws -> TestServer {
         try TestServer(postgresSchema: schema, configure)
     }
 
@@ -70,7 +72,7 @@ struct PostgresStoreTests {
         let a = try Self.server(schema: schema)
         defer { a.stop() }
         let database = try TestPostgres.shared()
-        #expect(try database.psql("SELECT version FROM \(schema).larder_schema_version") == "1")
+        #expect(try database.psql("SELECT version FROM \(schema).larder_schema_version") == "2")
         _ = try a.client().put("t/1", "12345")
         _ = try a.client().put("t/2", "123")
         // A second server on the same schema migrates nothing and reports the same totals.

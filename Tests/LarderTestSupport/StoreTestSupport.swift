@@ -2,7 +2,9 @@ import CZlib
 import Foundation
 import LarderModel
 import LarderWire
-import LarderStore
+import LarderDiskStore
+import LarderStorage
+import LarderValueFile
 import Testing
 #if canImport(Glibc)
 import Glibc

@@ -3,8 +3,11 @@ import LarderApp
 import LarderWire
 import LarderHTTP
 import LarderSupport
-import LarderStore
+import LarderDiskStore
+import LarderStorage
+import LarderValueFile
 import LarderPostgres
+import LarderFixtures
 import Testing
 
 /// A real Larder server in this process: real sockets on an ephemeral
@@ -18,28 +21,77 @@ public final class TestServer {
     public let server: LarderServer
     public let dataDirectory: String
     public var port: Int { server.port }
+    /// The disk store the server runs on (under its fixtures, if any); nil
+    /// on PostgreSQL. Set when the server opens it, in `init`.
+    public var diskStore: DiskStore? { openedDiskStore.withLock { $0 } }
+    private let openedDiskStore = Locked<DiskStore?>(nil)
     private var stopped = false
+
+    /// What a test may change before the server starts: the server's own
+    /// configuration (reached through this, as `$0.http.port`) and the
+    /// store the test server builds from it: the disk store's options and
+    /// the fixtures under it. `openStore` set: that store instead.
+    @dynamicMemberLookup
+    public struct Setup {
+        public var configuration: LarderConfiguration
+        public var store: DiskStoreOptions
+        public var fixturesDirectory: String?
+
+        public subscript<T>(dynamicMember path: WritableKeyPath<LarderConfiguration, T>) -> T {
+            get { configuration[keyPath: path] }
+            set { configuration[keyPath: path] = newValue }
+        }
+
+        /// Set by a test that brings its own store (the PostgreSQL suites).
+        public var openStore: ValueStoreFactory? {
+            get { custom }
+            set { custom = newValue }
+        }
+        fileprivate var custom: ValueStoreFactory?
+    }
 
     /// `configure` may change anything; the defaults are port 0, a temp
     /// directory, no fsync (durability has its own tests) and no logging.
     /// `postgresSchema`: run on the PostgreSQL store in that schema of the
     /// shared test database, whatever the environment says.
     public init(dataDirectory: String? = nil, postgresSchema: String? = nil,
-         _ configure: (inout LarderConfiguration) -> Void = { _ in }) throws {
+         _ configure: (inout Setup) -> Void = { _ in }) throws {
         let dir = dataDirectory ?? TestServer.makeTempDirectory()
         self.dataDirectory = dir
-        var config = LarderConfiguration(dataDirectory: dir)
-        config.http.port = 0
-        config.store.fsync = false
-        config.logLevel = .critical
-        configure(&config)
+        var setup = Setup(configuration: LarderConfiguration(storeDescription: dir, openStore: { _, _ in
+            preconditionFailure("replaced below")
+        }), store: DiskStoreOptions(dataDirectory: dir, fsync: false))
+        setup.http.port = 0
+        setup.logLevel = .critical
+        configure(&setup)
         if let postgresSchema {
             self.postgresSchema = postgresSchema
-            Self.usePostgres(&config, schema: postgresSchema)
-        } else if config.openStore == nil, Self.usesPostgres, dataDirectory == nil {
+            Self.usePostgres(&setup, schema: postgresSchema)
+        } else if setup.custom == nil, Self.usesPostgres, dataDirectory == nil {
             self.postgresSchema = TestPostgres.makeSchemaName()
-            Self.usePostgres(&config, schema: self.postgresSchema!)
+            Self.usePostgres(&setup, schema: self.postgresSchema!)
         }
+        var config = setup.configuration
+        setup.store.maxValueSize = config.http.maxBodyBytes  // one limit, as `larder` sets it
+        let options = setup.store
+        let opened = openedDiskStore
+        var store: ValueStoreFactory = setup.custom ?? { changes, logger in
+            let disk = try DiskStore(options: options, logger: logger, changes: changes)
+            opened.withLock { $0 = disk }
+            return disk
+        }
+        if let fixtures = setup.fixturesDirectory {
+            if setup.custom == nil {
+                store = { changes, logger in
+                    let layered = try LayeredStore(options: options, fixturesDirectory: fixtures, logger: logger, changes: changes)
+                    opened.withLock { $0 = layered.diskStore }
+                    return layered
+                }
+            } else {
+                store = LayeredStore.factory(fixturesDirectory: fixtures, cacheBytes: options.cacheBytes / 4, over: store)
+            }
+        }
+        config.openStore = store
         let logger = ProcessInfo.processInfo.environment["LARDER_TEST_LOG"] != nil
             ? Logger(label: "test") { LarderLogHandler(label: $0, level: .debug) } : Logger.silent()
         server = try LarderServer(configuration: config, logger: logger)
@@ -52,18 +104,18 @@ public final class TestServer {
     /// The schema this server's PostgreSQL store lives in; nil on the disk store.
     public private(set) var postgresSchema: String?
 
-    /// Puts `config` on the PostgreSQL store in `schema` of the shared test
+    /// Puts `setup` on the PostgreSQL store in `schema` of the shared test
     /// database, with the configuration's limits (a small pool: many test
     /// servers share the database's connections).
-    public static func usePostgres(_ config: inout LarderConfiguration, schema: String, poolSize: Int = 4) {
+    public static func usePostgres(_ setup: inout Setup, schema: String, poolSize: Int = 4) {
         let url = try! TestPostgres.shared().url(schema: schema)
         var options = try! PostgresStoreOptions(url: url)
         options.poolSize = poolSize
-        options.maxValueSize = config.http.maxBodyBytes
-        options.changeHistory = config.eventHistory
-        options.gzipLevel = config.store.gzipLevel
-        let chosen = options
-        config.openStore = { changes, logger in try PostgresStore(options: chosen, logger: logger, changes: changes) }
+        options.maxValueSize = setup.http.maxBodyBytes
+        options.changeHistory = setup.eventHistory
+        options.gzipLevel = setup.store.gzipLevel
+        setup.openStore = PostgresStore.factory(options: options)
+        setup.storeDescription = options.redactedURL
     }
 
     /// A fresh directory under the system's temp folder, `prefix` then a UUID:

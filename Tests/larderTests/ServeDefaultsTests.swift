@@ -3,7 +3,9 @@ import LarderApp
 import LarderHTTP
 import LarderModel
 import LarderPostgres
-import LarderStore
+import LarderDiskStore
+import LarderStorage
+import LarderValueFile
 import Testing
 import LarderTestSupport
 
@@ -44,10 +46,10 @@ import LarderTestSupport
             "--header-timeout": "\(Int(http.headerTimeout))",
             "--idle-timeout": "\(Int(http.idleTimeout))",
             "--max-connections": "\(http.maxConnections)",
-            "--log-level": LarderConfiguration().logLevel.rawValue,
-            "--cache-mb": "\(LarderConfiguration().store.cacheBytes >> 20)",
-            "--event-history": "\(LarderConfiguration().eventHistory)",
-            "--event-buffer-kb": "\(LarderConfiguration().eventBufferBytes >> 10)",
+            "--log-level": Self.server.logLevel.rawValue,
+            "--cache-mb": "\(Self.disk.cacheBytes >> 20)",
+            "--event-history": "\(Self.server.eventHistory)",
+            "--event-buffer-kb": "\(Self.server.eventBufferBytes >> 10)",
         ]
         let shown = try Self.helpDefaults()
         for (flag, value) in expected.sorted(by: { $0.key < $1.key }) {
@@ -55,17 +57,24 @@ import LarderTestSupport
         }
     }
 
+    /// The server's configuration as a caller makes it, on an unopened store.
+    static var server: LarderConfiguration {
+        LarderConfiguration(storeDescription: "unused") { _, _ in throw CancellationError() }
+    }
+    /// The disk store's options as `larder serve` starts from them.
+    static var disk: DiskStoreOptions { DiskStoreOptions(dataDirectory: DiskStoreOptions.defaultDataDirectory) }
+
     /// A setting more than one type applies has one default (ServerDefaults).
     @Test func theTypesThatShareASettingAgree() throws {
-        let server = LarderConfiguration()
+        let server = Self.server, disk = Self.disk
         let postgres = try PostgresStoreOptions(url: "postgres://localhost/larder")
         #expect(server.http.maxBodyBytes == ServerDefaults.maxValueSize)
-        #expect(server.store.maxValueSize == ServerDefaults.maxValueSize)
+        #expect(disk.maxValueSize == ServerDefaults.maxValueSize)
         #expect(postgres.maxValueSize == ServerDefaults.maxValueSize)
         #expect(server.eventHistory == ServerDefaults.changeHistory)
         #expect(postgres.changeHistory == ServerDefaults.changeHistory)
-        #expect(postgres.gzipLevel == server.store.gzipLevel)
+        #expect(postgres.gzipLevel == disk.gzipLevel)
         #expect(postgres.poolSize == PostgresStoreOptions.defaultPoolSize)
-        #expect(server.store.dataDirectory == DiskStoreOptions.defaultDataDirectory)
+        #expect(disk.dataDirectory == DiskStoreOptions.defaultDataDirectory)
     }
 }

@@ -1,0 +1,184 @@
+import LarderDiskStore
+import LarderStorage
+import LarderValueFile
+import LarderSupport
+
+/// The store over its fixtures (`--fixtures DIR`): reads fall back to the
+/// fixture when the store has no value, writes go to the store only,
+/// deleting a key that has a fixture reverts it to the fixture, and a reset
+/// (`deletePrefix(.root)`) leaves exactly the fixtures, in the time the
+/// store's own O(1) reset takes.
+///
+/// To a client a key with a fixture always exists: preconditions see the
+/// fixture's metadata when the store has none, a PUT over it answers 204,
+/// and an append or merge patch starts from the fixture's value. Both layers
+/// are thread-safe and the fixtures never change, so this type holds no
+/// state of its own beyond them.
+public final class LayeredStore: ValueStore, Sendable {
+    /// The writable layer.
+    public let store: any ValueStore
+    /// The read-only layer under it.
+    public let fixtures: FixtureLayer
+
+    /// Opens the store in `options.dataDirectory` (taking its lock), then
+    /// compiles `fixturesDirectory` into `<data>/fixture-cache`.
+    public convenience init(options: DiskStoreOptions, fixturesDirectory: String, logger: Logger = .silent(),
+                            changes: StoreChangeObserver? = nil) throws {
+        try self.init(fixturesDirectory: fixturesDirectory, cacheDirectory: options.dataDirectory + "/fixture-cache",
+                      cacheBytes: options.cacheBytes / 4, logger: logger, changes: changes) { filter in
+            try DiskStore(options: options, logger: logger, changes: filter)
+        }
+    }
+
+    /// The store `open` makes (told of changes through the filter that
+    /// turns deletes over fixtures into reverts), over the fixtures of
+    /// `fixturesDirectory` compiled into `cacheDirectory`.
+    public init(fixturesDirectory: String, cacheDirectory: String, cacheBytes: Int, logger: Logger = .silent(),
+                changes: StoreChangeObserver? = nil, open: (StoreChangeObserver) throws -> any ValueStore) throws {
+        let filter = FixtureChangeFilter(downstream: changes)
+        // The store first: the disk store's lock says whether the data
+        // directory (where the fixtures are compiled) is ours to use.
+        store = try open(filter)
+        do {
+            fixtures = try FixtureLayer(directory: fixturesDirectory, cacheDirectory: cacheDirectory,
+                                        cacheBytes: cacheBytes, logger: logger)
+        } catch {
+            store.close()
+            throw error
+        }
+        filter.attach(fixtures)
+    }
+
+    /// The writable layer when it is the disk store.
+    public var diskStore: DiskStore? { store as? DiskStore }
+
+    public var answersLater: Bool { store.answersLater }
+
+    public func open(_ key: StoreKey) throws -> StoredValue {
+        do {
+            return try store.open(key)
+        } catch StoreError.notFound {
+            guard fixtures.metadata(key.string) != nil else { throw StoreError.notFound }
+            return try fixtures.open(key)
+        }
+    }
+
+    public func open(_ key: StoreKey, then completion: @escaping @Sendable (Result<StoredValue, Error>) -> Void) {
+        let fixtures = self.fixtures
+        store.open(key) { result in
+            if case .failure(StoreError.notFound) = result, fixtures.metadata(key.string) != nil {
+                completion(Result { try fixtures.open(key) })
+            } else {
+                completion(result)
+            }
+        }
+    }
+
+    public func beginUpload(key: StoreKey, contentType: String, encoding: ValueUpload.Encoding,
+                            expiresNanos: Int64?, condition: WriteCondition?) throws -> ValueWriter {
+        let fixture = fixtures.metadata(key.string)
+        let writer = try store.beginUpload(key: key, contentType: contentType, encoding: encoding, expiresNanos: expiresNanos,
+                                           condition: Self.seeing(fixture, condition))
+        return fixture == nil ? writer : OverFixtureWriter(writer)
+    }
+
+    public func update(_ key: StoreKey, condition: WriteCondition?, maxValueBytes: Int,
+                       _ transform: (ValueMetadata?, [UInt8]?) throws -> UpdatedValue) throws -> PutOutcome {
+        guard let fixture = fixtures.metadata(key.string) else {
+            return try store.update(key, condition: condition, maxValueBytes: maxValueBytes, transform)
+        }
+        // With no store value the update starts from the fixture's. The
+        // fixture never changes, so reading it once is enough however often
+        // the store retries.
+        var fixtureBytes: [UInt8]?
+        let outcome = try store.update(key, condition: Self.seeing(fixture, condition), maxValueBytes: maxValueBytes) { meta, value in
+            if meta != nil { return try transform(meta, value) }
+            if fixtureBytes == nil {
+                let opened = try fixtures.open(key)
+                defer { opened.close() }
+                guard opened.metadata.size <= UInt64(maxValueBytes) else { throw StoreError.tooLarge(limit: Int64(maxValueBytes)) }
+                fixtureBytes = try opened.readAll()
+            }
+            return try transform(fixture, fixtureBytes)
+        }
+        return PutOutcome(created: false, metadata: outcome.metadata)
+    }
+
+    /// True when the key existed to the client: a store value was removed,
+    /// or the key reads as its fixture (which a delete cannot remove).
+    public func delete(_ key: StoreKey, condition: WriteCondition?) throws -> Bool {
+        let fixture = fixtures.metadata(key.string)
+        let removed = try store.delete(key, condition: Self.seeing(fixture, condition))
+        return removed || fixture != nil
+    }
+
+    /// Resets the store's keys under `prefix`; its fixtures show again.
+    /// Counts the store values removed.
+    public func deletePrefix(_ prefix: StorePrefix) throws -> Int {
+        try store.deletePrefix(prefix)
+    }
+
+    public func list(prefix: StorePrefix, after: String?, limit: Int, groupByDirectory: Bool) throws -> StoreListing {
+        let upper = try store.list(prefix: prefix, after: after, limit: limit, groupByDirectory: groupByDirectory)
+        guard fixtures.hasAny(under: prefix.string) else { return upper }
+        var lower = try fixtures.disk.list(prefix: prefix, after: after, limit: limit, groupByDirectory: groupByDirectory)
+        for i in lower.values.indices { lower.values[i].source = .fixture }
+        return StoreListing.merging(upper, over: lower, limit: limit)
+    }
+
+    public func makeUniqueID() throws -> String { try store.makeUniqueID() }
+
+    /// Generated keys are new to the store; a fixture under one would be a
+    /// fixture named like a generated identifier, which the store never
+    /// reuses, so the write goes straight to the store.
+    public func beginCreate(under prefix: StorePrefix, contentType: String, encoding: ValueUpload.Encoding,
+                            expiresNanos: Int64?) throws -> ValueWriter {
+        try store.beginCreate(under: prefix, contentType: contentType, encoding: encoding, expiresNanos: expiresNanos)
+    }
+
+    public func checkHealth() throws {
+        try store.checkHealth()
+    }
+
+    /// The writable store's totals: what was written. Fixtures are counted
+    /// apart (`fixtureStats`), since which of them a stored value shadows
+    /// would take a look at every one.
+    public var stats: StoreStats { store.stats }
+
+    /// Only the writable store compresses values.
+    public var compressionModes: CompressionModeCounts? { store.compressionModes }
+
+    /// Only the writable store flushes.
+    public var durability: DurabilityCounts? { store.durability }
+    public var isIndexReady: Bool { store.isIndexReady && fixtures.disk.isIndexReady }
+
+    /// The fixtures' totals (their compiled gzip files for `storedBytes`).
+    public var fixtureStats: StoreStats? { fixtures.disk.stats }
+
+    public func close() {
+        store.close()
+        fixtures.close()
+    }
+
+    /// `condition` as a client sees it: a key with no store value but a
+    /// fixture is the fixture.
+    private static func seeing(_ fixture: ValueMetadata?, _ condition: WriteCondition?) -> WriteCondition? {
+        guard let fixture, let condition else { return condition }
+        return { current in try condition(current ?? fixture) }
+    }
+}
+
+/// A write over a fixture replaces a value the client could read: it
+/// answers as a replacement (204), never as a new key (201).
+private final class OverFixtureWriter: ValueWriter {
+    private let inner: ValueWriter
+    init(_ inner: ValueWriter) { self.inner = inner }
+    var key: StoreKey { inner.key }
+    func expect(bytes: Int64) throws { try inner.expect(bytes: bytes) }
+    func write(_ chunk: UnsafeRawBufferPointer) throws { try inner.write(chunk) }
+    func finish() throws -> PutOutcome { PutOutcome(created: false, metadata: try inner.finish().metadata) }
+    func finish(then completion: @escaping @Sendable (Result<PutOutcome, Error>) -> Void) {
+        inner.finish { result in completion(result.map { PutOutcome(created: false, metadata: $0.metadata) }) }
+    }
+    func abort() { inner.abort() }
+}

@@ -1,0 +1,51 @@
+import LarderValueFile
+/// The last few changes in arrival order, for "replay after event id":
+/// a ring of fixed capacity. A value type with no lock of its own; its
+/// owner (the server's change hub, the embedded change relay) guards it
+/// with the lock that also orders live delivery, so replay and live
+/// events neither overlap nor leave a gap.
+public struct ChangeHistory: Sendable {
+    /// One remembered change.
+    public struct Entry: Sendable {
+        /// Order of arrival, from 1; replay and live delivery never overlap by it.
+        public let sequence: UInt64
+        /// The change's version in hex, the feed's event id.
+        public let id: String
+        /// The change itself.
+        public let change: StoreChange
+    }
+
+    /// How many changes are kept (at least 1).
+    public let capacity: Int
+    private var ring: [Entry] = []
+    private var ringStart = 0
+    /// The sequence of the latest change recorded (0: none yet).
+    public private(set) var lastSequence: UInt64 = 0
+
+    /// An empty history keeping the last `capacity` changes.
+    public init(capacity: Int) {
+        self.capacity = max(1, capacity)
+    }
+
+    /// Remembers `change`, forgetting the oldest when full.
+    public mutating func record(_ change: StoreChange) -> Entry {
+        lastSequence += 1
+        let entry = Entry(sequence: lastSequence, id: change.id, change: change)
+        if ring.count < capacity {
+            ring.append(entry)
+        } else {
+            ring[ringStart] = entry
+            ringStart = (ringStart + 1) % capacity
+        }
+        return entry
+    }
+
+    /// The remembered changes after the one with id `eventID` that concern
+    /// `prefix`, oldest first; every remembered one when the id is unknown
+    /// (it fell out of the ring, or never was).
+    public func entries(after eventID: String, concerning prefix: String) -> [Entry] {
+        let ordered = Array(ring[ringStart...] + ring[..<ringStart])
+        let from = (ordered.lastIndex { $0.id == eventID }).map { $0 + 1 } ?? 0
+        return ordered[from...].filter { $0.change.concerns(prefix: prefix) }
+    }
+}

@@ -1,0 +1,437 @@
+import Dispatch
+import Foundation
+import LarderSupport
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The result of a finished write.
+public struct PutOutcome: Sendable {
+    /// true: the key is new (201); false: it replaced a value (204).
+    public let created: Bool
+    public let metadata: ValueMetadata
+
+    package init(created: Bool, metadata: ValueMetadata) {
+        self.created = created
+        self.metadata = metadata
+    }
+}
+
+/// One value being written: the body streams through here into a temp file
+/// in the key's directory, then `finish` makes it durable and publishes it.
+///
+/// Used by one thread at a time (the connection's queue); not Sendable.
+public final class ValueUpload: ValueWriter {
+    public enum Encoding: Sendable {
+        /// The body is the value; the store compresses it.
+        case identity
+        /// The body is gzip already: verified, then kept as sent.
+        case gzip
+    }
+
+    /// Output is written to the file in pieces of about this size.
+    static let flushThreshold = 256 * 1024
+
+    /// Where the finished file goes (the disk store, the PostgreSQL store).
+    let destination: any UploadDestination
+    public let key: StoreKey
+    package private(set) var metadata: ValueMetadata
+    private let encoding: Encoding
+    package let tempPath: String
+    package private(set) var fd: Int32
+    /// Bytes not yet written; begins with the header placeholder until the
+    /// first flush.
+    private var pending = PendingBytes(capacity: 16 * 1024, limit: ValueUpload.flushThreshold + 128 * 1024)
+    private var flushedAny = false
+    package private(set) var headerLength = 0
+    private var size: UInt64 = 0
+    /// Bytes written to the temp file so far: at the end, its size on disk.
+    package private(set) var written: Int64 = 0
+    private var crc: UInt32 = 0
+    private var deflater: Deflater?
+    /// identity mode: how the value is compressed, nil until the sample is
+    /// in (nothing is deflated before, so the choice covers every byte).
+    private var mode: CompressionMode?
+    /// identity mode: the value's first bytes while `mode` is undecided.
+    /// Starts at 4 KiB so that a small value costs a small allocation.
+    private var sample: PendingBytes?
+    private var inflater: Inflater?
+    /// identity mode, for a large value of known size: where its segments
+    /// will lie (room for the table is in the header), and the deflater that
+    /// makes them on several cores. nil: one deflate stream, as for any
+    /// value of unknown or small size.
+    private(set) var segments: SegmentTable?
+    private var segmenter: SegmentedDeflater?
+    /// gzip mode: the client's first header, until it is complete.
+    private var clientHeader: [UInt8]? = nil
+    private var scratch: UnsafeMutableRawBufferPointer?
+    private var done = false
+    /// Largest value accepted, decompressed.
+    private let maxSize: Int64
+    /// Checked against the current value at the moment of publishing.
+    package let condition: WriteCondition?
+
+    package init(destination: any UploadDestination, key: StoreKey, metadata: ValueMetadata, encoding: Encoding,
+                 tempPath: String, fd: Int32, maxSize: Int64, condition: WriteCondition?) throws {
+        self.maxSize = maxSize
+        self.condition = condition
+        self.destination = destination
+        self.key = key
+        self.metadata = metadata
+        self.encoding = encoding
+        self.tempPath = tempPath
+        self.fd = fd
+        switch encoding {
+        case .identity:
+            // The deflater comes once the mode is chosen (`decide`).
+            do { try reserveHeader() } catch { abort(); throw error }
+        case .gzip:
+            do { inflater = try destination.zlib.inflater() } catch { abort(); throw error }
+            clientHeader = []
+            scratch = .allocate(byteCount: 1 << 16, alignment: 16)
+        }
+    }
+
+    deinit {
+        abort()
+        scratch?.deallocate()
+        sample?.deallocate()
+        pending.deallocate()
+    }
+
+    private func reserveHeader() throws {
+        let header = ValueFileHeader.encode(metadata, segments: segments)
+        headerLength = header.count
+        try append(header)
+    }
+
+    private func append(_ bytes: [UInt8]) throws {
+        try bytes.withUnsafeBytes { try append($0) }
+    }
+
+    /// Copies bytes into `pending`, writing it out whenever it fills.
+    private func append(_ bytes: UnsafeRawBufferPointer) throws {
+        var offset = 0
+        while offset < bytes.count {
+            if pending.room == 0 && !pending.grow() { try flush() }
+            let n = min(pending.room, bytes.count - offset)
+            pending.append(UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + n)]))
+            offset += n
+        }
+    }
+
+    /// The size the body will have (its Content-Length), before the first
+    /// byte: a large value is then deflated in segments, in parallel.
+    public func expect(bytes: Int64) throws {
+        guard case .identity = encoding, size == 0, !flushedAny, segments == nil,
+              let plan = SegmentTable.planned(forExpectedSize: bytes), ValueFileHeader.fits(metadata, segments: plan) else { return }
+        segments = plan
+        pending.count = 0  // only the header placeholder is there yet
+        try reserveHeader()
+    }
+
+    /// Deflates the next bytes of the value: in segments, or as one stream.
+    private func deflateMore(_ input: UnsafeRawBufferPointer) throws {
+        if let segmenter {
+            try segmenter.write(input, emit: writeThrough)
+        } else {
+            try compress(input, finish: false)
+        }
+    }
+
+    /// Writes a segment's output as it is, after what is pending.
+    private func writeThrough(_ bytes: UnsafeRawBufferPointer) throws {
+        if pending.count > 0 { try flush() }
+        try POSIX.writeAll(fd, bytes, path: tempPath)
+        written += Int64(bytes.count)
+        flushedAny = true
+    }
+
+    /// Runs deflate over `input` straight into `pending`.
+    private func compress(_ input: UnsafeRawBufferPointer, finish: Bool) throws {
+        var offset = 0
+        while true {
+            if pending.room < 1024 && !pending.grow() { try flush() }
+            let r = try deflater!.step(UnsafeRawBufferPointer(rebasing: input[offset...]), pending.free, finish: finish)
+            offset += r.consumed
+            pending.count += r.produced
+            if finish ? r.ended : (offset == input.count && pending.room > 0) { return }
+        }
+    }
+
+    /// Feeds the next piece of the body.
+    public func write(_ chunk: UnsafeRawBufferPointer) throws {
+        guard !done, chunk.count > 0 else { return }
+        switch encoding {
+        case .identity:
+            // Segments carry their own CRCs, combined at the end.
+            if segments == nil { crc = CRC32.update(crc, chunk) }
+            size += UInt64(chunk.count)
+            if mode != nil {
+                try deflateMore(chunk)
+            } else if sample == nil && chunk.count >= CompressionMode.sampleBytes {
+                // The whole sample in one piece: decide on it without a copy.
+                try decide(from: UnsafeRawBufferPointer(rebasing: chunk[0..<CompressionMode.sampleBytes]), wholeValue: false)
+                try deflateMore(chunk)
+            } else {
+                let taken = takeSample(chunk)
+                if sample!.count == CompressionMode.sampleBytes { try compressSample(wholeValue: false) }
+                if taken < chunk.count { try deflateMore(UnsafeRawBufferPointer(rebasing: chunk[taken...])) }
+            }
+        case .gzip:
+            try verify(chunk)
+            if clientHeader != nil {
+                clientHeader!.append(contentsOf: chunk)
+                guard case .complete(let length) = try GzipMemberHeader.parse(clientHeader!) else {
+                    if clientHeader!.count > ValueFileHeader.maxVariableBytes - 2048 {
+                        throw StoreError.invalidGzip("the gzip header is larger than 60 KiB")
+                    }
+                    return
+                }
+                let all = clientHeader!
+                clientHeader = nil
+                metadata.originalGzipHeader = Array(all[0..<length])
+                guard ValueFileHeader.fits(metadata) else {
+                    throw StoreError.invalidGzip("the gzip header is too large to keep (\(length) bytes)")
+                }
+                try reserveHeader()
+                try append(Array(all[length...]))
+            } else {
+                try append(chunk)
+            }
+        }
+        if pending.count >= Self.flushThreshold { try flush() }
+    }
+
+    /// Copies the start of `chunk` into `sample`, up to the sample's size;
+    /// returns how many bytes it took.
+    private func takeSample(_ chunk: UnsafeRawBufferPointer) -> Int {
+        if sample == nil { sample = PendingBytes(capacity: 4 * 1024, limit: CompressionMode.sampleBytes) }
+        var taken = 0
+        while taken < chunk.count && sample!.count < CompressionMode.sampleBytes {
+            if sample!.room == 0 { _ = sample!.grow() }
+            let n = min(sample!.room, chunk.count - taken)
+            sample!.append(UnsafeRawBufferPointer(rebasing: chunk[taken..<(taken + n)]))
+            taken += n
+        }
+        return taken
+    }
+
+    /// Sets `mode` from the sample (a value shorter than
+    /// `minimumSampledBytes` keeps the configured level) and the deflater's
+    /// parameters to match, before any byte is deflated. A small value that
+    /// is already whole gets a small stream (`Deflater.smallValueBytes`).
+    private func decide(from bytes: UnsafeRawBufferPointer, wholeValue: Bool) throws {
+        let chosen = bytes.count >= CompressionMode.minimumSampledBytes ? CompressionMode.choose(sample: bytes) : .deflate
+        if let segments {
+            segmenter = SegmentedDeflater(zlib: destination.zlib, mode: chosen, segmentSize: segments.segmentSize)
+        } else if wholeValue && bytes.count <= Deflater.smallValueBytes && chosen == .deflate {
+            deflater = try destination.zlib.smallDeflater()
+        } else {
+            deflater = try destination.zlib.deflater(chosen)
+        }
+        mode = chosen
+    }
+
+    /// Decides the mode from the buffered sample, deflates it and lets it
+    /// go. `wholeValue`: the value ended within the sample.
+    private func compressSample(wholeValue: Bool) throws {
+        guard let s = sample else {
+            try decide(from: UnsafeRawBufferPointer(start: nil, count: 0), wholeValue: wholeValue)
+            return
+        }
+        try decide(from: s.bytes, wholeValue: wholeValue)
+        try deflateMore(s.bytes)
+        s.deallocate()
+        sample = nil
+    }
+
+    /// Inflates gzip input only to check it and count the value's size.
+    private func verify(_ chunk: UnsafeRawBufferPointer) throws {
+        var produced: UInt64 = 0
+        try inflater!.inflate(chunk, scratch: scratch!) { piece in
+            produced += UInt64(piece.count)
+            // Stop a gzip bomb early instead of inflating it to the end.
+            if size + produced > UInt64(maxSize) { throw StoreError.tooLarge(limit: maxSize) }
+        }
+        size += produced
+    }
+
+    private func flush() throws {
+        try POSIX.writeAll(fd, pending.bytes, path: tempPath)
+        written += Int64(pending.count)
+        pending.count = 0
+        flushedAny = true
+    }
+
+    /// Ends the body and hands the finished file to the store, which makes
+    /// it the key's value (atomically with the write condition) before it
+    /// returns, blocking the calling thread while it waits.
+    public func finish() throws -> PutOutcome {
+        try destination.finishUpload(self)
+    }
+
+    /// `finish` without holding the thread while the store waits (for a
+    /// flush, a database): `completion` gets the outcome, maybe on another
+    /// thread. The upload is handed over: the caller must not use it after
+    /// this call.
+    public func finish(then completion: @escaping @Sendable (Result<PutOutcome, Error>) -> Void) {
+        destination.finishUpload(self, then: completion)
+    }
+
+    /// For a value created under a generated key by a store that names the
+    /// key when the write commits: the prefix (`key` is a placeholder of
+    /// the same length until then).
+    package var generatedKeyPrefix: String?
+
+    /// The finished file's header as it reads with `version`,
+    /// `modifiedNanos` and `key` (a store that assigns versions at commit
+    /// writes this in place of the header in the temp file). After
+    /// `complete`. A key must have the placeholder's length.
+    package func header(version: UInt64, modifiedNanos: Int64, key: String? = nil) -> [UInt8] {
+        var meta = metadata
+        meta.version = version
+        meta.modifiedNanos = modifiedNanos
+        if let key {
+            precondition(key.utf8.count == meta.key.utf8.count, "a committed key has the placeholder's length")
+            meta.key = key
+        }
+        return ValueFileHeader.encode(meta, segments: segments)
+    }
+
+    /// The metadata as committed (see `header(version:modifiedNanos:key:)`).
+    package func committed(version: UInt64, modifiedNanos: Int64, key: String? = nil) {
+        metadata.version = version
+        metadata.modifiedNanos = modifiedNanos
+        if let key { metadata.key = key }
+    }
+
+    /// `complete`, for a destination about to publish without holding the
+    /// caller: on failure the upload is dropped and `completion` told.
+    /// Returns whether to go on.
+    package func complete(orFail completion: @Sendable (Result<PutOutcome, Error>) -> Void) -> Bool {
+        do {
+            try complete()
+            return true
+        } catch {
+            abort()
+            completion(.failure(error))
+            return false
+        }
+    }
+
+    /// Once the store has made the value current: counts it, returns the outcome.
+    package func succeeded(created: Bool) -> PutOutcome {
+        done = true
+        if let mode { destination.compressionModes?.add(mode) }
+        return PutOutcome(created: created, metadata: metadata)
+    }
+
+    /// Ends the compressed stream and writes the final header: the temp
+    /// file holds the whole value.
+    package func complete() throws {
+        guard !done else { throw StoreError.corrupt(path: tempPath, reason: "upload finished twice") }
+        switch encoding {
+        case .identity:
+            // A value that ended within the sample: decide on what there is.
+            if mode == nil { try compressSample(wholeValue: true) }
+            if let segmenter {
+                try segmenter.finish(emit: writeThrough)
+                guard segmenter.lengths.count <= segments!.reserved else {
+                    throw StoreError.corrupt(path: tempPath, reason: "the body is longer than its announced size")
+                }
+                segments!.lengths = segmenter.lengths
+                crc = segmenter.crc
+            } else {
+                try compress(UnsafeRawBufferPointer(start: nil, count: 0), finish: true)
+            }
+            var trailer: [UInt8] = []
+            ValueFileHeader.appendLE(&trailer, UInt64(crc), bytes: 4)
+            ValueFileHeader.appendLE(&trailer, size & 0xFFFF_FFFF, bytes: 4)
+            try append(trailer)
+        case .gzip:
+            if clientHeader != nil || !inflater!.isComplete {
+                throw StoreError.invalidGzip(clientHeader?.isEmpty ?? false ? "the body is empty" : "the gzip data ends early")
+            }
+        }
+        metadata.size = size
+        metadata.version = try destination.nextVersion()
+        metadata.modifiedNanos = Clock.nowNanos()
+        let header = ValueFileHeader.encode(metadata, segments: segments)
+        precondition(header.count == headerLength, "header length changed")
+        if flushedAny {
+            try flush()
+            try header.withUnsafeBytes { (raw) in try POSIX.writeAll(fd, raw, at: 0, path: tempPath) }
+        } else {
+            header.withUnsafeBytes { pending.overwrite(at: 0, with: $0) }
+            try flush()
+        }
+        // The zlib streams go back to the pool now, not after the flushes.
+        releaseCodecs()
+    }
+
+    private func releaseCodecs() {
+        segmenter?.cancel()
+        segmenter = nil
+        if let d = deflater, let mode { destination.zlib.recycle(d, mode); deflater = nil }
+        if let i = inflater { destination.zlib.recycle(i); inflater = nil }
+    }
+
+    /// Drops the upload: closes and removes the temp file. Safe to call twice.
+    public func abort() {
+        releaseCodecs()
+        if fd >= 0 {
+            Glibc.close(fd)
+            fd = -1
+            if !done { unlink(tempPath) }
+        }
+        done = true
+    }
+}
+
+/// An upload handed from the connection's thread to the continuations that
+/// publish it. Unchecked: after `finish(then:)` only one continuation at a
+/// time touches it (each starts after the previous one handed it on).
+package struct HandedUpload: @unchecked Sendable {
+    package let value: ValueUpload
+    package init(_ value: ValueUpload) { self.value = value }
+}
+
+/// Bytes waiting to be written to the temp file. It starts small (most
+/// values are) and doubles up to `limit`; a large allocation per write
+/// would cost an mmap, page faults and an munmap every time.
+struct PendingBytes {
+    private var storage: UnsafeMutableRawBufferPointer
+    private let limit: Int
+    var count = 0
+
+    init(capacity: Int, limit: Int) {
+        storage = .allocate(byteCount: capacity, alignment: 16)
+        self.limit = limit
+    }
+
+    func deallocate() { storage.deallocate() }
+
+    var room: Int { storage.count - count }
+    var bytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(rebasing: storage[0..<count]) }
+    var free: UnsafeMutableRawBufferPointer { UnsafeMutableRawBufferPointer(rebasing: storage[count...]) }
+
+    /// Doubles the capacity; false once at the limit (then flush instead).
+    mutating func grow() -> Bool {
+        guard storage.count < limit else { return false }
+        let bigger = UnsafeMutableRawBufferPointer.allocate(byteCount: min(storage.count * 2, limit), alignment: 16)
+        bigger.baseAddress!.copyMemory(from: storage.baseAddress!, byteCount: count)
+        storage.deallocate()
+        storage = bigger
+        return true
+    }
+
+    mutating func append(_ data: UnsafeRawBufferPointer) {
+        (storage.baseAddress! + count).copyMemory(from: data.baseAddress!, byteCount: data.count)
+        count += data.count
+    }
+
+    func overwrite(at offset: Int, with data: UnsafeRawBufferPointer) {
+        (storage.baseAddress! + offset).copyMemory(from: data.baseAddress!, byteCount: data.count)
+    }
+}

@@ -1,0 +1,39 @@
+/// The words a write is made of, shared by every store: a condition on
+/// the current value, and the writer a body streams into. They live with
+/// the value-file format because `ValueUpload`, the format's writer, is the
+/// writer every store hands out (the disk store publishing a file, the
+/// PostgreSQL store a row of the same bytes).
+
+/// A check run atomically with a write, under the key's barrier, on the
+/// metadata of the current value (nil when the key is absent or expired).
+/// Throwing refuses the write: the error reaches the caller as it is.
+public typealias WriteCondition = @Sendable (ValueMetadata?) throws -> Void
+
+/// A value being written: body pieces in, then `finish` publishes it.
+/// Used by one thread at a time (the connection's queue).
+public protocol ValueWriter: AnyObject {
+    var key: StoreKey { get }
+    /// The body's size, when known before its first byte (Content-Length):
+    /// lets the store plan for a large value. Optional to call.
+    func expect(bytes: Int64) throws
+    func write(_ chunk: UnsafeRawBufferPointer) throws
+    /// Completes the value and publishes it; the write condition is checked
+    /// at that moment, atomically with the publish.
+    func finish() throws -> PutOutcome
+    /// `finish`, answering through `completion` (on any thread) once the
+    /// value is published and durable, without holding the caller's thread
+    /// while it waits for a flush. The writer is handed over.
+    func finish(then completion: @escaping @Sendable (Result<PutOutcome, Error>) -> Void)
+    /// Drops the write; safe to call more than once.
+    func abort()
+}
+
+extension ValueWriter {
+    public func finish(then completion: @escaping @Sendable (Result<PutOutcome, Error>) -> Void) {
+        completion(Result { try finish() })
+    }
+}
+
+extension ValueWriter {
+    public func expect(bytes: Int64) throws {}
+}

@@ -1,0 +1,68 @@
+import CZlib
+import Foundation
+@testable import LarderValueFile
+// In this target for `UnitSupport` (gzip with the system zlib), shared with the disk store tests.
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+@Suite struct ValueFileHeaderUnitTests {
+    static func parse(_ bytes: [UInt8]) throws -> ValueFileHeader.Parse {
+        try bytes.withUnsafeBytes { try ValueFileHeader.parse($0, path: "test") }
+    }
+
+    @Test func roundTrip() throws {
+        let metas = [
+            ValueMetadata(key: "a/b", contentType: "text/plain", size: 12345, version: 0xDEAD_BEEF_0102,
+                          modifiedNanos: 1_700_000_000_123_456_789),
+            ValueMetadata(key: "café/ü", contentType: "", size: 0, version: 1, modifiedNanos: 0,
+                          expiresNanos: 1_800_000_000_000_000_000, originalGzipHeader: [0x1F, 0x8B, 8, 8, 0, 0, 0, 0, 0, 3, 0x61, 0]),
+            ValueMetadata(key: String(repeating: "k", count: 1024), contentType: String(repeating: "t", count: 1024),
+                          size: .max, version: .max, modifiedNanos: -1),
+        ]
+        for meta in metas {
+            let header = ValueFileHeader.encode(meta)
+            #expect(header.count == ValueFileHeader.length(of: meta))
+            #expect(Array(header.prefix(4)) == [0x1F, 0x8B, 0x08, 0x04], "gzip magic, deflate, FEXTRA only")
+            let xlen = Int(header[10]) | Int(header[11]) << 8
+            #expect(xlen == header.count - 12)
+            #expect(header[12] == UInt8(ascii: "L") && header[13] == UInt8(ascii: "R"))
+            guard case .complete(let parsed, let length) = try Self.parse(header) else {
+                Issue.record("not complete"); continue
+            }
+            #expect(parsed == meta)
+            #expect(length == header.count)
+            // Any prefix asks for more, never misparses.
+            for cut in [0, 5, 11, 12, header.count - 1] {
+                guard case .needMore(let n) = try Self.parse(Array(header.prefix(cut))) else {
+                    Issue.record("prefix of \(cut) bytes parsed"); continue
+                }
+                #expect(n > cut)
+            }
+        }
+    }
+
+    @Test func headerPlusDeflateIsAGzipFile() throws {
+        // Our header followed by a zlib-made member's body and trailer is a valid gzip file.
+        let value = Array("hello header".utf8)
+        let member = UnitSupport.gzip(value)
+        let meta = ValueMetadata(key: "k", contentType: "text/plain", size: UInt64(value.count), version: 7, modifiedNanos: 1)
+        let file = ValueFileHeader.encode(meta) + member[10...]
+        #expect(UnitSupport.gunzip(file) == value)
+    }
+
+    @Test func corruptHeaders() throws {
+        let meta = ValueMetadata(key: "k", contentType: "t", size: 1, version: 1, modifiedNanos: 1)
+        let good = ValueFileHeader.encode(meta)
+        var notGzip = good; notGzip[0] = 0x1E
+        var noExtra = good; noExtra[3] = 0
+        var otherID = good; otherID[12] = UInt8(ascii: "X")
+        var badFormat = good; badFormat[16] = 9
+        var extraFlags = good; extraFlags[3] |= 0x08
+        for (name, bytes) in [("not gzip", notGzip), ("no FEXTRA", noExtra), ("other subfield", otherID),
+                              ("format", badFormat), ("FNAME", extraFlags)] {
+            #expect(throws: StoreError.self, "\(name)") { _ = try Self.parse(bytes) }
+        }
+    }
+}

@@ -48,8 +48,13 @@ let package = Package(
         .target(name: "LarderViewer", dependencies: ["LarderSupport"], plugins: ["EmbedViewer"]),
         .executableTarget(name: "ViewerEmbedder"),
         .plugin(name: "EmbedViewer", capability: .buildTool(), dependencies: ["ViewerEmbedder"]),
-        // Routes, middleware and the change hub that wire HTTP requests to the store.
-        .target(name: "LarderApp", dependencies: ["LarderModel", "LarderStore", "LarderHTTP", "LarderJSON", "LarderViewer"]),
+        // What clients sharing values need, written once for both faces (the
+        // HTTP routes and the embedded store): JSON append and merge patch as
+        // store updates with their limits, the change hub that fans store
+        // changes out to watchers and feeds, and key watches. No HTTP here.
+        .target(name: "LarderSharing", dependencies: ["LarderStore", "LarderJSON", "LarderSupport"]),
+        // Routes and middleware that wire HTTP requests to the store.
+        .target(name: "LarderApp", dependencies: ["LarderModel", "LarderStore", "LarderHTTP", "LarderJSON", "LarderSharing", "LarderViewer"]),
         // A raw-socket HTTP/1.1 client: protocol tests and `larder healthcheck`
         // (no libcurl in the image).
         .target(name: "LarderWire", dependencies: ["LarderModel"]),
@@ -59,7 +64,7 @@ let package = Package(
         // `Larder` over HTTP with URLSession (FoundationNetworking), no NIO.
         .target(name: "LarderClient", dependencies: ["LarderKit"]),
         // `Larder` in-process over the server's own disk store: same files, no server.
-        .target(name: "LarderEmbedded", dependencies: ["LarderKit", "LarderStore", "LarderJSON"]),
+        .target(name: "LarderEmbedded", dependencies: ["LarderKit", "LarderStore", "LarderSharing"]),
         .executableTarget(
             name: "larder",
             dependencies: [
@@ -73,6 +78,7 @@ let package = Package(
         .testTarget(name: "LarderStoreTests", dependencies: ["LarderStore", "CZlib"]),
         .testTarget(name: "LarderHTTPTests", dependencies: ["LarderHTTP", "LarderWire"]),
         .testTarget(name: "LarderJSONTests", dependencies: ["LarderJSON"]),
+        .testTarget(name: "LarderSharingTests", dependencies: ["LarderSharing", "LarderStore", "LarderJSON"]),
         .testTarget(name: "LarderAppTests", dependencies: [
             "LarderApp", "LarderModel", "LarderStore", "LarderWire", "LarderViewer", "CZlib",
             "LarderKit", "LarderClient", "LarderEmbedded", "LarderPostgres",

@@ -1,9 +1,10 @@
 import LarderHTTP
+import LarderSharing
 import LarderSupport
 import LarderStore
 import Foundation
 
-/// A running Larder: the disk store, the change hub and the HTTP server
+/// A running Larder: the store, the change hub and the HTTP server
 /// wired together. The `larder` executable and the tests both build it here.
 public final class LarderServer: Sendable {
     public let configuration: LarderConfiguration
@@ -43,7 +44,7 @@ public final class LarderServer: Sendable {
         chain += configuration.middleware
         let metrics = HTTPServerMetrics()
         self.metrics = metrics
-        let hub = ChangeHub(historySize: configuration.eventHistory, heartbeat: configuration.eventHeartbeat)
+        let hub = ChangeHub(historySize: configuration.eventHistory, keepAliveEvery: configuration.eventHeartbeat)
         self.hub = hub
         var storeOptions = configuration.store
         storeOptions.maxValueSize = configuration.http.maxBodyBytes  // one limit, --max-value-size

@@ -1,4 +1,5 @@
 import LarderHTTP
+import LarderSharing
 import LarderStore
 import LarderSupport
 

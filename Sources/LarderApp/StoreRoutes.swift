@@ -1,5 +1,6 @@
 import LarderModel
 import LarderHTTP
+import LarderSharing
 import LarderStore
 import LarderSupport
 

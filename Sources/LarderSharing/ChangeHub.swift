@@ -70,16 +70,18 @@ public final class ChangeHub: StoreChangeObserver, @unchecked Sendable {
     public func storeDidChange(_ change: StoreChange) {
         let behind = lock.withLock { () -> [(UInt64, any ChangeSubscriber)] in
             let event = history.record(change)
+            // Nothing is hashed or allocated here while nobody listens: the 1 KiB PUT path.
             var wake: [@Sendable () -> Void] = []
-            if let key = change.key {
-                if let w = watchers.removeValue(forKey: key) { wake = Array(w.values) }
-            } else if let prefix = change.prefix {
-                for key in watchers.keys where key.utf8.starts(with: prefix.utf8) {
-                    wake += watchers.removeValue(forKey: key)!.values
+            if watcherTotal > 0 {
+                if let key = change.key {
+                    if let w = watchers.removeValue(forKey: key) { wake = Array(w.values) }
+                } else if let prefix = change.prefix {
+                    for key in watchers.keys where key.utf8.starts(with: prefix.utf8) {
+                        wake += watchers.removeValue(forKey: key)!.values
+                    }
                 }
+                watcherTotal -= wake.count
             }
-            watcherTotal -= wake.count
-            // Nothing is allocated here while nobody listens: the 1 KiB PUT path.
             var queued: [(UInt64, any ChangeSubscriber)] = []
             var behind: [(UInt64, any ChangeSubscriber)] = []
             for (id, s) in subscriptions where change.concerns(prefix: s.prefix) {

@@ -65,9 +65,14 @@ let package = Package(
                 plugins: ["EmbedViewer"]),
         .executableTarget(name: "ViewerEmbedder"),
         .plugin(name: "EmbedViewer", capability: .buildTool(), dependencies: ["ViewerEmbedder"]),
-        // Routes, middleware and the change hub that wire HTTP requests to the store.
+        // What clients sharing values need, written once for both faces (the
+        // HTTP routes and the embedded store): JSON append and merge patch as
+        // store updates with their limits, the change hub that fans store
+        // changes out to watchers and feeds, and key watches. No HTTP here.
+        .target(name: "LarderSharing", dependencies: ["LarderStorage", "LarderValueFile", "LarderJSON", "LarderSupport"]),
+        // Routes and middleware that wire HTTP requests to the store.
         .target(name: "LarderApp", dependencies: [
-            "LarderModel", "LarderSupport", "LarderStorage", "LarderValueFile", "LarderHTTP", "LarderJSON", "LarderViewer",
+            "LarderModel", "LarderSupport", "LarderStorage", "LarderValueFile", "LarderHTTP", "LarderJSON", "LarderSharing", "LarderViewer",
         ]),
         // A raw-socket HTTP/1.1 client: protocol tests and `larder healthcheck`
         // (no libcurl in the image).
@@ -79,7 +84,7 @@ let package = Package(
         .target(name: "LarderClient", dependencies: ["LarderKit"]),
         // `Larder` in-process over the server's own disk store: same files, no server.
         .target(name: "LarderEmbedded", dependencies: [
-            "LarderKit", "LarderModel", "LarderDiskStore", "LarderStorage", "LarderValueFile", "LarderJSON", "LarderSupport",
+            "LarderKit", "LarderModel", "LarderDiskStore", "LarderStorage", "LarderValueFile", "LarderSharing", "LarderSupport",
         ]),
         .executableTarget(
             name: "larder",
@@ -97,7 +102,7 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
-                .testTarget(name: "LarderValueFileTests", dependencies: ["LarderValueFile", "CZlib"]),
+        .testTarget(name: "LarderValueFileTests", dependencies: ["LarderValueFile", "CZlib"]),
         .testTarget(name: "LarderDiskStoreTests", dependencies: [
             "LarderDiskStore", "LarderStorage", "LarderValueFile", "LarderSupport", "CZlib",
         ]),
@@ -107,6 +112,9 @@ let package = Package(
         .target(name: "LarderHTTPFuzzHarness", dependencies: ["LarderHTTP"], path: "Fuzz/Harness"),
         .testTarget(name: "LarderHTTPTests", dependencies: ["LarderHTTP", "LarderHTTPFuzzHarness", "LarderModel", "LarderSupport", "LarderWire"]),
         .testTarget(name: "LarderJSONTests", dependencies: ["LarderJSON"]),
+        .testTarget(name: "LarderSharingTests", dependencies: [
+            "LarderSharing", "LarderStorage", "LarderValueFile", "LarderDiskStore", "LarderJSON", "LarderTestSupport",
+        ]),
         // What the tests share: a server in this process (TestServer) or the
         // built binary (ChildServer), the throwaway PostgreSQL, polling, child
         // processes, gzip and key helpers, the repository's paths. A library,

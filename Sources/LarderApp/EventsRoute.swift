@@ -1,4 +1,5 @@
 import LarderHTTP
+import LarderSharing
 import LarderSupport
 
 /// `GET /events?prefix=`: the change feed as Server-Sent Events. The stream
@@ -8,6 +9,8 @@ import LarderSupport
 struct EventsRoute: Route {
     let hub: ChangeHub
     let maxBuffered: Int
+    /// Shared by every stream of this server: one formatting per change.
+    let formatter = SSEEventFormatter()
 
     static let dropped = Array("event: dropped\ndata: {\"reason\":\"the reader fell too far behind\"}\n\n".utf8)
 
@@ -18,9 +21,11 @@ struct EventsRoute: Route {
         // A comment first, so clients see the stream is live at once.
         stream.write(Array(": larder change feed\n\n".utf8))
         if request.method == .get {
-            hub.subscribe(prefix: query["prefix"] ?? "",
-                          lastEventID: request.head.headers["Last-Event-ID"] ?? query["lastEventId"],
-                          stream: stream)
+            let subscriber = EventStreamSubscriber(stream: stream, formatter: formatter)
+            let lastEventID = request.head.headers["Last-Event-ID"] ?? query["lastEventId"]
+            if let id = hub.subscribe(subscriber, prefix: query["prefix"] ?? "", after: lastEventID) {
+                stream.whenClosed { [weak hub] in hub?.unsubscribe(id) }
+            }
         }
         return .respond(HTTPResponse(status: .ok, headers: [("Content-Type", "text/event-stream"),
                                                             ("Cache-Control", "no-cache")],

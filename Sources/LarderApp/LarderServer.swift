@@ -1,4 +1,5 @@
 import LarderHTTP
+import LarderSharing
 import LarderSupport
 import LarderStorage
 import LarderValueFile
@@ -52,7 +53,7 @@ public final class LarderServer: Sendable {
         chain += configuration.middleware
         let metrics = HTTPServerMetrics()
         self.metrics = metrics
-        let hub = ChangeHub(historySize: configuration.eventHistory, heartbeat: configuration.eventHeartbeat)
+        let hub = ChangeHub(historySize: configuration.eventHistory, keepAliveEvery: configuration.eventHeartbeat)
         self.hub = hub
         values = try configuration.openStore(hub, storeLogger)
         let storeRoutes = StoreRoutes(store: values, hub: hub, logger: logger)

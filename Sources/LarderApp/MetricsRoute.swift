@@ -1,6 +1,7 @@
 import LarderHTTP
 import LarderStorage
 import LarderValueFile
+import LarderSharing
 import LarderSupport
 
 /// `GET /metrics`: Prometheus text format 0.0.4. The text is built here,

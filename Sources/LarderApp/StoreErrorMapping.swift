@@ -1,6 +1,7 @@
 import LarderHTTP
 import LarderStorage
 import LarderValueFile
+import LarderSharing
 import LarderSupport
 #if canImport(Glibc)
 import Glibc
@@ -12,6 +13,7 @@ import Glibc
 enum ErrorMapping {
     static func httpError(_ error: any Error, logger: Logger, context: @autoclosure () -> String = "store") -> HTTPError {
         if let e = error as? HTTPError { return e }
+        if let e = error as? JSONUpdateError { return e.httpError }
         guard let e = error as? StoreError else {
             logger.error("\(context()): \(error)")
             return HTTPError(.internalServerError, .internalError, "\(error)")
@@ -59,6 +61,19 @@ extension StoreError {
         switch self {
         case .io, .corrupt, .zlib, .locked, .invalidFixtures: true
         default: false
+        }
+    }
+}
+
+extension JSONUpdateError {
+    /// The HTTP answer for a JSON update the JSON refused.
+    var httpError: HTTPError {
+        switch self {
+        case .bodyNotJSON: HTTPError(.badRequest, .invalidJSON, description)
+        case .storedNotJSON: HTTPError(.conflict, .notJSON, description)
+        // The body sink refuses such a body first; the same answer.
+        case .bodyTooLarge(let limit):
+            HTTPError(.payloadTooLarge, .payloadTooLarge, "a JSON update body may be at most \(limit) bytes", closeConnection: true)
         }
     }
 }

@@ -2,6 +2,7 @@ import LarderModel
 import LarderHTTP
 import LarderStorage
 import LarderValueFile
+import LarderSharing
 import LarderSupport
 
 /// `/store/...`: a path ending in `/` (or empty) is a prefix — listing, bulk

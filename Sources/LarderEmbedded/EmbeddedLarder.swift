@@ -1,11 +1,11 @@
 import Dispatch
 import Foundation
-import LarderJSON
 import LarderKit
 import LarderDiskStore
 import LarderStorage
 import LarderValueFile
 import LarderSupport
+import LarderSharing
 
 /// A Larder store in this process: the server's own `DiskStore` on a
 /// directory, with the same files (gzip values, crash-safe publishes), the
@@ -20,16 +20,16 @@ import LarderSupport
 /// orders writes per key with its own barrier queues). The async calls run
 /// the same work on `io`, a concurrent dispatch queue, and resume when done,
 /// so disk I/O and fsync never block Swift's cooperative pool. `closed` is
-/// guarded by `stateLock`; the change relay has its own lock.
+/// guarded by `stateLock`; the change hub has its own lock.
+///
+/// JSON append, the change fan-out and key watches are the server's own
+/// (`LarderSharing`): this type only maps them to the Swift API.
 public final class EmbeddedLarder: Larder, ReadableLarderSync, WritableLarderSync, @unchecked Sendable {
     /// How `Codable` values become bytes and back.
     public let coder: LarderCoder
     /// The directory the store lives in.
     public let directory: URL
 
-    /// JSON appends hold the value and the body in memory: bounded as the server bounds them.
-    static let maxJSONValue = 32 << 20
-    static let maxJSONBody = 16 << 20
     /// How many changes `changes(prefix:after:)` can replay.
     static let historySize = 4096
     /// How many events a change feed holds for its reader by default.
@@ -39,7 +39,7 @@ public final class EmbeddedLarder: Larder, ReadableLarderSync, WritableLarderSyn
     let feedBuffer: Int
 
     private let store: DiskStore
-    private let relay: ChangeRelay
+    private let hub: ChangeHub
     private let io = DispatchQueue(label: "larder.embedded.io", attributes: .concurrent)
     private let stateLock = NSLock()
     private var closed = false
@@ -66,10 +66,10 @@ public final class EmbeddedLarder: Larder, ReadableLarderSync, WritableLarderSyn
         self.coder = coder
         self.directory = directory
         self.feedBuffer = feedBuffer
-        let relay = ChangeRelay(historySize: Self.historySize)
-        self.relay = relay
+        let hub = ChangeHub(historySize: Self.historySize)
+        self.hub = hub
         do {
-            store = try DiskStore(options: DiskStoreOptions(dataDirectory: directory.path, fsync: fsync), logger: logger, changes: relay)
+            store = try DiskStore(options: DiskStoreOptions(dataDirectory: directory.path, fsync: fsync), logger: logger, changes: hub)
         } catch {
             throw LarderError.from(error, key: "")
         }
@@ -96,7 +96,7 @@ public final class EmbeddedLarder: Larder, ReadableLarderSync, WritableLarderSyn
             return !closed
         }
         guard first else { return }
-        relay.close()
+        hub.close()
         store.close()
     }
 
@@ -163,7 +163,12 @@ public final class EmbeddedLarder: Larder, ReadableLarderSync, WritableLarderSyn
 
     /// The stored value of `key` with its info; `StoreError.notFound` when absent or expired.
     static func read(_ key: StoreKey, in store: DiskStore) throws -> StoredData {
-        let value = try store.open(key)
+        try read(Result { try store.open(key) })
+    }
+
+    /// The value `opened` holds, with its info (closing it).
+    static func read(_ opened: Result<StoredValue, any Error>) throws -> StoredData {
+        let value = try opened.get()
         defer { value.close() }
         return StoredData(data: Data(try value.readAll()), info: info(value.metadata, storedSize: value.fileSize))
     }
@@ -240,29 +245,9 @@ public final class EmbeddedLarder: Larder, ReadableLarderSync, WritableLarderSyn
     /// - Throws: `LarderError.notJSON` when the body or the stored value is not JSON.
     @discardableResult
     public func append(json: Data, to key: String, unique: Bool, condition: SaveCondition) throws -> AppendResult {
-        guard json.count <= Self.maxJSONBody else {
-            throw LarderError.cannotWrite(key: key, reason: "the JSON body is larger than \(Self.maxJSONBody) bytes")
-        }
-        let body: JSONValue
-        do {
-            body = try JSONValue.parse(Array(json))
-        } catch {
-            throw LarderError.notJSON(key: key, reason: "the body is not JSON: \(error.message)")
-        }
-        var count = 0
-        let outcome = try run(key) {
-            try store.update(Self.storeKey(key), condition: Self.writeCondition(condition),
-                             maxValueBytes: Self.maxJSONValue) { meta, stored in
-                var current: JSONValue? = nil
-                do throws(JSONParseError) {
-                    if let stored { current = try JSONValue.parse(stored) }
-                } catch {
-                    throw LarderError.notJSON(key: key, reason: "the stored value is not JSON (\(error.message)), so it cannot be appended to")
-                }
-                let (result, n) = JSONValue.appending(body, to: current, unique: unique)
-                count = n
-                return UpdatedValue(bytes: result.serialized(), contentType: meta?.contentType ?? "application/json")
-            }
+        let (outcome, count) = try run(key) {
+            try JSONUpdate.append(Array(json), unique: unique, to: Self.storeKey(key), in: store,
+                                  condition: Self.writeCondition(condition))
         }
         return AppendResult(count: count, etag: outcome.metadata.etag)
     }
@@ -341,23 +326,26 @@ public final class EmbeddedLarder: Larder, ReadableLarderSync, WritableLarderSyn
             continuation.finish(throwing: error)
             return stream
         }
-        let store = self.store
-        let watcher = KeyWatcher(key: storeKey.string, continuation: continuation) {
+        // Reads (disk I/O) run on the watch's own serial queue, so states
+        // are yielded in the order they were read; it targets the global
+        // pool, so an idle watch costs no thread.
+        let queue = DispatchQueue(label: "larder.embedded.watch", target: .global())
+        let watch = KeyWatch(key: storeKey, store: store, hub: hub, queue: queue,
+                             hubClosed: { continuation.finish() }) { opened in
             do {
-                return .present(try Self.read(storeKey, in: store))
+                continuation.yield(.present(try Self.read(opened)))
             } catch StoreError.notFound {
-                return .absent
+                continuation.yield(.absent)
             } catch {
-                throw LarderError.from(error, key: key)
+                continuation.finish(throwing: LarderError.from(error, key: key))
+                return .done
             }
+            return .waiting
         }
-        // Registered before the first read, so no change slips between.
-        guard let id = relay.addWatcher(watcher) else { return stream }
-        let relay = self.relay
         // Holds the larder until the stream ends: `deinit` closes it, which
         // would end a watch on a larder nobody else keeps at once.
-        continuation.onTermination = { _ in withExtendedLifetime(self) { relay.removeWatcher(id) } }
-        watcher.changed()
+        continuation.onTermination = { _ in withExtendedLifetime(self) { watch.end() } }
+        watch.start()
         return stream
     }
 
@@ -372,10 +360,12 @@ public final class EmbeddedLarder: Larder, ReadableLarderSync, WritableLarderSyn
     public func changes(prefix: String, after eventID: String?) async throws -> AsyncThrowingStream<ChangeEvent, any Error> {
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: ChangeEvent.self, throwing: (any Error).self,
                                                                     bufferingPolicy: .bufferingOldest(feedBuffer))
-        guard let id = relay.addFeed(prefix: prefix, after: eventID, continuation) else { return stream }
-        let relay = self.relay
+        guard let id = hub.subscribe(ChangeFeed(continuation, after: eventID), prefix: prefix, after: eventID) else {
+            return stream
+        }
+        let hub = self.hub
         // Holds the larder until the stream ends, as `watch` does.
-        continuation.onTermination = { _ in withExtendedLifetime(self) { relay.removeFeed(id) } }
+        continuation.onTermination = { _ in withExtendedLifetime(self) { hub.unsubscribe(id) } }
         return stream
     }
 }

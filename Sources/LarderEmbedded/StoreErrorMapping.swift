@@ -3,6 +3,7 @@ import LarderModel
 import LarderDiskStore
 import LarderStorage
 import LarderValueFile
+import LarderSharing
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -11,6 +12,12 @@ extension LarderError {
     /// The one place a store failure becomes a `LarderError`, with the
     /// status the server would answer (see `LarderError.status`).
     static func from(_ error: any Error, key: String) -> any Error {
+        if let e = error as? JSONUpdateError {
+            switch e {
+            case .bodyNotJSON, .storedNotJSON: return LarderError.notJSON(key: key, reason: e.description)
+            case .bodyTooLarge: return LarderError.cannotWrite(key: key, reason: e.description)
+            }
+        }
         guard let e = error as? StoreError else { return error }
         switch e {
         case .invalidKey(let why): return LarderError.invalidKey(key, reason: why)

@@ -145,7 +145,7 @@ let package = Package(
         // the store behind them, the protocol, limits, faults, durability.
         .testTarget(name: "LarderAppTests", dependencies: [
             "LarderApp", "LarderHTTP", "LarderModel", "LarderStorage", "LarderValueFile", "LarderDiskStore", "LarderFixtures", "LarderSupport", "LarderWire", "LarderTestSupport",
-            "LarderEmbedded", .product(name: "Logging", package: "swift-log"), .product(name: "InMemoryLogging", package: "swift-log"),
+            "LarderEmbedded", "LarderClient", .product(name: "Logging", package: "swift-log"), .product(name: "InMemoryLogging", package: "swift-log"),
         ]),
         // The `larder` executable: flags, environment, `healthcheck`, the runner's output.
         .testTarget(name: "larderTests", dependencies: [

@@ -127,7 +127,7 @@ let package = Package(
         .testTarget(name: "LarderModelTests", dependencies: ["LarderModel"]),
         .testTarget(name: "LarderSupportTests", dependencies: ["LarderSupport", "LarderTestSupport"]),
         // The `Larder` conformance suites, run against both implementations
-        // (client and embedded), and the README's Timeline example.
+        // (client and embedded), and the Timeline example of docs/swift-api.md.
         .testTarget(name: "LarderKitTests", dependencies: [
             "LarderKit", "LarderClient", "LarderEmbedded", "LarderSupport", "LarderWire", "LarderTestSupport",
         ]),
@@ -153,7 +153,7 @@ let package = Package(
         ]),
         // The Dockerfile and docker-compose.yml, checked offline.
         .testTarget(name: "DeploymentTests", dependencies: ["LarderWire", "LarderTestSupport"]),
-        // The README's examples, run as written.
+        // The examples of README.md and docs/, run as written.
         .testTarget(name: "DocumentationTests", dependencies: ["LarderTestSupport"]),
         // Runs CAS `update` increments through LarderClient, so a test can make
         // two processes race on one key (LarderCounterWorkerTests).

@@ -102,9 +102,9 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
-        .testTarget(name: "LarderValueFileTests", dependencies: ["LarderValueFile", "CZlib"]),
+        .testTarget(name: "LarderValueFileTests", dependencies: ["LarderValueFile", "LarderTestSupport", "CZlib"]),
         .testTarget(name: "LarderDiskStoreTests", dependencies: [
-            "LarderDiskStore", "LarderStorage", "LarderValueFile", "LarderSupport", "CZlib",
+            "LarderDiskStore", "LarderStorage", "LarderValueFile", "LarderSupport", "LarderTestSupport", "CZlib",
         ]),
         // The parser fuzzer's checks: run by the libFuzzer target (Fuzz/build.sh)
         // and by the corpus replay in LarderHTTPTests. Not in any product: it

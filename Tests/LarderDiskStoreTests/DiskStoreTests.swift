@@ -3,6 +3,7 @@ import Foundation
 @testable import LarderDiskStore
 @testable import LarderStorage
 @testable import LarderValueFile
+import LarderTestSupport
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -78,79 +79,6 @@ final class TempStore {
 }
 
 enum UnitSupport {
-    static func gzip(_ data: [UInt8], name: String? = nil) -> [UInt8] {
-        var stream = z_stream()
-        precondition(deflateInit2_(&stream, 6, Z_DEFLATED, MAX_WBITS + 16, 8, Z_DEFAULT_STRATEGY,
-                                   ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) == Z_OK)
-        defer { deflateEnd(&stream) }
-        let namePointer: UnsafeMutablePointer<Bytef>? = name.map {
-            let bytes = Array($0.utf8) + [0]
-            let p = UnsafeMutablePointer<Bytef>.allocate(capacity: bytes.count)
-            p.initialize(from: bytes, count: bytes.count)
-            return p
-        }
-        defer { namePointer?.deallocate() }
-        var header = gz_header()
-        if let namePointer {
-            header.name = namePointer
-            precondition(deflateSetHeader(&stream, &header) == Z_OK)
-        }
-        var out = [UInt8](repeating: 0, count: Int(deflateBound(&stream, uLong(data.count))) + 256)
-        let n: Int = out.withUnsafeMutableBytes { o in
-            data.withUnsafeBytes { i in
-                stream.next_in = UnsafeMutablePointer(mutating: i.baseAddress?.assumingMemoryBound(to: Bytef.self))
-                stream.avail_in = uInt(i.count)
-                stream.next_out = o.baseAddress!.assumingMemoryBound(to: Bytef.self)
-                stream.avail_out = uInt(o.count)
-                precondition(deflate(&stream, Z_FINISH) == Z_STREAM_END)
-                return o.count - Int(stream.avail_out)
-            }
-        }
-        return Array(out[0..<n])
-    }
-
-    /// zlib's own gunzip (all members); nil when invalid.
-    static func gunzip(_ data: [UInt8]) -> [UInt8]? {
-        var stream = z_stream()
-        guard inflateInit2_(&stream, MAX_WBITS + 16, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) == Z_OK else { return nil }
-        defer { inflateEnd(&stream) }
-        var out: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 1 << 16)
-        return data.withUnsafeBytes { input -> [UInt8]? in
-            stream.next_in = UnsafeMutablePointer(mutating: input.baseAddress?.assumingMemoryBound(to: Bytef.self))
-            stream.avail_in = uInt(input.count)
-            while true {
-                let (rc, n): (Int32, Int) = chunk.withUnsafeMutableBytes { o in
-                    stream.next_out = o.baseAddress!.assumingMemoryBound(to: Bytef.self)
-                    stream.avail_out = uInt(o.count)
-                    let rc = inflate(&stream, Z_NO_FLUSH)
-                    return (rc, o.count - Int(stream.avail_out))
-                }
-                out += chunk[0..<n]
-                if rc == Z_STREAM_END {
-                    if stream.avail_in == 0 { return out }
-                    inflateReset(&stream)
-                    continue
-                }
-                if rc != Z_OK { return nil }
-                if n == 0 && stream.avail_in == 0 { return nil }
-            }
-        }
-    }
-
-    static func expectInvalidKey(_ bytes: [UInt8], sourceLocation: SourceLocation = #_sourceLocation) {
-        do {
-            _ = try StoreKey(bytes: bytes)
-            Issue.record("accepted \(bytes.prefix(20))… (\(bytes.count) bytes)", sourceLocation: sourceLocation)
-        } catch let error as StoreError {
-            guard case .invalidKey = error else {
-                Issue.record("wrong error \(error)", sourceLocation: sourceLocation); return
-            }
-        } catch {
-            Issue.record("wrong error \(error)", sourceLocation: sourceLocation)
-        }
-    }
-
     static func files(under link: String) -> [String] {
         let root = URL(fileURLWithPath: link).resolvingSymlinksInPath().path
         return (FileManager.default.enumerator(atPath: root)?.allObjects as? [String] ?? []).filter {
@@ -231,7 +159,7 @@ enum UnitSupport {
         let value = [UInt8](0...255) + Array(String(repeating: "abc", count: 10_000).utf8)
         try t.put("dir/key", value, type: "application/x-unit", pieces: 7)
         let file = try #require(FileManager.default.contents(atPath: t.values + "/dir\\/key").map(Array.init))
-        #expect(UnitSupport.gunzip(file) == value)
+        #expect(StoreTestSupport.gunzip(file) == value)
         guard case .complete(let meta, _) = try file.withUnsafeBytes({ try ValueFileHeader.parse($0, path: "f") }) else {
             Issue.record("header incomplete"); return
         }
@@ -251,13 +179,13 @@ enum UnitSupport {
         #expect(try opened.identityBytes() == nil, "3 MiB is streamed, not loaded")
         #expect(try t.drain(try opened.identityStream()) == value)
         let gz = try t.readGzip("big")
-        #expect(UnitSupport.gunzip(gz) == value)
+        #expect(StoreTestSupport.gunzip(gz) == value)
     }
 
     @Test func gzipUploadKeepsClientBytes() throws {
         let t = try TempStore()
         let value = Array(String(repeating: "gz ", count: 50_000).utf8)
-        let gz = UnitSupport.gzip(value, name: "client.txt")
+        let gz = StoreTestSupport.gzip(value, name: "client.txt")
         let outcome = try t.put("g", gz, encoding: .gzip, pieces: 11)
         #expect(outcome.metadata.size == UInt64(value.count))
         #expect(outcome.metadata.originalGzipHeader == Array(gz.prefix(10 + 11)))
@@ -267,13 +195,13 @@ enum UnitSupport {
         let file = try #require(FileManager.default.contents(atPath: t.values + "/g").map(Array.init))
         #expect(file[3] == 0x04)
         #expect(Array(file.suffix(gz.count - 21)) == Array(gz[21...]))
-        #expect(UnitSupport.gunzip(file) == value)
+        #expect(StoreTestSupport.gunzip(file) == value)
     }
 
     @Test func brokenGzipUploadThrowsAndLeavesNothing() throws {
         let t = try TempStore()
         try t.put("k", Array("old".utf8))
-        let good = UnitSupport.gzip(Array(String(repeating: "z", count: 1000).utf8))
+        let good = StoreTestSupport.gzip(Array(String(repeating: "z", count: 1000).utf8))
         var badCRC = good; badCRC[badCRC.count - 8] ^= 0xFF
         for body in [Array(good.dropLast(3)), badCRC, good + [1, 2, 3], Array("plain".utf8), []] {
             #expect(throws: StoreError.self) { try t.put("k", body, encoding: .gzip) }

@@ -3,6 +3,7 @@ import Foundation
 @testable import LarderDiskStore
 @testable import LarderStorage
 @testable import LarderValueFile
+import LarderTestSupport
 import Testing
 
 /// Large values of known size are deflated in independent segments on
@@ -71,7 +72,7 @@ import Testing
         // Header, the segments back to back, the 8-byte trailer: one gzip
         // member, which zlib (as zcat, curl and browsers do) reads whole.
         #expect(headerLength + segments.lengths.reduce(0, { $0 + Int($1) }) + 8 == file.count)
-        #expect(UnitSupport.gunzip(file) == value)
+        #expect(StoreTestSupport.gunzip(file) == value)
         let opened = try t.store.open(try StoreKey("big"))
         let stream = try opened.identityStream()
         #expect(stream is SegmentedInflatingStream)

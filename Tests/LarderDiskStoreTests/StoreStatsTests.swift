@@ -2,6 +2,7 @@ import Foundation
 @testable import LarderDiskStore
 @testable import LarderStorage
 @testable import LarderValueFile
+import LarderTestSupport
 import Testing
 
 /// The store's running totals (`stats`) against what is really on disk:
@@ -22,7 +23,7 @@ import Testing
                       let data = FileManager.default.contents(atPath: path) else { continue }
                 truth.keys += 1
                 truth.storedBytes += Int64(data.count)
-                truth.logicalBytes += Int64(UnitSupport.gunzip(Array(data))?.count ?? 0)
+                truth.logicalBytes += Int64(StoreTestSupport.gunzip(Array(data))?.count ?? 0)
             }
         }
         walk(t.values)
@@ -51,7 +52,7 @@ import Testing
         try t.put("s/a", Array(text.prefix(700)))
         Self.expectTotals(t, "a replaced key (cached)")
 
-        try t.put("s/gz", UnitSupport.gzip(text, name: "original.txt"), encoding: .gzip)
+        try t.put("s/gz", StoreTestSupport.gzip(text, name: "original.txt"), encoding: .gzip)
         #expect(try t.read("s/gz") == text)
         Self.expectTotals(t, "a gzip upload kept as sent")
 

@@ -1,7 +1,6 @@
 import CZlib
 import Foundation
 @testable import LarderValueFile
-// In this target for `UnitSupport` (gzip with the system zlib), shared with the disk store tests.
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -29,7 +28,7 @@ import Glibc
             Array(String(repeating: "x", count: 256).utf8),
             Array(([String](repeating: String(repeating: "y", count: 255), count: 4).joined(separator: "/") + "/z").utf8),
         ]
-        for bytes in invalid { UnitSupport.expectInvalidKey(bytes) }
+        for bytes in invalid { Self.expectInvalidKey(bytes) }
         for encoded in ["%2e%2e", "%2E", "a/%2e", "%00", "%zz", "a%", "a%2", "%5c", "%ff"] {
             #expect(throws: StoreError.self, "\(encoded)") { try StoreKey(percentEncoded: Substring(encoded)) }
         }
@@ -42,5 +41,18 @@ import Glibc
         #expect(throws: StoreError.self) { try StorePrefix(bytes: Array("a//".utf8)) }
         #expect(throws: StoreError.self) { try StorePrefix(bytes: Array("../".utf8)) }
         #expect(throws: StoreError.self) { try StorePrefix(bytes: Array("a\\/".utf8)) }
+    }
+
+    static func expectInvalidKey(_ bytes: [UInt8], sourceLocation: SourceLocation = #_sourceLocation) {
+        do {
+            _ = try StoreKey(bytes: bytes)
+            Issue.record("accepted \(bytes.prefix(20))… (\(bytes.count) bytes)", sourceLocation: sourceLocation)
+        } catch let error as StoreError {
+            guard case .invalidKey = error else {
+                Issue.record("wrong error \(error)", sourceLocation: sourceLocation); return
+            }
+        } catch {
+            Issue.record("wrong error \(error)", sourceLocation: sourceLocation)
+        }
     }
 }

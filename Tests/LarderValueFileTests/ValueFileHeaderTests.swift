@@ -1,7 +1,7 @@
 import CZlib
 import Foundation
 @testable import LarderValueFile
-// In this target for `UnitSupport` (gzip with the system zlib), shared with the disk store tests.
+import LarderTestSupport
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -46,10 +46,10 @@ import Glibc
     @Test func headerPlusDeflateIsAGzipFile() throws {
         // Our header followed by a zlib-made member's body and trailer is a valid gzip file.
         let value = Array("hello header".utf8)
-        let member = UnitSupport.gzip(value)
+        let member = StoreTestSupport.gzip(value)
         let meta = ValueMetadata(key: "k", contentType: "text/plain", size: UInt64(value.count), version: 7, modifiedNanos: 1)
         let file = ValueFileHeader.encode(meta) + member[10...]
-        #expect(UnitSupport.gunzip(file) == value)
+        #expect(StoreTestSupport.gunzip(file) == value)
     }
 
     @Test func corruptHeaders() throws {

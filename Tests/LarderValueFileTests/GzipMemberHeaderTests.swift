@@ -1,7 +1,7 @@
 import CZlib
 import Foundation
 @testable import LarderValueFile
-// In this target for `UnitSupport` (gzip with the system zlib), shared with the disk store tests.
+import LarderTestSupport
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -9,9 +9,9 @@ import Glibc
 
 @Suite struct GzipMemberHeaderUnitTests {
     @Test func parsesClientHeaders() throws {
-        let plain = UnitSupport.gzip(Array("x".utf8))
+        let plain = StoreTestSupport.gzip(Array("x".utf8))
         #expect(try GzipMemberHeader.parse(plain) == .complete(length: 10))
-        let named = UnitSupport.gzip(Array("x".utf8), name: "file.txt")
+        let named = StoreTestSupport.gzip(Array("x".utf8), name: "file.txt")
         #expect(try GzipMemberHeader.parse(named) == .complete(length: 10 + 9))
         #expect(try GzipMemberHeader.parse(Array(named.prefix(15))) == .needMore)
         #expect(try GzipMemberHeader.parse([0x1F]) == .needMore)

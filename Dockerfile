@@ -9,7 +9,7 @@
 # linked against. The Swift runtime is linked in statically; the binary needs
 # only libc, libstdc++, libgcc_s, zlib and libpq (the postgres store) at run
 # time, and what libpq5 pulls in (`ldd` on a release build). docker/check-offline.sh checks every command here without a Docker
-# engine; see the README's "Docker and Compose".
+# engine; see docs/docker.md.
 
 # The toolchain of the tests (Swift 6.3); Package.swift asks for 6.0 or later.
 ARG SWIFT_IMAGE=swift:6.3-bookworm

@@ -23,7 +23,7 @@ else
 fi
 CONNS=${CONNS:-64}
 # Larder's durable (fsync on) 1 KiB PUT at 64 connections before group
-# commit, one flush per write: the README's figure for 2026-11-23 (1,402
+# commit, one flush per write: docs/performance-history.md's figure for 2026-11-23 (1,402
 # req/s on the 2-core development machine; this script's first full run
 # measured 1,202). Prefer BASELINE=<build before group commit>,
 # which measures it in the same rounds.

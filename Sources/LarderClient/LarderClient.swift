@@ -151,7 +151,7 @@ public final class LarderClient: Larder, Sendable {
             switch answer.status {
             case 404: body = Data(#"{"error":"not_found","message":""}"#.utf8)
             case 400 where answer.body.isEmpty:
-                body = Data(#"{"error":"invalid_key","message":"the key breaks a key rule of API.md"}"#.utf8)
+                body = Data(#"{"error":"invalid_key","message":"the key breaks a key rule of docs/http-api.md"}"#.utf8)
             default: body = answer.body
             }
             throw ErrorMapping.error(status: answer.status, body: body, key: key)

@@ -74,6 +74,20 @@ public final class LayeredStore: ValueStore, Sendable {
         }
     }
 
+    /// The store's own metadata query (PostgreSQL: the row's columns, not
+    /// the value); a key the store lacks reads from its fixture, a local file.
+    public func currentMetadata(of key: StoreKey, then completion: @escaping @Sendable (Result<ValueMetadata?, Error>) -> Void) {
+        let fixtures = self.fixtures
+        store.currentMetadata(of: key) { result in
+            guard case .success(nil) = result, fixtures.metadata(key.string) != nil else { return completion(result) }
+            completion(Result {
+                let value = try fixtures.open(key)
+                defer { value.close() }
+                return value.metadata
+            })
+        }
+    }
+
     public func beginUpload(key: StoreKey, contentType: String, encoding: ValueUpload.Encoding,
                             expiresNanos: Int64?, condition: WriteCondition?) throws -> ValueWriter {
         let fixture = fixtures.metadata(key.string)

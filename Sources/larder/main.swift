@@ -269,7 +269,13 @@ struct ServeOptions: ParsableArguments {
         // Larder's own lines on stderr for every logger of the process (one
         // bootstrap per process: the executable's, never the libraries').
         let ephemeralDirectory = try isEphemeral() ? try EphemeralDirectory() : nil
-        let config = try makeConfiguration(dataDirectory: ephemeralDirectory?.path)
+        let config: LarderConfiguration
+        do {
+            config = try makeConfiguration(dataDirectory: ephemeralDirectory?.path)
+        } catch {
+            ephemeralDirectory?.remove()
+            throw error
+        }
         let level = config.logLevel
         LoggingSystem.bootstrap { label in LarderLogHandler(label: label, level: level) }
         let server: LarderServer

@@ -7,7 +7,7 @@ import Glibc
 #endif
 
 /// A snapshot document held aside until all of it has been read and found
-/// valid, then applied to the store: a restore is all or nothing (API.md,
+/// valid, then applied to the store: a restore is all or nothing (docs/http-api.md,
 /// Snapshots). Nothing reaches the store, its watchers or its change feed
 /// while the document is read; a bad line anywhere leaves the store exactly
 /// as it was, `replace=1` included.

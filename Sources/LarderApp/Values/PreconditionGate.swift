@@ -12,7 +12,18 @@ import LarderSupport
 /// the database meanwhile. The store checks again when the write commits.
 ///
 /// Wraps the sink that takes the body; everything else passes through.
+///
+/// A client may send its body without waiting for `100 Continue`, so the
+/// body can be complete before the database answers. Exactly one of the
+/// two decides, whichever comes first (`phase`): a failing early check
+/// refuses the write (412, the body's sink aborted when it finishes), or
+/// the finished body goes to the write, whose own check at commit is then
+/// the only answer. So a 412 never goes out for a write that was applied.
 final class PreconditionGate: HTTPContinueGate {
+    private enum Phase { case pending, refused, finished }
+    /// Moves once, from `pending`; read and set from the connection's
+    /// queue (`finish`) and the store's callback thread.
+    private let phase = Locked(Phase.pending)
     private let inner: HTTPRequestBodySink
     private let store: any ValueStore
     private let key: StoreKey
@@ -39,12 +50,18 @@ final class PreconditionGate: HTTPContinueGate {
     }
 
     func whenBodyWanted(_ proceed: @escaping @Sendable () -> Void) {
-        let condition = self.condition, responder = self.responder, logger = self.logger
+        let condition = self.condition, responder = self.responder, logger = self.logger, phase = self.phase
         store.currentMetadata(of: key) { current in
             do {
                 try condition(try current.get())
             } catch {
-                responder.respond(ErrorMapping.httpError(error, logger: logger).response)
+                let refused = phase.withLock { phase in
+                    guard phase == .pending else { return false }
+                    phase = .refused
+                    return true
+                }
+                // Finished first: the write's own check at commit answers.
+                if refused { responder.respond(ErrorMapping.httpError(error, logger: logger).response) }
                 return
             }
             proceed()
@@ -52,6 +69,13 @@ final class PreconditionGate: HTTPContinueGate {
     }
 
     func write(_ chunk: UnsafeRawBufferPointer) throws { try inner.write(chunk) }
-    func finish() { inner.finish() }
+    func finish() {
+        let refused = phase.withLock { phase in
+            guard phase == .pending else { return phase == .refused }
+            phase = .finished
+            return false
+        }
+        if refused { inner.abort() } else { inner.finish() }
+    }
     func abort() { inner.abort() }
 }

@@ -12,7 +12,7 @@ import Glibc
 /// Layout: sorted blocks of at most `blockCapacity` keys; a block keeps its
 /// keys' bytes in one arena (`bytes`, with end offsets) and a fixed-size
 /// `Entry` per key, content types interned. About 54 bytes plus the key's
-/// own bytes per key once packed (see docs/internals.md, key index).
+/// own bytes per key once packed (see docs/design.md, key index).
 ///
 /// Filling: the start-up scan runs in the background (`building`) while the
 /// store serves. Every write and delete tells the index as it happens (under
@@ -316,7 +316,7 @@ final class KeyIndex: @unchecked Sendable {
 
     // MARK: - Measuring
 
-    /// Bytes the blocks hold (array capacities), for the per-key figure in docs/internals.md.
+    /// Bytes the blocks hold (array capacities), for the per-key figure in docs/design.md.
     var approximateBytes: Int {
         lock.withLock {
             blocks.reduce(blocks.capacity * MemoryLayout<Block>.stride) {

@@ -8,7 +8,10 @@
 ///
 /// Nothing waits meanwhile: the connection keeps reading, so a client that
 /// sends its body without waiting for `100 Continue` is served as usual
-/// (`proceed` then comes too late to matter, and nothing is sent for it).
+/// (a `proceed` after the whole body is in sends nothing; one while the
+/// body is still arriving sends `100 Continue`, which RFC 9110 §10.1.1
+/// allows). The sink must settle which of its early answer and `finish`
+/// wins: once it answered, `finish` must not write.
 /// Without `Expect: 100-continue` the gate is not asked.
 public protocol HTTPContinueGate: HTTPRequestBodySink {
     /// Called once, on the connection's queue; `proceed` may be called

@@ -9,7 +9,7 @@ import Glibc
 public enum CompressionMode: String, Sendable, CaseIterable {
     /// The zlib level (1...9) for values a store compresses itself, unless
     /// told otherwise. Level 1 was measured to store 1 KiB JSON at the same
-    /// ratio class as 6 for a fraction of the CPU; see README "gzip level".
+    /// ratio class as 6 for a fraction of the CPU; see docs/compression.md.
     public static let defaultGzipLevel: Int32 = 1
 
     /// Deflate at the configured level: the data repeats itself.

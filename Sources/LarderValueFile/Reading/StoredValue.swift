@@ -159,7 +159,7 @@ public final class StoredValue: @unchecked Sendable {
     /// Whether the gzip form is no smaller than the value (a tiny value,
     /// whose gzip header and metadata outweigh what deflate saves, or bytes
     /// that do not compress): such a value is answered as identity even to
-    /// a client that accepts gzip (API.md allows it). Decided from sizes
+    /// a client that accepts gzip (docs/http-api.md allows it). Decided from sizes
     /// known since `open` (the file's size and the metadata), so a read pays
     /// no extra I/O for it; an incompressible value is stored deflated in
     /// stored blocks, so answering it inflated is close to a copy.

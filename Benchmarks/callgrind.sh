@@ -57,7 +57,13 @@ pick() {
 
 # measure NAME BINARY: prints "GET PUT" instructions per request
 measure() {
-  local name=$1 dir=$WORK/$1
+  # Every build runs in a directory whose path has the same length (the name
+  # cut or padded to 8 characters: larder__, baseline): a PUT turns paths
+  # under --data-dir into C strings and appends to them, and whether those
+  # buffers must grow depends on the path's length, so the same binary costs
+  # ~2,000 more instructions per PUT in $WORK/larder than in $WORK/baseline.
+  local name=$1 dir
+  dir=$WORK/$(printf '%.8s' "${1}________")
   mkdir -p "$dir"
   # A copy without debug info: this valgrind cannot read the DWARF 5 that
   # clang gives swift-crypto's BoringSSL, and the symbol table (kept) is

@@ -38,7 +38,7 @@ extension DiskStore {
             let path = directory + "/" + name
             var attempt = 0
             while true {
-                let fd = Glibc.open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+                let fd = POSIX.openPath(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
                 if fd >= 0 { return (path, fd) }
                 let code = errno
                 // A missing directory is created; a concurrent delete may
@@ -165,10 +165,10 @@ extension DiskStore {
     /// file or removed the target directory while the body was uploading:
     /// the value is then rebuilt from the still-open temp file descriptor.
     func moveIntoPlace(tempPath: String, fd: Int32, finalPath: String, key: StoreKey) throws {
-        if rename(tempPath, finalPath) == 0 { return }
+        if POSIX.renamePath(tempPath, finalPath) == 0 { return }
         guard errno == ENOENT else { throw StoreError.posix("rename", tempPath) }
         try makeDirectories(root: valuesRoot, segments: key.segments.dropLast())
-        if rename(tempPath, finalPath) == 0 { return }
+        if POSIX.renamePath(tempPath, finalPath) == 0 { return }
         // Still ENOENT: the temp file itself is gone (moved to trash, or its
         // old generation is being deleted). Its descriptor still has it.
         guard errno == ENOENT else { throw StoreError.posix("rename", tempPath) }

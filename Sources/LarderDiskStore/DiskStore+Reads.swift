@@ -28,7 +28,7 @@ extension DiskStore {
                     // bumps the epoch, and the insert below is then refused.
                     let epoch = cache.epoch(stripe: stripe)
                     let path = valuesRoot + "/" + DiskNames.relativePath(of: key)
-                    let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+                    let fd = POSIX.openPath(path, O_RDONLY | O_CLOEXEC)
                     if fd < 0 {
                         if errno == ENOENT || errno == ENOTDIR || errno == EISDIR { throw StoreError.notFound }
                         throw StoreError.posix("open", path)

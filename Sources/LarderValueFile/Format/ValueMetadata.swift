@@ -187,8 +187,8 @@ package enum ValueFileHeader {
     /// I/O errors throw; a damaged header does not, so a caller that can
     /// go on without the metadata (a delete) still knows the file is there.
     package static func inspect(path: String) throws -> ValueFileInfo? {
-        var fd = Glibc.open(path, O_RDONLY | O_CLOEXEC | POSIX.noAccessTime)
-        if fd < 0 && errno == EPERM { fd = Glibc.open(path, O_RDONLY | O_CLOEXEC) }  // a file someone else owns
+        var fd = POSIX.openPath(path, O_RDONLY | O_CLOEXEC | POSIX.noAccessTime)
+        if fd < 0 && errno == EPERM { fd = POSIX.openPath(path, O_RDONLY | O_CLOEXEC) }  // a file someone else owns
         if fd < 0 {
             if errno == ENOENT || errno == ENOTDIR || errno == EISDIR { return nil }
             throw StoreError.posix("open", path)

@@ -6,9 +6,21 @@ import Glibc
 /// Thin wrappers over the system calls the store uses, turning `-1` into a
 /// `StoreError` that names the call, the path and errno.
 package enum POSIX {
+    /// open(2) on a Swift path without the heap copy that passing a String
+    /// as a C string makes (`withCString` lends its own storage): a PUT
+    /// opens and renames paths several times, each a malloc/free saved.
+    package static func openPath(_ path: String, _ flags: Int32, _ mode: mode_t = 0) -> Int32 {
+        path.withCString { Glibc.open($0, flags, mode) }
+    }
+
+    /// rename(2) on Swift paths, without heap copies (see `openPath`).
+    package static func renamePath(_ from: String, _ to: String) -> Int32 {
+        from.withCString { f in to.withCString { t in Glibc.rename(f, t) } }
+    }
+
     package static func open(_ path: String, _ flags: Int32, _ mode: mode_t = 0o644) throws -> Int32 {
         while true {
-            let fd = Glibc.open(path, flags | O_CLOEXEC, mode)
+            let fd = openPath(path, flags | O_CLOEXEC, mode)
             if fd >= 0 { return fd }
             if errno == EINTR { continue }
             throw StoreError.posix("open", path)

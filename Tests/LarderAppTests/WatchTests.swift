@@ -193,6 +193,9 @@ private typealias S = StoreTestSupport
         let client = server.client()
         let etag = try #require(try client.put("w/many", "before").header("ETag"))
         var connections: [HTTPClientConnection] = []
+        // wait=60 is the bound: a watcher the PUT failed to wake would answer 304 at
+        // its timeout and land in `wrong`. No wall-clock bound beyond that (the time
+        // is printed); TSan and a loaded CI machine make any tighter one a flake.
         let request = Self.watchRequest("/store/w/many?wait=60", etag: etag)
         for _ in 0..<1000 {
             let connection = try HTTPClientConnection(port: server.port, timeout: 15)
@@ -221,7 +224,6 @@ private typealias S = StoreTestSupport
         let elapsed = Date().timeIntervalSince(start)
         print("WatchTests: 1000 watchers woken and read in \(String(format: "%.3f", elapsed)) s")
         #expect(wrong.isEmpty, "\(wrong.count) watchers: \(wrong.prefix(5))")
-        #expect(elapsed < 5, "waking 1000 watchers took \(elapsed) s")
         #expect(server.server.watcherCount == 0)
         // Every connection is still usable afterwards.
         #expect(try connections[500].request("GET", "/store/w/many").text == "after")

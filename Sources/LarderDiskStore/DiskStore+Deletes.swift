@@ -14,7 +14,12 @@ extension DiskStore {
 
     /// Deletes one key if `condition` holds for its current value; returns
     /// whether it existed (an expired value counts as absent).
-    public func delete(_ key: StoreKey, condition: WriteCondition? = nil) throws -> Bool {
+    public func delete(_ key: StoreKey, condition: WriteCondition? = nil) -> StoreReply<Bool> {
+        .catching { try deleteValue(key, condition: condition) }
+    }
+
+    /// `delete`, on the caller's thread.
+    package func deleteValue(_ key: StoreKey, condition: WriteCondition? = nil) throws -> Bool {
         let outcome = try remove(key) { current in
             try condition?(current)
             return current != nil
@@ -104,7 +109,12 @@ extension DiskStore {
 
     /// `DELETE /store/<prefix>/`: moves the prefix's directory to trash in
     /// one rename, counts what it held, and deletes it in the background.
-    public func deletePrefix(_ prefix: StorePrefix) throws -> Int {
+    public func deletePrefix(_ prefix: StorePrefix) -> StoreReply<Int> {
+        .catching { try deleteValues(under: prefix) }
+    }
+
+    /// `deletePrefix`, on the caller's thread.
+    package func deleteValues(under prefix: StorePrefix) throws -> Int {
         if prefix.segments.isEmpty { return try deleteAll() }
         let trashDirectory = dataDirectory + "/trash"
         let trashPath = trashDirectory + "/" + DiskNames.hex(try nextVersion())

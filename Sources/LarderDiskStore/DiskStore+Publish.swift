@@ -195,38 +195,71 @@ extension DiskStore {
     /// Thrown inside `update` when another write got in between; it retries.
     private struct UpdateRace: Error {}
 
+    /// Optimistic: reads a snapshot, builds the new value with no lock
+    /// held, publishes only if the key still has the version that was read,
+    /// and tries again if not. With fsync on, the publish answers after a
+    /// flush, later: the attempts go on from there.
     public func update(_ key: StoreKey, condition: WriteCondition?, maxValueBytes: Int,
-                       _ transform: (ValueMetadata?, [UInt8]?) throws -> UpdatedValue) throws -> PutOutcome {
-        // Optimistic: read a snapshot, build the new value with no lock held,
-        // publish only if the key still has the version that was read.
-        for _ in 0..<10_000 {
-            var current: ValueMetadata? = nil
-            var bytes: [UInt8]? = nil
-            do {
-                let value = try open(key)
-                defer { value.close() }
-                guard value.metadata.size <= UInt64(maxValueBytes) else { throw StoreError.tooLarge(limit: Int64(maxValueBytes)) }
-                current = value.metadata
-                bytes = try value.readAll()
-            } catch StoreError.notFound {}
-            try condition?(current)
-            let updated = try transform(current, bytes)
-            guard updated.bytes.count <= maxValueBytes else { throw StoreError.tooLarge(limit: Int64(maxValueBytes)) }
-            let expected = current?.version
-            let upload = try makeUpload(key: key, contentType: updated.contentType, encoding: .identity,
-                                        expiresNanos: current?.expiresNanos) { meta in
-                guard meta?.version == expected else { throw UpdateRace() }
-                try condition?(meta)
-            }
-            do {
-                try updated.bytes.withUnsafeBytes { try upload.write($0) }
-                return try upload.finish()
-            } catch is UpdateRace {
-                continue
-            }
-        }
-        throw StoreError.contention(key: key.string)
+                       _ transform: @escaping @Sendable (ValueMetadata?, [UInt8]?) throws -> UpdatedValue) -> StoreReply<PutOutcome> {
+        update(key, condition: condition, maxValueBytes: maxValueBytes, attempts: 10_000, transform)
     }
 
-    public func makeUniqueID() throws -> String { DiskNames.hex(try nextVersion()) }
+    private func update(_ key: StoreKey, condition: WriteCondition?, maxValueBytes: Int, attempts: Int,
+                        _ transform: @escaping @Sendable (ValueMetadata?, [UInt8]?) throws -> UpdatedValue) -> StoreReply<PutOutcome> {
+        for attempt in 0..<attempts {
+            let reply: StoreReply<PutOutcome>
+            do {
+                reply = try updateAttempt(key, condition: condition, maxValueBytes: maxValueBytes, transform).finish()
+            } catch {
+                return .now(.failure(error))
+            }
+            switch reply {
+            case .now(.failure(let error)) where error is UpdateRace:
+                continue
+            case .now:
+                return reply
+            case .later:
+                let left = attempts - attempt - 1
+                return reply.then { result in
+                    guard case .failure(let error) = result, error is UpdateRace else { return .now(result) }
+                    guard left > 0 else { return .now(.failure(StoreError.contention(key: key.string))) }
+                    return self.update(key, condition: condition, maxValueBytes: maxValueBytes, attempts: left, transform)
+                }
+            }
+        }
+        return .now(.failure(StoreError.contention(key: key.string)))
+    }
+
+    /// One attempt's upload, written and ready to finish: publishing it
+    /// throws `UpdateRace` if another write got in since the read.
+    private func updateAttempt(_ key: StoreKey, condition: WriteCondition?, maxValueBytes: Int,
+                               _ transform: (ValueMetadata?, [UInt8]?) throws -> UpdatedValue) throws -> ValueUpload {
+        var current: ValueMetadata? = nil
+        var bytes: [UInt8]? = nil
+        do {
+            let value = try openValue(key)
+            defer { value.close() }
+            guard value.metadata.size <= UInt64(maxValueBytes) else { throw StoreError.tooLarge(limit: Int64(maxValueBytes)) }
+            current = value.metadata
+            bytes = try value.readAll()
+        } catch StoreError.notFound {}
+        try condition?(current)
+        let updated = try transform(current, bytes)
+        guard updated.bytes.count <= maxValueBytes else { throw StoreError.tooLarge(limit: Int64(maxValueBytes)) }
+        let expected = current?.version
+        let upload = try makeUpload(key: key, contentType: updated.contentType, encoding: .identity,
+                                    expiresNanos: current?.expiresNanos) { meta in
+            guard meta?.version == expected else { throw UpdateRace() }
+            try condition?(meta)
+        }
+        do {
+            try updated.bytes.withUnsafeBytes { try upload.write($0) }
+        } catch {
+            upload.abort()
+            throw error
+        }
+        return upload
+    }
+
+    public func makeUniqueID() -> StoreReply<String> { .catching { DiskNames.hex(try nextVersion()) } }
 }

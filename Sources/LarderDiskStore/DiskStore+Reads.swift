@@ -11,8 +11,29 @@ import Glibc
 extension DiskStore {
     // MARK: - Reads
 
-    /// Opens the value of `key`; `.notFound` when absent or expired.
-    public func open(_ key: StoreKey) throws -> StoredValue {
+    /// Opens the value of `key`, now; `.notFound` when absent or expired.
+    @inlinable
+    public func open(_ key: StoreKey) -> StoreReply<StoredValue> {
+        .catching { try openValue(key) }
+    }
+
+    /// The metadata of the live value, now (a cache hit, or the header of
+    /// its file).
+    public func currentMetadata(of key: StoreKey) -> StoreReply<ValueMetadata?> {
+        .catching {
+            do {
+                let value = try openValue(key)
+                defer { value.close() }
+                return value.metadata
+            } catch StoreError.notFound {
+                return nil
+            }
+        }
+    }
+
+    /// `open`, on the caller's thread (the store's synchronous form).
+    @usableFromInline
+    package func openValue(_ key: StoreKey) throws -> StoredValue {
         // A cache hit needs no lock: an entry is dropped (under the key's
         // write barrier) before the write that replaces it is acknowledged,
         // so what the cache holds at the moment of the lookup is a value

@@ -7,53 +7,47 @@ import Dispatch
 /// barrier (with the write condition checked there), and the rename is made
 /// durable before the write is acknowledged.
 extension DiskStore: UploadDestination {
-    /// Blocks the calling thread while flushes make the value durable.
-    package func finishUpload(_ upload: ValueUpload) throws -> PutOutcome {
-        defer { upload.abort() }
-        try upload.complete()
-        // The data is on disk before the rename can make it the value.
-        try makeDurable()
-        let created = try publish(tempPath: upload.tempPath, fd: upload.fd, key: upload.key, metadata: upload.metadata,
-                                  fileSize: upload.written, condition: upload.condition)
-        // The rename is on disk before the answer.
-        try makeDurable()
-        return succeeded(upload, created: created)
-    }
-
-    /// Without holding the thread while flushes run: `completion` gets the
-    /// outcome, on another thread, once the value is durable (with fsync
-    /// off, at once on this one).
-    package func finishUpload(_ upload: ValueUpload, then completion: @escaping @Sendable (Result<PutOutcome, Error>) -> Void) {
+    /// With fsync off, publishes now. With it on, answers later, once
+    /// flushes have made the value durable, without holding the caller's
+    /// thread while they run.
+    package func finishUpload(_ upload: ValueUpload) -> StoreReply<PutOutcome> {
         guard let commit else {
-            completion(Result { try finishUpload(upload) })
-            return
+            return .catching {
+                defer { upload.abort() }
+                try upload.complete()
+                let created = try publish(tempPath: upload.tempPath, fd: upload.fd, key: upload.key, metadata: upload.metadata,
+                                          fileSize: upload.written, condition: upload.condition)
+                return succeeded(upload, created: created)
+            }
         }
-        guard upload.complete(orFail: completion) else { return }
+        if let failed = upload.completeOrFail() { return failed }
         let handed = HandedUpload(upload)
-        // Stage 1: the file's data is on disk before the rename.
-        commit.afterDurable { error in
-            // The committer's queue must stay free for flushing: the
-            // rename (I/O under the key's barrier) runs elsewhere.
-            DispatchQueue.global().async {
-                let upload = handed.value
-                let created: Bool
-                do {
-                    if let error { throw error }
-                    created = try self.publish(tempPath: upload.tempPath, fd: upload.fd, key: upload.key,
-                                               metadata: upload.metadata, fileSize: upload.written, condition: upload.condition)
-                } catch {
-                    upload.abort()
-                    completion(.failure(error))
-                    return
-                }
-                // Stage 2: the rename is on disk before the answer.
-                commit.afterDurable { error in
+        return .later { pending in
+            // Stage 1: the file's data is on disk before the rename.
+            commit.afterDurable { error in
+                // The committer's queue must stay free for flushing: the
+                // rename (I/O under the key's barrier) runs elsewhere.
+                DispatchQueue.global().async {
                     let upload = handed.value
-                    defer { upload.abort() }
-                    if let error {
-                        completion(.failure(error))
-                    } else {
-                        completion(.success(self.succeeded(upload, created: created)))
+                    let created: Bool
+                    do {
+                        if let error { throw error }
+                        created = try self.publish(tempPath: upload.tempPath, fd: upload.fd, key: upload.key,
+                                                   metadata: upload.metadata, fileSize: upload.written, condition: upload.condition)
+                    } catch {
+                        upload.abort()
+                        pending.fulfil(.failure(error))
+                        return
+                    }
+                    // Stage 2: the rename is on disk before the answer.
+                    commit.afterDurable { error in
+                        let upload = handed.value
+                        defer { upload.abort() }
+                        if let error {
+                            pending.fulfil(.failure(error))
+                        } else {
+                            pending.fulfil(.success(self.succeeded(upload, created: created)))
+                        }
                     }
                 }
             }

@@ -187,7 +187,12 @@ public final class DiskStore: ValueStore, @unchecked Sendable {
     /// entries (keys and, with `groupByDirectory`, common prefixes).
     /// From the key index once the start-up scan is done, by walking the
     /// directories before.
-    public func list(prefix: StorePrefix, after: String?, limit: Int, groupByDirectory: Bool) throws -> StoreListing {
+    public func list(prefix: StorePrefix, after: String?, limit: Int, groupByDirectory: Bool) -> StoreReply<StoreListing> {
+        .catching { try listValues(prefix: prefix, after: after, limit: limit, groupByDirectory: groupByDirectory) }
+    }
+
+    /// `list`, on the caller's thread.
+    package func listValues(prefix: StorePrefix, after: String?, limit: Int, groupByDirectory: Bool) throws -> StoreListing {
         if index.isReady {
             return index.list(prefix: Array(prefix.string.utf8), after: after.map { Array($0.utf8) }, limit: limit,
                               groupByDirectory: groupByDirectory, nowNanos: Self.nowNanos())
@@ -209,7 +214,11 @@ public final class DiskStore: ValueStore, @unchecked Sendable {
     // MARK: - Health
 
     /// Writes, reads back and removes a probe file next to the values.
-    public func checkHealth() throws {
+    public func checkHealth() -> StoreReply<Void> {
+        .catching { try probeHealth() }
+    }
+
+    private func probeHealth() throws {
         let path = dataDirectory + "/.health-\(DiskNames.hex(try nextVersion()))"
         let fd = try POSIX.open(path, O_RDWR | O_CREAT | O_EXCL)
         defer { Glibc.close(fd); unlink(path) }

@@ -163,7 +163,7 @@ public final class EmbeddedLarder: Larder, ReadableLarderSync, WritableLarderSyn
 
     /// The stored value of `key` with its info; `StoreError.notFound` when absent or expired.
     static func read(_ key: StoreKey, in store: DiskStore) throws -> StoredData {
-        try read(Result { try store.open(key) })
+        try read(Result { try store.open(key).get() })
     }
 
     /// The value `opened` holds, with its info (closing it).
@@ -181,7 +181,7 @@ public final class EmbeddedLarder: Larder, ReadableLarderSync, WritableLarderSyn
         do {
             try upload.expect(bytes: Int64(data.count))
             try data.withUnsafeBytes { try upload.write($0) }
-            return try upload.finish()
+            return try upload.finish().get()
         } catch {
             upload.abort()
             throw error
@@ -198,7 +198,7 @@ public final class EmbeddedLarder: Larder, ReadableLarderSync, WritableLarderSyn
     /// What is known about the value under `key`. - Throws: `LarderError.notFound`.
     public func info(_ key: String) throws -> ValueInfo {
         try run(key) {
-            let value = try store.open(Self.storeKey(key))
+            let value = try store.open(Self.storeKey(key)).get()
             defer { value.close() }
             return Self.info(value.metadata, storedSize: value.fileSize)
         }
@@ -209,7 +209,7 @@ public final class EmbeddedLarder: Larder, ReadableLarderSync, WritableLarderSyn
         let storePrefix = try Self.storePrefix(prefix)
         return try run(prefix) {
             let listing = try store.list(prefix: storePrefix, after: after.flatMap { $0.isEmpty ? nil : $0 },
-                                         limit: min(max(limit, 1), 10_000), groupByDirectory: delimiter)
+                                         limit: min(max(limit, 1), 10_000), groupByDirectory: delimiter).get()
             return ListingPage(prefix: storePrefix.string, keys: listing.values.map(\.info),
                                prefixes: listing.prefixes, next: listing.next)
         }
@@ -231,14 +231,14 @@ public final class EmbeddedLarder: Larder, ReadableLarderSync, WritableLarderSyn
     /// `.ifMatch` on an absent key fails, as the server's 412 does.
     @discardableResult
     public func delete(_ key: String, condition: SaveCondition) throws -> Bool {
-        try run(key) { try store.delete(Self.storeKey(key), condition: Self.writeCondition(condition)) }
+        try run(key) { try store.delete(Self.storeKey(key), condition: Self.writeCondition(condition)).get() }
     }
 
     /// Deletes every key under `prefix` (`""` or ending in `/`); how many went.
     @discardableResult
     public func removeAll(prefix: String) throws -> Int {
         let storePrefix = try Self.storePrefix(prefix)
-        return try run(prefix) { try store.deletePrefix(storePrefix) }
+        return try run(prefix) { try store.deletePrefix(storePrefix).get() }
     }
 
     /// Appends JSON to the list under `key` atomically, as `POST /store/<key>` does.
@@ -247,7 +247,7 @@ public final class EmbeddedLarder: Larder, ReadableLarderSync, WritableLarderSyn
     public func append(json: Data, to key: String, unique: Bool, condition: SaveCondition) throws -> AppendResult {
         let (outcome, count) = try run(key) {
             try JSONUpdate.append(Array(json), unique: unique, to: Self.storeKey(key), in: store,
-                                  condition: Self.writeCondition(condition))
+                                  condition: Self.writeCondition(condition)).get()
         }
         return AppendResult(count: count, etag: outcome.metadata.etag)
     }
@@ -257,7 +257,7 @@ public final class EmbeddedLarder: Larder, ReadableLarderSync, WritableLarderSyn
     public func create(_ data: Data, under prefix: String, contentType: String, ttl: Duration?) throws -> WriteResult {
         let storePrefix = try Self.storePrefix(prefix)
         return try run(prefix) {
-            let key = try StoreKey(storePrefix.string + store.makeUniqueID())
+            let key = try StoreKey(storePrefix.string + store.makeUniqueID().get())
             let outcome = try put(data, key, contentType: contentType, expires: Self.expiry(ttl),
                                   condition: WriteConditions.mustNotExist)
             return WriteResult(key: key.string, etag: outcome.metadata.etag, created: true)

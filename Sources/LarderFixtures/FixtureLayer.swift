@@ -37,7 +37,7 @@ public final class FixtureLayer: Sendable {
         options.versionTag = 1 << 63
         let disk = try DiskStore(options: options, logger: logger)
         self.disk = disk
-        do { _ = try disk.deletePrefix(.root) } catch { disk.close(); throw error }
+        do { _ = try disk.deleteValues(under: .root) } catch { disk.close(); throw error }
 
         let started = Clock.nowNanos()
         var index: [String: ValueMetadata] = [:]
@@ -108,7 +108,7 @@ public final class FixtureLayer: Sendable {
     }
 
     func open(_ key: StoreKey) throws -> StoredValue {
-        let value = try disk.open(key)
+        let value = try disk.openValue(key)
         value.source = .fixture
         return value
     }
@@ -132,7 +132,7 @@ public final class FixtureLayer: Sendable {
                 try writer.write(UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
                 offset += n
             }
-            return try writer.finish()
+            return try writer.finish().get()
         } catch {
             writer.abort()
             throw error

@@ -52,39 +52,29 @@ public final class LayeredStore: ValueStore, Sendable {
     /// The writable layer when it is the disk store.
     public var diskStore: DiskStore? { store as? DiskStore }
 
-    public var answersLater: Bool { store.answersLater }
-
-    public func open(_ key: StoreKey) throws -> StoredValue {
-        do {
-            return try store.open(key)
-        } catch StoreError.notFound {
-            guard fixtures.metadata(key.string) != nil else { throw StoreError.notFound }
-            return try fixtures.open(key)
-        }
-    }
-
-    public func open(_ key: StoreKey, then completion: @escaping @Sendable (Result<StoredValue, Error>) -> Void) {
+    /// The store's value, else the fixture's (a local file, read now).
+    public func open(_ key: StoreKey) -> StoreReply<StoredValue> {
+        let reply = store.open(key)
+        // Given now and found (the disk store's cached GET): no chaining.
+        if case .now(.success) = reply { return reply }
         let fixtures = self.fixtures
-        store.open(key) { result in
-            if case .failure(StoreError.notFound) = result, fixtures.metadata(key.string) != nil {
-                completion(Result { try fixtures.open(key) })
-            } else {
-                completion(result)
-            }
+        return reply.then { result in
+            guard case .failure(StoreError.notFound) = result, fixtures.metadata(key.string) != nil else { return .now(result) }
+            return .catching { try fixtures.open(key) }
         }
     }
 
     /// The store's own metadata query (PostgreSQL: the row's columns, not
     /// the value); a key the store lacks reads from its fixture, a local file.
-    public func currentMetadata(of key: StoreKey, then completion: @escaping @Sendable (Result<ValueMetadata?, Error>) -> Void) {
+    public func currentMetadata(of key: StoreKey) -> StoreReply<ValueMetadata?> {
         let fixtures = self.fixtures
-        store.currentMetadata(of: key) { result in
-            guard case .success(nil) = result, fixtures.metadata(key.string) != nil else { return completion(result) }
-            completion(Result {
+        return store.currentMetadata(of: key).then { result in
+            guard case .success(nil) = result, fixtures.metadata(key.string) != nil else { return .now(result) }
+            return .catching {
                 let value = try fixtures.open(key)
                 defer { value.close() }
                 return value.metadata
-            })
+            }
         }
     }
 
@@ -97,50 +87,53 @@ public final class LayeredStore: ValueStore, Sendable {
     }
 
     public func update(_ key: StoreKey, condition: WriteCondition?, maxValueBytes: Int,
-                       _ transform: (ValueMetadata?, [UInt8]?) throws -> UpdatedValue) throws -> PutOutcome {
+                       _ transform: @escaping @Sendable (ValueMetadata?, [UInt8]?) throws -> UpdatedValue) -> StoreReply<PutOutcome> {
         guard let fixture = fixtures.metadata(key.string) else {
-            return try store.update(key, condition: condition, maxValueBytes: maxValueBytes, transform)
+            return store.update(key, condition: condition, maxValueBytes: maxValueBytes, transform)
         }
         // With no store value the update starts from the fixture's. The
         // fixture never changes, so reading it once is enough however often
-        // the store retries.
-        var fixtureBytes: [UInt8]?
-        let outcome = try store.update(key, condition: Self.seeing(fixture, condition), maxValueBytes: maxValueBytes) { meta, value in
+        // the store retries (the attempts run one at a time).
+        let fixtures = self.fixtures
+        let fixtureBytes = Locked<[UInt8]?>(nil)
+        return store.update(key, condition: Self.seeing(fixture, condition), maxValueBytes: maxValueBytes) { meta, value in
             if meta != nil { return try transform(meta, value) }
-            if fixtureBytes == nil {
+            let bytes = try fixtureBytes.withLock { (bytes: inout [UInt8]?) -> [UInt8] in
+                if let bytes { return bytes }
                 let opened = try fixtures.open(key)
                 defer { opened.close() }
                 guard opened.metadata.size <= UInt64(maxValueBytes) else { throw StoreError.tooLarge(limit: Int64(maxValueBytes)) }
-                fixtureBytes = try opened.readAll()
+                bytes = try opened.readAll()
+                return bytes!
             }
-            return try transform(fixture, fixtureBytes)
-        }
-        return PutOutcome(created: false, metadata: outcome.metadata)
+            return try transform(fixture, bytes)
+        }.map { PutOutcome(created: false, metadata: $0.metadata) }
     }
 
     /// True when the key existed to the client: a store value was removed,
     /// or the key reads as its fixture (which a delete cannot remove).
-    public func delete(_ key: StoreKey, condition: WriteCondition?) throws -> Bool {
+    public func delete(_ key: StoreKey, condition: WriteCondition?) -> StoreReply<Bool> {
         let fixture = fixtures.metadata(key.string)
-        let removed = try store.delete(key, condition: Self.seeing(fixture, condition))
-        return removed || fixture != nil
+        return store.delete(key, condition: Self.seeing(fixture, condition)).map { removed in removed || fixture != nil }
     }
 
     /// Resets the store's keys under `prefix`; its fixtures show again.
     /// Counts the store values removed.
-    public func deletePrefix(_ prefix: StorePrefix) throws -> Int {
-        try store.deletePrefix(prefix)
+    public func deletePrefix(_ prefix: StorePrefix) -> StoreReply<Int> {
+        store.deletePrefix(prefix)
     }
 
-    public func list(prefix: StorePrefix, after: String?, limit: Int, groupByDirectory: Bool) throws -> StoreListing {
-        let upper = try store.list(prefix: prefix, after: after, limit: limit, groupByDirectory: groupByDirectory)
-        guard fixtures.hasAny(under: prefix.string) else { return upper }
-        var lower = try fixtures.disk.list(prefix: prefix, after: after, limit: limit, groupByDirectory: groupByDirectory)
-        for i in lower.values.indices { lower.values[i].source = .fixture }
-        return StoreListing.merging(upper, over: lower, limit: limit)
+    public func list(prefix: StorePrefix, after: String?, limit: Int, groupByDirectory: Bool) -> StoreReply<StoreListing> {
+        let fixtures = self.fixtures
+        return store.list(prefix: prefix, after: after, limit: limit, groupByDirectory: groupByDirectory).map { upper in
+            guard fixtures.hasAny(under: prefix.string) else { return upper }
+            var lower = try fixtures.disk.listValues(prefix: prefix, after: after, limit: limit, groupByDirectory: groupByDirectory)
+            for i in lower.values.indices { lower.values[i].source = .fixture }
+            return StoreListing.merging(upper, over: lower, limit: limit)
+        }
     }
 
-    public func makeUniqueID() throws -> String { try store.makeUniqueID() }
+    public func makeUniqueID() -> StoreReply<String> { store.makeUniqueID() }
 
     /// Generated keys are new to the store; a fixture under one would be a
     /// fixture named like a generated identifier, which the store never
@@ -150,8 +143,8 @@ public final class LayeredStore: ValueStore, Sendable {
         try store.beginCreate(under: prefix, contentType: contentType, encoding: encoding, expiresNanos: expiresNanos)
     }
 
-    public func checkHealth() throws {
-        try store.checkHealth()
+    public func checkHealth() -> StoreReply<Void> {
+        store.checkHealth()
     }
 
     /// The writable store's totals: what was written. Fixtures are counted
@@ -190,9 +183,8 @@ private final class OverFixtureWriter: ValueWriter {
     var key: StoreKey { inner.key }
     func expect(bytes: Int64) throws { try inner.expect(bytes: bytes) }
     func write(_ chunk: UnsafeRawBufferPointer) throws { try inner.write(chunk) }
-    func finish() throws -> PutOutcome { PutOutcome(created: false, metadata: try inner.finish().metadata) }
-    func finish(then completion: @escaping @Sendable (Result<PutOutcome, Error>) -> Void) {
-        inner.finish { result in completion(result.map { PutOutcome(created: false, metadata: $0.metadata) }) }
+    func finish() -> StoreReply<PutOutcome> {
+        inner.finish().map { PutOutcome(created: false, metadata: $0.metadata) }
     }
     func abort() { inner.abort() }
 }

@@ -1,6 +1,7 @@
 import LarderJSON
 import LarderStorage
 import LarderValueFile
+import LarderSupport
 
 /// JSON append and merge patch as store updates: read the current value,
 /// make the new one, publish it only if nothing wrote the key in between
@@ -26,38 +27,39 @@ public enum JSONUpdate {
 
     /// Appends the JSON `json` to the list under `key` (an absent key
     /// starts one; see `JSONValue.appending` for a stored non-list and
-    /// `unique`), if `condition` holds. Returns the outcome and the list's
-    /// length after. Throws `JSONUpdateError` for JSON that does not parse
-    /// (the body before anything is read), else what the store throws.
+    /// `unique`), if `condition` holds. Answers the outcome and the list's
+    /// length after. Fails with `JSONUpdateError` for JSON that does not
+    /// parse (the body, now, before anything is read), else as the store does.
     public static func append(_ json: [UInt8], unique: Bool, to key: StoreKey, in store: any ValueStore,
-                              condition: WriteCondition?) throws -> (outcome: PutOutcome, count: Int) {
-        let body = try parseBody(json)
+                              condition: WriteCondition?) -> StoreReply<(outcome: PutOutcome, count: Int)> {
+        let body: JSONValue
+        do { body = try parseBody(json) } catch { return .now(.failure(error)) }
         // Set by the transform of the attempt that published (a retried
-        // attempt sets it again); read only after `update` returned.
-        var count = 0
-        let outcome = try store.update(key, condition: condition, maxValueBytes: maxValueBytes) { meta, stored in
+        // attempt sets it again); read only once `update` has answered.
+        let count = Locked(0)
+        return store.update(key, condition: condition, maxValueBytes: maxValueBytes) { meta, stored in
             let current = try stored.map(parseStored)
             let (result, n) = JSONValue.appending(body, to: current, unique: unique)
-            count = n
+            count.withLock { $0 = n }
             return UpdatedValue(bytes: result.serialized(), contentType: meta?.contentType ?? "application/json")
-        }
-        return (outcome, count)
+        }.map { outcome in (outcome, count.withLock { $0 }) }
     }
 
     /// Applies the JSON merge patch `json` (RFC 7396) to the JSON value
     /// under `key`, if `condition` holds; `StoreError.notFound` when absent.
-    /// Returns the outcome and the patched document as stored. Throws as
+    /// Answers the outcome and the patched document as stored. Fails as
     /// `append` does.
     public static func mergePatch(_ json: [UInt8], into key: StoreKey, in store: any ValueStore,
-                                  condition: WriteCondition?) throws -> (outcome: PutOutcome, document: [UInt8]) {
-        let patch = try parseBody(json)
-        var document: [UInt8] = []
-        let outcome = try store.update(key, condition: condition, maxValueBytes: maxValueBytes) { meta, stored in
+                                  condition: WriteCondition?) -> StoreReply<(outcome: PutOutcome, document: [UInt8])> {
+        let patch: JSONValue
+        do { patch = try parseBody(json) } catch { return .now(.failure(error)) }
+        let document = Locked<[UInt8]>([])
+        return store.update(key, condition: condition, maxValueBytes: maxValueBytes) { meta, stored in
             guard let stored, let meta else { throw StoreError.notFound }
-            document = try parseStored(stored).mergePatched(with: patch).serialized()
-            return UpdatedValue(bytes: document, contentType: meta.contentType)
-        }
-        return (outcome, document)
+            let patched = try parseStored(stored).mergePatched(with: patch).serialized()
+            document.withLock { $0 = patched }
+            return UpdatedValue(bytes: patched, contentType: meta.contentType)
+        }.map { outcome in (outcome, document.withLock { $0 }) }
     }
 
     static func parseStored(_ bytes: [UInt8]) throws(JSONUpdateError) -> JSONValue {

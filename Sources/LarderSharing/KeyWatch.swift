@@ -8,9 +8,9 @@ import LarderSupport
 ///
 /// Each look registers a one-shot watcher with the hub first and then opens
 /// the key, in that order, so no change slips between a look and the next
-/// wake. Opening goes through `ValueStore.open(_:then:)`: the disk store
-/// answers inline, a store whose reads are round trips (PostgreSQL) later,
-/// and no thread waits either way. Between looks a watch is a closure in
+/// wake. The disk store answers the open now, a store whose reads are
+/// round trips (PostgreSQL) later (`StoreReply`), and no thread waits
+/// either way. Between looks a watch is a closure in
 /// the hub: no thread, no timer.
 ///
 /// `look` decides what a look means (an HTTP answer, a stream element) and
@@ -102,7 +102,7 @@ public final class KeyWatch: @unchecked Sendable {
     }
 
     private func open() {
-        store.open(key) { [self] opened in
+        store.open(key).whenDone { [self] opened in
             guard !isFinished else {
                 if case .success(let value) = opened { value.close() }
                 return

@@ -15,52 +15,51 @@ public struct UpdatedValue: Sendable {
 /// makes one; the server calls it once, when it starts.
 public typealias ValueStoreFactory = @Sendable (_ changes: StoreChangeObserver, _ logger: Logger) throws -> any ValueStore
 
-/// The storage the routes depend on. `DiskStore` is the one built today; a
-/// fixtures layer or another backend fits behind the same calls.
+/// The storage the routes depend on. `DiskStore` is one backend,
+/// `PostgresStore` another; a fixtures layer fits over either.
 ///
-/// Calls are synchronous and run on the caller's thread (a connection's
-/// queue); they may do disk I/O but never wait on other requests. Changes
-/// are reported to the `StoreChangeObserver` the store was made with.
+/// A call that may wait answers with a `StoreReply`: the disk store answers
+/// now, on the caller's thread (a connection's queue), doing its disk I/O
+/// there but never waiting on other requests; a store whose calls are
+/// network round trips answers later, and no thread waits for it. Callers
+/// write one path for both. Changes are reported to the
+/// `StoreChangeObserver` the store was made with.
 public protocol ValueStore: AnyObject, Sendable {
     /// Opens the value of `key`; `StoreError.notFound` when absent or expired.
-    func open(_ key: StoreKey) throws -> StoredValue
-    /// `open`, answering through `completion` (maybe on another thread):
-    /// for a store whose reads are network round trips, the caller's
-    /// thread does not wait.
-    func open(_ key: StoreKey, then completion: @escaping @Sendable (Result<StoredValue, Error>) -> Void)
-    /// Whether calls wait on another machine (a database): callers that can
-    /// answer later use the `then:` forms.
-    var answersLater: Bool { get }
-    /// The metadata of the live value of `key` (nil: absent or expired),
-    /// through `completion` (maybe on another thread): what a write
-    /// condition is checked against before a body is asked for. A store
-    /// whose reads are round trips reads the metadata alone, not the value.
-    func currentMetadata(of key: StoreKey, then completion: @escaping @Sendable (Result<ValueMetadata?, Error>) -> Void)
-    /// Starts writing `key`; `condition` is checked when the write publishes.
+    func open(_ key: StoreKey) -> StoreReply<StoredValue>
+    /// The metadata of the live value of `key` (nil: absent or expired):
+    /// what a write condition is checked against before a body is asked
+    /// for. A store whose reads are round trips reads the metadata alone,
+    /// not the value.
+    func currentMetadata(of key: StoreKey) -> StoreReply<ValueMetadata?>
+    /// Starts writing `key`; `condition` is checked when the write publishes
+    /// (`ValueWriter.finish`). Making the writer never waits.
     func beginUpload(key: StoreKey, contentType: String, encoding: ValueUpload.Encoding,
                      expiresNanos: Int64?, condition: WriteCondition?) throws -> ValueWriter
     /// Reads the current value (nil: absent), lets `transform` make the new
     /// one, and publishes it only if nothing wrote the key in between
     /// (retrying otherwise) and `condition` holds: a read-modify-write that
-    /// never loses a concurrent update. Values above `maxValueBytes` are refused.
+    /// never loses a concurrent update. Values above `maxValueBytes` are
+    /// refused. `transform` may run more than once, on any thread.
     func update(_ key: StoreKey, condition: WriteCondition?, maxValueBytes: Int,
-                _ transform: (_ current: ValueMetadata?, _ value: [UInt8]?) throws -> UpdatedValue) throws -> PutOutcome
-    /// Deletes `key` if `condition` holds; returns whether it existed.
-    func delete(_ key: StoreKey, condition: WriteCondition?) throws -> Bool
-    /// Deletes every key under `prefix` (everything for the empty prefix); returns how many.
-    func deletePrefix(_ prefix: StorePrefix) throws -> Int
+                _ transform: @escaping @Sendable (_ current: ValueMetadata?, _ value: [UInt8]?) throws -> UpdatedValue)
+        -> StoreReply<PutOutcome>
+    /// Deletes `key` if `condition` holds; answers whether it existed.
+    func delete(_ key: StoreKey, condition: WriteCondition?) -> StoreReply<Bool>
+    /// Deletes every key under `prefix` (everything for the empty prefix); answers how many.
+    func deletePrefix(_ prefix: StorePrefix) -> StoreReply<Int>
     /// A page of keys under `prefix` in byte order.
-    func list(prefix: StorePrefix, after: String?, limit: Int, groupByDirectory: Bool) throws -> StoreListing
+    func list(prefix: StorePrefix, after: String?, limit: Int, groupByDirectory: Bool) -> StoreReply<StoreListing>
     /// A new identifier, unique in this store and sorting after every one
     /// made before it (for generated keys).
-    func makeUniqueID() throws -> String
+    func makeUniqueID() -> StoreReply<String>
     /// Starts writing a value under a new key below `prefix`: the prefix and
     /// an identifier as `makeUniqueID` makes them. The key is the one in
     /// the write's outcome (a store may give it when the write commits).
     func beginCreate(under prefix: StorePrefix, contentType: String, encoding: ValueUpload.Encoding,
                      expiresNanos: Int64?) throws -> ValueWriter
-    /// Throws when the store cannot read and write.
-    func checkHealth() throws
+    /// Fails when the store cannot read and write.
+    func checkHealth() -> StoreReply<Void>
     /// Values and bytes stored, kept as running totals (cheap to read:
     /// `/metrics` asks on every scrape).
     var stats: StoreStats { get }
@@ -81,30 +80,16 @@ public protocol ValueStore: AnyObject, Sendable {
 }
 
 extension ValueStore {
+    /// Asks for a unique ID now: for a store whose `makeUniqueID` answers
+    /// now (the disk store); one that answers later names generated keys
+    /// at commit instead (`PostgresStore.beginCreate`).
     public func beginCreate(under prefix: StorePrefix, contentType: String, encoding: ValueUpload.Encoding,
                             expiresNanos: Int64?) throws -> ValueWriter {
-        let key = try StoreKey(prefix.string + (try makeUniqueID()))
+        let key = try StoreKey(prefix.string + (try makeUniqueID().get()))
         return try beginUpload(key: key, contentType: contentType, encoding: encoding, expiresNanos: expiresNanos,
                                condition: WriteConditions.mustNotExist)
     }
 
-    public func open(_ key: StoreKey, then completion: @escaping @Sendable (Result<StoredValue, Error>) -> Void) {
-        completion(Result { try open(key) })
-    }
-    public var answersLater: Bool { false }
-
-    public func currentMetadata(of key: StoreKey, then completion: @escaping @Sendable (Result<ValueMetadata?, Error>) -> Void) {
-        open(key) { opened in
-            switch opened {
-            case .success(let value):
-                let metadata = value.metadata
-                value.close()
-                completion(.success(metadata))
-            case .failure(StoreError.notFound): completion(.success(nil))
-            case .failure(let error): completion(.failure(error))
-            }
-        }
-    }
     public var compressionModes: CompressionModeCounts? { nil }
     public var durability: DurabilityCounts? { nil }
     public var fixtureStats: StoreStats? { nil }

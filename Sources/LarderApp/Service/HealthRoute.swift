@@ -14,10 +14,10 @@ struct HealthRoute: Route {
 
     func handle(_ request: RouteRequest) throws(HTTPError) -> RouteAnswer {
         if let answer = try ReadOnlyEndpoint.check(request, "use GET") { return answer }
-        let store = self.store, logger = self.logger
-        return try StoreWork(store: store).answer(request.responder) { () throws(HTTPError) -> HTTPResponse in
+        let logger = self.logger
+        return try .after(store.checkHealth(), request.responder) { health throws(HTTPError) -> HTTPResponse in
             do {
-                try store.checkHealth()
+                try health.get()
             } catch {
                 logger.error("health check failed: \(error)")
                 throw HTTPError(.serviceUnavailable, .unhealthy, "the store cannot read and write: \(error)",

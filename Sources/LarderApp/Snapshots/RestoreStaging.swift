@@ -115,60 +115,40 @@ final class RestoreStaging: @unchecked Sendable {
 
     // MARK: - Applying (after the whole document was read)
 
-    /// What failed while the staged document was being applied: the store
-    /// (disk full, database gone), never the document, which was checked.
-    struct ApplyFailure: Error {
-        let error: any Error
-        /// Values restored before it.
-        let restored: Int
-        /// Whether `replace` had already cleared the prefix.
-        let cleared: Bool
-    }
+    /// Where the next staged value starts.
+    private var applied: Int64 = 0
 
-    /// Writes every staged value, in document order (a key named twice
-    /// ends as its last line says), after clearing `prefix` when `replace`.
-    /// Returns how many values were restored.
-    func apply(to store: any ValueStore, prefix: StorePrefix, replace: Bool) throws(ApplyFailure) -> Int {
-        defer { discard() }
-        var restored = 0
-        var cleared = false
+    /// Streams the next staged value, in document order, into a write to
+    /// `store`, and answers what finishing it answers; nil when every value
+    /// was written. (A key named twice ends as its last line says.)
+    func writeNext(to store: any ValueStore) throws -> StoreReply<PutOutcome>? {
+        guard applied < size else { return nil }
+        var at = applied
+        let fixed = try read(Self.fixedLength, at: at)
+        let keyLength = Int(Self.get(fixed, 0, bytes: 2)), typeLength = Int(Self.get(fixed, 2, bytes: 2))
+        let expires = fixed[4] == 1 ? Int64(bitPattern: Self.get(fixed, 5, bytes: 8)) : nil
+        var left = Int64(bitPattern: Self.get(fixed, 13, bytes: 8))
+        let names = try read(keyLength + typeLength, at: at + Int64(Self.fixedLength))
+        at += Int64(Self.fixedLength + names.count)
+        let key = try StoreKey(String(decoding: names[0..<keyLength], as: UTF8.self))
+        let writer = try store.beginUpload(key: key, contentType: String(decoding: names[keyLength...], as: UTF8.self),
+                                           encoding: .identity, expiresNanos: expires, condition: nil)
         do {
-            if replace {
-                _ = try store.deletePrefix(prefix)
-                cleared = true
-            }
-            var at: Int64 = 0
-            var buffer = [UInt8](repeating: 0, count: Self.chunk)
-            while at < size {
-                let fixed = try read(Self.fixedLength, at: at)
-                let keyLength = Int(Self.get(fixed, 0, bytes: 2)), typeLength = Int(Self.get(fixed, 2, bytes: 2))
-                let expires = fixed[4] == 1 ? Int64(bitPattern: Self.get(fixed, 5, bytes: 8)) : nil
-                var left = Int64(bitPattern: Self.get(fixed, 13, bytes: 8))
-                let names = try read(keyLength + typeLength, at: at + Int64(Self.fixedLength))
-                at += Int64(Self.fixedLength + names.count)
-                let key = try StoreKey(String(decoding: names[0..<keyLength], as: UTF8.self))
-                let writer = try store.beginUpload(key: key, contentType: String(decoding: names[keyLength...], as: UTF8.self),
-                                                   encoding: .identity, expiresNanos: expires, condition: nil)
-                do {
-                    try writer.expect(bytes: left)
-                    while left > 0 {
-                        let n = Int(min(left, Int64(buffer.count)))
-                        try buffer.withUnsafeMutableBytes { try readExactly(into: UnsafeMutableRawBufferPointer(rebasing: $0[0..<n]), at: at) }
-                        try buffer.withUnsafeBytes { try writer.write(UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
-                        at += Int64(n)
-                        left -= Int64(n)
-                    }
-                    _ = try writer.finish()
-                } catch {
-                    writer.abort()
-                    throw error
-                }
-                restored += 1
+            try writer.expect(bytes: left)
+            var buffer = [UInt8](repeating: 0, count: Int(min(left, Int64(Self.chunk))))
+            while left > 0 {
+                let n = Int(min(left, Int64(buffer.count)))
+                try buffer.withUnsafeMutableBytes { try readExactly(into: UnsafeMutableRawBufferPointer(rebasing: $0[0..<n]), at: at) }
+                try buffer.withUnsafeBytes { try writer.write(UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
+                at += Int64(n)
+                left -= Int64(n)
             }
         } catch {
-            throw ApplyFailure(error: error, restored: restored, cleared: cleared)
+            writer.abort()
+            throw error
         }
-        return restored
+        applied = at
+        return writer.finish()
     }
 
     // MARK: - The file

@@ -113,7 +113,7 @@ final class SnapshotRestore: HTTPRequestBodySink {
         // The whole document is valid: now, and only now, the store changes.
         let apply = RestoreApply(staging: staging, store: store, prefix: prefix, replace: replace,
                                  responder: responder, logger: logger)
-        StoreWork(store: store).run { apply.run() }
+        apply.run()
     }
 
     func abort() {

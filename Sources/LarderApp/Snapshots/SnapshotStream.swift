@@ -87,7 +87,7 @@ final class SnapshotStream: HTTPBodyStream {
     private func nextKey() throws -> String? {
         if pageIndex == page.count {
             guard !listingEnded else { return nil }
-            let listing = try store.list(prefix: prefix, after: after, limit: Self.pageSize, groupByDirectory: false)
+            let listing = try store.list(prefix: prefix, after: after, limit: Self.pageSize, groupByDirectory: false).get()
             page = listing.values.map(\.key)
             pageIndex = 0
             after = listing.next
@@ -103,7 +103,7 @@ final class SnapshotStream: HTTPBodyStream {
     private func begin(_ key: String) throws {
         let value: StoredValue
         do {
-            value = try store.open(try StoreKey(key))
+            value = try store.open(try StoreKey(key)).get()
         } catch StoreError.notFound {
             return  // deleted (or expired) since it was listed
         }

@@ -3,79 +3,166 @@ import LarderStorage
 import LarderValueFile
 import LarderSupport
 
-/// A conditional write (`If-Match`, `If-None-Match`, `If-Unmodified-Since`)
-/// with `Expect: 100-continue`, on a store whose reads are round trips
-/// (PostgreSQL): the condition is checked against the current metadata,
-/// asked for asynchronously, before `100 Continue`; a failing one is a 412
-/// before the body is sent, as on the disk store (whose check is a local
-/// read, made in the route: `ValueRoutes.checkEarly`). No thread waits for
-/// the database meanwhile. The store checks again when the write commits.
+/// The early look at a conditional write (`If-Match`, `If-None-Match`,
+/// `If-Unmodified-Since`): a condition that already fails is answered
+/// before the body is stored, and with `Expect: 100-continue` before it is
+/// sent. The store checks again when the write publishes, so the look only
+/// saves work; it never decides a write alone.
 ///
-/// Wraps the sink that takes the body; everything else passes through.
+/// The look asks the store for the key's current metadata. Answered now
+/// (the disk store: a local read), a failing condition is a 412 at once,
+/// before the upload starts (`look`). Answered later (a database), the
+/// body's sink is wrapped in a gate (`wrap`) that waits for the answer
+/// without holding a thread: it holds `100 Continue` back until the
+/// condition passes, and refuses a body that finishes after the condition
+/// failed.
 ///
-/// A client may send its body without waiting for `100 Continue`, so the
-/// body can be complete before the database answers. Exactly one of the
-/// two decides, whichever comes first (`phase`): a failing early check
-/// refuses the write (412, the body's sink aborted when it finishes), or
-/// the finished body goes to the write, whose own check at commit is then
-/// the only answer. So a 412 never goes out for a write that was applied.
-final class PreconditionGate: HTTPContinueGate {
-    private enum Phase { case pending, refused, finished }
-    /// Moves once, from `pending`; read and set from the connection's
-    /// queue (`finish`) and the store's callback thread.
-    private let phase = Locked(Phase.pending)
+/// The body can be complete before the store answers (a client that does
+/// not wait for `100 Continue`, or sends no `Expect`). Exactly one of the
+/// two decides, whichever comes first (`phase`): a failed look refuses the
+/// write (412, the body's sink aborted), or the finished body goes to the
+/// write, whose own check at commit is then the only answer. So a 412 never
+/// goes out for a write that was applied.
+///
+/// Unchecked Sendable: the store's answer touches only `phase` (locked) and
+/// the responder; `inner` is used on the connection's queue alone.
+final class PreconditionGate: HTTPContinueGate, @unchecked Sendable {
+    private enum Phase {
+        /// The store has not answered the look yet; `proceed` of a client
+        /// waiting for `100 Continue` meanwhile.
+        case looking(proceed: (@Sendable () -> Void)?)
+        /// The condition held when looked at.
+        case passed
+        /// The condition failed; this is the answer, sent when the client
+        /// waits for `100 Continue` or its body finishes.
+        case refused(HTTPResponse)
+        /// Answered (the refusal went out) or handed to the write (`finish`).
+        case settled
+    }
+    /// Moves forward only; read and set from the connection's queue and the
+    /// thread the store's answer comes on.
+    private let phase = Locked(Phase.looking(proceed: nil))
     private let inner: HTTPRequestBodySink
-    private let store: any ValueStore
-    private let key: StoreKey
-    private let condition: WriteCondition
     private let responder: HTTPResponder
-    private let logger: Logger
 
-    /// `sink`, gated when the request and the store call for it.
-    static func wrap(_ sink: HTTPRequestBodySink, store: any ValueStore, key: StoreKey, condition: WriteCondition?,
-                     request: RouteRequest, logger: Logger) -> HTTPRequestBodySink {
-        guard let condition, store.answersLater, request.head.expectsContinue else { return sink }
-        return PreconditionGate(inner: sink, store: store, key: key, condition: condition,
-                                responder: request.responder, logger: logger)
+    /// Looks at the current value when the request has a condition:
+    /// throws the 412 of a condition the store says fails now; returns the
+    /// look that is still to come (nil: none).
+    static func look(_ key: StoreKey, _ condition: WriteCondition?, in store: any ValueStore,
+                     logger: Logger) throws(HTTPError) -> StorePending<ValueMetadata?>? {
+        guard let condition else { return nil }
+        switch store.currentMetadata(of: key) {
+        case .now(let current):
+            try ErrorMapping.run(logger) { try condition(try current.get()) }
+            return nil
+        case .later(let pending):
+            return pending
+        }
     }
 
-    private init(inner: HTTPRequestBodySink, store: any ValueStore, key: StoreKey, condition: @escaping WriteCondition,
-                 responder: HTTPResponder, logger: Logger) {
+    /// `sink`, gated by the look still to come (none: `sink` itself).
+    static func wrap(_ sink: HTTPRequestBodySink, look: StorePending<ValueMetadata?>?, condition: WriteCondition?,
+                     request: RouteRequest, logger: Logger) -> HTTPRequestBodySink {
+        guard let look, let condition else { return sink }
+        let gate = PreconditionGate(inner: sink, responder: request.responder)
+        look.whenDone { [weak gate] current in
+            let refusal: HTTPResponse?
+            do {
+                try condition(try current.get())
+                refusal = nil
+            } catch {
+                refusal = ErrorMapping.httpError(error, logger: logger).response
+            }
+            guard let gate else {
+                // The connection is done with the request.
+                refusal?.discardBody()
+                return
+            }
+            gate.decided(refusal)
+        }
+        return gate
+    }
+
+    private init(inner: HTTPRequestBodySink, responder: HTTPResponder) {
         self.inner = inner
-        self.store = store
-        self.key = key
-        self.condition = condition
         self.responder = responder
-        self.logger = logger
+    }
+
+    /// The look's answer (nil: the condition holds).
+    private func decided(_ refusal: HTTPResponse?) {
+        enum Next { case nothing, proceed(@Sendable () -> Void), respond(HTTPResponse), discard(HTTPResponse) }
+        let next = phase.withLock { phase -> Next in
+            guard case .looking(let proceed) = phase else {
+                // The body finished first: the write's own check answers.
+                return refusal.map(Next.discard) ?? .nothing
+            }
+            guard let refusal else {
+                phase = .passed
+                return proceed.map(Next.proceed) ?? .nothing
+            }
+            // A client waiting for `100 Continue` gets the refusal now;
+            // one sending its body gets it when the body ends.
+            guard proceed != nil else {
+                phase = .refused(refusal)
+                return .nothing
+            }
+            phase = .settled
+            return .respond(refusal)
+        }
+        switch next {
+        case .nothing: break
+        case .proceed(let proceed): proceed()
+        case .respond(let response): responder.respond(response)
+        case .discard(let response): response.discardBody()
+        }
     }
 
     func whenBodyWanted(_ proceed: @escaping @Sendable () -> Void) {
-        let condition = self.condition, responder = self.responder, logger = self.logger, phase = self.phase
-        store.currentMetadata(of: key) { current in
-            do {
-                try condition(try current.get())
-            } catch {
-                let refused = phase.withLock { phase in
-                    guard phase == .pending else { return false }
-                    phase = .refused
-                    return true
-                }
-                // Finished first: the write's own check at commit answers.
-                if refused { responder.respond(ErrorMapping.httpError(error, logger: logger).response) }
-                return
+        enum Next { case wait, proceed, respond(HTTPResponse) }
+        let next = phase.withLock { phase -> Next in
+            switch phase {
+            case .looking:
+                phase = .looking(proceed: proceed)
+                return .wait
+            case .passed, .settled:
+                return .proceed
+            case .refused(let refusal):
+                phase = .settled
+                return .respond(refusal)
             }
-            proceed()
+        }
+        switch next {
+        case .wait: break
+        case .proceed: proceed()
+        case .respond(let response): responder.respond(response)
         }
     }
 
     func write(_ chunk: UnsafeRawBufferPointer) throws { try inner.write(chunk) }
+
     func finish() {
-        let refused = phase.withLock { phase in
-            guard phase == .pending else { return phase == .refused }
-            phase = .finished
-            return false
+        enum Next { case write, refuse(HTTPResponse), drop }
+        let next = phase.withLock { phase -> Next in
+            switch phase {
+            case .looking, .passed:
+                phase = .settled
+                return .write
+            case .refused(let refusal):
+                phase = .settled
+                return .refuse(refusal)
+            case .settled:
+                // The refusal already went out.
+                return .drop
+            }
         }
-        if refused { inner.abort() } else { inner.finish() }
+        switch next {
+        case .write: inner.finish()
+        case .refuse(let response):
+            inner.abort()
+            responder.respond(response)
+        case .drop: inner.abort()
+        }
     }
+
     func abort() { inner.abort() }
 }

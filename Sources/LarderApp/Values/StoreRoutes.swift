@@ -11,7 +11,6 @@ struct StoreRoutes: Route {
     let store: any ValueStore
     let values: ValueRoutes
     let logger: Logger
-    let work: StoreWork
 
     static let prefixMethods = "GET, HEAD, POST, DELETE, OPTIONS"
 
@@ -19,7 +18,6 @@ struct StoreRoutes: Route {
         self.store = store
         self.values = ValueRoutes(store: store, hub: hub, logger: logger)
         self.logger = logger
-        self.work = StoreWork(store: store)
     }
 
     func handle(_ request: RouteRequest) throws(HTTPError) -> RouteAnswer {
@@ -31,13 +29,11 @@ struct StoreRoutes: Route {
         let prefix = try ErrorMapping.run(logger) { try StorePrefix(bytes: try StoreKey.percentDecode(rest)) }
         switch request.method {
         case .get, .head:
-            let head = request.head
-            return try work.answer(request.responder) { () throws(HTTPError) in try list(prefix, head) }
+            return try list(prefix, request)
         case .delete:
-            let store = self.store, logger = self.logger
-            return try work.answer(request.responder) { () throws(HTTPError) in
-                let deleted = try ErrorMapping.run(logger) { try store.deletePrefix(prefix) }
-                return .json(.ok, DeletedCount(deleted: deleted))
+            let logger = self.logger
+            return try .after(store.deletePrefix(prefix), request.responder) { deleted throws(HTTPError) in
+                .json(.ok, DeletedCount(deleted: try ErrorMapping.run(logger) { try deleted.get() }))
             }
         case .post: return try create(under: prefix, request)
         case .options: return .respond(.allow(Self.prefixMethods))
@@ -69,7 +65,8 @@ struct StoreRoutes: Route {
         })
     }
 
-    private func list(_ prefix: StorePrefix, _ head: HTTPRequestHead) throws(HTTPError) -> HTTPResponse {
+    private func list(_ prefix: StorePrefix, _ request: RouteRequest) throws(HTTPError) -> RouteAnswer {
+        let head = request.head
         let query = try QueryParameters(head.query)
         let limit = try query.integer("limit", default: 1000, range: 1...10_000, clampUpper: true)
         let delimiter = query["delimiter"]
@@ -77,11 +74,13 @@ struct StoreRoutes: Route {
             throw HTTPError(.badRequest, .invalidArgument, "only '/' is supported as a delimiter")
         }
         let after = query["after"].flatMap { $0.isEmpty ? nil : $0 }
-        let listing = try ErrorMapping.run(logger) {
-            try store.list(prefix: prefix, after: after, limit: limit, groupByDirectory: delimiter == "/")
+        let logger = self.logger
+        return try .after(store.list(prefix: prefix, after: after, limit: limit, groupByDirectory: delimiter == "/"),
+                          request.responder) { listed throws(HTTPError) in
+            let listing = try ErrorMapping.run(logger) { try listed.get() }
+            let page = ModelJSON.encode(ListingPage(prefix: prefix.string, keys: listing.values.map(\.info),
+                                                    prefixes: listing.prefixes, next: listing.next))
+            return ListingValidator.response(page, ifNoneMatch: head.headers.values("If-None-Match"))
         }
-        let page = ModelJSON.encode(ListingPage(prefix: prefix.string, keys: listing.values.map(\.info),
-                                                prefixes: listing.prefixes, next: listing.next))
-        return ListingValidator.response(page, ifNoneMatch: head.headers.values("If-None-Match"))
     }
 }

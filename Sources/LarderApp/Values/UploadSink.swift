@@ -29,49 +29,45 @@ final class UploadSink: HTTPRequestBodySink {
     /// Answers once the value is durable: with fsync on, the connection's
     /// thread is not held while the flushes that make it so run.
     func finish() {
-        let sink = Unchecked(self)
-        upload.finish { result in sink.value.answer(result) }
-    }
-
-    private func answer(_ result: Result<PutOutcome, Error>) {
-        switch result {
-        case .success(let outcome): responder.respond(answer(outcome))
-        case .failure(let error):
-            responder.respond(ErrorMapping.httpError(error, logger: logger, context: "PUT \(upload.key)").response)
-        }
+        responder.respond(after: upload.finish(), Answer(sink: self))
     }
 
     func abort() { upload.abort() }
 
-    /// The sink, for the completion of its write. Unchecked: the connection
-    /// is done with the sink once `finish` returns (the body is complete),
-    /// and the completion runs once, reading only immutable fields.
-    private struct Unchecked: @unchecked Sendable {
-        let value: UploadSink
-        init(_ value: UploadSink) { self.value = value }
+    /// The answer to the write's outcome. Unchecked: the connection is done
+    /// with the sink once `finish` returns (the body is complete), and the
+    /// answer is made once, from immutable fields.
+    private struct Answer: StoreAnswer, @unchecked Sendable {
+        let sink: UploadSink
+        func response(_ result: Result<PutOutcome, any Error>) throws(HTTPError) -> HTTPResponse {
+            switch result {
+            case .success(let outcome): return sink.answer(outcome)
+            case .failure(let error): throw ErrorMapping.httpError(error, logger: sink.logger, context: "PUT \(sink.upload.key)")
+            }
+        }
     }
 }
 
 /// Collects a small body (a JSON document for append or patch) in memory,
-/// up to `limit` bytes, then answers with what `answer` makes of it.
-final class BufferedBodySink: HTTPRequestBodySink {
+/// up to `limit` bytes, then answers with what `answer` makes of the store's
+/// answer to `update` (the write the body asks for).
+final class BufferedBodySink<Value: Sendable>: HTTPRequestBodySink {
     private var bytes: [UInt8] = []
     private let limit: Int
     /// Names the body in the 413 message.
     private let what: String
     private let responder: HTTPResponder
-    private let answer: @Sendable ([UInt8]) throws(HTTPError) -> HTTPResponse
-    /// Where `answer` runs: inline, or off the connection's thread for a
-    /// store that answers later (nil: inline).
-    private let work: StoreWork?
+    private let update: @Sendable ([UInt8]) -> StoreReply<Value>
+    private let answer: ClosureAnswer<Value>
 
-    init(limit: Int, what: String = "a JSON update body", responder: HTTPResponder, work: StoreWork? = nil,
-         answer: @escaping @Sendable ([UInt8]) throws(HTTPError) -> HTTPResponse) {
+    init(limit: Int, what: String = "a JSON update body", responder: HTTPResponder,
+         update: @escaping @Sendable ([UInt8]) -> StoreReply<Value>,
+         answer: @escaping @Sendable (Result<Value, any Error>) throws(HTTPError) -> HTTPResponse) {
         self.limit = limit
         self.what = what
         self.responder = responder
-        self.work = work
-        self.answer = answer
+        self.update = update
+        self.answer = ClosureAnswer(body: answer)
     }
 
     func write(_ chunk: UnsafeRawBufferPointer) throws {
@@ -82,16 +78,19 @@ final class BufferedBodySink: HTTPRequestBodySink {
     }
 
     func finish() {
-        let bytes = self.bytes, responder = self.responder, answer = self.answer
-        let reply: @Sendable () -> Void = {
-            do throws(HTTPError) {
-                responder.respond(try answer(bytes))
-            } catch {
-                responder.respond(error.response)
-            }
-        }
-        if let work { work.run(reply) } else { reply() }
+        responder.respond(after: update(bytes), answer)
     }
 
     func abort() { bytes = [] }
+}
+
+extension BufferedBodySink where Value == [UInt8] {
+    /// A body answered from itself alone, now (no store call).
+    convenience init(limit: Int, what: String, responder: HTTPResponder,
+                     answer: @escaping @Sendable ([UInt8]) throws(HTTPError) -> HTTPResponse) {
+        self.init(limit: limit, what: what, responder: responder, update: { .now(.success($0)) }) { body throws(HTTPError) in
+            guard case .success(let bytes) = body else { preconditionFailure("a body given now") }
+            return try answer(bytes)
+        }
+    }
 }

@@ -10,20 +10,13 @@ struct ValueRepresentation: Sendable {
     let store: any ValueStore
     let logger: Logger
 
-    func response(_ key: StoreKey, _ head: HTTPRequestHead) throws(HTTPError) -> HTTPResponse {
-        try response(opened: Result { try store.open(key) }, head)
-    }
-
-    /// The answer, through `responder`, once the store has opened the
-    /// value: for a store whose reads are round trips to a database, the
-    /// connection's thread does not wait for it.
-    func respond(_ key: StoreKey, _ head: HTTPRequestHead, through responder: HTTPResponder) {
-        store.open(key) { opened in
-            do throws(HTTPError) {
-                responder.respond(try response(opened: opened, head))
-            } catch {
-                responder.respond(error.response)
-            }
+    /// The answer to `head` once the store has opened the value (now, or
+    /// later for a store whose reads are round trips).
+    struct Answer: StoreAnswer {
+        let representation: ValueRepresentation
+        let head: HTTPRequestHead
+        func response(_ opened: Result<StoredValue, any Error>) throws(HTTPError) -> HTTPResponse {
+            try representation.response(opened: opened, head)
         }
     }
 

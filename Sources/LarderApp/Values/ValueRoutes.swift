@@ -15,9 +15,6 @@ struct ValueRoutes: Sendable {
     let hub: ChangeHub
     let logger: Logger
     let representation: ValueRepresentation
-    /// Where calls that wait on the store run (off the connection's thread
-    /// for a store that answers later).
-    let work: StoreWork
 
     static let methods = "GET, HEAD, PUT, POST, PATCH, DELETE, OPTIONS"
     /// `?wait` is capped at five minutes.
@@ -28,7 +25,6 @@ struct ValueRoutes: Sendable {
         self.hub = hub
         self.logger = logger
         self.representation = ValueRepresentation(store: store, logger: logger)
-        self.work = StoreWork(store: store)
     }
 
     func handle(_ key: StoreKey, _ request: RouteRequest) throws(HTTPError) -> RouteAnswer {
@@ -38,17 +34,15 @@ struct ValueRoutes: Sendable {
             if head.query != nil, let wait = try QueryParameters(head.query).optionalInteger("wait", range: 0...Int.max) {
                 return watch(key, request, seconds: min(wait, Self.maxWait))
             }
-            if store.answersLater {
-                representation.respond(key, head, through: request.responder)
-                return .later
-            }
-            return .respond(try representation.response(key, head))
+            return try .after(store.open(key), ValueRepresentation.Answer(representation: representation, head: head),
+                              request.responder)
         case .put:
             return try put(key, request)
         case .delete:
-            let store = self.store, logger = self.logger
-            return try work.answer(request.responder) { () throws(HTTPError) -> HTTPResponse in
-                let existed = try ErrorMapping.run(logger) { try store.delete(key, condition: Preconditions.writeCondition(head)) }
+            let logger = self.logger
+            return try .after(store.delete(key, condition: Preconditions.writeCondition(head)), request.responder) {
+                deleted throws(HTTPError) -> HTTPResponse in
+                let existed = try ErrorMapping.run(logger) { try deleted.get() }
                 guard existed else {
                     // If-Match on an absent key is 412, as for any write.
                     if let p = Preconditions.of(head), p.evaluate(current: nil, isReadMethod: false) == .failed { throw Preconditions.failed }
@@ -75,7 +69,7 @@ struct ValueRoutes: Sendable {
         let encoding = try Self.bodyEncoding(head)
         let expires = try Self.expiry(head)
         let condition = Preconditions.writeCondition(head)
-        try checkEarly(key, condition)
+        let look = try PreconditionGate.look(key, condition, in: store, logger: logger)
         let upload = try ErrorMapping.run(logger) {
             let upload = try store.beginUpload(key: key, contentType: head.headers["Content-Type"] ?? "application/octet-stream",
                                                encoding: encoding, expiresNanos: expires, condition: condition)
@@ -86,28 +80,7 @@ struct ValueRoutes: Sendable {
         let sink = UploadSink(upload: upload, responder: request.responder, logger: logger) { outcome in
             HTTPResponse(status: outcome.created ? .created : .noContent, headers: Self.writeHeaders(outcome.metadata))
         }
-        return .receiveBody(PreconditionGate.wrap(sink, store: store, key: key, condition: condition, request: request, logger: logger))
-    }
-
-    /// A precondition that already fails is answered before the body is
-    /// read (with `Expect: 100-continue`, before it is sent). The store
-    /// checks again when the write publishes.
-    ///
-    /// Not for a store that answers later: the early look would hold the
-    /// connection's thread for a database round trip. There, with
-    /// `Expect: 100-continue`, `PreconditionGate` asks the store
-    /// asynchronously before `100 Continue`.
-    private func checkEarly(_ key: StoreKey, _ condition: WriteCondition?) throws(HTTPError) {
-        guard let condition, !store.answersLater else { return }
-        try ErrorMapping.run(logger) {
-            var current: ValueMetadata? = nil
-            do {
-                let value = try store.open(key)
-                current = value.metadata
-                value.close()
-            } catch StoreError.notFound {}
-            try condition(current)
-        }
+        return .receiveBody(PreconditionGate.wrap(sink, look: look, condition: condition, request: request, logger: logger))
     }
 
     static func writeHeaders(_ meta: ValueMetadata) -> [(String, String)] {
@@ -141,15 +114,15 @@ struct ValueRoutes: Sendable {
         let head = request.head
         let unique = try QueryParameters(head.query).flag("unique")
         let condition = Preconditions.writeCondition(head)
-        try checkEarly(key, condition)
+        let look = try PreconditionGate.look(key, condition, in: store, logger: logger)
         let store = self.store, logger = self.logger
-        let sink = BufferedBodySink(limit: JSONUpdate.maxBodyBytes, responder: request.responder, work: work) { bytes throws(HTTPError) in
-            let (outcome, count) = try ErrorMapping.run(logger) {
-                try JSONUpdate.append(bytes, unique: unique, to: key, in: store, condition: condition)
-            }
+        let sink = BufferedBodySink(limit: JSONUpdate.maxBodyBytes, responder: request.responder) { bytes in
+            JSONUpdate.append(bytes, unique: unique, to: key, in: store, condition: condition)
+        } answer: { appended throws(HTTPError) in
+            let (outcome, count) = try ErrorMapping.run(logger) { try appended.get() }
             return .json(.ok, AppendCount(count: count), headers: Self.writeHeaders(outcome.metadata))
         }
-        return .receiveBody(PreconditionGate.wrap(sink, store: store, key: key, condition: condition, request: request, logger: logger))
+        return .receiveBody(PreconditionGate.wrap(sink, look: look, condition: condition, request: request, logger: logger))
     }
 
     private func patch(_ key: StoreKey, _ request: RouteRequest) throws(HTTPError) -> RouteAnswer {
@@ -160,15 +133,15 @@ struct ValueRoutes: Sendable {
                             "PATCH takes a JSON merge patch: Content-Type application/merge-patch+json or application/json")
         }
         let condition = Preconditions.writeCondition(head)
-        try checkEarly(key, condition)
+        let look = try PreconditionGate.look(key, condition, in: store, logger: logger)
         let store = self.store, logger = self.logger
-        let sink = BufferedBodySink(limit: JSONUpdate.maxBodyBytes, responder: request.responder, work: work) { bytes throws(HTTPError) in
-            let (outcome, document) = try ErrorMapping.run(logger) {
-                try JSONUpdate.mergePatch(bytes, into: key, in: store, condition: condition)
-            }
+        let sink = BufferedBodySink(limit: JSONUpdate.maxBodyBytes, responder: request.responder) { bytes in
+            JSONUpdate.mergePatch(bytes, into: key, in: store, condition: condition)
+        } answer: { patched throws(HTTPError) in
+            let (outcome, document) = try ErrorMapping.run(logger) { try patched.get() }
             return .json(.ok, bytes: document, headers: Self.writeHeaders(outcome.metadata))
         }
-        return .receiveBody(PreconditionGate.wrap(sink, store: store, key: key, condition: condition, request: request, logger: logger))
+        return .receiveBody(PreconditionGate.wrap(sink, look: look, condition: condition, request: request, logger: logger))
     }
 
     // MARK: - Watch

@@ -57,19 +57,19 @@ final class PostgresChangeFeed: @unchecked Sendable {
         let history = self.history
         // The newest version first, then the history up to it: a change
         // committing in between is read by the first feed read, not lost.
-        let last = try blockingWait {
+        let last = try PostgresExecutor.reply {
             try await self.pool.read { db in
                 try await db.query("SELECT coalesce(max(version), 0)::int8 FROM larder_changes").first!.int(0)!
             }
-        }
-        let recent = try blockingWait {
+        }.get()
+        let recent = try PostgresExecutor.reply {
             try await self.pool.read { db in
                 try await db.query("""
                     SELECT version, kind, key, prefix, deleted, size, removed FROM
                       (SELECT * FROM larder_changes WHERE version <= $2 ORDER BY version DESC LIMIT $1) recent ORDER BY version
                     """, [.int(Int64(history)), .int(last)]).rows
             }
-        }
+        }.get()
         for row in recent { observer?.storeDidChange(Self.change(row)) }
         state.withLock { $0.lastVersion = last }
         // The first read (on connecting) also fills the totals.

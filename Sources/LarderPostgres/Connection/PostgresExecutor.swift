@@ -1,12 +1,14 @@
 import Dispatch
 import Foundation
 import LarderSupport
+import LarderValueFile
 
 /// Where the PostgreSQL store's tasks and timers run: serial Dispatch
 /// queues with only a label, which libdispatch puts on its overcommit pool
 /// (a thread whenever work waits), never on Swift's cooperative pool nor on
-/// Dispatch's default one (`.global()`), where connection queues run and may
-/// be blocked in a synchronous store call (`blockingWait`). If the store's
+/// Dispatch's default one (`.global()`), where connection queues run and
+/// where a synchronous caller may block on a reply (`StoreReply.get`: the
+/// embedded store's API, a snapshot's producer). If the store's
 /// tasks needed either, callers blocked there could leave no thread to run
 /// the tasks they wait for. Jobs are short: tasks wait on database replies
 /// as suspended continuations, not on threads.
@@ -28,6 +30,16 @@ final class PostgresExecutor: TaskExecutor, @unchecked Sendable {
     @discardableResult
     static func run<T: Sendable>(_ operation: @escaping @Sendable () async throws -> T) -> Task<T, Error> {
         Task(executorPreference: shared, operation: operation)
+    }
+
+    /// The answer `operation` gives, later: it runs as a task here, and no
+    /// thread waits for the database meanwhile.
+    static func reply<T: Sendable>(_ operation: @escaping @Sendable () async throws -> T) -> StoreReply<T> {
+        .later { pending in
+            run {
+                do { pending.fulfil(.success(try await operation())) } catch { pending.fulfil(.failure(error)) }
+            }
+        }
     }
 
     /// Runs blocking work (libpq's connect handshake, polled) on a thread

@@ -5,15 +5,10 @@ extension PostgresStore {
     /// The live row's metadata in one query, without the value's bytes: a
     /// conditional write with `Expect: 100-continue` is checked against it
     /// before its body is asked for, and no thread waits meanwhile.
-    public func currentMetadata(of key: StoreKey, then completion: @escaping @Sendable (Result<ValueMetadata?, Error>) -> Void) {
-        PostgresExecutor.run { [self] in
-            do {
-                let now = Self.nowNanos()
-                let row = try await pool.read { db in try await self.currentRow(db, key: key.string, now: now) }
-                completion(.success(row?.live))
-            } catch {
-                completion(.failure(error))
-            }
+    public func currentMetadata(of key: StoreKey) -> StoreReply<ValueMetadata?> {
+        PostgresExecutor.reply { [self] in
+            let now = Self.nowNanos()
+            return try await pool.read { db in try await self.currentRow(db, key: key.string, now: now) }?.live
         }
     }
 }

@@ -72,26 +72,14 @@ extension PostgresStore {
     /// A placeholder: the real version is taken when the write commits.
     package func nextVersion() throws -> UInt64 { 0 }
 
-    package func finishUpload(_ upload: ValueUpload) throws -> PutOutcome {
-        defer { upload.abort() }
-        try upload.complete()
+    package func finishUpload(_ upload: ValueUpload) -> StoreReply<PutOutcome> {
+        if let failed = upload.completeOrFail() { return failed }
         let handed = HandedUpload(upload)
-        let created = try blockingWait { try await self.commit(handed.value) }
-        return upload.succeeded(created: created)
-    }
-
-    package func finishUpload(_ upload: ValueUpload, then completion: @escaping @Sendable (Result<PutOutcome, Error>) -> Void) {
-        guard upload.complete(orFail: completion) else { return }
-        let handed = HandedUpload(upload)
-        PostgresExecutor.run { [self] in
+        return PostgresExecutor.reply { [self] in
             let upload = handed.value
             defer { upload.abort() }
-            do {
-                let created = try await self.commit(upload)
-                completion(.success(upload.succeeded(created: created)))
-            } catch {
-                completion(.failure(error))
-            }
+            let created = try await self.commit(upload)
+            return upload.succeeded(created: created)
         }
     }
 
@@ -171,8 +159,8 @@ extension PostgresStore {
 
     // MARK: - Deletes
 
-    public func delete(_ key: StoreKey, condition: WriteCondition?) throws -> Bool {
-        try blockingWait { try await self.deleteValue(key.string, condition: condition) }
+    public func delete(_ key: StoreKey, condition: WriteCondition?) -> StoreReply<Bool> {
+        PostgresExecutor.reply { try await self.deleteValue(key.string, condition: condition) }
     }
 
     func deleteValue(_ key: String, condition: WriteCondition?) async throws -> Bool {
@@ -204,8 +192,8 @@ extension PostgresStore {
         return existed.0
     }
 
-    public func deletePrefix(_ prefix: StorePrefix) throws -> Int {
-        try blockingWait { try await self.deleteAll(under: prefix.string) }
+    public func deletePrefix(_ prefix: StorePrefix) -> StoreReply<Int> {
+        PostgresExecutor.reply { try await self.deleteAll(under: prefix.string) }
     }
 
     /// Every key under `prefix`. A reset deletes rows too, rather than
@@ -251,60 +239,54 @@ extension PostgresStore {
 
     /// Read, transform and write under the write lock, in one transaction:
     /// nothing can write the key in between, so no retry is needed. The
-    /// transform runs on the caller's thread between the statements.
+    /// transform runs in the task, between the statements.
     public func update(_ key: StoreKey, condition: WriteCondition?, maxValueBytes: Int,
-                       _ transform: (ValueMetadata?, [UInt8]?) throws -> UpdatedValue) throws -> PutOutcome {
-        let outcome = try updateTransaction(key, condition: condition, maxValueBytes: maxValueBytes, transform)
-        // With the connection back in the pool: the feed may need one.
-        let changes = self.changes, version = Int64(outcome.metadata.version)
-        _ = try? blockingWait { await changes.delivered(through: version) }
-        return outcome
+                       _ transform: @escaping @Sendable (ValueMetadata?, [UInt8]?) throws -> UpdatedValue) -> StoreReply<PutOutcome> {
+        PostgresExecutor.reply { [self] in
+            let outcome = try await updateTransaction(key, condition: condition, maxValueBytes: maxValueBytes, transform)
+            // With the connection back in the pool: the feed may need one.
+            await changes.delivered(through: Int64(outcome.metadata.version))
+            return outcome
+        }
     }
 
     private func updateTransaction(_ key: StoreKey, condition: WriteCondition?, maxValueBytes: Int,
-                                   _ transform: (ValueMetadata?, [UInt8]?) throws -> UpdatedValue) throws -> PutOutcome {
-        let pool = self.pool
-        let db = try blockingWait { try await pool.acquire() }
-        var finished = false
-        defer {
-            if !finished, db.broken == nil { _ = try? blockingWait { try await db.query("ROLLBACK") } }
-            pool.release(db)
-        }
+                                   _ transform: (ValueMetadata?, [UInt8]?) throws -> UpdatedValue) async throws -> PutOutcome {
+        // Made in the transaction, dropped (its spool file closed) however it ends.
+        var made: ValueUpload?
+        defer { made?.abort() }
         do {
-            _ = try blockingWait { try await db.query("BEGIN ISOLATION LEVEL READ COMMITTED") }
-            let now = Self.nowNanos()
-            let version = try blockingWait { try await self.lockForWrite(db, now: now) }
-            let old = try blockingWait { try await self.currentRow(db, key: key.string, now: now) }
-            var bytes: [UInt8]?
-            if let live = old?.live {
-                guard live.size <= UInt64(maxValueBytes) else { throw StoreError.tooLarge(limit: Int64(maxValueBytes)) }
-                let value = try blockingWait { try await self.readValue(db, key: key.string, now: now) }
-                defer { value.close() }
-                bytes = try value.readAll()
+            let (upload, created) = try await pool.transaction { db -> (ValueUpload, Bool) in
+                let now = Self.nowNanos()
+                let version = try await lockForWrite(db, now: now)
+                let old = try await currentRow(db, key: key.string, now: now)
+                var bytes: [UInt8]?
+                if let live = old?.live {
+                    guard live.size <= UInt64(maxValueBytes) else { throw StoreError.tooLarge(limit: Int64(maxValueBytes)) }
+                    let value = try await readValue(db, key: key.string, now: now)
+                    defer { value.close() }
+                    bytes = try value.readAll()
+                }
+                try condition?(old?.live)
+                let updated = try transform(old?.live, bytes)
+                guard updated.bytes.count <= maxValueBytes else { throw StoreError.tooLarge(limit: Int64(maxValueBytes)) }
+                made?.abort()
+                let upload = try makeUpload(key: key, contentType: updated.contentType, encoding: .identity,
+                                            expiresNanos: old?.live?.expiresNanos, condition: nil)
+                made = upload
+                try updated.bytes.withUnsafeBytes { try upload.write($0) }
+                try upload.complete()
+                let bodyLength = Int(upload.written) - upload.headerLength
+                let body = try SpoolFile.read(upload.fd, at: upload.headerLength, count: bodyLength, path: upload.tempPath)
+                let head = upload.header(version: UInt64(version), modifiedNanos: now)
+                try await writeRow(db, key: key.string, version: version, now: now, old: old, head: head, body: body,
+                                   blob: nil, size: Int64(upload.metadata.size), stored: Int64(head.count + bodyLength),
+                                   expires: upload.metadata.expiresNanos, contentType: upload.metadata.contentType)
+                upload.committed(version: UInt64(version), modifiedNanos: now)
+                return (upload, old?.live == nil)
             }
-            try condition?(old?.live)
-            let updated = try transform(old?.live, bytes)
-            guard updated.bytes.count <= maxValueBytes else { throw StoreError.tooLarge(limit: Int64(maxValueBytes)) }
-            let upload = try makeUpload(key: key, contentType: updated.contentType, encoding: .identity,
-                                        expiresNanos: old?.live?.expiresNanos, condition: nil)
-            defer { upload.abort() }
-            try updated.bytes.withUnsafeBytes { try upload.write($0) }
-            try upload.complete()
-            let bodyLength = Int(upload.written) - upload.headerLength
-            let body = try SpoolFile.read(upload.fd, at: upload.headerLength, count: bodyLength, path: upload.tempPath)
-            let head = upload.header(version: UInt64(version), modifiedNanos: now)
-            let handed = HandedUpload(upload)
-            try blockingWait {
-                let upload = handed.value
-                try await self.writeRow(db, key: key.string, version: version, now: now, old: old, head: head, body: body,
-                                        blob: nil, size: Int64(upload.metadata.size), stored: Int64(head.count + bodyLength),
-                                        expires: upload.metadata.expiresNanos, contentType: upload.metadata.contentType)
-            }
-            _ = try blockingWait { try await db.query("COMMIT", silence: 60) }
-            finished = true
             countCommit()
-            upload.committed(version: UInt64(version), modifiedNanos: now)
-            return upload.succeeded(created: old?.live == nil)
+            return upload.succeeded(created: created)
         } catch {
             throw PGPool.mapped(error)
         }

@@ -21,9 +21,10 @@ import Glibc
 /// `larder_changes`), so every server delivers the same changes in the same
 /// order. There is no read cache: every read asks the database.
 ///
-/// Threads: GETs (`open(_:then:)`) and PUTs (`finishUpload(_:then:)`) run
-/// as tasks and answer through their completions; the other calls block
-/// their caller while the database answers (`blockingWait`).
+/// Threads: every call answers later (`StoreReply.later`): it runs as a
+/// task on `PostgresExecutor`, waiting on the database as a suspended
+/// continuation, and no caller's thread waits. Only start-up blocks (the
+/// initializer waits for the schema and the recent changes).
 public final class PostgresStore: ValueStore, UploadDestination, @unchecked Sendable {
     public let options: PostgresStoreOptions
     let pool: PGPool
@@ -61,7 +62,7 @@ public final class PostgresStore: ValueStore, UploadDestination, @unchecked Send
         let deadline = Clock.nowNanos() + Int64(startTimeout * 1e9)
         while true {
             do {
-                try blockingWait { try await PostgresSchema.migrate(pool, schema: schema) }
+                try PostgresExecutor.reply { try await PostgresSchema.migrate(pool, schema: schema) }.get()
                 break
             } catch StoreError.backendUnavailable(let why) where Clock.nowNanos() < deadline {
                 logger.notice("postgres: waiting for the database (\(why))")
@@ -91,7 +92,6 @@ public final class PostgresStore: ValueStore, UploadDestination, @unchecked Send
         pool.close()
     }
 
-    public var answersLater: Bool { true }
     public var isIndexReady: Bool { true }
     public var stats: StoreStats { changes.stats }
 
@@ -99,14 +99,8 @@ public final class PostgresStore: ValueStore, UploadDestination, @unchecked Send
 
     // MARK: - Reads
 
-    public func open(_ key: StoreKey) throws -> StoredValue {
-        try blockingWait { try await self.openValue(key) }
-    }
-
-    public func open(_ key: StoreKey, then completion: @escaping @Sendable (Result<StoredValue, Error>) -> Void) {
-        PostgresExecutor.run { [self] in
-            do { completion(.success(try await self.openValue(key))) } catch { completion(.failure(error)) }
-        }
+    public func open(_ key: StoreKey) -> StoreReply<StoredValue> {
+        PostgresExecutor.reply { try await self.openValue(key) }
     }
 
     func openValue(_ key: StoreKey) async throws -> StoredValue {
@@ -126,8 +120,10 @@ public final class PostgresStore: ValueStore, UploadDestination, @unchecked Send
         return try reader.finish(zlib: zlib)
     }
 
-    public func list(prefix: StorePrefix, after: String?, limit: Int, groupByDirectory: Bool) throws -> StoreListing {
-        try blockingWait { try await self.listPage(prefix: prefix.string, after: after, limit: limit, groupByDirectory: groupByDirectory) }
+    public func list(prefix: StorePrefix, after: String?, limit: Int, groupByDirectory: Bool) -> StoreReply<StoreListing> {
+        PostgresExecutor.reply {
+            try await self.listPage(prefix: prefix.string, after: after, limit: limit, groupByDirectory: groupByDirectory)
+        }
     }
 
     /// A page in key byte order. With `groupByDirectory`, each directory
@@ -196,26 +192,26 @@ public final class PostgresStore: ValueStore, UploadDestination, @unchecked Send
                       version: UInt64(row.int(1) ?? 0), modifiedNanos: row.int(6) ?? 0, expiresNanos: row.int(4))
     }
 
-    public func makeUniqueID() throws -> String {
+    public func makeUniqueID() -> StoreReply<String> {
         let now = Self.nowNanos()
-        let version = try blockingWait {
-            try await self.pool.withConnection { db in
+        return PostgresExecutor.reply {
+            let version = try await self.pool.withConnection { db in
                 try await db.query("UPDATE larder_state SET version = greatest(version + 1, $1) RETURNING version", [.int(now)])
                     .first!.int(0)!
             }
+            return Self.hex(UInt64(version))
         }
-        return Self.hex(UInt64(version))
     }
 
     /// Versions as ETags and generated keys write them (16 hex digits).
     static func hex(_ v: UInt64) -> String { VersionHex.hex(v) }
 
     /// A round trip to the database; throws `backendUnavailable` saying why not.
-    public func checkHealth() throws {
-        try blockingWait {
+    public func checkHealth() -> StoreReply<Void> {
+        PostgresExecutor.reply {
             try await self.pool.read { db in _ = try await db.query("SELECT version FROM larder_state") }
+            if let why = self.changes.brokenReason { throw StoreError.backendUnavailable("the change listener is down: \(why)") }
         }
-        if let why = changes.brokenReason { throw StoreError.backendUnavailable("the change listener is down: \(why)") }
     }
 
     // MARK: - Expiry

@@ -9,9 +9,7 @@ package protocol UploadDestination: AnyObject, Sendable {
     /// the write commits overwrites it then.
     func nextVersion() throws -> UInt64
     /// Completes `upload` (`ValueUpload.complete`) and publishes it,
-    /// checking its write condition atomically with the publish; blocks.
-    func finishUpload(_ upload: ValueUpload) throws -> PutOutcome
-    /// The same, answering through `completion` (maybe on another thread)
-    /// without holding the caller's thread while it waits.
-    func finishUpload(_ upload: ValueUpload, then completion: @escaping @Sendable (Result<PutOutcome, Error>) -> Void)
+    /// checking its write condition atomically with the publish: now, or
+    /// later without holding the caller's thread while it waits.
+    func finishUpload(_ upload: ValueUpload) -> StoreReply<PutOutcome>
 }

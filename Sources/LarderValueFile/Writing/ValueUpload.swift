@@ -265,18 +265,12 @@ public final class ValueUpload: ValueWriter {
     }
 
     /// Ends the body and hands the finished file to the store, which makes
-    /// it the key's value (atomically with the write condition) before it
-    /// returns, blocking the calling thread while it waits.
-    public func finish() throws -> PutOutcome {
-        try destination.finishUpload(self)
-    }
-
-    /// `finish` without holding the thread while the store waits (for a
-    /// flush, a database): `completion` gets the outcome, maybe on another
-    /// thread. The upload is handed over: the caller must not use it after
-    /// this call.
-    public func finish(then completion: @escaping @Sendable (Result<PutOutcome, Error>) -> Void) {
-        destination.finishUpload(self, then: completion)
+    /// it the key's value (atomically with the write condition): the
+    /// outcome now, or later without holding the thread while the store
+    /// waits (for a flush, a database). The upload is handed over: the
+    /// caller must not use it after this call.
+    public func finish() -> StoreReply<PutOutcome> {
+        destination.finishUpload(self)
     }
 
     /// For a value created under a generated key by a store that names the
@@ -306,17 +300,15 @@ public final class ValueUpload: ValueWriter {
         if let key { metadata.key = key }
     }
 
-    /// `complete`, for a destination about to publish without holding the
-    /// caller: on failure the upload is dropped and `completion` told.
-    /// Returns whether to go on.
-    package func complete(orFail completion: @Sendable (Result<PutOutcome, Error>) -> Void) -> Bool {
+    /// `complete`, for a destination about to publish later: on failure
+    /// the upload is dropped, and the error is the answer, given now.
+    package func completeOrFail() -> StoreReply<PutOutcome>? {
         do {
             try complete()
-            return true
+            return nil
         } catch {
             abort()
-            completion(.failure(error))
-            return false
+            return .now(.failure(error))
         }
     }
 

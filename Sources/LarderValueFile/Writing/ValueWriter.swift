@@ -18,20 +18,12 @@ public protocol ValueWriter: AnyObject {
     func expect(bytes: Int64) throws
     func write(_ chunk: UnsafeRawBufferPointer) throws
     /// Completes the value and publishes it; the write condition is checked
-    /// at that moment, atomically with the publish.
-    func finish() throws -> PutOutcome
-    /// `finish`, answering through `completion` (on any thread) once the
-    /// value is published and durable, without holding the caller's thread
-    /// while it waits for a flush. The writer is handed over.
-    func finish(then completion: @escaping @Sendable (Result<PutOutcome, Error>) -> Void)
+    /// at that moment, atomically with the publish. The answer comes once
+    /// the value is published and durable: now, or later (after a flush, a
+    /// commit) without holding the caller's thread. The writer is handed over.
+    func finish() -> StoreReply<PutOutcome>
     /// Drops the write; safe to call more than once.
     func abort()
-}
-
-extension ValueWriter {
-    public func finish(then completion: @escaping @Sendable (Result<PutOutcome, Error>) -> Void) {
-        completion(Result { try finish() })
-    }
 }
 
 extension ValueWriter {

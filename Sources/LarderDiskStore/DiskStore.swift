@@ -23,8 +23,8 @@ import Glibc
 /// Durability (with `options.fsync`): a write waits on `commit`, the group
 /// committer, twice: once for its file's data before the rename, once for
 /// the rename after it; concurrent writes share those flushes (see
-/// `GroupCommit`). Only then is it acknowledged. A PUT over HTTP waits
-/// without its thread (`ValueUpload.finish(then:)`). Lock order:
+/// `GroupCommit`). Only then is it acknowledged: `finish` answers later
+/// (`StoreReply.later`), and no thread waits for the flushes. Lock order:
 /// `rootQueue`, then a stripe, then `counterLock`, then the committer's
 /// own lock (innermost: it calls out to nothing while holding it).
 ///

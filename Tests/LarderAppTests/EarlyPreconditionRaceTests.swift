@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import LarderDiskStore
 import LarderStorage
@@ -21,14 +22,11 @@ import LarderTestSupport
         /// Guarded by its lock: the held answer, and whether one was asked for.
         let held = Locked<(answer: (@Sendable () -> Void)?, asked: Bool)>((nil, false))
 
-        override var answersLater: Bool { true }
-
-        override func currentMetadata(of key: StoreKey, then completion: @escaping @Sendable (Result<ValueMetadata?, Error>) -> Void) {
-            let now = Result { () throws -> ValueMetadata? in
-                do { let value = try inner.open(key); defer { value.close() }; return value.metadata }
-                catch StoreError.notFound { return nil }
-            }
-            held.withLock { $0 = ({ completion(now) }, true) }
+        override func currentMetadata(of key: StoreKey) -> StoreReply<ValueMetadata?> {
+            let now = Result { try inner.currentMetadata(of: key).get() }
+            let pending = StorePending<ValueMetadata?>()
+            held.withLock { $0 = ({ pending.fulfil(now) }, true) }
+            return .later(pending)
         }
 
         override func beginUpload(key: StoreKey, contentType: String, encoding: ValueUpload.Encoding,
@@ -47,11 +45,7 @@ import LarderTestSupport
         var key: StoreKey { inner.key }
         func expect(bytes: Int64) throws { try inner.expect(bytes: bytes) }
         func write(_ chunk: UnsafeRawBufferPointer) throws { try inner.write(chunk) }
-        func finish() throws -> PutOutcome { release(); return try inner.finish() }
-        func finish(then completion: @escaping @Sendable (Result<PutOutcome, Error>) -> Void) {
-            release()
-            inner.finish(then: completion)
-        }
+        func finish() -> StoreReply<PutOutcome> { release(); return inner.finish() }
         func abort() { inner.abort() }
     }
 
@@ -81,5 +75,82 @@ import LarderTestSupport
         let response = try connection.readResponse()
         #expect(response.status == 201, "the write was applied, so its answer is the write's: \(response.status) \(response.text)")
         #expect(try client.get("k").text == "new")
+    }
+
+    /// The disk store seen as one whose metadata answers come later (from
+    /// another thread, at once); counts the writes that reach `finish`.
+    final class LaterMetadataStore: ForwardingStore, @unchecked Sendable {
+        let answered = Locked(0)
+        let finished = Locked(0)
+
+        override func currentMetadata(of key: StoreKey) -> StoreReply<ValueMetadata?> {
+            let now = Result { try inner.currentMetadata(of: key).get() }
+            return .later { pending in
+                DispatchQueue.global().async {
+                    pending.fulfil(now)
+                    self.answered.withLock { $0 += 1 }
+                }
+            }
+        }
+
+        override func beginUpload(key: StoreKey, contentType: String, encoding: ValueUpload.Encoding,
+                                  expiresNanos: Int64?, condition: WriteCondition?) throws -> ValueWriter {
+            let writer = try inner.beginUpload(key: key, contentType: contentType, encoding: encoding,
+                                               expiresNanos: expiresNanos, condition: condition)
+            return ReleasingWriter(writer) { [finished] in finished.withLock { $0 += 1 } }
+        }
+    }
+
+    static func laterServer() throws -> (TestServer, LaterMetadataStore) {
+        let made = Locked<LaterMetadataStore?>(nil)
+        let server = try TestServer(dataDirectory: TestServer.makeTempDirectory()) { setup in
+            let options = setup.store
+            setup.openStore = { changes, logger in
+                let store = LaterMetadataStore(try DiskStore(options: options, logger: logger, changes: changes))
+                made.withLock { $0 = store }
+                return store
+            }
+        }
+        return (server, try #require(made.withLock { $0 }))
+    }
+
+    @Test func aConditionThatFailsBeforeTheBodyEndsRefusesTheBodyWithoutWritingIt() throws {
+        let (server, store) = try Self.laterServer()
+        defer { server.stop() }
+        let client = server.client()
+        #expect(try client.put("k", "old").status == 201)
+        // No Expect: the body comes anyway, and the failed look answers when it ends.
+        let connection = try server.connection(timeout: 10)
+        try connection.send("PUT /store/k HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\nContent-Length: 3\r\n"
+                            + "If-None-Match: *\r\n\r\n")
+        try Poll.until(30, "the early look answered") { store.answered.withLock { $0 } == 1 }
+        try connection.send("new")
+        let response = try connection.readResponse()
+        #expect(response.status == 412, "\(response.status) \(response.text)")
+        #expect(store.finished.withLock { $0 } == 0, "a refused body must not reach the write")
+        #expect(try client.get("k").text == "old")
+    }
+
+    @Test func aConditionThatFailsWhileTheClientWaitsForContinueIsA412BeforeTheBody() throws {
+        let (server, store) = try Self.laterServer()
+        defer { server.stop() }
+        let client = server.client()
+        #expect(try client.put("k", "old").status == 201)
+        let connection = try server.connection(timeout: 10)
+        try connection.send("PUT /store/k HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\nContent-Length: 3\r\n"
+                            + "If-Match: \"not-it\"\r\nExpect: 100-continue\r\n\r\n")
+        let response = try connection.readResponse()
+        #expect(response.status == 412, "\(response.status) \(response.text)")
+        #expect(store.finished.withLock { $0 } == 0)
+        // A passing condition gets 100 Continue and is written.
+        let etag = try #require(try client.get("k").header("ETag"))
+        let second = try server.connection(timeout: 10)
+        try second.send("PUT /store/k HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\nContent-Length: 3\r\n"
+                        + "If-Match: \(etag)\r\nExpect: 100-continue\r\n\r\n")
+        #expect(try second.readResponse(skipInterim: false).status == 100)
+        try second.send("new")
+        #expect(try second.readResponse().status == 204)
+        #expect(try client.get("k").text == "new")
+        #expect(store.finished.withLock { $0 } == 1)
     }
 }

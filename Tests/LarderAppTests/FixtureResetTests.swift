@@ -32,7 +32,7 @@ private typealias S = StoreTestSupport
                 let writer = try store.beginUpload(key: try StoreKey("\(prefix)\(i % 100)/\(i)"), contentType: "application/json",
                                                    encoding: .identity, expiresNanos: nil, condition: nil)
                 try Array("{\"n\":\(i)}".utf8).withUnsafeBytes { try writer.write($0) }
-                _ = try writer.finish()
+                _ = try writer.finish().get()
             }
         }
         #expect(errors.isEmpty, "\(errors.prefix(3))")

@@ -205,7 +205,7 @@ private typealias S = StoreTestSupport
                 keys.append(key)
                 let upload = try store.beginUpload(key: try StoreKey(key), contentType: "text/plain", encoding: .identity)
                 try [UInt8(i & 0x7F)].withUnsafeBytes { try upload.write($0) }
-                _ = try upload.finish()
+                _ = try upload.finish().get()
             }
             store.drainBackgroundWork()
         }

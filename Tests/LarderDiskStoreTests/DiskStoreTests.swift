@@ -46,17 +46,17 @@ final class TempStore {
             try bytes[offset..<end].withUnsafeBytes { try upload.write($0) }
             offset = end
         }
-        return try upload.finish()
+        return try upload.finish().get()
     }
 
     func read(_ key: String) throws -> [UInt8] {
-        let value = try store.open(try StoreKey(key))
+        let value = try store.open(try StoreKey(key)).get()
         if let bytes = try value.identityBytes() { return bytes }
         return try drain(try value.identityStream())
     }
 
     func readGzip(_ key: String) throws -> [UInt8] {
-        let value = try store.open(try StoreKey(key))
+        let value = try store.open(try StoreKey(key)).get()
         if let bytes = value.gzipBytes() { return bytes }
         return try drain(value.gzipStream())
     }
@@ -74,7 +74,7 @@ final class TempStore {
 
     func keys(prefix: String = "", limit: Int = 10_000) throws -> [String] {
         let p = try StorePrefix(bytes: Array(prefix.utf8))
-        return try store.list(prefix: p, after: nil, limit: limit, groupByDirectory: false).values.map(\.key)
+        return try store.list(prefix: p, after: nil, limit: limit, groupByDirectory: false).get().values.map(\.key)
     }
 }
 
@@ -141,14 +141,14 @@ enum UnitSupport {
         #expect(second.metadata.etag != first.metadata.etag)
         #expect(second.metadata.gzipETag == String(second.metadata.etag.dropLast()) + "-gz\"")
         #expect(try t.read("a/b") == Array("two!".utf8))
-        let value = try t.store.open(try StoreKey("a/b"))
+        let value = try t.store.open(try StoreKey("a/b")).get()
         #expect(value.metadata.contentType == "text/x")
         #expect(value.metadata.size == 4)
         value.close()
         #expect(t.store.stats.keys == 1)
-        #expect(try t.store.delete(try StoreKey("a/b")))
-        #expect(try !t.store.delete(try StoreKey("a/b")))
-        #expect(throws: StoreError.notFound) { try t.store.open(try StoreKey("a/b")) }
+        #expect(try t.store.delete(try StoreKey("a/b")).get())
+        #expect(try !t.store.delete(try StoreKey("a/b")).get())
+        #expect(throws: StoreError.notFound) { try t.store.open(try StoreKey("a/b")).get() }
         #expect(t.store.stats.keys == 0)
         // The emptied directory is pruned.
         #expect(!FileManager.default.fileExists(atPath: t.values + "/a\\"))
@@ -175,7 +175,7 @@ enum UnitSupport {
         var x: UInt32 = 1
         for i in stride(from: 0, to: value.count, by: 4) { x = x &* 1_664_525 &+ 1_013_904_223; value[i] = UInt8(x >> 28) }
         try t.put("big", value, pieces: 13)
-        let opened = try t.store.open(try StoreKey("big"))
+        let opened = try t.store.open(try StoreKey("big")).get()
         #expect(try opened.identityBytes() == nil, "3 MiB is streamed, not loaded")
         #expect(try t.drain(try opened.identityStream()) == value)
         let gz = try t.readGzip("big")
@@ -218,7 +218,7 @@ enum UnitSupport {
         #expect(UnitSupport.files(under: t.values).contains { $0.hasPrefix("x\\/\\t") })
         upload.abort()
         #expect(UnitSupport.files(under: t.values).isEmpty)
-        #expect(throws: StoreError.notFound) { try t.store.open(try StoreKey("x/y")) }
+        #expect(throws: StoreError.notFound) { try t.store.open(try StoreKey("x/y")).get() }
     }
 
     @Test func invalidContentType() throws {
@@ -237,13 +237,13 @@ enum UnitSupport {
         let sorted = keys.sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) }
         #expect(try t.keys() == sorted)
         #expect(try t.keys(prefix: "users/") == ["users/1", "users/10", "users/2", "users/a/b"])
-        let page = try t.store.list(prefix: .root, after: nil, limit: 3, groupByDirectory: false)
+        let page = try t.store.list(prefix: .root, after: nil, limit: 3, groupByDirectory: false).get()
         #expect(page.values.map(\.key) == Array(sorted.prefix(3)))
         #expect(page.next == sorted[2])
-        let grouped = try t.store.list(prefix: .root, after: nil, limit: 100, groupByDirectory: true)
+        let grouped = try t.store.list(prefix: .root, after: nil, limit: 100, groupByDirectory: true).get()
         #expect(grouped.prefixes == ["users/", "users2/", "z/"])
         #expect(grouped.values.map(\.key) == ["u", "users", "users!", "é"])
-        #expect(try t.store.deletePrefix(try StorePrefix(bytes: Array("users/".utf8))) == 4)
+        #expect(try t.store.deletePrefix(try StorePrefix(bytes: Array("users/".utf8))).get() == 4)
         #expect(try t.keys() == sorted.filter { !$0.hasPrefix("users/") })
         #expect(t.store.stats.keys == keys.count - 4)
         #expect(try t.store.deleteAll() == keys.count - 4)
@@ -276,7 +276,7 @@ enum UnitSupport {
         for path in stale { #expect(!FileManager.default.fileExists(atPath: path), "\(path)") }
         for i in 0..<25 { #expect(try again.read("r/\(i % 3)/\(i)") == [UInt8(i)]) }
         // Versions keep increasing across the reopen.
-        let before = try again.store.open(try StoreKey("r/0/0")).metadata.version
+        let before = try again.store.open(try StoreKey("r/0/0")).get().metadata.version
         #expect(try again.put("r/0/0", [9]).metadata.version > before)
     }
 
@@ -294,7 +294,7 @@ enum UnitSupport {
                         let value = [UInt8](repeating: UInt8(w), count: 10_000 + round * 997)
                         let upload = try store.beginUpload(key: try StoreKey("same"), contentType: "t", encoding: .identity)
                         try value.withUnsafeBytes { try upload.write($0) }
-                        _ = try upload.finish()
+                        _ = try upload.finish().get()
                     }
                 } catch { failures.add("\(error)") }
             }

@@ -44,16 +44,16 @@ import Glibc
     static func put(_ store: DiskStore, _ key: String, _ bytes: [UInt8]) throws -> PutOutcome {
         let upload = try store.beginUpload(key: try StoreKey(key), contentType: "application/octet-stream", encoding: .identity)
         try bytes.withUnsafeBytes { try upload.write($0) }
-        return try upload.finish()
+        return try upload.finish().get()
     }
 
-    /// The answer-later path the HTTP PUT takes, waited for here.
+    /// The continuation the HTTP PUT registers (`whenDone`), waited for here.
     static func putAsync(_ store: DiskStore, _ key: String, _ bytes: [UInt8]) throws -> PutOutcome {
         let upload = try store.beginUpload(key: try StoreKey(key), contentType: "application/octet-stream", encoding: .identity)
         try bytes.withUnsafeBytes { try upload.write($0) }
         let done = DispatchSemaphore(value: 0)
         let result = Locked<Result<PutOutcome, Error>?>(nil)
-        upload.finish { outcome in
+        upload.finish().whenDone { outcome in
             result.withLock { $0 = outcome }
             done.signal()
         }
@@ -62,7 +62,7 @@ import Glibc
     }
 
     static func read(_ store: DiskStore, _ key: String) throws -> [UInt8] {
-        let value = try store.open(try StoreKey(key))
+        let value = try store.open(try StoreKey(key)).get()
         defer { value.close() }
         return try value.readAll()
     }
@@ -162,14 +162,14 @@ import Glibc
         }
         // A delete that cannot be made durable fails too (the unlink happened).
         #expect(throws: StoreError.io(operation: "syncfs", path: store.dataDirectory, errno: EBADF)) {
-            _ = try store.delete(try StoreKey("before"))
+            _ = try store.delete(try StoreKey("before")).get()
         }
         #expect(store.durability!.writeCount == 1)
         #expect(try Self.keys(store).isEmpty)
     }
 
     static func keys(_ store: DiskStore) throws -> [String] {
-        try store.list(prefix: StorePrefix(bytes: []), after: nil, limit: 1000, groupByDirectory: false).values.map(\.key)
+        try store.list(prefix: StorePrefix(bytes: []), after: nil, limit: 1000, groupByDirectory: false).get().values.map(\.key)
     }
 
     /// A write that arrives while a flush runs waits for the next flush: it
@@ -261,7 +261,7 @@ import Glibc
         #expect(store.commit == nil)
         _ = try Self.put(store, "a", Self.value(1))
         _ = try Self.putAsync(store, "b", Self.value(2))
-        #expect(try store.delete(try StoreKey("a")))
+        #expect(try store.delete(try StoreKey("a")).get())
         #expect(store.durability!.flushCount == 0)
         #expect(store.durability!.writeCount == 0)
         #expect(try Self.read(store, "b") == Self.value(2))
@@ -275,10 +275,10 @@ import Glibc
         _ = try Self.put(s, "x/a", Self.value(1))
         _ = try Self.put(s, "x/b", Self.value(2))
         let flushes = s.durability!.flushCount
-        #expect(try s.delete(try StoreKey("x/a")))
+        #expect(try s.delete(try StoreKey("x/a")).get())
         _ = try s.update(try StoreKey("x/b"), condition: nil, maxValueBytes: 1 << 20) { _, bytes in
             UpdatedValue(bytes: (bytes ?? []) + Array("!".utf8), contentType: "application/octet-stream")
-        }
+        }.get()
         #expect(s.durability!.flushCount > flushes)
         #expect(s.durability!.writeCount == 4)
         s.close()

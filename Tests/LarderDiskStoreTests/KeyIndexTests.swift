@@ -17,7 +17,7 @@ import Testing
         let upload = try store.beginUpload(key: try StoreKey(key), contentType: type, encoding: .identity,
                                            expiresNanos: expires, condition: nil)
         try bytes.withUnsafeBytes { try upload.write($0) }
-        _ = try upload.finish()
+        _ = try upload.finish().get()
     }
 
     /// Every page of a listing, following `next`.
@@ -72,8 +72,8 @@ import Testing
                          expires: i % 5 == 0 ? now + 3_600_000_000_000 : nil)
         }
         // Some deletes, and a prefix delete.
-        for key in keys.prefix(40) { _ = try store.delete(try StoreKey(key)) }
-        _ = try store.deletePrefix(try StorePrefix(bytes: Array("b/".utf8)))
+        for key in keys.prefix(40) { _ = try store.delete(try StoreKey(key)).get() }
+        _ = try store.deletePrefix(try StorePrefix(bytes: Array("b/".utf8))).get()
         #expect(store.isIndexReady)
 
         var prefixes = Set<String>([""])
@@ -100,12 +100,12 @@ import Testing
         for group in [false, true] {
             for prefixText in ["", "a/", prefixList.last!] {
                 let prefix = try StorePrefix(bytes: Array(prefixText.utf8))
-                let a = try Self.pages { try store.list(prefix: prefix, after: $0, limit: 7, groupByDirectory: group) }
+                let a = try Self.pages { try store.list(prefix: prefix, after: $0, limit: 7, groupByDirectory: group).get() }
                 let b = try Self.pages { try store.listDirectories(prefix: prefix, after: $0, limit: 7, groupByDirectory: group) }
                 #expect(a.map(Self.describe) == b.map(Self.describe))
             }
         }
-        let all = try store.list(prefix: .root, after: nil, limit: 10_000, groupByDirectory: false)
+        let all = try store.list(prefix: .root, after: nil, limit: 10_000, groupByDirectory: false).get()
         #expect(all.values.count > 400)
         #expect(all.values.map(\.key) == store.index.allKeys)
     }
@@ -138,23 +138,23 @@ import Testing
         defer { store.close() }
         // init does not read 20,000 headers: the scan is still running.
         #expect(!store.isIndexReady)
-        let value = try store.open(try StoreKey(Self.key(12345)))
+        let value = try store.open(try StoreKey(Self.key(12345))).get()
         #expect(try value.identityBytes() == Array("value 12345".utf8))
         value.close()
         // Listing meanwhile: from the directories, complete and correct.
-        let page = try store.list(prefix: try StorePrefix(bytes: Array("d/".utf8)), after: nil, limit: 5, groupByDirectory: false)
+        let page = try store.list(prefix: try StorePrefix(bytes: Array("d/".utf8)), after: nil, limit: 5, groupByDirectory: false).get()
         #expect(page.values.map(\.key) == ["d/0", "d/10", "d/100", "d/1000", "d/10000"])
         // Read-your-writes during the scan.
         try Self.put(store, "k/new", [1, 2, 3])
-        let mine = try store.list(prefix: try StorePrefix(bytes: Array("k/".utf8)), after: "k/ne", limit: 1, groupByDirectory: false)
+        let mine = try store.list(prefix: try StorePrefix(bytes: Array("k/".utf8)), after: "k/ne", limit: 1, groupByDirectory: false).get()
         #expect(mine.values.map(\.key) == ["k/new"])
         store.waitForIndex()
         #expect(store.isIndexReady)
         #expect(store.stats.keys == 20_001)
         #expect(store.index.totals.keys == 20_001)
-        let after = try store.list(prefix: try StorePrefix(bytes: Array("k/".utf8)), after: "k/ne", limit: 1, groupByDirectory: false)
+        let after = try store.list(prefix: try StorePrefix(bytes: Array("k/".utf8)), after: "k/ne", limit: 1, groupByDirectory: false).get()
         #expect(after.values.map(\.key) == ["k/new"])
-        let groups = try store.list(prefix: try StorePrefix(bytes: Array("k/".utf8)), after: nil, limit: 100, groupByDirectory: true)
+        let groups = try store.list(prefix: try StorePrefix(bytes: Array("k/".utf8)), after: nil, limit: 100, groupByDirectory: true).get()
         #expect(groups.prefixes.count == 36 && groups.values.map(\.key) == ["k/new"])
     }
 
@@ -179,7 +179,7 @@ import Testing
         #expect(!store.isIndexReady)
         // Written and deleted while the scan fails and waits to try again.
         try Self.put(store, "k/new", [1, 2, 3])
-        #expect(try store.delete(try StoreKey(Self.key(10)), condition: nil))
+        #expect(try store.delete(try StoreKey(Self.key(10)), condition: nil).get())
         let deadline = Date().addingTimeInterval(20)
         while !store.isIndexReady && Date() < deadline { usleep(10_000) }
         #expect(store.isIndexReady)
@@ -187,9 +187,9 @@ import Testing
         #expect(attempts.load(ordering: .relaxed) == 3)
         #expect(store.stats.keys == 2_000)
         #expect(store.index.totals.keys == 2_000)
-        let page = try store.list(prefix: try StorePrefix(bytes: Array("d/".utf8)), after: nil, limit: 3, groupByDirectory: false)
+        let page = try store.list(prefix: try StorePrefix(bytes: Array("d/".utf8)), after: nil, limit: 3, groupByDirectory: false).get()
         #expect(page.values.map(\.key) == ["d/0", "d/100", "d/1000"])
-        let mine = try store.list(prefix: try StorePrefix(bytes: Array("k/".utf8)), after: "k/ne", limit: 1, groupByDirectory: false)
+        let mine = try store.list(prefix: try StorePrefix(bytes: Array("k/".utf8)), after: "k/ne", limit: 1, groupByDirectory: false).get()
         #expect(mine.values.map(\.key) == ["k/new"])
     }
 
@@ -217,7 +217,7 @@ import Testing
         #expect(held.count == 256)
         // Deleted while their headers wait to be added.
         for key in held[0..<5] {
-            #expect(try store.delete(try StoreKey(key)))
+            #expect(try store.delete(try StoreKey(key)).get())
             model[key] = nil
         }
         // Rewritten: the new value must win.
@@ -226,14 +226,14 @@ import Testing
             model[key] = 9
         }
         // Deleted and written again.
-        #expect(try store.delete(try StoreKey(held[10])))
+        #expect(try store.delete(try StoreKey(held[10])).get())
         try Self.put(store, held[10], Array("reborn".utf8))
         model[held[10]] = 6
         // The directory of a held key (held, maybe not all read), and another.
         let heldDirectory = String(held[20][...held[20].lastIndex(of: "/")!])
         for text in [heldDirectory, heldDirectory == "d/" ? "k/3/" : "d/"] {
             let gone = model.keys.filter { $0.hasPrefix(text) }
-            #expect(try store.deletePrefix(try StorePrefix(bytes: Array(text.utf8))) == gone.count, "\(text)")
+            #expect(try store.deletePrefix(try StorePrefix(bytes: Array(text.utf8))).get() == gone.count, "\(text)")
             for key in gone { model[key] = nil }
         }
         // Written under a deleted prefix, and new keys.
@@ -246,7 +246,7 @@ import Testing
         store.waitForIndex()
         #expect(store.isIndexReady)
 
-        let listed = try store.list(prefix: .root, after: nil, limit: 10_000, groupByDirectory: false)
+        let listed = try store.list(prefix: .root, after: nil, limit: 10_000, groupByDirectory: false).get()
         let disk = try store.listDirectories(prefix: .root, after: nil, limit: 10_000, groupByDirectory: false)
         #expect(Self.describe(listed) == Self.describe(disk))
         var seen: [String: Int] = [:]
@@ -272,13 +272,13 @@ import Testing
         defer { store.close() }
         reached.wait()
         // The count is every value, though the scan has not reached them all.
-        #expect(try store.deletePrefix(.root) == 2_000)
+        #expect(try store.deletePrefix(.root).get() == 2_000)
         try Self.put(store, "k/after-reset", [7])
         // A reset leaves an empty, complete index: listings use it at once.
         #expect(store.isIndexReady)
         gate.signal()
         store.waitForIndex()
-        let listed = try store.list(prefix: .root, after: nil, limit: 10_000, groupByDirectory: false)
+        let listed = try store.list(prefix: .root, after: nil, limit: 10_000, groupByDirectory: false).get()
         #expect(listed.values.map(\.key) == ["k/after-reset"])
         #expect(store.stats.keys == 1)
         #expect(calls.load(ordering: .relaxed) == 1, "the scan went on after the reset")

@@ -42,7 +42,7 @@ import Testing
 
     /// The bytes from `offset`, `count` of them, read as a Range request does.
     static func range(_ t: TempStore, _ key: String, from offset: Int, count: Int) throws -> [UInt8] {
-        let stream = try t.store.open(try StoreKey(key)).identityStream()
+        let stream = try t.store.open(try StoreKey(key)).get().identityStream()
         defer { stream.close() }
         try stream.skip(Int64(offset))
         var out: [UInt8] = []
@@ -73,7 +73,7 @@ import Testing
         // member, which zlib (as zcat, curl and browsers do) reads whole.
         #expect(headerLength + segments.lengths.reduce(0, { $0 + Int($1) }) + 8 == file.count)
         #expect(StoreTestSupport.gunzip(file) == value)
-        let opened = try t.store.open(try StoreKey("big"))
+        let opened = try t.store.open(try StoreKey("big")).get()
         let stream = try opened.identityStream()
         #expect(stream is SegmentedInflatingStream)
         #expect(try t.drain(stream) == value)
@@ -118,7 +118,7 @@ import Testing
         let t = try TempStore()
         let value = Self.mixed(5 * SegmentTable.baseSegmentSize, seed: 7)
         #expect(throws: StoreError.self) { try t.put("long", value, expected: Int64(SegmentTable.minimumValueSize)) }
-        #expect(throws: StoreError.notFound) { _ = try t.store.open(try StoreKey("long")) }
+        #expect(throws: StoreError.notFound) { _ = try t.store.open(try StoreKey("long")).get() }
     }
 
     /// Stores `value` with its size announced, so it is segmented; returns
@@ -152,7 +152,7 @@ import Testing
         let firstEntry = headerLength - 4 * table.reserved
         file[firstEntry] &+= 1
         try Data(file).write(to: URL(fileURLWithPath: t.values + "/x"))
-        let stream = try t.store.open(try StoreKey("x")).identityStream()
+        let stream = try t.store.open(try StoreKey("x")).get().identityStream()
         #expect(!(stream is SegmentedInflatingStream), "a table whose lengths do not add up is not trusted")
         #expect(try t.drain(stream) == value)
     }

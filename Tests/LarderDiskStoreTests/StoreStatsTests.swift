@@ -64,14 +64,14 @@ import Testing
 
         _ = try t.store.update(try StoreKey("s/json"), condition: nil, maxValueBytes: 1 << 20) { _, _ in
             UpdatedValue(bytes: Array("[1,2,3]".utf8), contentType: "application/json")
-        }
+        }.get()
         Self.expectTotals(t, "a JSON update")
 
-        #expect(try t.store.delete(try StoreKey("s/empty")))
-        #expect(try !t.store.delete(try StoreKey("s/empty")))
+        #expect(try t.store.delete(try StoreKey("s/empty")).get())
+        #expect(try !t.store.delete(try StoreKey("s/empty")).get())
         Self.expectTotals(t, "a delete")
 
-        #expect(try t.store.deletePrefix(try StorePrefix(bytes: Array("t/".utf8))) == 3)
+        #expect(try t.store.deletePrefix(try StorePrefix(bytes: Array("t/".utf8))).get() == 3)
         #expect(t.store.stats.keys == 3, "the keys go at once")
         t.store.drainBackgroundWork()  // the bytes when the background delete has measured them
         Self.expectTotals(t, "a prefix delete")
@@ -79,8 +79,8 @@ import Testing
         // A reset before the background delete measured a prefix: the totals stay at zero.
         let other = try TempStore()
         for i in 0..<50 { try other.put("q/\(i)", Array(text.prefix(i * 10))) }
-        _ = try other.store.deletePrefix(try StorePrefix(bytes: Array("q/".utf8)))
-        _ = try other.store.deletePrefix(try StorePrefix(bytes: []))
+        _ = try other.store.deletePrefix(try StorePrefix(bytes: Array("q/".utf8))).get()
+        _ = try other.store.deletePrefix(try StorePrefix(bytes: [])).get()
         other.store.drainBackgroundWork()
         #expect(other.store.stats == StoreStats())
         try other.put("q/again", [1, 2, 3])
@@ -91,7 +91,7 @@ import Testing
             let expiring = try t.store.beginUpload(key: try StoreKey("s/ttl"), contentType: "t", encoding: .identity,
                                                    expiresNanos: DiskStore.nowNanos() + 200_000_000, condition: nil)
             try Array("gone soon".utf8).withUnsafeBytes { try expiring.write($0) }
-            _ = try expiring.finish()
+            _ = try expiring.finish().get()
         }
         Self.expectTotals(t, "a value with an expiry")
         let before = t.store.stats.keys
@@ -108,7 +108,7 @@ import Testing
         #expect(again.store.stats == stats)
         Self.expectTotals(again, "after a reopen")
 
-        #expect(try again.store.deletePrefix(try StorePrefix(bytes: [])) == stats.keys)
+        #expect(try again.store.deletePrefix(try StorePrefix(bytes: [])).get() == stats.keys)
         #expect(again.store.stats == StoreStats())
         Self.expectTotals(again, "after a reset")
     }
@@ -126,12 +126,12 @@ import Testing
                     for round in 0..<60 {
                         let key = try StoreKey("c/\((w * 7 + round) % 10)")
                         if round % 5 == 4 {
-                            _ = try store.delete(key)
+                            _ = try store.delete(key).get()
                         } else {
                             let upload = try store.beginUpload(key: key, contentType: "t", encoding: .identity)
                             let value = [UInt8](repeating: UInt8(round), count: 100 + w * 1000 + round * 37)
                             try value.withUnsafeBytes { try upload.write($0) }
-                            _ = try upload.finish()
+                            _ = try upload.finish().get()
                         }
                     }
                 } catch { failures.add("\(error)") }

@@ -13,12 +13,12 @@ import Testing
     @Test func appendStartsAListCountsAndKeepsUnique() throws {
         let shared = try SharedStore()
         let k = try Self.key("list")
-        var (outcome, count) = try JSONUpdate.append(Array(#"{"a":1}"#.utf8), unique: false, to: k, in: shared.store, condition: nil)
+        var (outcome, count) = try JSONUpdate.append(Array(#"{"a":1}"#.utf8), unique: false, to: k, in: shared.store, condition: nil).get()
         #expect(count == 1 && outcome.created)
         #expect(outcome.metadata.contentType == "application/json")
-        (outcome, count) = try JSONUpdate.append(Array(#"[2,3]"#.utf8), unique: false, to: k, in: shared.store, condition: nil)
+        (outcome, count) = try JSONUpdate.append(Array(#"[2,3]"#.utf8), unique: false, to: k, in: shared.store, condition: nil).get()
         #expect(count == 3)
-        (_, count) = try JSONUpdate.append(Array("2".utf8), unique: true, to: k, in: shared.store, condition: nil)
+        (_, count) = try JSONUpdate.append(Array("2".utf8), unique: true, to: k, in: shared.store, condition: nil).get()
         #expect(count == 3)
         #expect(try shared.text("list") == #"[{"a":1},2,3]"#)
     }
@@ -31,13 +31,13 @@ import Testing
         let k = try Self.key("doc")
         let etag = try shared.put("doc", "not json").metadata.etag
         do {
-            _ = try JSONUpdate.append(Array("{".utf8), unique: false, to: k, in: shared.store, condition: nil)
+            _ = try JSONUpdate.append(Array("{".utf8), unique: false, to: k, in: shared.store, condition: nil).get()
             Issue.record("a broken body was appended")
         } catch let error as JSONUpdateError {
             guard case .bodyNotJSON = error else { Issue.record("\(error)"); return }
         }
         do {
-            _ = try JSONUpdate.append(Array("[1]".utf8), unique: false, to: k, in: shared.store, condition: nil)
+            _ = try JSONUpdate.append(Array("[1]".utf8), unique: false, to: k, in: shared.store, condition: nil).get()
             Issue.record("appended to a value that is not JSON")
         } catch let error as JSONUpdateError {
             guard case .storedNotJSON = error else { Issue.record("\(error)"); return }
@@ -45,14 +45,14 @@ import Testing
         }
         let big = [UInt8](repeating: 0x20, count: JSONUpdate.maxBodyBytes) + Array("1".utf8)
         #expect(throws: JSONUpdateError.bodyTooLarge(limit: JSONUpdate.maxBodyBytes)) {
-            _ = try JSONUpdate.mergePatch(big, into: k, in: shared.store, condition: nil)
+            _ = try JSONUpdate.mergePatch(big, into: k, in: shared.store, condition: nil).get()
         }
         #expect(throws: StoreError.self) {
             _ = try JSONUpdate.append(Array("1".utf8), unique: false, to: try Self.key("fresh"), in: shared.store,
-                                      condition: WriteConditions.mustMatch("\"nope\""))
+                                      condition: WriteConditions.mustMatch("\"nope\"")).get()
         }
         #expect(try shared.text("doc") == "not json")
-        let value = try shared.store.open(k)
+        let value = try shared.store.open(k).get()
         defer { value.close() }
         #expect(value.metadata.etag == etag)
     }
@@ -60,11 +60,11 @@ import Testing
     @Test func mergePatchNeedsAValueAndReturnsTheDocument() throws {
         let shared = try SharedStore()
         #expect(throws: StoreError.self) {
-            _ = try JSONUpdate.mergePatch(Array(#"{"a":1}"#.utf8), into: try Self.key("none"), in: shared.store, condition: nil)
+            _ = try JSONUpdate.mergePatch(Array(#"{"a":1}"#.utf8), into: try Self.key("none"), in: shared.store, condition: nil).get()
         }
         try shared.put("cfg", #"{"a":1,"b":{"c":2}}"#, type: "application/vnd.test+json")
         let (outcome, document) = try JSONUpdate.mergePatch(Array(#"{"b":{"c":null,"d":3}}"#.utf8), into: try Self.key("cfg"),
-                                                            in: shared.store, condition: nil)
+                                                            in: shared.store, condition: nil).get()
         #expect(String(decoding: document, as: UTF8.self) == #"{"a":1,"b":{"d":3}}"#)
         #expect(try shared.text("cfg") == #"{"a":1,"b":{"d":3}}"#)
         // The value keeps its own content type.
@@ -80,9 +80,9 @@ import Testing
         let nearlyFull = "[\"" + String(repeating: "x", count: JSONUpdate.maxValueBytes - 20) + "\"]"
         let etag = try shared.put("big", nearlyFull, type: "application/json").metadata.etag
         #expect(throws: StoreError.tooLarge(limit: Int64(JSONUpdate.maxValueBytes))) {
-            _ = try JSONUpdate.append(Array("\"0123456789abcdef\"".utf8), unique: false, to: k, in: shared.store, condition: nil)
+            _ = try JSONUpdate.append(Array("\"0123456789abcdef\"".utf8), unique: false, to: k, in: shared.store, condition: nil).get()
         }
-        let value = try shared.store.open(k)
+        let value = try shared.store.open(k).get()
         defer { value.close() }
         #expect(value.metadata.etag == etag)
     }

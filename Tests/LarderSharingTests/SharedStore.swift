@@ -26,11 +26,11 @@ final class SharedStore: @unchecked Sendable {
     func put(_ key: String, _ text: String, type: String = "text/plain") throws -> PutOutcome {
         let upload = try store.beginUpload(key: try StoreKey(key), contentType: type, encoding: .identity)
         try Array(text.utf8).withUnsafeBytes { try upload.write($0) }
-        return try upload.finish()
+        return try upload.finish().get()
     }
 
     func text(_ key: String) throws -> String {
-        let value = try store.open(try StoreKey(key))
+        let value = try store.open(try StoreKey(key)).get()
         defer { value.close() }
         return String(decoding: try value.readAll(), as: UTF8.self)
     }

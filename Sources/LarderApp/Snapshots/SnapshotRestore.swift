@@ -27,8 +27,8 @@ import Glibc
 ///   were, `replace` included;
 /// - then, with `replace`, the prefix is cleared, and every value is one
 ///   store write, in document order, each published whole;
-/// - applying runs off the connection's thread for a store that answers
-///   later (`StoreWork`).
+/// - applying goes on from wherever the store's answers come, with no
+///   thread waiting for them (`RestoreApply`).
 ///
 /// Used by one thread at a time (the connection's queue).
 final class SnapshotRestore: HTTPRequestBodySink {

@@ -34,8 +34,12 @@ struct ValueRoutes: Sendable {
             if head.query != nil, let wait = try QueryParameters(head.query).optionalInteger("wait", range: 0...Int.max) {
                 return watch(key, request, seconds: min(wait, Self.maxWait))
             }
-            return try .after(store.open(key), ValueRepresentation.Answer(representation: representation, head: head),
-                              request.responder)
+            let opened = store.open(key)
+            // A value opened now (the cached GET) is answered from here: no
+            // `StoreAnswer` is built, which would copy the head and the
+            // representation (measured: ~300 instructions a GET).
+            if case .now(let result) = opened { return .respond(try representation.response(opened: result, head)) }
+            return try .after(opened, ValueRepresentation.Answer(representation: representation, head: head), request.responder)
         case .put:
             return try put(key, request)
         case .delete:

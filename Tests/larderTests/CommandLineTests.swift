@@ -38,6 +38,15 @@ import Glibc
         let flagWins = try ChildServer(dataDirectory: dir, arguments: ["--max-value-size", "32"],
                                        environment: ["LARDER_MAX_VALUE_SIZE": "16"])
         #expect(try flagWins.client().put("large", Array(repeating: 1, count: 17)).status == 201)
+        // A chunked body has no size up front: the store's own limit refuses it,
+        // so the flag must have reached the store's options too.
+        let chunked = try HTTPClientConnection(port: flagWins.port, timeout: 10)
+        let body = String(repeating: "x", count: 40)
+        try chunked.send("PUT /store/chunked HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+                         + "28\r\n\(body)\r\n0\r\n\r\n")
+        let refused = try chunked.readResponse()
+        #expect(refused.status == 413, "\(refused.status) \(refused.text)")
+        #expect(try flagWins.client().get("chunked").status == 404)
     }
 
     @Test func invalidFlagValuesAreRefusedWithAMessage() throws {

@@ -204,30 +204,46 @@ extension DiskStore {
         update(key, condition: condition, maxValueBytes: maxValueBytes, attempts: 10_000, transform)
     }
 
+    /// Runs attempts while they answer now; the first that answers later
+    /// goes on in `outer` (given: the attempts before it answered later too),
+    /// so a long run of retries is a loop, never a chain of replies.
     private func update(_ key: StoreKey, condition: WriteCondition?, maxValueBytes: Int, attempts: Int,
+                        into outer: StorePending<PutOutcome>? = nil,
                         _ transform: @escaping @Sendable (ValueMetadata?, [UInt8]?) throws -> UpdatedValue) -> StoreReply<PutOutcome> {
+        func answer(_ result: Result<PutOutcome, any Error>) -> StoreReply<PutOutcome> {
+            outer?.fulfil(result)
+            return .now(result)
+        }
         for attempt in 0..<attempts {
             let reply: StoreReply<PutOutcome>
             do {
                 reply = try updateAttempt(key, condition: condition, maxValueBytes: maxValueBytes, transform).finish()
             } catch {
-                return .now(.failure(error))
+                return answer(.failure(error))
             }
             switch reply {
             case .now(.failure(let error)) where error is UpdateRace:
                 continue
-            case .now:
-                return reply
-            case .later:
+            case .now(let result):
+                return answer(result)
+            case .later(let pending):
                 let left = attempts - attempt - 1
-                return reply.then { result in
-                    guard case .failure(let error) = result, error is UpdateRace else { return .now(result) }
-                    guard left > 0 else { return .now(.failure(StoreError.contention(key: key.string))) }
-                    return self.update(key, condition: condition, maxValueBytes: maxValueBytes, attempts: left, transform)
+                let outer = outer ?? StorePending<PutOutcome>()
+                pending.whenDone { result in
+                    guard case .failure(let error) = result, error is UpdateRace, left > 0 else {
+                        let raced = { if case .failure(let e) = result { return e is UpdateRace } else { return false } }()
+                        return outer.fulfil(raced ? .failure(StoreError.contention(key: key.string)) : result)
+                    }
+                    // Off the committer's thread: the next attempt reads and writes files.
+                    DispatchQueue.global().async {
+                        _ = self.update(key, condition: condition, maxValueBytes: maxValueBytes, attempts: left,
+                                        into: outer, transform)
+                    }
                 }
+                return .later(outer)
             }
         }
-        return .now(.failure(StoreError.contention(key: key.string)))
+        return answer(.failure(StoreError.contention(key: key.string)))
     }
 
     /// One attempt's upload, written and ready to finish: publishing it

@@ -42,12 +42,12 @@ extension DiskStore: UploadDestination {
                     // Stage 2: the rename is on disk before the answer.
                     commit.afterDurable { error in
                         let upload = handed.value
-                        defer { upload.abort() }
-                        if let error {
-                            pending.fulfil(.failure(error))
-                        } else {
-                            pending.fulfil(.success(self.succeeded(upload, created: created)))
-                        }
+                        let result: Result<PutOutcome, any Error> =
+                            error.map { .failure($0) } ?? .success(self.succeeded(upload, created: created))
+                        // Let go of the temp file before the answer: whoever
+                        // the answer wakes may abort it too (a failed `get()`).
+                        upload.abort()
+                        pending.fulfil(result)
                     }
                 }
             }

@@ -181,11 +181,12 @@ public final class EmbeddedLarder: Larder, ReadableLarderSync, WritableLarderSyn
         do {
             try upload.expect(bytes: Int64(data.count))
             try data.withUnsafeBytes { try upload.write($0) }
-            return try upload.finish().get()
         } catch {
             upload.abort()
             throw error
         }
+        // `finish` takes the upload over, failing or not.
+        return try upload.finish().get()
     }
 
     // MARK: - Reading (synchronous)

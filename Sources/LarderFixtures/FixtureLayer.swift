@@ -132,10 +132,11 @@ public final class FixtureLayer: Sendable {
                 try writer.write(UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
                 offset += n
             }
-            return try writer.finish().get()
         } catch {
             writer.abort()
             throw error
         }
+        // `finish` takes the writer over, failing or not.
+        return try writer.finish().get()
     }
 }

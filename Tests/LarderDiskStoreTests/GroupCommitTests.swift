@@ -288,4 +288,29 @@ import Glibc
         #expect(throws: StoreError.notFound) { try Self.read(reopened, "x/a") }
         #expect(try Self.read(reopened, "x/b") == Self.value(2) + Array("!".utf8))
     }
+
+    /// Durable read-modify-writes of one key from many threads: each attempt
+    /// answers after its flushes (later), a raced one retries from there,
+    /// and no increment is lost.
+    @Test func racingDurableUpdatesRetryAfterTheirFlushesAndLoseNothing() throws {
+        let directory = Self.makeDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let store = try Self.open(directory)
+        defer { store.close() }
+        let key = try StoreKey("counter")
+        let writers = 8, each = 15
+        let failures = Locked<[String]>([])
+        Self.concurrently(writers) { _ in
+            for _ in 0..<each {
+                let reply = store.update(key, condition: nil, maxValueBytes: 1 << 10) { _, bytes in
+                    let n = bytes.flatMap { Int(String(decoding: $0, as: UTF8.self)) } ?? 0
+                    return UpdatedValue(bytes: Array(String(n + 1).utf8), contentType: "text/plain")
+                }
+                if case .now = reply { failures.withLock { $0.append("a durable update answered now") } }
+                do { _ = try reply.get() } catch { failures.withLock { $0.append("\(error)") } }
+            }
+        }
+        #expect(failures.withLock { $0 }.isEmpty, "\(failures.withLock { $0 }.prefix(3))")
+        #expect(try Self.read(store, "counter") == Array(String(writers * each).utf8))
+    }
 }

@@ -4,28 +4,26 @@ import LarderValueFile
 import LarderSupport
 
 /// The early look at a conditional write (`If-Match`, `If-None-Match`,
-/// `If-Unmodified-Since`): a condition that already fails is answered
-/// before the body is stored, and with `Expect: 100-continue` before it is
-/// sent. The store checks again when the write publishes, so the look only
-/// saves work; it never decides a write alone.
+/// `If-Unmodified-Since`) that says `Expect: 100-continue`: a condition that
+/// already fails is a 412 before the body is sent. The store checks again
+/// when the write publishes, so the look only saves the client its upload;
+/// it never decides a write alone, and a look that fails to answer (the
+/// database unreachable) lets the write go on to decide. Without `Expect`
+/// the body comes anyway, and the write's own check is the only one: no
+/// extra read for the common compare-and-swap PUT, on either store.
 ///
 /// The look asks the store for the key's current metadata. Answered now
 /// (the disk store: a local read), a failing condition is a 412 at once,
 /// before the upload starts (`look`). Answered later (a database), the
-/// body's sink is wrapped in a gate (`wrap`) that waits for the answer
-/// without holding a thread: it holds `100 Continue` back until the
-/// condition passes, and refuses a body that finishes after the condition
-/// failed.
+/// body's sink is wrapped in a gate (`wrap`) that holds `100 Continue` back
+/// until the answer comes, with no thread waiting for it.
 ///
-/// The body can be complete before the store answers (a client that does
-/// not wait for `100 Continue`, or sends no `Expect`). Exactly one of the
-/// two decides, whichever comes first (`phase`): a failed look refuses the
+/// A client may send its body without waiting for `100 Continue`, so the
+/// body can be complete before the store answers. Exactly one of the two
+/// decides, whichever comes first (`phase`): a failed look refuses the
 /// write (412, the body's sink aborted), or the finished body goes to the
 /// write, whose own check at commit is then the only answer. So a 412 never
 /// goes out for a write that was applied.
-///
-/// Unchecked Sendable: the store's answer touches only `phase` (locked) and
-/// the responder; `inner` is used on the connection's queue alone.
 final class PreconditionGate: HTTPContinueGate, @unchecked Sendable {
     private enum Phase {
         /// The store has not answered the look yet; `proceed` of a client
@@ -45,15 +43,17 @@ final class PreconditionGate: HTTPContinueGate, @unchecked Sendable {
     private let inner: HTTPRequestBodySink
     private let responder: HTTPResponder
 
-    /// Looks at the current value when the request has a condition:
-    /// throws the 412 of a condition the store says fails now; returns the
-    /// look that is still to come (nil: none).
+    /// Looks at the current value when the request has a condition and
+    /// waits for `100 Continue`: throws the 412 of a condition the store
+    /// says fails now; returns the look that is still to come (nil: none).
     static func look(_ key: StoreKey, _ condition: WriteCondition?, in store: any ValueStore,
-                     logger: Logger) throws(HTTPError) -> StorePending<ValueMetadata?>? {
-        guard let condition else { return nil }
+                     request: RouteRequest, logger: Logger) throws(HTTPError) -> StorePending<ValueMetadata?>? {
+        guard let condition, request.head.expectsContinue else { return nil }
         switch store.currentMetadata(of: key) {
         case .now(let current):
-            try ErrorMapping.run(logger) { try condition(try current.get()) }
+            // A look that fails to answer decides nothing.
+            guard case .success(let metadata) = current else { return nil }
+            try ErrorMapping.run(logger) { try condition(metadata) }
             return nil
         case .later(let pending):
             return pending
@@ -68,7 +68,8 @@ final class PreconditionGate: HTTPContinueGate, @unchecked Sendable {
         look.whenDone { [weak gate] current in
             let refusal: HTTPResponse?
             do {
-                try condition(try current.get())
+                // A look that fails to answer decides nothing: the write does.
+                if case .success(let metadata) = current { try condition(metadata) }
                 refusal = nil
             } catch {
                 refusal = ErrorMapping.httpError(error, logger: logger).response

@@ -53,7 +53,9 @@ struct StoreRoutes: Route {
         let upload = try ErrorMapping.run(logger) { () throws -> ValueWriter in
             let upload = try store.beginCreate(under: prefix, contentType: head.headers["Content-Type"] ?? "application/octet-stream",
                                                encoding: encoding, expiresNanos: expires)
-            if let length = head.contentLength { try upload.expect(bytes: length) }
+            if let length = head.contentLength {
+                do { try upload.expect(bytes: length) } catch { upload.abort(); throw error }
+            }
             return upload
         }
         // The key is the one the write was published under (a store may

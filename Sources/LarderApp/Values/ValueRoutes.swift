@@ -73,12 +73,14 @@ struct ValueRoutes: Sendable {
         let encoding = try Self.bodyEncoding(head)
         let expires = try Self.expiry(head)
         let condition = Preconditions.writeCondition(head)
-        let look = try PreconditionGate.look(key, condition, in: store, logger: logger)
+        let look = try PreconditionGate.look(key, condition, in: store, request: request, logger: logger)
         let upload = try ErrorMapping.run(logger) {
             let upload = try store.beginUpload(key: key, contentType: head.headers["Content-Type"] ?? "application/octet-stream",
                                                encoding: encoding, expiresNanos: expires, condition: condition)
             // A large body of known size is deflated in segments, on every core.
-            if let length = head.contentLength { try upload.expect(bytes: length) }
+            if let length = head.contentLength {
+                do { try upload.expect(bytes: length) } catch { upload.abort(); throw error }
+            }
             return upload
         }
         let sink = UploadSink(upload: upload, responder: request.responder, logger: logger) { outcome in
@@ -118,7 +120,7 @@ struct ValueRoutes: Sendable {
         let head = request.head
         let unique = try QueryParameters(head.query).flag("unique")
         let condition = Preconditions.writeCondition(head)
-        let look = try PreconditionGate.look(key, condition, in: store, logger: logger)
+        let look = try PreconditionGate.look(key, condition, in: store, request: request, logger: logger)
         let store = self.store, logger = self.logger
         let sink = BufferedBodySink(limit: JSONUpdate.maxBodyBytes, responder: request.responder) { bytes in
             JSONUpdate.append(bytes, unique: unique, to: key, in: store, condition: condition)
@@ -137,7 +139,7 @@ struct ValueRoutes: Sendable {
                             "PATCH takes a JSON merge patch: Content-Type application/merge-patch+json or application/json")
         }
         let condition = Preconditions.writeCondition(head)
-        let look = try PreconditionGate.look(key, condition, in: store, logger: logger)
+        let look = try PreconditionGate.look(key, condition, in: store, request: request, logger: logger)
         let store = self.store, logger = self.logger
         let sink = BufferedBodySink(limit: JSONUpdate.maxBodyBytes, responder: request.responder) { bytes in
             JSONUpdate.mergePatch(bytes, into: key, in: store, condition: condition)

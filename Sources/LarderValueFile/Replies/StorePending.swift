@@ -9,6 +9,8 @@ public final class StorePending<Value: Sendable>: @unchecked Sendable {
     private let lock = Lock()
     private var result: Result<Value, any Error>?
     private var continuation: (@Sendable (Result<Value, any Error>) -> Void)?
+    /// Whether a continuation was registered (before or after the answer).
+    private var taken = false
 
     public init() {}
 
@@ -26,7 +28,8 @@ public final class StorePending<Value: Sendable>: @unchecked Sendable {
     /// Registers the one continuation; it runs outside the lock.
     public func whenDone(_ completion: @escaping @Sendable (Result<Value, any Error>) -> Void) {
         let ready = lock.withLock { () -> Result<Value, any Error>? in
-            precondition(continuation == nil, "a StorePending takes one continuation")
+            precondition(!taken, "a StorePending takes one continuation")
+            taken = true
             if result == nil { continuation = completion }
             return result
         }

@@ -102,7 +102,7 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
-        .testTarget(name: "LarderValueFileTests", dependencies: ["LarderValueFile", "LarderTestSupport", "CZlib"]),
+        .testTarget(name: "LarderValueFileTests", dependencies: ["LarderValueFile", "LarderSupport", "LarderTestSupport", "CZlib"]),
         .testTarget(name: "LarderDiskStoreTests", dependencies: [
             "LarderDiskStore", "LarderStorage", "LarderValueFile", "LarderSupport", "LarderTestSupport", "CZlib",
         ]),

@@ -62,8 +62,12 @@ struct RouteTable: HTTPRequestHandler {
         }
     }
 
+    /// A namespace's paths (`/ns/<name>/snapshot`) have the limits of the
+    /// same paths outside (every namespace has the same routes).
     func maxBodyBytes(for head: HTTPRequestHead) -> Int64? {
-        route(for: head.path)?.0.maxBodyBytes
+        let path = head.path
+        if let inner = NamespacePath.inner(path) { return route(for: inner)?.0.maxBodyBytes }
+        return route(for: path)?.0.maxBodyBytes
     }
 
     private func route(for path: Substring) -> (any Route, Substring)? {

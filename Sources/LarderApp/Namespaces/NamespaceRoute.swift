@@ -10,6 +10,9 @@ import LarderModel
 struct NamespaceRoute: Route {
     /// nil: the store has no namespaces (every `/ns/` path is a 501).
     let namespaces: Namespaces?
+    /// The paths a namespace serves (its routes' matches): a request for
+    /// another is a 404 that makes no namespace.
+    let paths: [RouteTable.Match]
 
     static let listMethods = "GET, HEAD, DELETE, OPTIONS"
     static let namespaceMethods = "DELETE, OPTIONS"
@@ -24,6 +27,10 @@ struct NamespaceRoute: Route {
             return rest.isEmpty ? try all(namespaces, request) : try one(NamespaceName.check(rest), namespaces, request)
         }
         let name = try NamespaceName.check(rest[..<slash])
+        let inner = rest[slash...]
+        guard paths.contains(where: { $0.rest(of: inner) != nil }) else {
+            throw HTTPError(.notFound, .notFound, "no endpoint at \(inner) in a namespace; values live under /ns/\(name)/store/")
+        }
         let world = try namespaces.world(name)
         var responder = request.responder
         if request.method == .post {

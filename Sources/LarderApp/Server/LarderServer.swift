@@ -59,6 +59,7 @@ public final class LarderServer: Sendable {
         self.hub = hub
         values = try configuration.openStore(hub, storeLogger)
         var routes = APIRoutes.make(store: values, hub: hub, faults: faults, configuration: configuration, logger: logger)
+        let apiRouteCount = routes.count
         let namespaces: Namespaces?
         do {
             namespaces = try configuration.namespaceStores.map { stores in
@@ -76,7 +77,7 @@ public final class LarderServer: Sendable {
                                                         startTime: Double(Clock.nowNanos()) / 1e9)))
         let files = StaticFiles(files: configuration.publicDirectory.map { .directory($0) } ?? .embedded)
         routes += StaticFiles.paths.map { ($0, files) }
-        let namespaceRoute = NamespaceRoute(namespaces: namespaces)
+        let namespaceRoute = NamespaceRoute(namespaces: namespaces, paths: routes.prefix(apiRouteCount).map(\.0))
         routes += [(.prefix(NamespacePath.prefix), namespaceRoute), (.exact("/ns"), namespaceRoute)]
         let table = RouteTable(routes, middleware: chain)
         self.http = HTTPServer(configuration: configuration.http, handler: table, logger: httpLogger, metrics: metrics)

@@ -94,7 +94,8 @@ struct NamespaceLifecycleTests {
         let started = Date()
         let busy = Self.client(server, "busy")
         try Poll.until(15, "the idle namespace is dropped") {
-            #expect(try busy.get("k").status == 200)
+            let read = try busy.get("k")
+            #expect(read.status == 200, "\(read.status) \(read.text)")
             return try Self.names(server) == ["busy"]
         }
         #expect(Date().timeIntervalSince(started) >= 1.9)

@@ -1,3 +1,4 @@
+import Dispatch
 import LarderHTTP
 import LarderSharing
 import LarderStorage
@@ -14,22 +15,24 @@ final class NamespaceWorld: Sendable {
     let store: any ValueStore
     let hub: ChangeHub
     let table: RouteTable
-    /// When the last request for this namespace came (`Clock.nowNanos`),
-    /// for `--namespace-idle`.
-    private let lastRequest: Atomic<Int64>
+    /// When the last request for this namespace came (a monotonic clock,
+    /// which a change of the wall clock does not move), for `--namespace-idle`.
+    private let lastRequest: Atomic<UInt64>
 
     init(name: String, store: any ValueStore, hub: ChangeHub, table: RouteTable) {
         self.name = name
         self.store = store
         self.hub = hub
         self.table = table
-        lastRequest = Atomic(Clock.nowNanos())
+        lastRequest = Atomic(Self.now())
     }
 
-    func touch() { lastRequest.store(Clock.nowNanos(), ordering: .relaxed) }
+    func touch() { lastRequest.store(Self.now(), ordering: .relaxed) }
 
     /// Nanoseconds since the last request.
-    var idleNanos: Int64 { Clock.nowNanos() - lastRequest.load(ordering: .relaxed) }
+    var idleNanos: Int64 { Int64(Self.now() &- lastRequest.load(ordering: .relaxed)) }
+
+    private static func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
 
     /// Whether a client is waiting on it (a watch, an event stream): such a
     /// namespace is in use even when no request came for a while.

@@ -57,7 +57,9 @@ final class Namespaces: @unchecked Sendable {
     /// the server holds `limit` already.
     func world(_ name: String) throws(HTTPError) -> NamespaceWorld {
         let result: Result<NamespaceWorld, HTTPError> = lock.withLock {
-            if let world = worlds[name] { return .success(world) }
+            // Touched under the lock: the idle sweep, which looks under it,
+            // never drops a namespace a request has just been given.
+            if let world = worlds[name] { world.touch(); return .success(world) }
             guard worlds.count < limit else {
                 return .failure(HTTPError(HTTPStatus(507, "Insufficient Storage"), .namespaceLimit,
                                           "the server holds \(limit) namespaces already (--max-namespaces)"))
@@ -71,9 +73,7 @@ final class Namespaces: @unchecked Sendable {
                 return .failure(HTTPError(.internalServerError, .internalError, "cannot open namespace \(name): \(error)"))
             }
         }
-        let world = try result.get()
-        world.touch()
-        return world
+        return try result.get()
     }
 
     var count: Int { lock.withLock { worlds.count } }

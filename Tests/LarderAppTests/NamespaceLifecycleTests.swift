@@ -1,4 +1,5 @@
 import Foundation
+import LarderDiskStore
 import LarderSupport
 import LarderTestSupport
 import LarderWire
@@ -145,6 +146,20 @@ struct NamespaceLifecycleTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: outer) == ["data"])
         let made = (try? FileManager.default.contentsOfDirectory(atPath: outer + "/data/ns")) ?? []
         #expect(made.isEmpty, "namespace directories: \(made)")
+    }
+
+    /// A store that brings no namespaces (PostgreSQL, for now, or an app's
+    /// own store) answers every `/ns/` path with a clear 501.
+    @Test func aStoreWithoutNamespacesAnswers501() throws {
+        let server = try TestServer { setup in
+            let options = setup.store
+            setup.openStore = { changes, logger in try DiskStore(options: options, logger: logger, changes: changes) }
+        }
+        for (method, path) in [("GET", "/ns/"), ("PUT", "/ns/w1/store/k"), ("DELETE", "/ns/w1"), ("GET", "/ns")] {
+            S.expectError(try server.client().send(method, path, body: method == "PUT" ? Array("x".utf8) : nil),
+                          status: 501, code: "namespaces_unsupported")
+        }
+        #expect(try server.client().put("k", "default works").status == 201)
     }
 
     @Test func theTokenGuardsEveryNamespace() throws {

@@ -9,10 +9,14 @@ import Glibc
 #endif
 
 /// Namespaces on the disk store: namespace `w3` is a `DiskStore` of its own
-/// in `<data>/ns/w3/` (reopened after a restart), over the fixtures the
-/// default store shares. A drop renames the directory into `<data>/ns-trash/`
-/// (constant time) and deletes it in the background; trash left by a crash
-/// is deleted at the next start.
+/// in `<data>/ns/w3/s-<random>/` (reopened after a restart), over the
+/// fixtures the default store shares. A drop renames `<data>/ns/w3` into
+/// `<data>/ns-trash/` (constant time) and closes the store and deletes its
+/// files in the background; trash left by a crash is deleted at the next
+/// start. The random part makes each incarnation of a name a directory of
+/// its own: background work the dropped store still had queued (a reset's
+/// delete of an old generation, by path) can never touch the next store
+/// made under the same name.
 ///
 /// Each namespace's store gets a share of the default one's resources: a
 /// sixteenth of its value cache and eight lock stripes, so a thousand
@@ -49,7 +53,9 @@ public final class DiskNamespaceStores: NamespaceStores {
 
     public func open(_ name: String, changes: StoreChangeObserver, logger: Logger) throws -> any ValueStore {
         var options = self.options
-        options.dataDirectory = root + "/" + name
+        let directory = root + "/" + name
+        let kept = (try? FileManager.default.contentsOfDirectory(atPath: directory))?.filter { $0.hasPrefix("s-") }.sorted()
+        options.dataDirectory = directory + "/" + (kept?.last ?? "s-" + String(UInt64.random(in: 0...UInt64.max), radix: 16))
         guard let fixtures else { return try DiskStore(options: options, logger: logger, changes: changes) }
         return try fixtures.store(logger: logger, changes: changes) { filter in
             try DiskStore(options: options, logger: logger, changes: filter)
@@ -57,15 +63,17 @@ public final class DiskNamespaceStores: NamespaceStores {
     }
 
     public func drop(_ name: String, store: any ValueStore, logger: Logger) {
-        store.close()
         let directory = root + "/" + name
         let gone = trash + "/" + name + "-" + String(UInt64.random(in: 0...UInt64.max), radix: 16)
         mkdir(trash, 0o755)
-        guard rename(directory, gone) == 0 else {
-            if errno != ENOENT { logger.warning("namespace \(name): cannot move \(directory) to the trash (errno \(errno))") }
-            return
+        let moved = rename(directory, gone) == 0
+        if !moved, errno != ENOENT {
+            logger.warning("namespace \(name): cannot move \(directory) to the trash (errno \(errno))")
         }
-        reaper.async { POSIX.removeTree(gone) }
+        reaper.async {
+            store.close()
+            if moved { POSIX.removeTree(gone) }
+        }
     }
 
     public func close() {

@@ -77,6 +77,28 @@ struct NamespaceLifecycleTests {
         }
     }
 
+    /// A drop right after a reset, then the same name at once: the dropped
+    /// store's background work (the reset's delete) never reaches the new one.
+    @Test func aNameDroppedRightAfterAResetStartsAfreshAndKeepsWhatIsWrittenNext() throws {
+        let server = try TestServer()
+        let client = Self.client(server, "again")
+        var snapshot: [UInt8] = []
+        for i in 0..<3_000 { snapshot += Array("{\"key\":\"k/\(i)\",\"text\":\"v\"}\n".utf8) }
+        for round in 0..<3 {
+            #expect(try client.send("POST", "/snapshot", body: snapshot).status == 200)
+            #expect(try client.deletePrefix("").status == 200)
+            let started = Date()
+            #expect(try server.client().send("DELETE", "/ns/again").status == 204)
+            print("drop right after a reset of 3000 keys, round \(round): \(String(format: "%.1f", Date().timeIntervalSince(started) * 1000)) ms")
+            #expect(try client.put("after", "round \(round)").status == 201)
+        }
+        try Poll.until(20, "the dropped incarnations are deleted") {
+            ((try? FileManager.default.contentsOfDirectory(atPath: server.dataDirectory + "/ns-trash")) ?? []).isEmpty
+        }
+        #expect(try client.get("after").text == "round 2")
+        #expect(try S.listAll(client).keys == ["after"])
+    }
+
     @Test func oneNamespaceMoreThanTheLimitIs507() throws {
         let server = try TestServer { $0.maxNamespaces = 3 }
         for name in ["n1", "n2", "n3"] { #expect(try Self.client(server, name).put("k", "v").status == 201) }

@@ -43,7 +43,11 @@ final class Namespaces: @unchecked Sendable {
                 logger.warning("namespaces: ignoring a directory whose name is not a namespace name: \(name)")
                 continue
             }
-            worlds[name] = try open(name)
+            do {
+                worlds[name] = try open(name)
+            } catch {
+                logger.error("namespace \(name): cannot reopen its store, leaving it closed: \(error)")
+            }
         }
         if idleSeconds > 0 { startIdleSweep(idleSeconds) }
     }

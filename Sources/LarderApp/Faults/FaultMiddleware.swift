@@ -30,7 +30,7 @@ struct FaultMiddleware: LarderMiddleware {
     func handle(_ request: RouteRequest, next: (RouteRequest) -> HTTPBodyAction) -> HTTPBodyAction {
         // `/faults` itself is never faulted: a rule must not lock its own
         // switch. A namespace's requests go by its own rules, not these.
-        guard request.head.path != "/faults", !request.head.path.hasPrefix(NamespacePath.prefix), let fault = book.decide(method: request.method, path: request.head.path) else {
+        guard request.head.path != "/faults", NamespacePath.inner(request.head.path) == nil, let fault = book.decide(method: request.method, path: request.head.path) else {
             return next(request)
         }
         let tag = (Self.header, fault.name)

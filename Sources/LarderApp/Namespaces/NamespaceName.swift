@@ -11,8 +11,9 @@ enum NamespaceName {
     /// It is checked as sent: a percent-escape is a `%`, which no name has.
     static func check(_ name: Substring) throws(HTTPError) -> String {
         let bytes = name.utf8
-        guard !bytes.isEmpty, bytes.count <= maxBytes, name != ".", name != "..",
-              bytes.allSatisfy(isAllowed) else {
+        let dot = UInt8(ascii: ".")
+        guard !bytes.isEmpty, bytes.count <= maxBytes, bytes.allSatisfy(isAllowed),
+              !bytes.allSatisfy({ $0 == dot }) || bytes.count > 2 else {
             throw HTTPError(.badRequest, .invalidNamespace,
                             "a namespace name is 1 to \(maxBytes) bytes of A-Z a-z 0-9 _ . - and not . or ..")
         }
@@ -37,8 +38,12 @@ enum NamespacePath {
     /// The path a namespaced request has inside its namespace (`/store/k`
     /// for `/ns/w3/store/k`); nil for a path outside `/ns/<name>/`.
     static func inner(_ path: Substring) -> Substring? {
-        guard path.utf8.starts(with: prefix.utf8) else { return nil }
-        let rest = path.dropFirst(prefix.utf8.count)
+        guard let rest = RouteTable.Match.prefix(prefix).rest(of: path) else { return nil }
+        return inner(afterPrefix: rest)
+    }
+
+    /// The same for what follows `/ns/` (`w3/store/k`).
+    static func inner(afterPrefix rest: Substring) -> Substring? {
         guard let slash = rest.utf8.firstIndex(of: UInt8(ascii: "/")) else { return nil }
         return rest[slash...]
     }

@@ -21,8 +21,8 @@ struct NamespaceRoute: Route {
         guard let namespaces else {
             throw HTTPError(.notImplemented, .namespacesUnsupported, "this server's store has no namespaces")
         }
-        // `rest` follows `/ns/`; `/ns` alone is the list too.
-        let rest = request.head.path == "/ns" ? "" : request.rest
+        // `rest` follows `/ns/`; `/ns` alone (an exact match: no rest) is the list too.
+        let rest = request.rest
         guard let slash = rest.utf8.firstIndex(of: UInt8(ascii: "/")) else {
             return rest.isEmpty ? try all(namespaces, request) : try one(NamespaceName.check(rest), namespaces, request)
         }

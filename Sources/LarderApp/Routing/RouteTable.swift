@@ -11,10 +11,21 @@ struct RouteTable: HTTPRequestHandler {
         case prefix(String)
 
         /// What follows the match in `path` (empty for `exact`); nil when it does not match.
+        /// Compared byte by byte: the HTTP layer percent-encodes every byte
+        /// outside ASCII, so a path is ASCII and bytes are characters (and a
+        /// `Character` comparison costs a route lookup thousands of instructions).
         func rest(of path: Substring) -> Substring? {
             switch self {
-            case .exact(let p): path == p ? path.dropFirst(path.count) : nil
-            case .prefix(let p): path.hasPrefix(p) ? path.dropFirst(p.count) : nil
+            case .exact(let p):
+                return path.utf8.elementsEqual(p.utf8) ? path[path.endIndex...] : nil
+            case .prefix(let p):
+                let bytes = path.utf8
+                var i = bytes.startIndex
+                for b in p.utf8 {
+                    guard i != bytes.endIndex, bytes[i] == b else { return nil }
+                    bytes.formIndex(after: &i)
+                }
+                return path[i...]
             }
         }
     }
@@ -63,11 +74,14 @@ struct RouteTable: HTTPRequestHandler {
     }
 
     /// A namespace's paths (`/ns/<name>/snapshot`) have the limits of the
-    /// same paths outside (every namespace has the same routes).
+    /// same paths outside (every namespace has the same routes): the inner
+    /// path is looked up only when the namespaces' route matched.
     func maxBodyBytes(for head: HTTPRequestHead) -> Int64? {
-        let path = head.path
-        if let inner = NamespacePath.inner(path) { return route(for: inner)?.0.maxBodyBytes }
-        return route(for: path)?.0.maxBodyBytes
+        guard let (route, rest) = route(for: head.path) else { return nil }
+        if route is NamespaceRoute, let inner = NamespacePath.inner(afterPrefix: rest) {
+            return self.route(for: inner)?.0.maxBodyBytes
+        }
+        return route.maxBodyBytes
     }
 
     private func route(for path: Substring) -> (any Route, Substring)? {

@@ -27,11 +27,16 @@ struct NamespaceRoute: Route {
             return rest.isEmpty ? try all(namespaces, request) : try one(NamespaceName.check(rest), namespaces, request)
         }
         let name = try NamespaceName.check(rest[..<slash])
-        let inner = rest[slash...]
-        guard paths.contains(where: { $0.rest(of: inner) != nil }) else {
-            throw HTTPError(.notFound, .notFound, "no endpoint at \(inner) in a namespace; values live under /ns/\(name)/store/")
+        let world: NamespaceWorld
+        if let open = namespaces.existing(name) {
+            world = open
+        } else {
+            let inner = rest[slash...]
+            guard paths.contains(where: { $0.rest(of: inner) != nil }) else {
+                throw HTTPError(.notFound, .notFound, "no endpoint at \(inner) in a namespace; values live under /ns/\(name)/store/")
+            }
+            world = try namespaces.world(name)
         }
-        let world = try namespaces.world(name)
         var responder = request.responder
         if request.method == .post {
             // A created key's `Location` is a path of this namespace.

@@ -57,6 +57,15 @@ final class Namespaces: @unchecked Sendable {
         return try makeWorld(name) { changes in try stores.open(name, changes: changes, logger: logger) }
     }
 
+    /// The namespace `name` if it exists (touched: a request came for it).
+    func existing(_ name: String) -> NamespaceWorld? {
+        lock.withLock {
+            guard let world = worlds[name] else { return nil }
+            world.touch()
+            return world
+        }
+    }
+
     /// The namespace `name`, made if it is new; 507 `namespace_limit` when
     /// the server holds `limit` already.
     func world(_ name: String) throws(HTTPError) -> NamespaceWorld {

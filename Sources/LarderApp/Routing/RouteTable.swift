@@ -1,4 +1,7 @@
 import LarderHTTP
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Maps paths to routes, runs the middleware chain around the matched one,
 /// and turns what a route answers into what the HTTP layer understands.
@@ -17,16 +20,25 @@ struct RouteTable: HTTPRequestHandler {
         func rest(of path: Substring) -> Substring? {
             switch self {
             case .exact(let p):
-                return path.utf8.elementsEqual(p.utf8) ? path[path.endIndex...] : nil
+                return Self.starts(path, with: p, wholly: true) ? path[path.endIndex...] : nil
             case .prefix(let p):
-                let bytes = path.utf8
-                var i = bytes.startIndex
-                for b in p.utf8 {
-                    guard i != bytes.endIndex, bytes[i] == b else { return nil }
-                    bytes.formIndex(after: &i)
-                }
-                return path[i...]
+                guard Self.starts(path, with: p, wholly: false) else { return nil }
+                return path[path.utf8.index(path.startIndex, offsetBy: p.utf8.count)...]
             }
+        }
+
+        /// Whether `path` starts with the bytes of `pattern` (and has no
+        /// more when `wholly`): lengths first, then one `memcmp` over both
+        /// strings' contiguous UTF-8.
+        private static func starts(_ path: Substring, with pattern: String, wholly: Bool) -> Bool {
+            let (bytes, wanted) = (path.utf8, pattern.utf8)
+            let (have, need) = (bytes.count, wanted.count)
+            guard wholly ? have == need : have >= need else { return false }
+            if need == 0 { return true }
+            let compared = bytes.withContiguousStorageIfAvailable { a in
+                wanted.withContiguousStorageIfAvailable { b in memcmp(a.baseAddress!, b.baseAddress!, need) == 0 }
+            }
+            return (compared ?? nil) ?? bytes.starts(with: wanted)
         }
     }
 

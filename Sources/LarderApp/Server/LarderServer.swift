@@ -77,8 +77,10 @@ public final class LarderServer: Sendable {
                                                         startTime: Double(Clock.nowNanos()) / 1e9)))
         let files = StaticFiles(files: configuration.publicDirectory.map { .directory($0) } ?? .embedded)
         routes += StaticFiles.paths.map { ($0, files) }
+        // Right after the store's routes: a namespaced request is found
+        // third, and a default one is looked at as before.
         let namespaceRoute = NamespaceRoute(namespaces: namespaces, paths: routes.prefix(apiRouteCount).map(\.0))
-        routes += [(.prefix(NamespacePath.prefix), namespaceRoute), (.exact("/ns"), namespaceRoute)]
+        routes.insert(contentsOf: [(.prefix(NamespacePath.prefix), namespaceRoute), (.exact("/ns"), namespaceRoute)], at: 2)
         let table = RouteTable(routes, middleware: chain)
         self.http = HTTPServer(configuration: configuration.http, handler: table, logger: httpLogger, metrics: metrics)
     }

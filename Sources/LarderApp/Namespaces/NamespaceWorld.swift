@@ -1,4 +1,3 @@
-import Dispatch
 import LarderHTTP
 import LarderSharing
 import LarderStorage
@@ -15,24 +14,23 @@ final class NamespaceWorld: Sendable {
     let store: any ValueStore
     let hub: ChangeHub
     let table: RouteTable
-    /// When the last request for this namespace came (a monotonic clock,
-    /// which a change of the wall clock does not move), for `--namespace-idle`.
-    private let lastRequest: Atomic<UInt64>
+    /// The idle sweep's tick at the last request for this namespace (a
+    /// counter, not a clock: a request pays one atomic store), for
+    /// `--namespace-idle`.
+    private let lastTick: Atomic<UInt64>
 
-    init(name: String, store: any ValueStore, hub: ChangeHub, table: RouteTable) {
+    init(name: String, store: any ValueStore, hub: ChangeHub, table: RouteTable, tick: UInt64 = 0) {
         self.name = name
         self.store = store
         self.hub = hub
         self.table = table
-        lastRequest = Atomic(Self.now())
+        lastTick = Atomic(tick)
     }
 
-    func touch() { lastRequest.store(Self.now(), ordering: .relaxed) }
+    func touch(_ tick: UInt64) { lastTick.store(tick, ordering: .relaxed) }
 
-    /// Nanoseconds since the last request.
-    var idleNanos: Int64 { Int64(Self.now() &- lastRequest.load(ordering: .relaxed)) }
-
-    private static func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
+    /// Sweep ticks since the last request.
+    func idleTicks(now: UInt64) -> UInt64 { now &- lastTick.load(ordering: .relaxed) }
 
     /// Whether a client is waiting on it (a watch, an event stream): such a
     /// namespace is in use even when no request came for a while.

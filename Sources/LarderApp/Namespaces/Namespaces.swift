@@ -4,6 +4,7 @@ import LarderModel
 import LarderSharing
 import LarderStorage
 import LarderSupport
+import Synchronization
 
 /// The registry of named namespaces (`/ns/<name>/`): one `NamespaceWorld`
 /// per name, made on the first request for it (or at start for those the
@@ -30,6 +31,9 @@ final class Namespaces: @unchecked Sendable {
     /// Checks for idle namespaces (`--namespace-idle`); nil when off.
     private var idleTimer: DispatchSourceTimer?
     private static let timerQueue = DispatchQueue(label: "larder.namespaces.idle", qos: .utility)
+    /// Counts the idle sweeps: a request marks its namespace with the
+    /// current tick, and a sweep drops those marked long enough ago.
+    private let tick = Atomic<UInt64>(0)
 
     /// Reopens the namespaces `stores` kept. `makeWorld` builds a world's
     /// hub and routes around the store it is given the opener of.
@@ -61,7 +65,7 @@ final class Namespaces: @unchecked Sendable {
     func existing(_ name: String) -> NamespaceWorld? {
         lock.withLock {
             guard let world = worlds[name] else { return nil }
-            world.touch()
+            world.touch(tick.load(ordering: .relaxed))
             return world
         }
     }
@@ -72,13 +76,14 @@ final class Namespaces: @unchecked Sendable {
         let result: Result<NamespaceWorld, HTTPError> = lock.withLock {
             // Touched under the lock: the idle sweep, which looks under it,
             // never drops a namespace a request has just been given.
-            if let world = worlds[name] { world.touch(); return .success(world) }
+            if let world = worlds[name] { world.touch(tick.load(ordering: .relaxed)); return .success(world) }
             guard worlds.count < limit else {
                 return .failure(HTTPError(HTTPStatus(507, "Insufficient Storage"), .namespaceLimit,
                                           "the server holds \(limit) namespaces already (--max-namespaces)"))
             }
             do {
                 let world = try open(name)
+                world.touch(tick.load(ordering: .relaxed))
                 worlds[name] = world
                 return .success(world)
             } catch {
@@ -129,26 +134,29 @@ final class Namespaces: @unchecked Sendable {
     }
 
     /// Drops, every quarter of `seconds` (at most every 5 s, at least every
-    /// 50 ms), the namespaces with no request for `seconds` and no client
-    /// waiting on them. One timer for all namespaces, on a utility queue.
+    /// 50 ms), the namespaces with no request for `seconds` (up to one
+    /// sweep more) and no client waiting on them. One timer for all
+    /// namespaces, on a utility queue.
     private func startIdleSweep(_ seconds: Double) {
         let timer = DispatchSource.makeTimerSource(queue: Self.timerQueue)
         let every = min(5, max(0.05, seconds / 4))
-        let idleNanos = Int64(seconds * 1e9)
+        // A request marked with tick t was at most one sweep before tick t+1.
+        let ticks = UInt64((seconds / every).rounded(.up)) + 1
         timer.schedule(deadline: .now() + every, repeating: every, leeway: .milliseconds(10))
-        timer.setEventHandler { [weak self] in self?.dropIdle(after: idleNanos) }
+        timer.setEventHandler { [weak self] in self?.dropIdle(after: ticks, seconds: seconds) }
         idleTimer = timer
         timer.resume()
     }
 
-    private func dropIdle(after idleNanos: Int64) {
+    private func dropIdle(after ticks: UInt64, seconds: Double) {
         let idle = lock.withLock { () -> [NamespaceWorld] in
-            let idle = worlds.values.filter { $0.idleNanos >= idleNanos && !$0.hasListeners }
+            let now = tick.add(1, ordering: .relaxed).newValue
+            let idle = worlds.values.filter { $0.idleTicks(now: now) >= ticks && !$0.hasListeners }
             for world in idle { worlds[world.name] = nil }
             return idle
         }
         for world in idle {
-            logger.notice("namespace \(world.name): dropped after \(idleNanos / 1_000_000_000) s without a request")
+            logger.notice("namespace \(world.name): dropped after \(seconds) s without a request")
             close(world, drop: true)
         }
     }

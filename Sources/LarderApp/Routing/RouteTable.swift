@@ -43,10 +43,19 @@ struct RouteTable: HTTPRequestHandler {
     }
 
     private let entries: [(match: Match, route: any Route)]
+    /// Each entry's path as bytes, and whether it must match exactly:
+    /// `route(for:)` compares them with the request's path in place.
+    private let patterns: [(bytes: [UInt8], exact: Bool)]
     private let middleware: [any LarderMiddleware]
 
     init(_ entries: [(Match, any Route)], middleware: [any LarderMiddleware]) {
         self.entries = entries.map { (match: $0.0, route: $0.1) }
+        self.patterns = entries.map { entry in
+            switch entry.0 {
+            case .exact(let p): (Array(p.utf8), true)
+            case .prefix(let p): (Array(p.utf8), false)
+            }
+        }
         self.middleware = middleware
     }
 
@@ -96,10 +105,27 @@ struct RouteTable: HTTPRequestHandler {
         return route.maxBodyBytes
     }
 
-    private func route(for path: Substring) -> (any Route, Substring)? {
-        for entry in entries {
-            if let rest = entry.match.rest(of: path) { return (entry.route, rest) }
+    /// The first entry whose path matches, and the rest of `path` after it.
+    /// The path's bytes are read in place, once, and compared with each
+    /// pattern by length and `memcmp` (a lookup is part of every request).
+    func route(for path: Substring) -> (any Route, Substring)? {
+        let found = path.utf8.withContiguousStorageIfAvailable { bytes -> (index: Int, length: Int)? in
+            for (index, pattern) in patterns.enumerated() {
+                let n = pattern.bytes.count
+                if pattern.exact ? bytes.count != n : bytes.count < n { continue }
+                if n == 0 || pattern.bytes.withUnsafeBufferPointer({ memcmp($0.baseAddress!, bytes.baseAddress!, n) == 0 }) {
+                    return (index, n)
+                }
+            }
+            return nil
         }
-        return nil
+        guard let found else {
+            for entry in entries {  // a path without contiguous storage (never from the parser)
+                if let rest = entry.match.rest(of: path) { return (entry.route, rest) }
+            }
+            return nil
+        }
+        guard let (index, length) = found else { return nil }
+        return (entries[index].route, path[path.utf8.index(path.startIndex, offsetBy: length)...])
     }
 }

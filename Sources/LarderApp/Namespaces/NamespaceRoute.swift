@@ -26,11 +26,14 @@ struct NamespaceRoute: Route {
         guard let slash = rest.utf8.firstIndex(of: UInt8(ascii: "/")) else {
             return rest.isEmpty ? try all(namespaces, request) : try one(NamespaceName.check(rest), namespaces, request)
         }
-        let name = try NamespaceName.check(rest[..<slash])
+        // A namespace that exists had its name checked when it was made.
+        let given = rest[..<slash]
         let world: NamespaceWorld
-        if let open = namespaces.existing(name) {
-            world = open
+        let name: String
+        if given.utf8.count <= NamespaceName.maxBytes, let open = namespaces.existing(String(given)) {
+            (world, name) = (open, open.name)
         } else {
+            name = try NamespaceName.check(given)
             let inner = rest[slash...]
             guard paths.contains(where: { $0.rest(of: inner) != nil }) else {
                 throw HTTPError(.notFound, .notFound, "no endpoint at \(inner) in a namespace; values live under /ns/\(name)/store/")

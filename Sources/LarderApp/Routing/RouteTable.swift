@@ -43,6 +43,8 @@ struct RouteTable: HTTPRequestHandler {
     }
 
     private let entries: [(match: Match, route: any Route)]
+    /// The entries' routes alone (taking one from `entries` copies its match too).
+    private let routes: [any Route]
     /// Each entry's path as bytes, and whether it must match exactly:
     /// `route(for:)` compares them with the request's path in place.
     private let patterns: [(bytes: [UInt8], exact: Bool)]
@@ -50,6 +52,7 @@ struct RouteTable: HTTPRequestHandler {
 
     init(_ entries: [(Match, any Route)], middleware: [any LarderMiddleware]) {
         self.entries = entries.map { (match: $0.0, route: $0.1) }
+        self.routes = entries.map(\.1)
         self.patterns = entries.map { entry in
             switch entry.0 {
             case .exact(let p): (Array(p.utf8), true)
@@ -126,6 +129,6 @@ struct RouteTable: HTTPRequestHandler {
             return nil
         }
         guard let (index, length) = found else { return nil }
-        return (entries[index].route, path[path.utf8.index(path.startIndex, offsetBy: length)...])
+        return (routes[index], path[path.utf8.index(path.startIndex, offsetBy: length)...])
     }
 }

@@ -5,6 +5,7 @@
 #
 #   bash Benchmarks/callgrind.sh                       # this checkout
 #   N=2000 BASELINE=/path/to/older/larder bash Benchmarks/callgrind.sh   # and an older build
+#   NAMESPACE=w1 bash Benchmarks/callgrind.sh          # also a 1 KiB GET in namespace w1 (/ns/w1/store/...)
 #
 # In one valgrind run: warm up, then for each workload zero the counters,
 # do N requests, dump; zero, do 2N requests, dump. The difference of the
@@ -80,15 +81,27 @@ measure() {
   curl -sf -T "$dir/value" "$url/store/bench/get" -o /dev/null
   $BENCH requests "$url/store/bench/get" "$WARMUP" get
   $BENCH requests "$url/store/bench/put" "$WARMUP" put 1024
+  # The namespaced GET (NAMESPACE set; this checkout only: an older build
+  # may have no namespaces): the same value, read under /ns/$NAMESPACE/.
+  local phases="get put" nsurl=""
+  if [ -n "${NAMESPACE:-}" ] && [ "$name" = larder ]; then
+    nsurl="$url/ns/$NAMESPACE/store/bench/get"
+    curl -sf -T "$dir/value" "$nsurl" -o /dev/null
+    $BENCH requests "$nsurl" "$WARMUP" get
+    phases="get put nsget"
+  fi
   sleep 0.5
   local ctl f1 f2 n
   local -A per last
-  for phase in get put; do
+  for phase in $phases; do
     for rep in $(seq "$REPEAT"); do
       for n in "$N" $((2 * N)); do
         callgrind_control -z "$VPID" >/dev/null 2>&1
-        if [ "$phase" = get ]; then $BENCH requests "$url/store/bench/get" "$n" get
-        else $BENCH requests "$url/store/bench/put" "$n" put 1024; fi
+        case $phase in
+          get) $BENCH requests "$url/store/bench/get" "$n" get ;;
+          nsget) $BENCH requests "$nsurl" "$n" get ;;
+          *) $BENCH requests "$url/store/bench/put" "$n" put 1024 ;;
+        esac
         ctl=$(find "$dir" -maxdepth 1 -name 'cg.out.*' | wc -l)
         callgrind_control -d "$phase-$n" "$VPID" >/dev/null 2>&1
         for _ in $(seq 100); do [ "$(find "$dir" -maxdepth 1 -name 'cg.out.*' | wc -l)" -gt "$ctl" ] && break; sleep 0.1; done
@@ -102,23 +115,30 @@ measure() {
     done
   done
   kill "$VPID" 2>/dev/null || true; wait "$VPID" 2>/dev/null || true; VPID=""
-  local get put
+  local get put nsget=""
   get=$(echo "${per[get]}" | tr ' ' '\n' | grep . | median)
   put=$(echo "${per[put]}" | tr ' ' '\n' | grep . | median)
+  [ -n "$nsurl" ] && nsget=$(echo "${per[nsget]}" | tr ' ' '\n' | grep . | median)
   {
     echo "== $name ($2), N=$N, $REPEAT repetitions"
     cat "$RESULTS.$name"; rm -f "$RESULTS.$name"
     echo "per GET, each repetition: ${per[get]}-> median $get"
     echo "per PUT, each repetition: ${per[put]}-> median $put"
+    [ -n "$nsurl" ] && echo "per GET in namespace $NAMESPACE, each repetition: ${per[nsget]}-> median $nsget"
     top "${last[get]}" "$((2 * N)) cached 1 KiB GETs"
     top "${last[put]}" "$((2 * N)) 1 KiB PUTs --no-fsync"
+    [ -n "$nsurl" ] && top "${last[nsget]}" "$((2 * N)) cached 1 KiB GETs in namespace $NAMESPACE"
     echo
   } >>"$RESULTS"
-  echo "$get $put"
+  echo "$get $put $nsget"
 }
 
-read -r GET PUT < <(measure larder "$BIN")
+read -r GET PUT NSGET < <(measure larder "$BIN")
 printf 'larder:   instructions per GET: %s, per PUT: %s\n' "$GET" "$PUT" | tee -a "$RESULTS"
+if [ -n "${NSGET:-}" ]; then
+  printf 'larder:   instructions per GET in namespace %s: %s (%s%% of the default GET)\n' "$NAMESPACE" "$NSGET" \
+    "$(python3 -c "print(f'{100 * $NSGET / $GET:.1f}')")" | tee -a "$RESULTS"
+fi
 if [ -n "${BASELINE:-}" ]; then
   read -r BGET BPUT < <(measure baseline "$BASELINE")
   printf 'baseline: instructions per GET: %s, per PUT: %s\n' "$BGET" "$BPUT" | tee -a "$RESULTS"

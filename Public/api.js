@@ -9,12 +9,20 @@ export function setToken(token) {
 
 const encodeSegments = (path) => path.split('/').map(encodeURIComponent).join('/');
 
+// The namespace the viewer shows: '' is the default one, else every path
+// of the API is under /ns/<name> (namespaces.js switches it).
+let base = '';
+export function currentNamespace() { return base ? decodeURIComponent(base.slice('/ns/'.length)) : ''; }
+export function setNamespace(name) { base = name ? '/ns/' + encodeURIComponent(name) : ''; }
+/** A path of the API (`/events`, `/store/...`) in the current namespace. */
+export function apiURL(path) { return base + path; }
+
 /** `/store/<key>` with every segment percent-encoded. */
-export function keyURL(key, query = '') { return '/store/' + encodeSegments(key) + query; }
+export function keyURL(key, query = '') { return apiURL('/store/' + encodeSegments(key) + query); }
 
 /** `/store/<prefix>` for a prefix ending in `/` (or `''` for the root). */
 export function prefixURL(prefix, query = '') {
-  return (prefix ? '/store/' + encodeSegments(prefix.slice(0, -1)) + '/' : '/store/') + query;
+  return apiURL((prefix ? '/store/' + encodeSegments(prefix.slice(0, -1)) + '/' : '/store/') + query);
 }
 
 let askToken = null;

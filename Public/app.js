@@ -9,6 +9,7 @@
 //   delete-prefix   the delete button of a prefix (asks for confirmation)
 //   filter          the filter box over the loaded levels
 //   new-key-button, upload-button, refresh, token-button, live-status (header)
+//   namespace-picker the namespace <select> (option value '' = the default one)
 //   drop-zone       shown while a file is dragged over the page
 //   value-view      the pane showing the open value (data-open-key = the open key)
 //   value-meta      the open value's metadata line
@@ -34,6 +35,7 @@ import { KeyTree, parentOf } from './tree.js';
 import { jsonTree, jsonTable, isTable, parseNDJSON } from './json-view.js';
 import { showEditor, createDialog, isJSONType } from './editor.js';
 import { LiveFeed } from './live.js';
+import { namespacePicker } from './namespaces.js';
 
 const LARGE = 2 * 1024 * 1024;
 const HEX_BYTES = 4096;
@@ -432,8 +434,13 @@ window.addEventListener('drop', (e) => {
 // ---- start ----
 
 closeValue();
-tree.start().then(() => {
-  const key = keyFromHash();
-  if (key !== null) openKey(key);
+const switchNamespace = () => { history.replaceState(null, '', location.pathname); closeValue(); tree.start(); live.connect(); };
+namespacePicker(document.getElementById('namespace-picker'), switchNamespace).then((refresh) => {
+  document.getElementById('refresh').addEventListener('click', refresh);
+}).finally(() => {
+  tree.start().then(() => {
+    const key = keyFromHash();
+    if (key !== null) openKey(key);
+  });
+  live.connect();
 });
-live.connect();

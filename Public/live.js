@@ -1,7 +1,7 @@
 // The change feed: /events with EventSource (the token as access_token, since an
 // EventSource cannot send headers). Calls handlers.put/delete/bulk.
 
-import { getToken } from './api.js';
+import { getToken, apiURL } from './api.js';
 
 export class LiveFeed {
   constructor(handlers, statusNode) {
@@ -13,7 +13,7 @@ export class LiveFeed {
   connect() {
     this.close();
     const token = getToken();
-    const url = '/events' + (token ? '?access_token=' + encodeURIComponent(token) : '');
+    const url = apiURL('/events') + (token ? '?access_token=' + encodeURIComponent(token) : '');
     const source = this.source = new EventSource(url);
     this.setStatus('connecting', 'connecting…');
     source.addEventListener('open', () => this.setStatus('live', 'live'));

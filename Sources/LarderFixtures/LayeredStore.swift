@@ -19,6 +19,9 @@ public final class LayeredStore: ValueStore, Sendable {
     public let store: any ValueStore
     /// The read-only layer under it.
     public let fixtures: FixtureLayer
+    /// False when the fixtures are shared with other stores (namespaces,
+    /// `SharedFixtures`): closing this store leaves them open.
+    private let ownsFixtures: Bool
 
     /// Opens the store in `options.dataDirectory` (taking its lock), then
     /// compiles `fixturesDirectory` into `<data>/fixture-cache`.
@@ -47,6 +50,15 @@ public final class LayeredStore: ValueStore, Sendable {
             throw error
         }
         filter.attach(fixtures)
+        ownsFixtures = true
+    }
+
+    /// `store` (told of changes through `filter`, already attached) over
+    /// `fixtures`, which other stores share: `close` leaves them open.
+    init(store: any ValueStore, sharing fixtures: FixtureLayer) {
+        self.store = store
+        self.fixtures = fixtures
+        ownsFixtures = false
     }
 
     /// The writable layer when it is the disk store.
@@ -164,7 +176,7 @@ public final class LayeredStore: ValueStore, Sendable {
 
     public func close() {
         store.close()
-        fixtures.close()
+        if ownsFixtures { fixtures.close() }
     }
 
     /// `condition` as a client sees it: a key with no store value but a

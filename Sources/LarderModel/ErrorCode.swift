@@ -41,6 +41,12 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, Codable, CustomSt
     public static let invalidRule = ErrorCode("invalid_rule")
     public static let faultInjected = ErrorCode("fault_injected")
     public static let internalError = ErrorCode("internal_error")
+    /// A `/ns/<name>/` whose name breaks the rules (400).
+    public static let invalidNamespace = ErrorCode("invalid_namespace")
+    /// One namespace more than `--max-namespaces` (507).
+    public static let namespaceLimit = ErrorCode("namespace_limit")
+    /// `/ns/...` on a store that has no namespaces (501).
+    public static let namespacesUnsupported = ErrorCode("namespaces_unsupported")
     // The HTTP layer's own answers, before any route runs.
     public static let badRequest = ErrorCode("bad_request")
     public static let requestTimeout = ErrorCode("request_timeout")

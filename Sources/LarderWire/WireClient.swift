@@ -7,6 +7,8 @@ public final class WireClient {
     public let host: String
     public let port: Int
     public var token: String?
+    /// Put before every target: `/ns/w3` speaks to namespace `w3`.
+    public var basePath = ""
     private var connection: HTTPClientConnection?
 
     public init(host: String = "127.0.0.1", port: Int) {
@@ -24,7 +26,7 @@ public final class WireClient {
         for attempt in 0..<2 {
             do {
                 if connection == nil { connection = try HTTPClientConnection(host: host, port: port) }
-                let response = try connection!.request(method, target, headers: headers, body: body)
+                let response = try connection!.request(method, basePath + target, headers: headers, body: body)
                 if response.header("Connection")?.lowercased() == "close" { connection = nil }
                 return response
             } catch {

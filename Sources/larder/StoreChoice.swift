@@ -22,18 +22,29 @@ struct StoreChoice {
         return disk.dataDirectory
     }
 
-    /// Opens the chosen store when the server starts.
-    var factory: ValueStoreFactory {
+    /// Opens the chosen store when the server starts, and the stores of its
+    /// namespaces (nil: PostgreSQL has none yet). On the disk store the
+    /// fixtures are compiled once, into `<data>/fixture-cache`, and shared
+    /// by the default store and every namespace's.
+    func stores() -> (factory: ValueStoreFactory, namespaces: (any NamespaceStores)?) {
         switch (postgres, fixturesDirectory) {
         case (let postgres?, nil):
-            return PostgresStore.factory(options: postgres)
+            return (PostgresStore.factory(options: postgres), nil)
         case (let postgres?, let fixtures?):
-            return LayeredStore.factory(fixturesDirectory: fixtures, cacheBytes: disk.cacheBytes / 4,
-                                        over: PostgresStore.factory(options: postgres))
+            return (LayeredStore.factory(fixturesDirectory: fixtures, cacheBytes: disk.cacheBytes / 4,
+                                         over: PostgresStore.factory(options: postgres)), nil)
         case (nil, let fixtures?):
-            return LayeredStore.factory(options: disk, fixturesDirectory: fixtures)
+            let shared = SharedFixtures(directory: fixtures, cacheDirectory: disk.dataDirectory + "/fixture-cache",
+                                        cacheBytes: disk.cacheBytes / 4)
+            let disk = self.disk
+            let factory: ValueStoreFactory = { changes, logger in
+                try shared.store(logger: logger, changes: changes) { filter in
+                    try DiskStore(options: disk, logger: logger, changes: filter)
+                }
+            }
+            return (factory, DiskNamespaceStores(options: disk, fixtures: shared))
         case (nil, nil):
-            return DiskStore.factory(options: disk)
+            return (DiskStore.factory(options: disk), DiskNamespaceStores(options: disk, fixtures: nil))
         }
     }
 }

@@ -126,6 +126,12 @@ struct ServeOptions: ParsableArguments {
             help: "Origin whose pages may call the server (scheme://host[:port]), or *; repeat for more. [env: LARDER_CORS_ORIGIN, comma-separated] (default: CORS off)")
     var corsOrigin: [String] = []
 
+    @Option(name: .customLong("max-namespaces"), help: "Namespaces (/ns/<name>/) at most, the default one not counted (507 above). [env: LARDER_MAX_NAMESPACES] (default: \(LarderConfiguration.defaultMaxNamespaces))")
+    var maxNamespaces: Int?
+
+    @Option(name: .customLong("namespace-idle"), help: "Seconds without a request after which a namespace is dropped; 0 never drops one. [env: LARDER_NAMESPACE_IDLE] (default: \(Default.seconds(LarderConfiguration.defaultNamespaceIdleSeconds)))")
+    var namespaceIdle: Double?
+
     func validate() throws {
         let env = ProcessInfo.processInfo.environment
         if let level = gzipLevel ?? env["LARDER_GZIP_LEVEL"].flatMap({ Int($0) }), !(1...9).contains(level) {
@@ -152,6 +158,12 @@ struct ServeOptions: ParsableArguments {
         }
         if let n = try value(eventBufferKB, "LARDER_EVENT_BUFFER_KB", { Int($0) }), !(16...1_048_576).contains(n) {
             throw ValidationError("--event-buffer-kb must be from 16 to 1048576")
+        }
+        if let n = try value(maxNamespaces, "LARDER_MAX_NAMESPACES", { Int($0) }), !(0...1_000_000).contains(n) {
+            throw ValidationError("--max-namespaces must be from 0 to 1000000")
+        }
+        if let s = try value(namespaceIdle, "LARDER_NAMESPACE_IDLE", { Double($0) }), !(s >= 0 && s <= 31_536_000) {
+            throw ValidationError("--namespace-idle must be from 0 to 31536000 seconds")
         }
         if http.maxBodyBytes < 0 { throw ValidationError("--max-value-size must not be negative") }
         if token != nil && tokenFile != nil { throw ValidationError("give --token or --token-file, not both") }
@@ -216,7 +228,11 @@ struct ServeOptions: ParsableArguments {
             if let eventHistory { options.changeHistory = eventHistory }
             choice.postgres = options
         }
-        var config = LarderConfiguration(storeDescription: choice.description, openStore: choice.factory)
+        let stores = choice.stores()
+        var config = LarderConfiguration(storeDescription: choice.description, openStore: stores.factory)
+        config.namespaceStores = stores.namespaces
+        if let v = try value(maxNamespaces, "LARDER_MAX_NAMESPACES", { Int($0) }) { config.maxNamespaces = v }
+        if let v = try value(namespaceIdle, "LARDER_NAMESPACE_IDLE", { Double($0) }) { config.namespaceIdleSeconds = v }
         config.http = http
         if let eventHistory { config.eventHistory = eventHistory }
         if let v = try value(host, "LARDER_HOST", { $0 }) { config.http.host = v }

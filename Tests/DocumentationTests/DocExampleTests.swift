@@ -20,6 +20,7 @@ import Glibc
         ("docs/expiry.md", "expiry"),
         ("docs/sharing.md", "tour"),
         ("docs/snapshots.md", "snapshots"),
+        ("docs/http-api.md", "namespaces"),
     ]
 
     /// Starts `bash -c script` in a new temporary directory with the

@@ -11,7 +11,7 @@ import LarderTestSupport
     static let page = "docs/test-suites.md"
 
     /// The examples, by page and name, each run by a test below.
-    static let examples = [(page, "runner"), (page, "suite-shell"), (page, "suite-python"), (page, "suite-node"),
+    static let examples = [(page, "runner"), (page, "suite-shell"), (page, "suite-namespaces"), (page, "suite-python"), (page, "suite-node"),
                            ("docs/security.md", "token")]
 
     /// A working directory with `fixtures/users/1.json` and the example saved as `file`.
@@ -56,6 +56,12 @@ import LarderTestSupport
     /// A fixture read, a write, a snapshot saved, a reset, the snapshot put back.
     @Test func theShellExampleSavesAndRestoresAState() throws {
         try Self.expectShellExampleToPrintItsOutput("suite-shell")
+    }
+
+    /// Two workers' namespaces side by side: each written and reset alone,
+    /// both over the fixtures, then listed.
+    @Test func theNamespacesExampleKeepsWorkersApart() throws {
+        try Self.expectShellExampleToPrintItsOutput("suite-namespaces")
     }
 
     /// The runner's own lines: the URL read from stdout, a request, SIGTERM,

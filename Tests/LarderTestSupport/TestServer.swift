@@ -80,10 +80,18 @@ public final class TestServer {
             opened.withLock { $0 = disk }
             return disk
         }
+        // On the disk store, namespaces as `larder` has them: each in
+        // `<data>/ns/<name>/`, over the fixtures the default store shares.
+        var namespaces: (any NamespaceStores)? = setup.custom == nil ? DiskNamespaceStores(options: options, fixtures: nil) : nil
         if let fixtures = setup.fixturesDirectory {
             if setup.custom == nil {
+                let shared = SharedFixtures(directory: fixtures, cacheDirectory: options.dataDirectory + "/fixture-cache",
+                                            cacheBytes: options.cacheBytes / 4)
+                namespaces = DiskNamespaceStores(options: options, fixtures: shared)
                 store = { changes, logger in
-                    let layered = try LayeredStore(options: options, fixturesDirectory: fixtures, logger: logger, changes: changes)
+                    let layered = try shared.store(logger: logger, changes: changes) { filter in
+                        try DiskStore(options: options, logger: logger, changes: filter)
+                    }
                     opened.withLock { $0 = layered.diskStore }
                     return layered
                 }
@@ -92,6 +100,7 @@ public final class TestServer {
             }
         }
         config.openStore = store
+        if config.namespaceStores == nil { config.namespaceStores = namespaces }
         let logger = ProcessInfo.processInfo.environment["LARDER_TEST_LOG"] != nil
             ? Logger(label: "test") { LarderLogHandler(label: $0, level: .debug) } : Logger.silent()
         server = try LarderServer(configuration: config, logger: logger)

@@ -396,6 +396,34 @@ def live_update_from_another_client(ctx):
 
 
 @scenario(page=True)
+def namespace_picker_switches_the_store(ctx):
+    """The picker lists GET /ns/; choosing a namespace shows its keys only,
+    and its change feed; the default namespace comes back unchanged."""
+    from selenium.webdriver.support.ui import Select
+    status, _, body = ctx.http("PUT", "/ns/picker-ns/store/ns-only/one.json", '{"in":"picker-ns"}',
+                               {"Content-Type": "application/json"})
+    check(status == 201, "PUT into the namespace: %s %r" % (status, body))
+    ctx.open("/")
+    ctx.one("tree")
+    wait_until("the default namespace's keys", lambda: ctx.tree_folder("config/") or ctx.tree_item("config/app.json"))
+    picker = ctx.one("namespace-picker")
+    wait_until("picker-ns in the picker", lambda: "picker-ns" in picker.text)
+    Select(picker).select_by_value("picker-ns")
+    wait_until("the namespace's key", lambda: ctx.tree_folder("ns-only/") or ctx.tree_item("ns-only/one.json"))
+    check(not ctx.tree_folder("config/") and not ctx.tree_item("config/app.json"),
+          "the default namespace's keys still show in picker-ns")
+    view = ctx.open_key("ns-only/one.json")
+    wait_until("the namespace's value", lambda: "picker-ns" in view.text)
+    ctx.http("PUT", "/ns/picker-ns/store/ns-only/two.json", '{"live":true}', {"Content-Type": "application/json"})
+    wait_until("a key put into the namespace to show live", lambda: ctx.tree_item("ns-only/two.json"))
+    Select(ctx.one("namespace-picker")).select_by_value("")
+    wait_until("the default namespace's keys again", lambda: ctx.tree_folder("config/") or ctx.tree_item("config/app.json"))
+    check(not ctx.tree_folder("ns-only/"), "picker-ns's keys show in the default namespace")
+    ctx.http("DELETE", "/ns/picker-ns")
+    ctx.expect_no_console_errors()
+
+
+@scenario(page=True)
 def delete_after_confirm(ctx):
     key = "notes/todo.txt"
     ctx.open("/")

@@ -28,8 +28,9 @@ struct FaultMiddleware: LarderMiddleware {
     let book: FaultBook
 
     func handle(_ request: RouteRequest, next: (RouteRequest) -> HTTPBodyAction) -> HTTPBodyAction {
-        // `/faults` itself is never faulted: a rule must not lock its own switch.
-        guard request.head.path != "/faults", let fault = book.decide(method: request.method, path: request.head.path) else {
+        // `/faults` itself is never faulted: a rule must not lock its own
+        // switch. A namespace's requests go by its own rules, not these.
+        guard request.head.path != "/faults", NamespacePath.inner(request.head.path) == nil, let fault = book.decide(method: request.method, path: request.head.path) else {
             return next(request)
         }
         let tag = (Self.header, fault.name)

@@ -59,7 +59,7 @@ struct TokenAuth: LarderMiddleware {
             guard let given = Self.bearerToken(field) else { return .missing }
             return ConstantTime.equals(given, token) ? .valid : .invalid
         }
-        guard head.path == "/events", head.query != nil,
+        guard head.path == "/events" || NamespacePath.inner(head.path) == "/events", head.query != nil,
               let given = (try? QueryParameters(head.query))?["access_token"] else { return .missing }
         return ConstantTime.equals(given.utf8, token) ? .valid : .invalid
     }

@@ -1,4 +1,7 @@
 import LarderHTTP
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Maps paths to routes, runs the middleware chain around the matched one,
 /// and turns what a route answers into what the HTTP layer understands.
@@ -11,19 +14,51 @@ struct RouteTable: HTTPRequestHandler {
         case prefix(String)
 
         /// What follows the match in `path` (empty for `exact`); nil when it does not match.
+        /// Compared byte by byte: the HTTP layer percent-encodes every byte
+        /// outside ASCII, so a path is ASCII and bytes are characters (and a
+        /// `Character` comparison costs a route lookup thousands of instructions).
         func rest(of path: Substring) -> Substring? {
             switch self {
-            case .exact(let p): path == p ? path.dropFirst(path.count) : nil
-            case .prefix(let p): path.hasPrefix(p) ? path.dropFirst(p.count) : nil
+            case .exact(let p):
+                return Self.starts(path, with: p, wholly: true) ? path[path.endIndex...] : nil
+            case .prefix(let p):
+                guard Self.starts(path, with: p, wholly: false) else { return nil }
+                return path[path.utf8.index(path.startIndex, offsetBy: p.utf8.count)...]
             }
+        }
+
+        /// Whether `path` starts with the bytes of `pattern` (and has no
+        /// more when `wholly`): lengths first, then one `memcmp` over both
+        /// strings' contiguous UTF-8.
+        private static func starts(_ path: Substring, with pattern: String, wholly: Bool) -> Bool {
+            let (bytes, wanted) = (path.utf8, pattern.utf8)
+            let (have, need) = (bytes.count, wanted.count)
+            guard wholly ? have == need : have >= need else { return false }
+            if need == 0 { return true }
+            let compared = bytes.withContiguousStorageIfAvailable { a in
+                wanted.withContiguousStorageIfAvailable { b in memcmp(a.baseAddress!, b.baseAddress!, need) == 0 }
+            }
+            return (compared ?? nil) ?? bytes.starts(with: wanted)
         }
     }
 
     private let entries: [(match: Match, route: any Route)]
+    /// The entries' routes alone (taking one from `entries` copies its match too).
+    private let routes: [any Route]
+    /// Each entry's path as bytes, and whether it must match exactly:
+    /// `route(for:)` compares them with the request's path in place.
+    private let patterns: [(bytes: [UInt8], exact: Bool)]
     private let middleware: [any LarderMiddleware]
 
     init(_ entries: [(Match, any Route)], middleware: [any LarderMiddleware]) {
         self.entries = entries.map { (match: $0.0, route: $0.1) }
+        self.routes = entries.map(\.1)
+        self.patterns = entries.map { entry in
+            switch entry.0 {
+            case .exact(let p): (Array(p.utf8), true)
+            case .prefix(let p): (Array(p.utf8), false)
+            }
+        }
         self.middleware = middleware
     }
 
@@ -62,14 +97,38 @@ struct RouteTable: HTTPRequestHandler {
         }
     }
 
+    /// A namespace's paths (`/ns/<name>/snapshot`) have the limits of the
+    /// same paths outside (every namespace has the same routes): the inner
+    /// path is looked up only when the namespaces' route matched.
     func maxBodyBytes(for head: HTTPRequestHead) -> Int64? {
-        route(for: head.path)?.0.maxBodyBytes
+        guard let (route, rest) = route(for: head.path) else { return nil }
+        if route is NamespaceRoute, let inner = NamespacePath.inner(afterPrefix: rest) {
+            return self.route(for: inner)?.0.maxBodyBytes
+        }
+        return route.maxBodyBytes
     }
 
-    private func route(for path: Substring) -> (any Route, Substring)? {
-        for entry in entries {
-            if let rest = entry.match.rest(of: path) { return (entry.route, rest) }
+    /// The first entry whose path matches, and the rest of `path` after it.
+    /// The path's bytes are read in place, once, and compared with each
+    /// pattern by length and `memcmp` (a lookup is part of every request).
+    func route(for path: Substring) -> (any Route, Substring)? {
+        let found = path.utf8.withContiguousStorageIfAvailable { bytes -> (index: Int, length: Int)? in
+            for (index, pattern) in patterns.enumerated() {
+                let n = pattern.bytes.count
+                if pattern.exact ? bytes.count != n : bytes.count < n { continue }
+                if n == 0 || pattern.bytes.withUnsafeBufferPointer({ memcmp($0.baseAddress!, bytes.baseAddress!, n) == 0 }) {
+                    return (index, n)
+                }
+            }
+            return nil
         }
-        return nil
+        guard let found else {
+            for entry in entries {  // a path without contiguous storage (never from the parser)
+                if let rest = entry.match.rest(of: path) { return (entry.route, rest) }
+            }
+            return nil
+        }
+        guard let (index, length) = found else { return nil }
+        return (routes[index], path[path.utf8.index(path.startIndex, offsetBy: length)...])
     }
 }

@@ -35,6 +35,15 @@ public struct LarderConfiguration: Sendable {
     /// `--cors-origin`: origins (`scheme://host[:port]`, `null`) or `*`
     /// whose pages may call the server; empty: CORS off.
     public var corsOrigins: [String] = []
+    /// The stores of named namespaces (`/ns/<name>/`), from the same
+    /// backend as `openStore`; nil: the server has no namespaces, and every
+    /// `/ns/` path answers 501 `namespaces_unsupported`.
+    public var namespaceStores: (any NamespaceStores)?
+    /// `--max-namespaces`: named namespaces at most (507 `namespace_limit` above).
+    public var maxNamespaces: Int = LarderConfiguration.defaultMaxNamespaces
+    /// `--namespace-idle`: seconds without a request after which a named
+    /// namespace is dropped; 0: never.
+    public var namespaceIdleSeconds: Double = LarderConfiguration.defaultNamespaceIdleSeconds
     /// Middleware run around every route, outermost first, after Larder's own.
     public var middleware: [any LarderMiddleware] = []
     public init(storeDescription: String, openStore: @escaping ValueStoreFactory) {
@@ -44,6 +53,10 @@ public struct LarderConfiguration: Sendable {
 
     /// `info`: one line per request (`--log-level`).
     public static let defaultLogLevel: Logger.Level = .info
+    /// `--max-namespaces`.
+    public static let defaultMaxNamespaces = 1024
+    /// `--namespace-idle`: never.
+    public static let defaultNamespaceIdleSeconds: Double = 0
     /// 4 MiB (`--event-buffer-kb`).
     public static let defaultEventBufferBytes = 4 << 20
 }

@@ -17,6 +17,8 @@ public final class LarderServer: Sendable {
     /// What the HTTP layer counts (requests, latency, bytes, connections).
     public let metrics: HTTPServerMetrics
     let hub: ChangeHub
+    /// The named namespaces (`/ns/<name>/`); nil when the store has none.
+    let namespaces: Namespaces?
 
     /// Opens the store (taking its lock) and prepares the server. Throws a
     /// `ConfigurationError` for a token or CORS origin it cannot use.
@@ -56,18 +58,29 @@ public final class LarderServer: Sendable {
         let hub = ChangeHub(historySize: configuration.eventHistory, keepAliveEvery: configuration.eventHeartbeat)
         self.hub = hub
         values = try configuration.openStore(hub, storeLogger)
-        let storeRoutes = StoreRoutes(store: values, hub: hub, logger: logger)
-        var routes: [(RouteTable.Match, any Route)] = [
-            (.prefix("/store/"), storeRoutes),
-            (.exact("/store"), storeRoutes),
-            (.exact("/events"), EventsRoute(hub: hub, maxBuffered: configuration.eventBufferBytes)),
-            (.exact(HealthRoute.path), HealthRoute(store: values, logger: logger)),
-            (.exact("/snapshot"), SnapshotRoute(store: values, maxValueBytes: configuration.http.maxBodyBytes, logger: logger)),
-            (.exact("/metrics"), MetricsRoute(http: metrics, store: values, hub: hub, startTime: Double(Clock.nowNanos()) / 1e9)),
-        ]
+        var routes = APIRoutes.make(store: values, hub: hub, faults: faults, configuration: configuration, logger: logger)
+        let apiRouteCount = routes.count
+        let namespaces: Namespaces?
+        do {
+            namespaces = try configuration.namespaceStores.map { stores in
+                try Namespaces(stores: stores, limit: configuration.maxNamespaces, idleSeconds: configuration.namespaceIdleSeconds,
+                               logger: logger) { name, open in
+                    try APIRoutes.world(name, configuration: configuration, logger: logger, open: open)
+                }
+            }
+        } catch {
+            values.close()
+            throw error
+        }
+        self.namespaces = namespaces
+        routes.append((.exact("/metrics"), MetricsRoute(http: metrics, store: values, hub: hub, namespaces: namespaces,
+                                                        startTime: Double(Clock.nowNanos()) / 1e9)))
         let files = StaticFiles(files: configuration.publicDirectory.map { .directory($0) } ?? .embedded)
         routes += StaticFiles.paths.map { ($0, files) }
-        if let faults { routes.append((.exact("/faults"), FaultsRoute(book: faults))) }
+        // Right after the store's routes: a namespaced request is found
+        // third, and a default one is looked at as before.
+        let namespaceRoute = NamespaceRoute(namespaces: namespaces, paths: routes.prefix(apiRouteCount).map(\.0))
+        routes.insert(contentsOf: [(.prefix(NamespacePath.prefix), namespaceRoute), (.exact("/ns"), namespaceRoute)], at: 2)
         let table = RouteTable(routes, middleware: chain)
         self.http = HTTPServer(configuration: configuration.http, handler: table, logger: httpLogger, metrics: metrics)
     }
@@ -93,9 +106,13 @@ public final class LarderServer: Sendable {
     public var watcherCount: Int { hub.watcherCount }
     public var eventStreamCount: Int { hub.subscriberCount }
 
+    /// Named namespaces open now (the default one not counted).
+    public var namespaceCount: Int { namespaces?.count ?? 0 }
+
     /// Stops accepting, finishes in-flight requests, closes connections.
     public func shutdown() {
         http.shutdown()
+        namespaces?.shutdown()
         values.close()
     }
 

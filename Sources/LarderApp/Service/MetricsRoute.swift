@@ -14,6 +14,8 @@ struct MetricsRoute: Route {
     let http: HTTPServerMetrics
     let store: any ValueStore
     let hub: ChangeHub
+    /// nil: the store has no namespaces (`larder_namespaces` is 0).
+    let namespaces: Namespaces?
     /// When the server was made, seconds since 1970.
     let startTime: Double
 
@@ -74,6 +76,8 @@ struct MetricsRoute: Route {
         }
         Self.single(&text, "larder_watchers", "gauge", "GET ?wait requests waiting for a change.", hub.watcherCount)
         Self.single(&text, "larder_event_streams", "gauge", "Open /events streams.", hub.subscriberCount)
+        Self.single(&text, "larder_namespaces", "gauge", "Named namespaces (/ns/<name>/) open now, the default one not counted.",
+                    namespaces?.count ?? 0)
         Self.family(&text, "larder_start_time_seconds", "gauge", "When the server started, seconds since 1970.")
         text += "larder_start_time_seconds \(Self.number(startTime))\n"
         return text

@@ -16,6 +16,9 @@ public struct HTTPRequestHead: Sendable {
     /// Where `?` is in the target, found once: routes ask for the path and
     /// the query several times per request.
     private let questionMark: String.Index?
+    /// Where `path` starts: the target's start, or after a prefix a mount
+    /// took off (`droppingPathPrefix`).
+    private var pathStart: String.Index
 
     init(method: HTTPMethod, version: HTTPVersion, target: String, headers: HTTPHeaders, contentLength: Int64?,
          isChunked: Bool, expectsContinue: Bool, keepAlive: Bool) {
@@ -28,12 +31,23 @@ public struct HTTPRequestHead: Sendable {
         self.expectsContinue = expectsContinue
         self.keepAlive = keepAlive
         self.questionMark = target.utf8.firstIndex(of: 0x3F)
+        self.pathStart = target.startIndex
     }
 
-    /// The target up to `?`.
+    /// The target up to `?` (less a prefix `droppingPathPrefix` took off).
     public var path: Substring {
-        if let q = questionMark { return target[..<q] }
-        return target[...]
+        if let q = questionMark { return target[pathStart..<q] }
+        return target[pathStart...]
+    }
+
+    /// The same request with the first `count` bytes of its path taken off
+    /// (a mounted API: `/ns/w3/store/k` seen as `/store/k`); `target` stays
+    /// as sent, for the access log. `count` must fall inside the path, on a
+    /// character boundary (a path is ASCII). Costs no allocation.
+    public func droppingPathPrefix(bytes count: Int) -> HTTPRequestHead {
+        var mounted = self
+        mounted.pathStart = target.utf8.index(pathStart, offsetBy: count)
+        return mounted
     }
 
     /// The target after `?`, if any.

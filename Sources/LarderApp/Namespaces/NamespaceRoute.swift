@@ -1,0 +1,92 @@
+import LarderHTTP
+import LarderModel
+
+/// `/ns/...`: the namespaces. `GET /ns/` lists them, `DELETE /ns/` drops
+/// them all, `DELETE /ns/<name>` drops one, and anything under
+/// `/ns/<name>/` is handed, with `/ns/<name>` taken off its path, to that
+/// namespace's route table: the same routes the default namespace has,
+/// over its own store, hub and fault rules. Auth, CORS and the server's
+/// own middleware ran before this route, as for any other.
+struct NamespaceRoute: Route {
+    /// nil: the store has no namespaces (every `/ns/` path is a 501).
+    let namespaces: Namespaces?
+    /// The paths a namespace serves (its routes' matches): a request for
+    /// another is a 404 that makes no namespace.
+    let paths: [RouteTable.Match]
+
+    static let listMethods = "GET, HEAD, DELETE, OPTIONS"
+    static let namespaceMethods = "DELETE, OPTIONS"
+
+    func handle(_ request: RouteRequest) throws(HTTPError) -> RouteAnswer {
+        guard let namespaces else {
+            throw HTTPError(.notImplemented, .namespacesUnsupported, "this server's store has no namespaces")
+        }
+        // `rest` follows `/ns/`; `/ns` alone (an exact match: no rest) is the list too.
+        let rest = request.rest
+        guard let slash = rest.utf8.firstIndex(of: UInt8(ascii: "/")) else {
+            return rest.isEmpty ? try all(namespaces, request) : try one(NamespaceName.check(rest), namespaces, request)
+        }
+        // A namespace that exists had its name checked when it was made.
+        let given = rest[..<slash]
+        let world: NamespaceWorld
+        let name: String
+        if given.utf8.count <= NamespaceName.maxBytes, let open = namespaces.existing(String(given)) {
+            (world, name) = (open, open.name)
+        } else {
+            name = try NamespaceName.check(given)
+            let inner = rest[slash...]
+            guard paths.contains(where: { $0.rest(of: inner) != nil }) else {
+                throw HTTPError(.notFound, .notFound, "no endpoint at \(inner) in a namespace; values live under /ns/\(name)/store/")
+            }
+            world = try namespaces.world(name)
+        }
+        var responder = request.responder
+        if request.method == .post {
+            // A created key's `Location` is a path of this namespace.
+            let base = NamespacePath.prefix + name
+            responder = responder.intercept { response, next in
+                var response = response
+                if let i = response.headers.firstIndex(where: { $0.0 == "Location" }), response.headers[i].1.hasPrefix("/") {
+                    response.headers[i].1 = base + response.headers[i].1
+                }
+                next.respond(response)
+            }
+        }
+        let head = request.head.droppingPathPrefix(bytes: NamespacePath.prefix.utf8.count + name.utf8.count)
+        switch world.table.handle(head, responder) {
+        case .ignore: return .later
+        case .receive(let sink): return .receiveBody(sink)
+        }
+    }
+
+    /// `/ns/`: the list, or every namespace dropped.
+    private func all(_ namespaces: Namespaces, _ request: RouteRequest) throws(HTTPError) -> RouteAnswer {
+        switch request.method {
+        case .get, .head:
+            return .respond(.json(.ok, namespaces.list(), headers: [("Cache-Control", "no-store")]))
+        case .delete:
+            _ = namespaces.dropAll()
+            return .respond(HTTPResponse(status: .noContent))
+        case .options:
+            return .respond(.allow(Self.listMethods))
+        default:
+            throw HTTPError(.methodNotAllowed, .methodNotAllowed, "/ns/ is listed with GET and emptied with DELETE",
+                            headers: [("Allow", Self.listMethods)])
+        }
+    }
+
+    /// `/ns/<name>`: the namespace dropped.
+    private func one(_ name: String, _ namespaces: Namespaces, _ request: RouteRequest) throws(HTTPError) -> RouteAnswer {
+        switch request.method {
+        case .delete:
+            guard namespaces.drop(name) else { throw HTTPError(.notFound, .notFound, "no namespace \(name)") }
+            return .respond(HTTPResponse(status: .noContent))
+        case .options:
+            return .respond(.allow(Self.namespaceMethods))
+        default:
+            throw HTTPError(.methodNotAllowed, .methodNotAllowed,
+                            "/ns/\(name) is dropped with DELETE; its API is under /ns/\(name)/",
+                            headers: [("Allow", Self.namespaceMethods)])
+        }
+    }
+}

@@ -1,0 +1,38 @@
+import LarderHTTP
+import LarderSharing
+import LarderStorage
+import LarderSupport
+import Synchronization
+
+/// One namespace's whole API: its store, its change hub (watches, the
+/// change feed and its `Last-Event-ID` history), its fault rules, and the
+/// route table the default namespace uses, built over them. Nothing here
+/// is shared with another namespace but the read-only fixtures under the
+/// store.
+final class NamespaceWorld: Sendable {
+    let name: String
+    let store: any ValueStore
+    let hub: ChangeHub
+    let table: RouteTable
+    /// The idle sweep's tick at the last request for this namespace (a
+    /// counter, not a clock: a request pays one atomic store), for
+    /// `--namespace-idle`.
+    private let lastTick: Atomic<UInt64>
+
+    init(name: String, store: any ValueStore, hub: ChangeHub, table: RouteTable, tick: UInt64 = 0) {
+        self.name = name
+        self.store = store
+        self.hub = hub
+        self.table = table
+        lastTick = Atomic(tick)
+    }
+
+    func touch(_ tick: UInt64) { lastTick.store(tick, ordering: .relaxed) }
+
+    /// Sweep ticks since the last request.
+    func idleTicks(now: UInt64) -> UInt64 { now &- lastTick.load(ordering: .relaxed) }
+
+    /// Whether a client is waiting on it (a watch, an event stream): such a
+    /// namespace is in use even when no request came for a while.
+    var hasListeners: Bool { hub.watcherCount + hub.subscriberCount > 0 }
+}

@@ -1,0 +1,175 @@
+import Dispatch
+import LarderHTTP
+import LarderModel
+import LarderSharing
+import LarderStorage
+import LarderSupport
+import Synchronization
+
+/// The registry of named namespaces (`/ns/<name>/`): one `NamespaceWorld`
+/// per name, made on the first request for it (or at start for those the
+/// store kept from an earlier run), dropped on `DELETE /ns/<name>`, on
+/// `DELETE /ns/`, or after `--namespace-idle` seconds without a request.
+/// The default namespace is not in here: it is the server's own store,
+/// hub and routes.
+///
+/// Locking: `lock` guards `worlds` only. It is held for a lookup, an
+/// insertion (opening the new namespace's store included, so two first
+/// requests for one name never open its directory twice; that is a few
+/// directory creations) and a removal. It is never held while a request
+/// runs, a store closes or a dropped namespace's files are removed; a
+/// world taken out of the dictionary under it is closed after it is let go.
+final class Namespaces: @unchecked Sendable {
+    typealias MakeWorld = @Sendable (_ name: String, _ store: (StoreChangeObserver) throws -> any ValueStore) throws -> NamespaceWorld
+
+    let stores: any NamespaceStores
+    let limit: Int
+    private let logger: Logger
+    private let makeWorld: MakeWorld
+    private let lock = Lock()
+    private var worlds: [String: NamespaceWorld] = [:]
+    /// Checks for idle namespaces (`--namespace-idle`); nil when off.
+    private var idleTimer: DispatchSourceTimer?
+    private static let timerQueue = DispatchQueue(label: "larder.namespaces.idle", qos: .utility)
+    /// Counts the idle sweeps: a request marks its namespace with the
+    /// current tick, and a sweep drops those marked long enough ago.
+    private let tick = Atomic<UInt64>(0)
+
+    /// Reopens the namespaces `stores` kept. `makeWorld` builds a world's
+    /// hub and routes around the store it is given the opener of.
+    init(stores: any NamespaceStores, limit: Int, idleSeconds: Double, logger: Logger, makeWorld: @escaping MakeWorld) throws {
+        self.stores = stores
+        self.limit = limit
+        self.logger = logger
+        self.makeWorld = makeWorld
+        for name in try stores.existing() {
+            guard (try? NamespaceName.check(name[...])) != nil else {
+                logger.warning("namespaces: ignoring a directory whose name is not a namespace name: \(name)")
+                continue
+            }
+            do {
+                worlds[name] = try open(name)
+            } catch {
+                logger.error("namespace \(name): cannot reopen its store, leaving it closed: \(error)")
+            }
+        }
+        if idleSeconds > 0 { startIdleSweep(idleSeconds) }
+    }
+
+    private func open(_ name: String) throws -> NamespaceWorld {
+        let stores = self.stores, logger = self.logger
+        return try makeWorld(name) { changes in try stores.open(name, changes: changes, logger: logger) }
+    }
+
+    /// The namespace `name` if it exists (touched: a request came for it).
+    func existing(_ name: String) -> NamespaceWorld? {
+        lock.withLock {
+            guard let world = worlds[name] else { return nil }
+            world.touch(tick.load(ordering: .relaxed))
+            return world
+        }
+    }
+
+    /// The namespace `name`, made if it is new; 507 `namespace_limit` when
+    /// the server holds `limit` already.
+    func world(_ name: String) throws(HTTPError) -> NamespaceWorld {
+        let result: Result<NamespaceWorld, HTTPError> = lock.withLock {
+            // Touched under the lock: the idle sweep, which looks under it,
+            // never drops a namespace a request has just been given.
+            if let world = worlds[name] { world.touch(tick.load(ordering: .relaxed)); return .success(world) }
+            guard worlds.count < limit else {
+                return .failure(HTTPError(HTTPStatus(507, "Insufficient Storage"), .namespaceLimit,
+                                          "the server holds \(limit) namespaces already (--max-namespaces)"))
+            }
+            do {
+                let world = try open(name)
+                world.touch(tick.load(ordering: .relaxed))
+                worlds[name] = world
+                return .success(world)
+            } catch {
+                logger.error("namespace \(name): cannot open its store: \(error)")
+                return .failure(HTTPError(.internalServerError, .internalError, "cannot open namespace \(name): \(error)"))
+            }
+        }
+        return try result.get()
+    }
+
+    var count: Int { lock.withLock { worlds.count } }
+
+    /// Every namespace with its totals, by name.
+    func list() -> NamespaceList {
+        let all = lock.withLock { worlds.values.sorted { $0.name < $1.name } }
+        return NamespaceList(namespaces: all.map { world in
+            let stats = world.store.stats
+            return .init(name: world.name, keys: stats.keys, bytes: stats.logicalBytes)
+        })
+    }
+
+    /// Drops namespace `name`; false when it does not exist.
+    func drop(_ name: String) -> Bool {
+        guard let world = lock.withLock({ worlds.removeValue(forKey: name) }) else { return false }
+        close(world, drop: true)
+        return true
+    }
+
+    /// Drops every namespace; answers how many there were.
+    func dropAll() -> Int {
+        let all = lock.withLock { () -> [NamespaceWorld] in
+            defer { worlds = [:] }
+            return Array(worlds.values)
+        }
+        for world in all { close(world, drop: true) }
+        return all.count
+    }
+
+    /// Ends the world's watches and streams, closes its store, and with
+    /// `drop` removes its data.
+    private func close(_ world: NamespaceWorld, drop: Bool) {
+        world.hub.close()
+        if drop {
+            stores.drop(world.name, store: world.store, logger: logger)
+        } else {
+            world.store.close()
+        }
+    }
+
+    /// Drops, every quarter of `seconds` (at most every 5 s, at least every
+    /// 50 ms), the namespaces with no request for `seconds` (up to one
+    /// sweep more) and no client waiting on them. One timer for all
+    /// namespaces, on a utility queue.
+    private func startIdleSweep(_ seconds: Double) {
+        let timer = DispatchSource.makeTimerSource(queue: Self.timerQueue)
+        let every = min(5, max(0.05, seconds / 4))
+        // A request marked with tick t was at most one sweep before tick t+1.
+        let ticks = UInt64((seconds / every).rounded(.up)) + 1
+        timer.schedule(deadline: .now() + every, repeating: every, leeway: .milliseconds(10))
+        timer.setEventHandler { [weak self] in self?.dropIdle(after: ticks, seconds: seconds) }
+        idleTimer = timer
+        timer.resume()
+    }
+
+    private func dropIdle(after ticks: UInt64, seconds: Double) {
+        let idle = lock.withLock { () -> [NamespaceWorld] in
+            let now = tick.add(1, ordering: .relaxed).newValue
+            let idle = worlds.values.filter { $0.idleTicks(now: now) >= ticks && !$0.hasListeners }
+            for world in idle { worlds[world.name] = nil }
+            return idle
+        }
+        for world in idle {
+            logger.notice("namespace \(world.name): dropped after \(seconds) s without a request")
+            close(world, drop: true)
+        }
+    }
+
+    /// Stops the idle sweep and closes every namespace's store (their data
+    /// stays for the next start), then what they share.
+    func shutdown() {
+        idleTimer?.cancel()
+        let all = lock.withLock { () -> [NamespaceWorld] in
+            defer { worlds = [:] }
+            return Array(worlds.values)
+        }
+        for world in all { close(world, drop: false) }
+        stores.close()
+    }
+}

@@ -1,0 +1,103 @@
+"""The plugin run as a user runs it: pytest in a subprocess (pytester), the
+real larder binary (LARDER_BIN), pytest-xdist for the parallel cases."""
+
+import json
+import os
+import textwrap
+
+import pytest
+
+from pytest_larder import LarderServer
+
+
+@pytest.fixture
+def fixtures_dir(pytester):
+    users = pytester.path / "fixtures" / "users"
+    users.mkdir(parents=True)
+    (users / "1.json").write_text(json.dumps({"name": "Ada"}))
+    pytester.makeini("[pytest]\nlarder_fixtures = fixtures\n")
+    return pytester.path / "fixtures"
+
+
+def test_each_test_starts_from_the_fixtures(pytester, fixtures_dir):
+    pytester.makepyfile(textwrap.dedent("""
+        def test_writes(larder):
+            assert larder.get_json("users/1.json") == {"name": "Ada"}
+            larder.put_json("users/1.json", {"name": "changed"})
+            larder.put_json("users/2.json", {"name": "new"})
+            assert larder.keys("users/") == ["users/1.json", "users/2.json"]
+
+        def test_sees_only_the_fixtures_again(larder):
+            assert larder.get_json("users/1.json") == {"name": "Ada"}
+            assert larder.get("users/2.json") is None
+            assert larder.url.rsplit("/ns/", 1)[1].startswith("pytest-")
+    """))
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=2)
+
+
+def test_four_xdist_workers_never_see_each_others_writes(pytester, fixtures_dir):
+    # 4 workers x 50 tests, all writing the same key names at the same time.
+    pytester.makepyfile(textwrap.dedent("""
+        import os, time, pytest
+
+        @pytest.mark.parametrize("n", range(200))
+        def test_same_keys(larder, n):
+            me = f"{os.environ.get('PYTEST_XDIST_WORKER', 'main')}-{n}"
+            larder.put_json("shared", me)
+            larder.put_json(f"list/{n % 3}", me)
+            time.sleep(0.005)
+            assert larder.get_json("shared") == me
+            assert larder.keys("list/") == [f"list/{n % 3}"]
+            assert larder.get_json("users/1.json") == {"name": "Ada"}
+    """))
+    result = pytester.runpytest_subprocess("-n", "4", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=200)
+
+
+def test_helpers_snapshot_restore_and_faults(pytester, fixtures_dir):
+    pytester.makepyfile(textwrap.dedent("""
+        def test_helpers(larder):
+            larder.put_json("cart/1", {"items": 1})
+            saved = larder.snapshot("cart/")
+            larder.put_json("cart/1", {"items": 99})
+            assert larder.restore(saved, replace=True, prefix="cart/")["restored"] == 1
+            assert larder.get_json("cart/1") == {"items": 1}
+
+            larder.fault("slow/", status=503, count=1)
+            status, headers, _ = larder.request("GET", "/store/slow/x")
+            assert status == 503 and "Larder-Fault" in headers
+            assert larder.request("GET", "/store/slow/x")[0] == 404
+            larder.clear_faults()
+    """))
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)
+
+
+def test_larder_url_points_every_worker_at_a_running_server(pytester, monkeypatch):
+    # As with a docker compose sidecar: the plugin starts nothing, and drops
+    # its namespaces when the workers end.
+    server = LarderServer()
+    try:
+        monkeypatch.setenv("LARDER_URL", server.url)
+        pytester.makepyfile(textwrap.dedent(f"""
+            import pytest
+
+            @pytest.mark.parametrize("n", range(8))
+            def test_uses_the_sidecar(larder, n):
+                assert larder.url.startswith("{server.url}/ns/pytest-")
+                larder.put_json("k", n)
+                assert larder.get_json("k") == n
+        """))
+        result = pytester.runpytest_subprocess("-n", "2", "-p", "no:cacheprovider")
+        result.assert_outcomes(passed=8)
+        namespaces = json.loads(_get(server.url + "/ns/"))["namespaces"]
+        assert [n["name"] for n in namespaces if n["name"].startswith("pytest-")] == []
+    finally:
+        server.stop()
+
+
+def _get(url):
+    import urllib.request
+    with urllib.request.urlopen(url, timeout=10) as resp:
+        return resp.read()

@@ -129,8 +129,10 @@ build_from_base() { # $1: name; stdin: Dockerfile
   context=$(mktemp -d)
   cat >"$context/Dockerfile"
   [ -z "${2:-}" ] || cp "$2" "$context/"
-  DOCKER_BUILDKIT=0 $docker build -q --label "$label" -t "$1" "$context" >/dev/null
+  local out status=0
+  out=$(DOCKER_BUILDKIT=0 $docker build -q --label "$label" -t "$1" "$context" 2>&1) || status=$?
   rm -rf "$context"
+  [ $status = 0 ] || { echo "$out" >&2; echo "stand-ins: building $1 failed" >&2; exit 1; }
 }
 
 make_swift() { # $1: swift:<version>-bookworm
@@ -224,19 +226,17 @@ if [ $rebuild = 1 ]; then
   [ -z "$ids" ] || $docker image rm -f $ids >/dev/null
 fi
 
-made=()
-make() { # $1: image name
-  if have "$1"; then log "$1: there already"; return; fi
+provide() { # $1: image name
+  if have "$1"; then [ "$1" = "$base_image" ] && [ "${FUNCNAME[1]}" = provide ] || log "$1: there already"; return; fi
   if $docker pull -q "$1" >/dev/null 2>&1; then log "$1: pulled"; return; fi
   local start=$SECONDS
   case $1 in
     debian:bookworm-slim) make_debian "$1" ;;
-    swift:*-bookworm) make "$base_image"; make_swift "$1" ;;
-    postgres:*-bookworm) make "$base_image"; make_postgres "$1" ;;
-    curlimages/curl:*) make "$base_image"; make_curl "$1" ;;
+    swift:*-bookworm) provide "$base_image"; make_swift "$1" ;;
+    postgres:*-bookworm) provide "$base_image"; make_postgres "$1" ;;
+    curlimages/curl:*) provide "$base_image"; make_curl "$1" ;;
     *) echo "stand-ins: no recipe for $1 (the registry is out of reach)" >&2; exit 1 ;;
   esac
-  made+=("$1")
   log "$1: made in $((SECONDS - start)) s"
 }
-for image in "${wanted[@]}"; do make "$image"; done
+for image in "${wanted[@]}"; do provide "$image"; done

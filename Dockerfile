@@ -56,7 +56,7 @@ RUN set -e; cd /rootfs \
     && ! ldd usr/local/bin/larder | grep 'not found' \
     && for lib in $(ldd usr/local/bin/larder | grep -o '/[^ ]*'); do cp -L --parents "$lib" /rootfs/; done \
     && mkdir -p etc data tmp \
-    && printf 'root:x:0:0:root:/root:/sbin/nologin\nlarder:x:10001:10001:larder:/data:/sbin/nologin\n' > etc/passwd \
+    && printf 'root:x:0:0:root:/root:/sbin/nologin\nlarder:x:10001:10001:larder:/nonexistent:/sbin/nologin\n' > etc/passwd \
     && printf 'root:x:0:\nlarder:x:10001:\n' > etc/group \
     && chown 10001:10001 data && chmod 1777 tmp
 

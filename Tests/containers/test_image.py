@@ -60,7 +60,7 @@ def test_it_becomes_healthy_within_two_seconds_of_answering(image, containers):
         answered = answered or healthy
         starts.append(healthy - started)
         lags.append(healthy - answered)
-        docker("rm", "-f", name)
+        docker("rm", "-f", "-v", name)
     print(f"\nstart to healthy: median {statistics.median(starts):.2f} s of {[round(s, 2) for s in starts]}; "
           f"healthy after first answer: {[round(l, 2) for l in lags]}")
     assert max(lags) <= 2.0, lags
@@ -110,7 +110,7 @@ def test_data_stays_in_the_named_volume_across_a_restart(image, containers):
     status, headers, body = http("GET", url + "/store/kept/1")
     assert (status, body) == (200, b'{"kept":true}')
     # And in a new container on the same volume.
-    docker("rm", "-f", name)
+    docker("rm", "-f", "-v", name)
     again = containers.run("-v", f"{volume}:/data")
     wait_healthy(again)
     assert http("GET", containers.url(again) + "/store/kept/1")[2] == b'{"kept":true}'

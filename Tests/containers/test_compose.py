@@ -1,5 +1,6 @@
 """docker-compose.yml run by Compose itself (Debian's docker-compose 1.29,
-Compose v1; `docker compose` v2 too when LARDER_COMPOSE says so): the
+Compose v1; LARDER_COMPOSE="docker compose" would run them with v2, which
+is not installed here, so that was never run): the
 default profile's `example` client passes against `larder`, and the
 `postgres` profile's two Larders share a write. The services find each
 other by name on the project's own network; the ports are published on
@@ -7,12 +8,12 @@ other by name on the project's own network; the ports are published on
 
 import os
 import shlex
+import subprocess
 import uuid
 
 import pytest
 
-from conftest import ROOT, docker, http, wait_for, answers
-import subprocess
+from conftest import ROOT, answers, docker, http, wait_for
 
 COMPOSE = shlex.split(os.environ.get("LARDER_COMPOSE", "docker-compose"))
 

@@ -7,7 +7,7 @@ import statistics
 import subprocess
 import time
 
-from conftest import ROOT, docker, health, host_port, http, inspect, wait_for, wait_healthy, answers
+from conftest import ROOT, answers, docker, health, host_port, http, inspect, wait_healthy
 
 
 def readme_tour():

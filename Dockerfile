@@ -1,15 +1,18 @@
 # syntax=docker/dockerfile:1
 #
-# Larder in a container: built with the official Swift image, run on Debian slim.
+# Larder in a container: built with the official Swift image; run from an
+# empty image holding the binary and the Debian libraries it links, nothing
+# else (no shell, no package manager).
 #
 #   docker build -t larder .
-#   docker run --rm -p 8080:8080 -v larder-data:/data -e LARDER_TOKEN=secret larder
+#   docker run --rm -p 127.0.0.1:8080:8080 -v larder-data:/data -e LARDER_TOKEN=secret larder
 #
-# Both stages are Debian 12 (bookworm), so the binary runs on the glibc it was
+# All stages are Debian 12 (bookworm), so the binary runs on the glibc it was
 # linked against. The Swift runtime is linked in statically; the binary needs
 # only libc, libstdc++, libgcc_s, zlib and libpq (the postgres store) at run
-# time, and what libpq5 pulls in (`ldd` on a release build). docker/check-offline.sh checks every command here without a Docker
-# engine; see docs/docker.md.
+# time, and what libpq5 pulls in: the `files` stage copies exactly what `ldd`
+# names. Works with Docker 20.10's legacy builder (no BuildKit features).
+# Tests/containers builds and runs it for real (docs/docker.md).
 
 # The toolchain of the tests (Swift 6.3); Package.swift asks for 6.0 or later.
 ARG SWIFT_IMAGE=swift:6.3-bookworm
@@ -31,26 +34,37 @@ COPY Plugins ./Plugins
 COPY Public ./Public
 # Package.swift names the test targets and the fuzz harness too: their
 # folders must be there even for `--product larder` (SwiftPM checks every
-# target's path).
+# target's path), but not their files, which .dockerignore leaves out (an
+# edited test does not rebuild the image; SwiftPM warns that they are empty).
 COPY Tests ./Tests
 COPY Fuzz/Harness ./Fuzz/Harness
 RUN swift build -c release --static-swift-stdlib --product larder \
     && install -D -m 0755 .build/release/larder /out/larder \
     && strip /out/larder
 
-# ---- run --------------------------------------------------------------------
-FROM ${RUNTIME_IMAGE}
+# ---- the runtime's files ----------------------------------------------------
+# Debian's runtime packages, then the binary and every library it loads
+# (ldd; `not found` fails the build) copied into /rootfs with a passwd entry
+# for the unprivileged user and the data folder it owns.
+FROM ${RUNTIME_IMAGE} AS files
 RUN export DEBIAN_FRONTEND=noninteractive \
     && apt-get -q update \
     && apt-get -q install -y --no-install-recommends zlib1g libpq5 libstdc++6 libgcc-s1 \
-    && rm -rf /var/lib/apt/lists/* \
-    && useradd --system --user-group --uid 10001 --home-dir /nonexistent --no-create-home \
-               --shell /usr/sbin/nologin larder \
-    && mkdir -p /data \
-    && chown larder:larder /data
+    && rm -rf /var/lib/apt/lists/*
+COPY --from=build /out/larder /rootfs/usr/local/bin/larder
+RUN set -e; cd /rootfs \
+    && ! ldd usr/local/bin/larder | grep 'not found' \
+    && for lib in $(ldd usr/local/bin/larder | grep -o '/[^ ]*'); do cp -L --parents "$lib" /rootfs/; done \
+    && mkdir -p etc data tmp \
+    && printf 'root:x:0:0:root:/root:/sbin/nologin\nlarder:x:10001:10001:larder:/nonexistent:/sbin/nologin\n' > etc/passwd \
+    && printf 'root:x:0:\nlarder:x:10001:\n' > etc/group \
+    && chown 10001:10001 data && chmod 1777 tmp
+
+# ---- run --------------------------------------------------------------------
+FROM scratch
+COPY --from=files /rootfs /
 # The viewer is in the binary (the EmbedViewer plugin built Public/ into it):
 # no copy of Public/ here, and no LARDER_PUBLIC_DIR to drift from it.
-COPY --from=build /out/larder /usr/local/bin/larder
 ENV LARDER_HOST=0.0.0.0 \
     LARDER_PORT=8080 \
     LARDER_DATA_DIR=/data
@@ -60,8 +74,13 @@ EXPOSE 8080
 # Numeric, so that a runtime can tell it is not root (Kubernetes' runAsNonRoot).
 USER 10001:10001
 WORKDIR /data
-# `larder healthcheck` GETs http://127.0.0.1:$LARDER_PORT/healthz (no curl here).
-HEALTHCHECK --interval=10s --timeout=5s --start-period=5s --retries=3 \
-    CMD ["larder", "healthcheck", "--timeout", "4"]
+# `larder healthcheck` GETs http://127.0.0.1:$LARDER_PORT/healthz (there is
+# no curl here). Every second, so that `healthy` follows the server's first
+# answer within about a second: Docker runs the first check one interval
+# after the start, and Docker 20.10 has no --start-interval (Docker 25 does)
+# for a fast start with a slow pace afterwards. A check costs one short
+# process; docs/docker.md gives the measured figures.
+HEALTHCHECK --interval=1s --timeout=3s --start-period=30s --retries=3 \
+    CMD ["larder", "healthcheck", "--timeout", "2"]
 ENTRYPOINT ["larder"]
 CMD ["serve"]

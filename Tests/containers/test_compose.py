@@ -1,0 +1,100 @@
+"""docker-compose.yml run by Compose itself (Debian's docker-compose 1.29,
+Compose v1; LARDER_COMPOSE="docker compose" would run them with v2, which
+is not installed here, so that was never run): the
+default profile's `example` client passes against `larder`, and the
+`postgres` profile's two Larders share a write. The services find each
+other by name on the project's own network; the ports are published on
+127.0.0.1 only."""
+
+import os
+import shlex
+import subprocess
+import uuid
+
+import pytest
+
+from conftest import ROOT, answers, docker, http, wait_for
+
+COMPOSE = shlex.split(os.environ.get("LARDER_COMPOSE", "docker-compose"))
+
+
+def compose(project, *args, check=True, timeout=600, env=None):
+    result = subprocess.run([*COMPOSE, "--project-name", project, *args], cwd=ROOT, capture_output=True,
+                            text=True, timeout=timeout, env={**os.environ, **(env or {})})
+    if check and result.returncode != 0:
+        raise AssertionError(f"{' '.join(COMPOSE)} {' '.join(args)} failed ({result.returncode}):\n"
+                             f"{result.stdout[-6000:]}\n{result.stderr[-6000:]}")
+    return result
+
+
+@pytest.fixture
+def project(image):
+    """A project of its own, taken down with its volumes afterwards."""
+    name = f"larder-test-{uuid.uuid4().hex[:8]}"
+    yield name
+    compose(name, "--profile", "postgres", "down", "--volumes", "--remove-orphans", check=False)
+
+
+def published(project, service):
+    ids = docker("ps", "-q", "--filter", f"label=com.docker.compose.project={project}",
+                 "--filter", f"label=com.docker.compose.service={service}").stdout.split()
+    assert len(ids) == 1, f"{service}: {ids}"
+    ports = docker("port", ids[0], "8080").stdout.split()
+    return ids[0], ports
+
+
+def test_the_file_is_read_by_compose_with_and_without_the_profile(project):
+    compose(project, "config", "--quiet")
+    compose(project, "--profile", "postgres", "config", "--quiet")
+    # (v1's `config --services` lists every service, whatever its profile:
+    # which ones start is checked by `up` below.)
+    services = compose(project, "config", "--services").stdout.split()
+    assert sorted(services) == ["example", "larder", "larder-a", "larder-b", "postgres"]
+
+
+def test_the_default_profile_runs_the_example_client_to_success(project):
+    """`docker-compose up`: `larder` becomes healthy, `example` (curl) runs
+    examples/compose-smoke.sh against http://larder:8080 with the token and
+    the fixtures, and exits 0."""
+    result = compose(project, "up", "--exit-code-from", "example", check=False, timeout=300,
+                     env={"LARDER_TOKEN": "compose-test-token"})
+    out = result.stdout + result.stderr
+    assert result.returncode == 0, out[-6000:]
+    # Only the services without a profile ran.
+    ran = docker("ps", "-a", "--format", "{{.Label \"com.docker.compose.service\"}}",
+                 "--filter", f"label=com.docker.compose.project={project}").stdout.split()
+    assert sorted(ran) == ["example", "larder"], ran
+    for line in ["ok: PUT /store/compose-smoke/", "ok: GET without the token: 401",
+                 "ok: GET /store/users/ada.json", "checks passed against http://larder:8080"]:
+        assert line in out, out[-6000:]
+
+
+def test_the_larder_service_is_published_on_loopback_only(project):
+    compose(project, "up", "-d", "larder", env={"LARDER_TOKEN": "t"})
+    container, ports = published(project, "larder")
+    assert ports == ["127.0.0.1:8080"], ports
+    wait_for(lambda: answers("http://127.0.0.1:8080/healthz"), 30, what="larder answering on 127.0.0.1:8080")
+    # The project's own network, not the default bridge.
+    networks = docker("inspect", "-f", "{{range $k, $v := .NetworkSettings.Networks}}{{$k}} {{end}}", container).stdout.split()
+    assert networks == [f"{project}_default"], networks
+
+
+def test_the_postgres_profile_shares_a_write_between_two_larders(project):
+    env = {"LARDER_TOKEN": "pg-test-token", "POSTGRES_PASSWORD": "pg-test-password"}
+    compose(project, "--profile", "postgres", "up", "-d", "postgres", "larder-a", "larder-b", timeout=300, env=env)
+    for service, port in [("larder-a", 8081), ("larder-b", 8082)]:
+        _, ports = published(project, service)
+        assert ports == [f"127.0.0.1:{port}"], ports
+        wait_for(lambda: answers(f"http://127.0.0.1:{port}/healthz"), 60, interval=0.2, what=f"{service} answering")
+    auth = {"Authorization": "Bearer pg-test-token"}
+    status, _, body = http("PUT", "http://127.0.0.1:8081/store/shared/1", b'{"via":"a"}',
+                           {**auth, "Content-Type": "application/json"})
+    assert status == 201, body
+    status, _, body = http("GET", "http://127.0.0.1:8082/store/shared/1", headers=auth)
+    assert (status, body) == (200, b'{"via":"a"}')
+    # And the other way round, with compare-and-swap on the version b read.
+    status, headers, _ = http("GET", "http://127.0.0.1:8082/store/shared/1", headers=auth)
+    status, _, _ = http("PUT", "http://127.0.0.1:8082/store/shared/1", b'{"via":"b"}',
+                        {**auth, "If-Match": headers["ETag"], "Content-Type": "application/json"})
+    assert status == 204
+    assert http("GET", "http://127.0.0.1:8081/store/shared/1", headers=auth)[2] == b'{"via":"b"}'

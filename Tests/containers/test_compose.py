@@ -79,6 +79,32 @@ def test_the_larder_service_is_published_on_loopback_only(project):
     assert networks == [f"{project}_default"], networks
 
 
+def test_the_pytest_plugin_uses_the_compose_sidecar_through_larder_url(project, tmp_path):
+    """The pytest plugin (clients/python) against the compose `larder`
+    service: LARDER_URL and LARDER_TOKEN, a namespace of its own that starts
+    from the mounted fixtures, nothing left behind."""
+    compose(project, "up", "-d", "larder", env={"LARDER_TOKEN": "plugin-token"})
+    wait_for(lambda: answers("http://127.0.0.1:8080/healthz"), 30, what="larder answering on 127.0.0.1:8080")
+    (tmp_path / "test_sidecar.py").write_text(
+        "def test_writes(larder):\n"
+        "    assert larder.get_json('users/ada.json') is not None\n"
+        "    larder.put_json('k', 1)\n"
+        "    assert larder.get_json('k') == 1\n"
+        "def test_reset_between_tests(larder):\n"
+        "    assert larder.get('k') is None\n"
+        "    assert larder.url.startswith('http://127.0.0.1:8080/ns/pytest-')\n")
+    env = {**os.environ, "LARDER_URL": "http://127.0.0.1:8080", "LARDER_TOKEN": "plugin-token",
+           "PYTHONPATH": str(ROOT / "clients" / "python" / "src")}
+    result = subprocess.run(["python3", "-m", "pytest", "-q", "-p", "pytest_larder.plugin", "-p", "no:cacheprovider",
+                             str(tmp_path / "test_sidecar.py")], cwd=tmp_path, env=env, capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
+    assert "2 passed" in result.stdout
+    # The plugin dropped its namespace at the end.
+    status, _, body = http("GET", "http://127.0.0.1:8080/ns/", headers={"Authorization": "Bearer plugin-token"})
+    assert status == 200 and b"pytest-" not in body, body
+
+
 def test_the_postgres_profile_shares_a_write_between_two_larders(project):
     env = {"LARDER_TOKEN": "pg-test-token", "POSTGRES_PASSWORD": "pg-test-password"}
     compose(project, "--profile", "postgres", "up", "-d", "postgres", "larder-a", "larder-b", timeout=300, env=env)

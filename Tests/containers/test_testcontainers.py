@@ -35,13 +35,17 @@ def larder_container(image="larder:latest"):
 
 def test_testcontainers_starts_the_image_and_a_value_goes_in_and_out(image):
     with larder_container(IMAGE) as larder:
-        base = f"http://{larder.get_container_host_ip()}:{larder.get_exposed_port(8080)}"
+        host = f"http://{larder.get_container_host_ip()}:{larder.get_exposed_port(8080)}"
         # One namespace per worker (pytest-xdist's worker id, or "main").
         worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
-        key = f"{base}/store/tc-{worker}/greeting"
+        base = f"{host}/ns/{worker}"
+        key = f"{base}/store/greeting"
         assert http("PUT", key, b"hello", {"Content-Type": "text/plain"})[0] == 201
         status, headers, body = http("GET", key)
         assert (status, body) == (200, b"hello")
+        # Only in this worker's namespace.
+        assert http("GET", f"{host}/store/greeting")[0] == 404
+        assert http("GET", f"{host}/ns/other/store/greeting")[0] == 404
         container_id = larder.get_wrapped_container().id
         larder.get_wrapped_container().reload()
         bindings = larder.get_wrapped_container().attrs["NetworkSettings"]["Ports"]["8080/tcp"]

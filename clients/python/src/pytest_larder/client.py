@@ -27,9 +27,11 @@ class Larder:
     the API works under it unchanged.
     """
 
-    def __init__(self, url, timeout=30):
+    def __init__(self, url, timeout=30, token=None):
         self.url = url.rstrip("/")
         self.timeout = timeout
+        #: Sent as ``Authorization: Bearer`` to a server started with ``--token``.
+        self.token = token
 
     # -- HTTP -------------------------------------------------------------
 
@@ -37,7 +39,10 @@ class Larder:
         """``(status, headers, body bytes)`` of one request to ``url + path``; never raises for a status."""
         if isinstance(body, str):
             body = body.encode()
-        req = urllib.request.Request(self.url + path, data=body, method=method, headers=headers or {})
+        headers = dict(headers or {})
+        if self.token:
+            headers.setdefault("Authorization", f"Bearer {self.token}")
+        req = urllib.request.Request(self.url + path, data=body, method=method, headers=headers)
         try:
             with urllib.request.urlopen(req, timeout=self.timeout) as resp:
                 return resp.status, dict(resp.headers), resp.read()
@@ -131,7 +136,7 @@ class Larder:
     def drop(self):
         """Drops the namespace (its values, feed and faults); True when it existed."""
         base, _, name = self.url.rpartition("/ns/")
-        status, _, data = Larder(base, self.timeout).request("DELETE", "/ns/" + name)
+        status, _, data = Larder(base, self.timeout, self.token).request("DELETE", "/ns/" + name)
         if status not in (204, 404):
             raise LarderError("DELETE", self.url, status, data)
         return status == 204

@@ -1,7 +1,8 @@
 """The pytest plugin: one server per run, one namespace per worker.
 
 Where the server comes from, in order:
-1. ``LARDER_URL`` (e.g. a docker compose sidecar): used as is, never stopped;
+1. ``LARDER_URL`` (e.g. a docker compose sidecar): used as is, never stopped
+   (``LARDER_TOKEN``, when set, goes with every request);
 2. under pytest-xdist, the controller starts one ``larder`` before the workers
    and hands them its URL, so every worker shares that one server;
 3. otherwise the first test that asks for ``larder`` starts one for the session.
@@ -65,7 +66,8 @@ class _Session:
             if self.base is None:
                 self.server = _start(self.config)
                 self.base = self.server.url
-            self.namespace = Larder(f"{self.base.rstrip('/')}/ns/pytest-{self.run_id}-{self.worker}")
+            self.namespace = Larder(f"{self.base.rstrip('/')}/ns/pytest-{self.run_id}-{self.worker}",
+                                    token=os.environ.get("LARDER_TOKEN") or None)
         return self.namespace
 
     def close(self):

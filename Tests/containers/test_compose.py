@@ -94,7 +94,11 @@ def test_the_pytest_plugin_uses_the_compose_sidecar_through_larder_url(project, 
         "    assert larder.get('k') is None\n"
         "    assert larder.url.startswith('http://127.0.0.1:8080/ns/pytest-')\n")
     env = {**os.environ, "LARDER_URL": "http://127.0.0.1:8080", "LARDER_TOKEN": "plugin-token",
-           "PYTHONPATH": str(ROOT / "clients" / "python" / "src")}
+           "PYTHONPATH": str(ROOT / "clients" / "python" / "src"),
+           # Only the plugin named by -p: a pip install of clients/python
+           # (.ci/test-helpers) leaves its egg-info in src/, whose entry
+           # point would register it a second time.
+           "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
     result = subprocess.run(["python3", "-m", "pytest", "-q", "-p", "pytest_larder.plugin", "-p", "no:cacheprovider",
                              str(tmp_path / "test_sidecar.py")], cwd=tmp_path, env=env, capture_output=True, text=True,
                             timeout=120)

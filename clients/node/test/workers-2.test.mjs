@@ -1,20 +1,4 @@
-// One of four files that node --test runs in parallel processes: all write
-// the same key names, and each must only ever see its own values.
-import assert from 'node:assert/strict';
-import { test } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { useLarder } from '../larder.mjs';
+// One of four files node --test runs in parallel processes (see same-keys.mjs).
+import { sameKeysTests } from './same-keys.mjs';
 
-const larder = useLarder({ fixtures: process.env.LARDER_TEST_FIXTURES });
-const me = 'file-2';
-
-for (let n = 0; n < 25; n++) {
-  test(`same keys, ${me} #${n}`, async () => {
-    assert.deepEqual(await larder.keys('list/'), [], 'reset before each test');
-    await larder.putJSON('shared', { me, n });
-    await larder.putJSON(`list/${n % 3}`, n);
-    await sleep(5);
-    assert.deepEqual(await larder.getJSON('shared'), { me, n });
-    assert.deepEqual(await larder.keys('list/'), [`list/${n % 3}`]);
-  });
-}
+sameKeysTests('file-2');

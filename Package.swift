@@ -55,6 +55,12 @@ let package = Package(
         // The same store on PostgreSQL (`--store postgres://…`): libpq driven
         // by Dispatch sources, several servers on one database. No HTTP here.
         .target(name: "LarderPostgres", dependencies: ["CLibPQ", "LarderStorage", "LarderValueFile", "LarderSupport", "LarderModel"]),
+        // Which store a server runs on, chosen once from its flags: the disk
+        // store or PostgreSQL, under the fixtures or not, and the stores of its
+        // namespaces on the same backend. The one place that knows the backends.
+        .target(name: "LarderBackends", dependencies: [
+            "LarderDiskStore", "LarderFixtures", "LarderPostgres", "LarderStorage", "LarderSupport",
+        ]),
         // Sockets, the incremental parser, connections and responses. No storage here.
         .target(name: "LarderHTTP", dependencies: ["LarderSupport", "LarderModel"]),
         // JSON values for atomic append and merge patch: strict parsing, exact numbers, no dependencies.
@@ -90,12 +96,11 @@ let package = Package(
             name: "larder",
             dependencies: [
                 "LarderApp",
-                // The one place that chooses and builds a store.
-                "LarderDiskStore",
-                "LarderFixtures",
-                "LarderPostgres",
+                // StoreChoice: the one place that chooses and builds a store.
+                "LarderBackends",
                 // main.swift names the stores' options, the HTTP limits,
-                // ServerDefaults and Larder's log handler; StoreChoice builds the store.
+                // ServerDefaults and Larder's log handler.
+                "LarderDiskStore", "LarderPostgres",
                 "LarderStorage", "LarderValueFile", "LarderHTTP", "LarderModel", "LarderSupport",
                 // `larder healthcheck` GETs /healthz with it (no curl in the image).
                 "LarderWire",
@@ -120,7 +125,7 @@ let package = Package(
         // processes, gzip and key helpers, the repository's paths. A library,
         // not tests: every test target that needs them imports it.
         .target(name: "LarderTestSupport", dependencies: [
-            "LarderApp", "LarderHTTP", "LarderModel", "LarderPostgres", "LarderStorage", "LarderValueFile", "LarderDiskStore",
+            "LarderApp", "LarderBackends", "LarderHTTP", "LarderModel", "LarderPostgres", "LarderStorage", "LarderValueFile", "LarderDiskStore",
             "LarderFixtures", "LarderSupport", "LarderWire", "CZlib",
         ], path: "Tests/LarderTestSupport"),
         // One test target per module with tests, named after it.

@@ -2,11 +2,11 @@ import ArgumentParser
 import Dispatch
 import Foundation
 import LarderApp
+import LarderBackends
 import LarderHTTP
 import LarderModel
 import LarderSupport
 import LarderDiskStore
-import LarderFixtures
 import LarderStorage
 import LarderValueFile
 import LarderPostgres

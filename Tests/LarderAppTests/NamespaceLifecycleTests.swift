@@ -14,7 +14,6 @@ private typealias S = StoreTestSupport
 /// listed, dropped one by one or all at once, dropped when idle, capped by
 /// `--max-namespaces`, kept over a restart; bad names are refused and
 /// nothing of them reaches the file system.
-@Suite(.diskStoreOnly("namespaces are on the disk store only so far"))
 struct NamespaceLifecycleTests {
     static func client(_ server: TestServer, _ namespace: String) -> WireClient {
         let client = server.client()
@@ -71,9 +70,24 @@ struct NamespaceLifecycleTests {
         #expect(try Self.names(server).isEmpty)
         #expect(try main.get("default").text == "stays")
         #expect(try main.send("GET", "/metrics").text.contains("\nlarder_namespaces 0\n"))
-        try Poll.until(10, "dropped namespaces' files are deleted") {
-            ((try? FileManager.default.contentsOfDirectory(atPath: server.dataDirectory + "/ns")) ?? []).isEmpty
-                && ((try? FileManager.default.contentsOfDirectory(atPath: server.dataDirectory + "/ns-trash")) ?? []).isEmpty
+        try Self.pollUntilDroppedDataIsGone(server, directories: ["/ns", "/ns-trash"])
+    }
+
+    /// Waits until the data of the dropped namespaces is deleted: on the
+    /// disk store the data directory's `directories`, on PostgreSQL the
+    /// schemas no namespace has any more.
+    static func pollUntilDroppedDataIsGone(_ server: TestServer, directories: [String]) throws {
+        if let schema = server.postgresSchema {
+            try Poll.until(20, "dropped namespaces' schemas are dropped") {
+                try TestPostgres.shared().psql("""
+                    SELECT count(*) FROM pg_namespace WHERE starts_with(nspname, '\(schema)$ns')
+                      AND nspname NOT IN (SELECT schema FROM "\(schema)".larder_namespaces)
+                    """) == "0"
+            }
+            return
+        }
+        try Poll.until(20, "dropped namespaces' files are deleted") {
+            directories.allSatisfy { ((try? FileManager.default.contentsOfDirectory(atPath: server.dataDirectory + $0)) ?? []).isEmpty }
         }
     }
 
@@ -92,9 +106,7 @@ struct NamespaceLifecycleTests {
             print("drop right after a reset of 3000 keys, round \(round): \(String(format: "%.1f", Date().timeIntervalSince(started) * 1000)) ms")
             #expect(try client.put("after", "round \(round)").status == 201)
         }
-        try Poll.until(20, "the dropped incarnations are deleted") {
-            ((try? FileManager.default.contentsOfDirectory(atPath: server.dataDirectory + "/ns-trash")) ?? []).isEmpty
-        }
+        try Self.pollUntilDroppedDataIsGone(server, directories: ["/ns-trash"])
         #expect(try client.get("after").text == "round 2")
         #expect(try S.listAll(client).keys == ["after"])
     }
@@ -132,18 +144,21 @@ struct NamespaceLifecycleTests {
     @Test func namespacesAndTheirValuesAreKeptOverARestart() throws {
         let dir = TestServer.makeTempDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
+        // The same data directory, or the same schema of the database.
+        let schema = TestServer.usesPostgres ? TestPostgres.makeSchemaName() : nil
         do {
-            let first = try TestServer(dataDirectory: dir)
+            let first = try TestServer(dataDirectory: schema == nil ? dir : nil, postgresSchema: schema)
             #expect(try Self.client(first, "kept").put("k", "before the restart").status == 201)
             first.stop(keepData: true)
         }
-        let second = try TestServer(dataDirectory: dir)
+        let second = try TestServer(dataDirectory: schema == nil ? dir : nil, postgresSchema: schema)
         #expect(try Self.names(second) == ["kept"])
         #expect(try Self.client(second, "kept").get("k").text == "before the restart")
         #expect(try second.client().get("k").status == 404)
     }
 
-    @Test func badNamesAre400AndNothingReachesOutsideTheDataDirectory() throws {
+    @Test(.diskStoreOnly("looks at the data directory"))
+    func badNamesAre400AndNothingReachesOutsideTheDataDirectory() throws {
         let outer = TestServer.makeTempDirectory(prefix: "larder-ns-outer-")
         defer { try? FileManager.default.removeItem(atPath: outer) }
         let server = try TestServer(dataDirectory: outer + "/data")
@@ -170,8 +185,8 @@ struct NamespaceLifecycleTests {
         #expect(made.isEmpty, "namespace directories: \(made)")
     }
 
-    /// A store that brings no namespaces (PostgreSQL, for now, or an app's
-    /// own store) answers every `/ns/` path with a clear 501.
+    /// A store that brings no namespaces (an app's own store) answers every
+    /// `/ns/` path with a clear 501.
     @Test func aStoreWithoutNamespacesAnswers501() throws {
         let server = try TestServer { setup in
             let options = setup.store
@@ -194,7 +209,8 @@ struct NamespaceLifecycleTests {
         #expect(try authorised.get("k").text == "v")
     }
 
-    @Test func resettingANamespaceOf30000KeysLeavesAnotherAnswering() throws {
+    @Test(.diskStoreOnly("30,000 restored keys take minutes on PostgreSQL; docs/namespaces.md gives its reset time"))
+    func resettingANamespaceOf30000KeysLeavesAnotherAnswering() throws {
         let server = try TestServer()
         let big = Self.client(server, "big")
         var snapshot: [UInt8] = []
@@ -232,7 +248,8 @@ struct NamespaceLifecycleTests {
         #expect(try S.listAll(big).keys.isEmpty)
     }
 
-    @Test func aHundredNamespacesWithFixturesCostUnder64MiBOfRSS() throws {
+    @Test(.diskStoreOnly("a child server on the disk store"))
+    func aHundredNamespacesWithFixturesCostUnder64MiBOfRSS() throws {
         let fixtures = try FixtureResetTests.makeFixtures(200)
         defer { try? FileManager.default.removeItem(atPath: fixtures) }
         let dir = TestServer.makeTempDirectory()

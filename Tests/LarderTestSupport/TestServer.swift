@@ -1,5 +1,6 @@
 import Foundation
 import LarderApp
+import LarderBackends
 import LarderWire
 import LarderHTTP
 import LarderSupport
@@ -64,12 +65,13 @@ public final class TestServer {
         setup.http.port = 0
         setup.logLevel = .critical
         configure(&setup)
+        var postgres: PostgresStoreOptions?
         if let postgresSchema {
             self.postgresSchema = postgresSchema
-            Self.usePostgres(&setup, schema: postgresSchema)
+            postgres = Self.postgresOptions(setup, schema: postgresSchema)
         } else if setup.custom == nil, Self.usesPostgres, dataDirectory == nil {
             self.postgresSchema = TestPostgres.makeSchemaName()
-            Self.usePostgres(&setup, schema: self.postgresSchema!)
+            postgres = Self.postgresOptions(setup, schema: self.postgresSchema!)
         }
         var config = setup.configuration
         setup.store.maxValueSize = config.http.maxBodyBytes  // one limit, as `larder` sets it
@@ -83,7 +85,12 @@ public final class TestServer {
         // On the disk store, namespaces as `larder` has them: each in
         // `<data>/ns/<name>/`, over the fixtures the default store shares.
         var namespaces: (any NamespaceStores)? = setup.custom == nil ? DiskNamespaceStores(options: options, fixtures: nil) : nil
-        if let fixtures = setup.fixturesDirectory {
+        if let postgres {
+            // On PostgreSQL, the store and its namespaces exactly as `larder` makes them.
+            let stores = StoreChoice(disk: options, postgres: postgres, fixturesDirectory: setup.fixturesDirectory).stores()
+            (store, namespaces) = (stores.factory, stores.namespaces)
+            config.storeDescription = postgres.redactedURL
+        } else if let fixtures = setup.fixturesDirectory {
             if setup.custom == nil {
                 let shared = SharedFixtures(directory: fixtures, cacheDirectory: options.dataDirectory + "/fixture-cache",
                                             cacheBytes: options.cacheBytes / 4)
@@ -113,18 +120,17 @@ public final class TestServer {
     /// The schema this server's PostgreSQL store lives in; nil on the disk store.
     public private(set) var postgresSchema: String?
 
-    /// Puts `setup` on the PostgreSQL store in `schema` of the shared test
-    /// database, with the configuration's limits (a small pool: many test
-    /// servers share the database's connections).
-    public static func usePostgres(_ setup: inout Setup, schema: String, poolSize: Int = 4) {
+    /// The PostgreSQL store in `schema` of the shared test database, with
+    /// `setup`'s limits (a small pool: many test servers share the
+    /// database's connections).
+    public static func postgresOptions(_ setup: Setup, schema: String, poolSize: Int = 4) -> PostgresStoreOptions {
         let url = try! TestPostgres.shared().url(schema: schema)
         var options = try! PostgresStoreOptions(url: url)
         options.poolSize = poolSize
         options.maxValueSize = setup.http.maxBodyBytes
         options.changeHistory = setup.eventHistory
         options.gzipLevel = setup.store.gzipLevel
-        setup.openStore = PostgresStore.factory(options: options)
-        setup.storeDescription = options.redactedURL
+        return options
     }
 
     /// A fresh directory under the system's temp folder, `prefix` then a UUID:

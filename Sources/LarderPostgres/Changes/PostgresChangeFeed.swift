@@ -8,7 +8,8 @@ import LarderSupport
 /// Brings every committed change, from any server on the database, to this
 /// server's observer, in version order.
 ///
-/// A dedicated connection `LISTEN`s on the store's channel. A notification
+/// The database's listening connection (`PGListener`, shared by the
+/// stores of every schema) `LISTEN`s on the store's channel. A notification
 /// only says "there is something new": the feed then reads
 /// `larder_changes` after the last version it delivered. Versions are given
 /// out in commit order (see `PostgresSchema`), so that read never skips
@@ -17,7 +18,8 @@ import LarderSupport
 /// the last `history` changes, so `Last-Event-ID` replay reaches back past
 /// this server's start.
 final class PostgresChangeFeed: @unchecked Sendable {
-    private let pool: PGPool
+    private let pool: SchemaPool
+    private let listener: PGListener
     private let channel: String
     private let history: Int
     private let observer: StoreChangeObserver?
@@ -29,18 +31,16 @@ final class PostgresChangeFeed: @unchecked Sendable {
         /// A read is running; `again` asks it to read once more when done.
         var reading = false
         var again = false
-        var listener: PGConnection?
-        var brokenReason: String?
         var stopped = false
         var stats = StoreStats()
-        var backoff: Double = 0.1
         /// Writers of this server waiting for their change to be delivered.
         var waiters: [(version: Int64, continuation: CheckedContinuation<Void, Never>)] = []
     }
     private let state = Locked(State())
 
-    init(pool: PGPool, channel: String, history: Int, observer: StoreChangeObserver?, logger: Logger) {
+    init(pool: SchemaPool, listener: PGListener, channel: String, history: Int, observer: StoreChangeObserver?, logger: Logger) {
         self.pool = pool
+        self.listener = listener
         self.channel = channel
         self.history = max(1, history)
         self.observer = observer
@@ -49,7 +49,7 @@ final class PostgresChangeFeed: @unchecked Sendable {
 
     var stats: StoreStats { state.withLock { $0.stats } }
     /// Why the listener is not connected, while it is not.
-    var brokenReason: String? { state.withLock { $0.brokenReason } }
+    var brokenReason: String? { listener.brokenReason }
 
     /// Loads the recent changes (blocking, before any client can
     /// subscribe), then starts listening.
@@ -77,56 +77,21 @@ final class PostgresChangeFeed: @unchecked Sendable {
     }
 
     func stop() {
-        let (listener, waiters) = state.withLock { s -> (PGConnection?, [CheckedContinuation<Void, Never>]) in
+        let waiters = state.withLock { s -> [CheckedContinuation<Void, Never>] in
             s.stopped = true
-            defer { s.listener = nil; s.waiters = [] }
-            return (s.listener, s.waiters.map(\.continuation))
+            defer { s.waiters = [] }
+            return s.waiters.map(\.continuation)
         }
-        listener?.close()
+        listener.unsubscribe(channel)
         waiters.forEach { $0.resume() }
     }
 
-    /// Connects the listener; on a break, again after a backoff.
+    /// Subscribes to the channel: a notification, and every (re)connection
+    /// of the listener, makes the feed read what is new.
     private func listen() {
-        PostgresExecutor.run { [self] in
-            do {
-                let connection = try await pool.connectDedicated()
-                connection.onNotification { [weak self] _, _ in self?.readChanges() }
-                do {
-                    _ = try await connection.query("LISTEN \"\(channel)\"")
-                } catch {
-                    connection.close()
-                    throw error
-                }
-                let keep = state.withLock { s -> Bool in
-                    guard !s.stopped else { return false }
-                    s.listener = connection
-                    s.brokenReason = nil
-                    s.backoff = 0.1
-                    return true
-                }
-                guard keep else { connection.close(); return }
-                connection.onBreak { [weak self] reason in self?.listenerBroke(reason) }
-                // Whatever committed while there was no listener.
-                readChanges()
-            } catch {
-                listenerBroke("\(error)")
-            }
-        }
-    }
-
-    private func listenerBroke(_ reason: String) {
-        let delay = state.withLock { s -> Double? in
-            guard !s.stopped else { return nil }
-            if s.brokenReason == nil { logger.error("postgres: change listener lost: \(reason)") }
-            s.brokenReason = reason
-            s.listener = nil
-            let d = s.backoff
-            s.backoff = min(s.backoff * 2, 2)
-            return d
-        }
-        guard let delay else { return }
-        PostgresExecutor.queue.asyncAfter(deadline: .now() + delay) { [weak self] in self?.listen() }
+        listener.subscribe(channel, PGListener.Subscriber(
+            notified: { [weak self] in self?.readChanges() },
+            connected: { [weak self] in self?.readChanges() }))
     }
 
     /// Returns once the change of `version` (a write of this server that
@@ -187,14 +152,12 @@ final class PostgresChangeFeed: @unchecked Sendable {
         }
     }
 
-    /// Runs a read of the feed on the listener's own connection (idle but
-    /// for notifications, and used by one read at a time), so that writers
+    /// Runs a read of the feed on the listening connection (idle but for
+    /// notifications, and lent to one read at a time), so that writers
     /// waiting for their change (`delivered`) never compete with it for the
     /// pool; on the pool while the listener reconnects.
     private func onFeedConnection<T>(_ body: (PGConnection) async throws -> T) async throws -> T {
-        if let listener = state.withLock({ $0.listener }), listener.broken == nil {
-            do { return try await body(listener) } catch { throw PGPool.mapped(error) }
-        }
+        if let value = try await listener.withConnection(schema: pool.schema, body) { return value }
         return try await pool.read(body)
     }
 

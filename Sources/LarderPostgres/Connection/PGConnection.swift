@@ -58,6 +58,11 @@ final class PGConnection: @unchecked Sendable {
     /// Statements prepared on this connection, by text: each is parsed and
     /// planned once per connection, not once per request.
     private var prepared: [String: String] = [:]
+    /// The schema the connection's `search_path` names, as `use(schema:)`
+    /// last set it; nil: not set yet. Touched only by the connection's one
+    /// user at a time (the pool's checkout, or the listener's turn), never
+    /// concurrently, so it needs no queue.
+    private var searchPath: String?
 
     private init(pg: OpaquePointer, commandTimeout: Double) {
         self.pg = pg
@@ -152,6 +157,20 @@ final class PGConnection: @unchecked Sendable {
                 self.start(command)
             }
         }
+    }
+
+    /// Points unqualified table names at `schema`'s tables (`SET
+    /// search_path`), unless they already are: the stores of a database's
+    /// namespaces share connections, one schema each. Never inside a
+    /// transaction (a rollback would undo the `SET` but not this record of
+    /// it). Statements prepared under another schema are planned again by
+    /// the database on their next use, which it does when `search_path`
+    /// changes.
+    func use(schema: String) async throws {
+        guard searchPath != schema else { return }
+        searchPath = nil
+        _ = try await query("SET search_path TO \"\(schema)\"")
+        searchPath = schema
     }
 
     /// Closes the connection (any query in flight fails).

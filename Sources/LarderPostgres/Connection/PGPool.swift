@@ -4,7 +4,10 @@ import LarderStorage
 import LarderValueFile
 import LarderSupport
 
-/// A bounded pool of database connections. A caller waits for a free one
+/// A bounded pool of database connections, shared by the stores of every
+/// schema of one database (the default store's and its namespaces'): each
+/// call names the schema it works in, and the connection is pointed at it
+/// (`PGConnection.use(schema:)`) before the caller gets it. A caller waits for a free one
 /// as a suspended task (memory, no thread). While the database is down the
 /// pool fails fast: after a failed connect, further connects wait out a
 /// backoff (100 ms doubling to 5 s) and callers get
@@ -12,7 +15,7 @@ import LarderSupport
 final class PGPool: @unchecked Sendable {
     let conninfo: String
     let maxConnections: Int
-    /// Statements run on every new connection before use (`SET search_path`).
+    /// Statements run on every new connection before use.
     let setup: [String]
     let connectTimeout: Double
     let commandTimeout: Double
@@ -68,9 +71,10 @@ final class PGPool: @unchecked Sendable {
 
     /// Runs `body` with a connection of its own; the connection goes back
     /// afterwards (or is dropped if it broke).
-    func withConnection<T>(_ body: (PGConnection) async throws -> T) async throws -> T {
+    func withConnection<T>(schema: String, _ body: (PGConnection) async throws -> T) async throws -> T {
         let connection = try await acquire()
         do {
+            try await connection.use(schema: schema)
             let value = try await body(connection)
             release(connection)
             return value
@@ -84,12 +88,14 @@ final class PGPool: @unchecked Sendable {
     /// connection found dead at `BEGIN` (nothing done yet: the database
     /// restarted since it was last used) is replaced once. The commit's
     /// success is what acknowledges a write.
-    func transaction<T>(_ body: (PGConnection) async throws -> T) async throws -> T {
+    func transaction<T>(schema: String, _ body: (PGConnection) async throws -> T) async throws -> T {
         var attempt = 0
         while true {
             attempt += 1
             let connection = try await acquire()
             do {
+                // Before `BEGIN`: a rollback would undo it.
+                try await connection.use(schema: schema)
                 // Pinned: a role's default of repeatable read would make every
                 // contended write fail with a serialization error.
                 _ = try await connection.query("BEGIN ISOLATION LEVEL READ COMMITTED")
@@ -116,11 +122,11 @@ final class PGPool: @unchecked Sendable {
 
     /// A read that may run again on a fresh connection if the first one
     /// was found dead (reads change nothing, so once more is safe).
-    func read<T>(_ body: (PGConnection) async throws -> T) async throws -> T {
+    func read<T>(schema: String, _ body: (PGConnection) async throws -> T) async throws -> T {
         do {
-            return try await withConnection(body)
+            return try await withConnection(schema: schema, body)
         } catch StoreError.backendUnavailable {
-            return try await withConnection(body)
+            return try await withConnection(schema: schema, body)
         }
     }
 

@@ -73,7 +73,8 @@ enum PostgresSchema {
     /// Creates the schema if needed and brings it to `current`, under an
     /// advisory lock so that servers starting together migrate once.
     /// Throws `schemaTooNew` for a database a newer Larder migrated.
-    static func migrate(_ pool: PGPool, schema: String) async throws {
+    static func migrate(_ pool: SchemaPool) async throws {
+        let schema = pool.schema
         try await pool.transaction { db in
             _ = try await db.query("SELECT pg_advisory_xact_lock(hashtext('larder.migrate.' || $1))", [.text(schema)])
             _ = try await db.query("CREATE SCHEMA IF NOT EXISTS \"\(schema)\"")

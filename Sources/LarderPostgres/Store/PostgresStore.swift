@@ -27,7 +27,12 @@ import Glibc
 /// initializer waits for the schema and the recent changes).
 public final class PostgresStore: ValueStore, UploadDestination, @unchecked Sendable {
     public let options: PostgresStoreOptions
-    let pool: PGPool
+    /// The schema holding this store's tables: `options.schema` for the
+    /// default store, one of its own for each namespace.
+    public let schema: String
+    let connections: PostgresConnections
+    /// The shared pool, working in `schema`.
+    let pool: SchemaPool
     package let zlib: ZlibPool
     public let compressionModes: CompressionModeCounts? = CompressionModeCounts()
     /// Writes acknowledged after their commit, for `/metrics`: each commit
@@ -45,36 +50,46 @@ public final class PostgresStore: ValueStore, UploadDestination, @unchecked Send
 
     /// Connects (retrying for up to `startTimeout` seconds while the
     /// database comes up), migrates the schema, and loads the recent
-    /// changes for `Last-Event-ID` replay before returning.
-    public init(options: PostgresStoreOptions, logger: Logger = .silent(), changes: StoreChangeObserver? = nil,
-                startTimeout: Double = 30) throws {
+    /// changes for `Last-Event-ID` replay before returning. The store has
+    /// connections of its own.
+    public convenience init(options: PostgresStoreOptions, logger: Logger = .silent(), changes: StoreChangeObserver? = nil,
+                            startTimeout: Double = 30) throws {
+        try self.init(options: options, schema: options.schema, connections: PostgresConnections(options: options, logger: logger),
+                      logger: logger, changes: changes, startTimeout: startTimeout)
+    }
+
+    /// The store in `schema` (made if need be) on `connections`, which
+    /// other stores of the same database may share.
+    public init(options: PostgresStoreOptions, schema: String, connections: PostgresConnections, logger: Logger = .silent(),
+                changes: StoreChangeObserver? = nil, startTimeout: Double = 30) throws {
         self.options = options
+        self.schema = schema
+        self.connections = connections
         self.logger = logger
         self.zlib = ZlibPool(level: options.gzipLevel)
-        self.channel = "larder_" + options.schema
-        let schema = options.schema
-        pool = PGPool(conninfo: options.conninfo, maxConnections: options.poolSize,
-                      setup: ["SET search_path TO \"\(schema)\"", "SET application_name TO 'larder'",
-                              // No NOTICEs on stderr ("schema already exists, skipping").
-                              "SET client_min_messages TO warning"],
-                      commandTimeout: options.commandTimeout, logger: logger)
-        let pool = self.pool
+        self.channel = "larder_" + schema
+        let pool = connections.pool(schema: schema)
+        self.pool = pool
+        connections.retain()
         let deadline = Clock.nowNanos() + Int64(startTimeout * 1e9)
         while true {
             do {
-                try PostgresExecutor.reply { try await PostgresSchema.migrate(pool, schema: schema) }.get()
+                try PostgresExecutor.reply { try await PostgresSchema.migrate(pool) }.get()
                 break
             } catch StoreError.backendUnavailable(let why) where Clock.nowNanos() < deadline {
                 logger.notice("postgres: waiting for the database (\(why))")
                 usleep(200_000)
+            } catch {
+                connections.release()
+                throw error
             }
         }
-        self.changes = PostgresChangeFeed(pool: pool, channel: channel, history: options.changeHistory,
-                                          observer: changes, logger: logger)
+        self.changes = PostgresChangeFeed(pool: pool, listener: connections.listener, channel: channel,
+                                          history: options.changeHistory, observer: changes, logger: logger)
         do {
             try self.changes.start()
         } catch {
-            pool.close()
+            connections.release()
             throw error
         }
         sweeper = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "larder.postgres.sweep"))
@@ -82,14 +97,18 @@ public final class PostgresStore: ValueStore, UploadDestination, @unchecked Send
                          leeway: .milliseconds(50))
         sweeper.setEventHandler { [weak self] in self?.sweepOnce() }
         sweeper.resume()
-        logger.notice("postgres store at \(options.redactedURL), schema \(options.schema)")
+        if schema == options.schema {
+            logger.notice("postgres store at \(options.redactedURL), schema \(schema)")
+        } else {
+            logger.info("postgres store at \(options.redactedURL), schema \(schema)")
+        }
     }
 
     public func close() {
         guard closed.withLock({ (c: inout Bool) -> Bool in defer { c = true }; return !c }) else { return }
         sweeper.cancel()
         changes.stop()
-        pool.close()
+        connections.release()
     }
 
     public var isIndexReady: Bool { true }

@@ -1,0 +1,56 @@
+import LarderSupport
+
+/// What the stores of one database share: the connection pool and the
+/// listening connection. The default store and every namespace's store of
+/// a server use one of these, so a namespace costs no connection of its
+/// own. Counted: each store `retain`s it when it opens and `release`s it
+/// when it closes, and the last release closes the connections.
+public final class PostgresConnections: Sendable {
+    let pool: PGPool
+    let listener: PGListener
+    private let users = Locked(0)
+
+    /// Connections to the database `options.conninfo` names (none opened
+    /// yet), at most `options.poolSize` in the pool plus the listener.
+    public init(options: PostgresStoreOptions, logger: Logger) {
+        pool = PGPool(conninfo: options.conninfo, maxConnections: options.poolSize,
+                      setup: ["SET application_name TO 'larder'",
+                              // No NOTICEs on stderr ("schema already exists, skipping").
+                              "SET client_min_messages TO warning"],
+                      commandTimeout: options.commandTimeout, logger: logger)
+        listener = PGListener(pool: pool, logger: logger)
+    }
+
+    /// One more store (or registry) uses the connections.
+    public func retain() { users.withLock { $0 += 1 } }
+
+    /// One user fewer; the last one closes the connections.
+    public func release() {
+        let last = users.withLock { (n: inout Int) -> Bool in n -= 1; return n == 0 }
+        guard last else { return }
+        listener.stop()
+        pool.close()
+    }
+
+    /// The pool, working in `schema`.
+    func pool(schema: String) -> SchemaPool { SchemaPool(pool: pool, schema: schema) }
+}
+
+/// The shared pool as one store uses it: every call works in the store's
+/// own schema.
+struct SchemaPool: Sendable {
+    let pool: PGPool
+    let schema: String
+
+    func withConnection<T>(_ body: (PGConnection) async throws -> T) async throws -> T {
+        try await pool.withConnection(schema: schema, body)
+    }
+
+    func transaction<T>(_ body: (PGConnection) async throws -> T) async throws -> T {
+        try await pool.transaction(schema: schema, body)
+    }
+
+    func read<T>(_ body: (PGConnection) async throws -> T) async throws -> T {
+        try await pool.read(schema: schema, body)
+    }
+}

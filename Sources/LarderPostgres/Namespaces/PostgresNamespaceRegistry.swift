@@ -1,0 +1,96 @@
+import LarderStorage
+import LarderSupport
+
+/// Which schema holds each namespace's tables, in the database: the table
+/// `larder_namespaces` in the default store's schema. Every server on the
+/// database reads the same table, so namespace `w1` is the same schema (and
+/// the same values) through any of them. A namespace's schema is named
+/// after the default one and a number (`larder$ns7`): `$` cannot appear in a
+/// schema given with `?schema=`, so it never meets another store's; the
+/// name itself (up to 64 bytes) could not always fit in one of PostgreSQL's
+/// 63-byte identifiers beside the default schema's name.
+///
+/// Each call blocks its thread for a round trip or two: they run when a
+/// namespace is made, dropped or listed at start, not per request.
+public final class PostgresNamespaceRegistry: Sendable {
+    private let connections: PostgresConnections
+    private let base: SchemaPool
+    private let ready = Locked(false)
+
+    /// The registry of the stores in `baseSchema` (the default store's
+    /// schema) on `connections`.
+    public init(connections: PostgresConnections, baseSchema: String) {
+        self.connections = connections
+        base = connections.pool(schema: baseSchema)
+    }
+
+    /// Makes the registry's table once (under the schema migration's
+    /// advisory lock, so servers starting together make it once).
+    private func prepare() throws {
+        try ready.withLock { (done: inout Bool) throws in
+            guard !done else { return }
+            let base = self.base
+            try PostgresExecutor.reply {
+                try await base.transaction { db in
+                    _ = try await db.query("SELECT pg_advisory_xact_lock(hashtext('larder.migrate.' || $1))", [.text(base.schema)])
+                    _ = try await db.query("CREATE SCHEMA IF NOT EXISTS \"\(base.schema)\"")
+                    _ = try await db.query("CREATE SEQUENCE IF NOT EXISTS larder_namespace_ids")
+                    _ = try await db.query("""
+                        CREATE TABLE IF NOT EXISTS larder_namespaces (
+                            name text COLLATE "C" PRIMARY KEY,
+                            schema text NOT NULL UNIQUE)
+                        """)
+                }
+            }.get()
+            done = true
+        }
+    }
+
+    /// The namespaces the database holds, by name.
+    public func names() throws -> [String] {
+        try prepare()
+        let base = self.base
+        return try PostgresExecutor.reply {
+            try await base.read { db in
+                try await db.query("SELECT name FROM larder_namespaces ORDER BY name").rows.compactMap { $0.string(0) }
+            }
+        }.get()
+    }
+
+    /// The schema of namespace `name`, given one now if it has none.
+    public func schema(for name: String) throws -> String {
+        try prepare()
+        let base = self.base
+        return try PostgresExecutor.reply {
+            try await base.transaction { db in
+                _ = try await db.query("""
+                    INSERT INTO larder_namespaces (name, schema) VALUES ($1, $2 || '$ns' || nextval('larder_namespace_ids'))
+                    ON CONFLICT (name) DO NOTHING
+                    """, [.text(name), .text(base.schema)])
+                return try await db.query("SELECT schema FROM larder_namespaces WHERE name = $1", [.text(name)]).first!.string(0)!
+            }
+        }.get()
+    }
+
+    /// Takes namespace `name` out of the registry, if it still names
+    /// `schema` (another server may have dropped it and made it again):
+    /// from now on the name gets a new, empty schema.
+    public func forget(_ name: String, schema: String) throws {
+        let base = self.base
+        try PostgresExecutor.reply {
+            try await base.withConnection { db in
+                _ = try await db.query("DELETE FROM larder_namespaces WHERE name = $1 AND schema = $2", [.text(name), .text(schema)])
+            }
+        }.get()
+    }
+
+    /// Removes a forgotten namespace's schema and everything in it.
+    public func remove(schema: String) throws {
+        let base = self.base
+        try PostgresExecutor.reply {
+            try await base.withConnection { db in
+                _ = try await db.query("DROP SCHEMA IF EXISTS \"\(schema)\" CASCADE")
+            }
+        }.get()
+    }
+}

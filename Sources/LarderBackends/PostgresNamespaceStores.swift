@@ -19,6 +19,10 @@ final class PostgresNamespaceStores: NamespaceStores {
     private let fixtures: SharedFixtures?
     /// Made with the connections, on first use (after the default store opened).
     private let made = Locked<(connections: PostgresConnections, registry: PostgresNamespaceRegistry)?>(nil)
+    /// The schema of each namespace open here, by name: a schema another
+    /// server forgets names the namespace to close.
+    private let opened = Locked<[String: String]>([:])
+    private let droppedElsewhere = Locked<(@Sendable (String) -> Void)?>(nil)
     /// Removes dropped namespaces' schemas, one after another.
     private let reaper = DispatchQueue(label: "larder.namespaces.postgres-reaper", qos: .utility)
 
@@ -39,7 +43,9 @@ final class PostgresNamespaceStores: NamespaceStores {
             let connections = shared.get(logger: Logger(label: "larder.postgres"))
             // The registry uses them until `close`, whatever else has closed.
             connections.retain()
-            made = (connections, PostgresNamespaceRegistry(connections: connections, baseSchema: options.schema))
+            let registry = PostgresNamespaceRegistry(connections: connections, baseSchema: options.schema)
+            registry.watch { [weak self] schema in self?.forgotten(schema) }
+            made = (connections, registry)
             return made!
         }
     }
@@ -49,16 +55,37 @@ final class PostgresNamespaceStores: NamespaceStores {
     func open(_ name: String, changes: StoreChangeObserver, logger: Logger) throws -> any ValueStore {
         let schema = try registry.schema(for: name)
         let options = self.options, connections = self.connections
-        guard let fixtures else {
-            return try PostgresStore(options: options, schema: schema, connections: connections, logger: logger, changes: changes)
+        let store: any ValueStore
+        if let fixtures {
+            store = try fixtures.store(logger: logger, changes: changes) { filter in
+                try PostgresStore(options: options, schema: schema, connections: connections, logger: logger, changes: filter)
+            }
+        } else {
+            store = try PostgresStore(options: options, schema: schema, connections: connections, logger: logger, changes: changes)
         }
-        return try fixtures.store(logger: logger, changes: changes) { filter in
-            try PostgresStore(options: options, schema: schema, connections: connections, logger: logger, changes: filter)
+        opened.withLock { $0[name] = schema }
+        return store
+    }
+
+    func whenDroppedElsewhere(_ handler: @escaping @Sendable (String) -> Void) {
+        droppedElsewhere.withLock { $0 = handler }
+    }
+
+    /// A server forgot the namespace in `schema`: if it is open here, it is
+    /// closed (this server's own drops took theirs out of `opened` first).
+    private func forgotten(_ schema: String) {
+        let name = opened.withLock { opened -> String? in
+            guard let name = opened.first(where: { $0.value == schema })?.key else { return nil }
+            opened[name] = nil
+            return name
         }
+        guard let name, let handler = droppedElsewhere.withLock({ $0 }) else { return }
+        handler(name)
     }
 
     func drop(_ name: String, store: any ValueStore, logger: Logger) {
         guard let schema = Self.schema(of: store) else { return store.close() }
+        opened.withLock { if $0[name] == schema { $0[name] = nil } }
         do {
             try registry.forget(name, schema: schema)
         } catch {
@@ -81,6 +108,9 @@ final class PostgresNamespaceStores: NamespaceStores {
     func close() {
         reaper.sync {}
         fixtures?.close()
-        made.withLock { $0?.connections.release() }
+        made.withLock { made in
+            made?.registry.stopWatching()
+            made?.connections.release()
+        }
     }
 }

@@ -17,4 +17,15 @@ public protocol NamespaceStores: Sendable {
     /// Lets go of what the namespaces share (the fixtures); after every
     /// namespace's store is closed.
     func close()
+    /// Has `handler` told the name of each namespace that another server
+    /// sharing the backend dropped (PostgreSQL: one database, several
+    /// servers), so that this server closes its store of it; its data is
+    /// gone already. Called once, when the server starts.
+    func whenDroppedElsewhere(_ handler: @escaping @Sendable (_ name: String) -> Void)
+}
+
+extension NamespaceStores {
+    /// A backend no other server shares (a data directory is locked by
+    /// one server) has nothing to say.
+    public func whenDroppedElsewhere(_ handler: @escaping @Sendable (_ name: String) -> Void) {}
 }

@@ -91,6 +91,25 @@ struct NamespaceLifecycleTests {
         }
     }
 
+    /// A dropped namespace's event streams end (a mirroring reader sees the
+    /// end, not a silence) and its watchers are answered.
+    @Test func aDropEndsTheNamespacesEventStreams() throws {
+        let server = try TestServer()
+        #expect(try Self.client(server, "s").put("k", "v").status == 201)
+        let stream = try SSEClient(port: server.port, target: "/ns/s/events?prefix=")
+        defer { stream.close() }
+        #expect(try stream.readHead() == 200)
+        let other = try SSEClient(port: server.port, target: "/ns/t/events?prefix=")
+        defer { other.close() }
+        #expect(try other.readHead() == 200)
+        #expect(try server.client().send("DELETE", "/ns/s").status == 204)
+        #expect(try stream.nextEvent(timeout: 10) == nil)
+        #expect(stream.ended)
+        #expect(try Self.client(server, "t").put("k", "v").status == 201)
+        #expect(try other.nextEvent(timeout: 10)?.json?["key"] as? String == "k")
+        #expect(!other.ended)
+    }
+
     /// A drop right after a reset, then the same name at once: the dropped
     /// store's background work (the reset's delete) never reaches the new one.
     @Test func aNameDroppedRightAfterAResetStartsAfreshAndKeepsWhatIsWrittenNext() throws {

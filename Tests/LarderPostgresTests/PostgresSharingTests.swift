@@ -103,6 +103,42 @@ struct PostgresSharingTests {
         #expect(replay.compactMap(\.id) == Array(ids[45...]))
     }
 
+    /// Namespace `w1` through either server is one set of values and one
+    /// change feed; a drop through one closes it on the other, and the name
+    /// starts afresh on both.
+    @Test func aNamespaceIsSharedByTheServersOfOneDatabaseAndDroppedForBoth() throws {
+        let (a, b) = try Self.twoServers(on: try TestPostgres.shared())
+        defer { a.kill(SIGTERM); b.kill(SIGTERM) }
+        let (onA, onB) = (WireClient(port: a.port), WireClient(port: b.port))
+        onA.basePath = "/ns/w1"
+        onB.basePath = "/ns/w1"
+        let stream = try SSEClient(port: b.port, target: "/ns/w1/events?prefix=")
+        defer { stream.close() }
+        #expect(try stream.readHead() == 200)
+        let etag = try #require(onA.put("k", "written through a").header("ETag"))
+        #expect(try onB.get("k").text == "written through a")
+        #expect(try WireClient(port: b.port).get("k").status == 404)  // not in the default namespace
+        let events = try stream.events(1, timeout: 30)
+        #expect(events.first?.json?["key"] as? String == "k")
+        #expect(events.first?.json?["etag"] as? String == etag)
+        let other = WireClient(port: b.port)
+        other.basePath = "/ns/w2"
+        #expect(try other.put("k", "w2's").status == 201)
+
+        #expect(try WireClient(port: a.port).send("DELETE", "/ns/w1").status == 204)
+        // B hears of the drop: its stream of w1 ends, and w1 leaves its list.
+        try Poll.until(20, "server b closes the namespace a dropped") {
+            let list = try WireClient(port: b.port).send("GET", "/ns/").text
+            return !list.contains("\"w1\"")
+        }
+        #expect(try stream.nextEvent(timeout: 10) == nil)
+        #expect(stream.ended, "b's stream of the dropped namespace goes on")
+        #expect(try onB.get("k").status == 404)
+        #expect(try onB.put("k", "afresh").status == 201)
+        #expect(try onA.get("k").text == "afresh")
+        #expect(try other.get("k").text == "w2's")
+    }
+
     @Test func aServerStartedLaterReplaysChangesMadeBeforeIt() throws {
         let database = try TestPostgres.shared()
         let schema = TestPostgres.makeSchemaName()

@@ -22,9 +22,12 @@ final class EventStreamSubscriber: ChangeSubscriber {
 
     func receive(_ event: ChangeHub.Event) -> Bool { stream.write(formatter.format(event)) }
 
-    /// Nothing to do: a stream that fell behind has closed itself, and the
-    /// server's hub does not close before the server.
-    func end(_ reason: ChangeSubscriberEnd) {}
+    /// A closed hub (its namespace dropped, or the server stopping) ends
+    /// the stream's body, so the reader sees the end rather than a silence;
+    /// a stream that fell behind has closed itself.
+    func end(_ reason: ChangeSubscriberEnd) {
+        if case .closed = reason { stream.finish() }
+    }
 
     func keepAlive() { stream.write(Self.keepAliveComment) }
 

@@ -54,6 +54,16 @@ final class Namespaces: @unchecked Sendable {
             }
         }
         if idleSeconds > 0 { startIdleSweep(idleSeconds) }
+        stores.whenDroppedElsewhere { [weak self] name in self?.droppedElsewhere(name) }
+    }
+
+    /// Another server sharing the store dropped namespace `name`: its
+    /// watches and streams end and its store closes here; its data is gone
+    /// already, and a next request makes the name afresh.
+    private func droppedElsewhere(_ name: String) {
+        guard let world = lock.withLock({ worlds.removeValue(forKey: name) }) else { return }
+        logger.notice("namespace \(name): dropped through another server")
+        close(world, drop: false)
     }
 
     private func open(_ name: String) throws -> NamespaceWorld {

@@ -90,7 +90,7 @@ final class PostgresChangeFeed: @unchecked Sendable {
     /// of the listener, makes the feed read what is new.
     private func listen() {
         listener.subscribe(channel, PGListener.Subscriber(
-            notified: { [weak self] in self?.readChanges() },
+            notified: { [weak self] _ in self?.readChanges() },
             connected: { [weak self] in self?.readChanges() }))
     }
 

@@ -20,8 +20,8 @@ final class PGListener: @unchecked Sendable {
     /// What a change feed hears from the listener; called on the
     /// listener's threads, never under its lock.
     struct Subscriber: Sendable {
-        /// A `NOTIFY` on the channel.
-        let notified: @Sendable () -> Void
+        /// A `NOTIFY` on the channel, with its payload.
+        let notified: @Sendable (_ payload: String) -> Void
         /// Listening (again): what committed meanwhile should be read.
         let connected: @Sendable () -> Void
     }
@@ -135,7 +135,7 @@ final class PGListener: @unchecked Sendable {
         PostgresExecutor.run { [self] in
             do {
                 let connection = try await pool.connectDedicated()
-                connection.onNotification { [weak self] channel, _ in self?.notify(channel) }
+                connection.onNotification { [weak self] channel, payload in self?.notify(channel, payload) }
                 let channels = state.withLock { s -> [String: Subscriber]? in
                     s.connecting = false
                     guard !s.stopped else { return nil }
@@ -157,8 +157,8 @@ final class PGListener: @unchecked Sendable {
         }
     }
 
-    private func notify(_ channel: String) {
-        state.withLock { $0.subscribers[channel] }?.notified()
+    private func notify(_ channel: String, _ payload: String) {
+        state.withLock { $0.subscribers[channel] }?.notified(payload)
     }
 
     /// The connection broke (or never came): connect again after the backoff.

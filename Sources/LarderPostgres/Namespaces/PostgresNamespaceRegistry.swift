@@ -16,13 +16,25 @@ public final class PostgresNamespaceRegistry: Sendable {
     private let connections: PostgresConnections
     private let base: SchemaPool
     private let ready = Locked(false)
+    /// Where a server that forgets a namespace says so, the schema as
+    /// payload: the other servers close their store of it.
+    private let channel: String
 
     /// The registry of the stores in `baseSchema` (the default store's
     /// schema) on `connections`.
     public init(connections: PostgresConnections, baseSchema: String) {
         self.connections = connections
         base = connections.pool(schema: baseSchema)
+        channel = "larder_" + baseSchema + "$namespaces"
     }
+
+    /// Calls `forgotten` with the schema of every namespace a server on
+    /// the database forgets (this one too), until `stopWatching`.
+    public func watch(_ forgotten: @escaping @Sendable (_ schema: String) -> Void) {
+        connections.listener.subscribe(channel, PGListener.Subscriber(notified: forgotten, connected: {}))
+    }
+
+    public func stopWatching() { connections.listener.unsubscribe(channel) }
 
     /// Makes the registry's table once (under the schema migration's
     /// advisory lock, so servers starting together make it once).
@@ -74,12 +86,16 @@ public final class PostgresNamespaceRegistry: Sendable {
 
     /// Takes namespace `name` out of the registry, if it still names
     /// `schema` (another server may have dropped it and made it again):
-    /// from now on the name gets a new, empty schema.
+    /// from now on the name gets a new, empty schema. Every server hears of
+    /// it (`watch`) when it commits.
     public func forget(_ name: String, schema: String) throws {
-        let base = self.base
+        let base = self.base, channel = self.channel
         try PostgresExecutor.reply {
             try await base.withConnection { db in
-                _ = try await db.query("DELETE FROM larder_namespaces WHERE name = $1 AND schema = $2", [.text(name), .text(schema)])
+                _ = try await db.query("""
+                    WITH gone AS (DELETE FROM larder_namespaces WHERE name = $1 AND schema = $2 RETURNING schema)
+                    SELECT pg_notify($3, schema) FROM gone
+                    """, [.text(name), .text(schema), .text(channel)])
             }
         }.get()
     }

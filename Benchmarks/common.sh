@@ -148,3 +148,49 @@ get_mbs() { curl -sf -o /dev/null -w '%{time_total}\n' "$@" | awk -v b=$((SIZE_M
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (a == "" || b == "" || a == "nan" || b == "nan" || b+0 == 0) print "nan"; else printf "%.2f", a/b}'; }
 # one_kib_value FILE: 1 KiB of base64 text (what the GET benchmarks serve)
 one_kib_value() { head -c 1024 /dev/urandom | base64 -w0 | head -c 1024 > "$1"; }
+
+# start_postgres: a throwaway PostgreSQL for the run (initdb in a temp
+# directory, as the `postgres` user when run as root, since initdb refuses
+# root), on a free loopback port, shared_buffers=256MB, max_connections=200,
+# with a database `larder`; installs postgresql with apt when no initdb is
+# found (PG_BIN: its bin directory; default `pg_config --bindir`, else the
+# newest /usr/lib/postgresql/*/bin). Sets PG_BIN, PGPORT, PGROOT, PG_URL
+# (schema `larder`) and the function psql; stop_postgres (from the exit
+# trap) stops it and removes its files.
+pg_bindir() {
+  [ -n "${PG_BIN:-}" ] && { echo "$PG_BIN"; return; }
+  local d; d=$(pg_config --bindir 2>/dev/null || true)
+  [ -n "$d" ] && [ -x "$d/initdb" ] && { echo "$d"; return; }
+  ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1
+}
+start_postgres() {
+  PG_BIN=$(pg_bindir)
+  if [ -z "$PG_BIN" ] || [ ! -x "$PG_BIN/initdb" ]; then
+    local sudo=""; [ "$(id -u)" -ne 0 ] && sudo=sudo
+    log "installing postgresql"
+    $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq postgresql >/dev/null
+    PG_BIN=$(pg_bindir)
+  fi
+  [ -x "$PG_BIN/initdb" ] || { echo "no initdb found (PG_BIN=$PG_BIN)" >&2; exit 1; }
+  PGROOT=$(mktemp -d /tmp/larder-pg.XXXXXX)   # data, socket and log; owned by the server's user
+  PGRUN=()
+  if [ "$(id -u)" -eq 0 ]; then
+    PGRUN=(runuser -u postgres --)
+    chown postgres: "$PGROOT"
+  fi
+  PGPORT=$(free_port)
+  log "starting PostgreSQL ($PG_BIN) on port $PGPORT"
+  "${PGRUN[@]}" "$PG_BIN/initdb" -D "$PGROOT/data" -A trust -U postgres -E UTF8 --locale=C >"$PGROOT/initdb.log" 2>&1 \
+    || { cat "$PGROOT/initdb.log" >&2; exit 1; }
+  "${PGRUN[@]}" "$PG_BIN/pg_ctl" -D "$PGROOT/data" -l "$PGROOT/postgres.log" -w \
+    -o "-p $PGPORT -k $PGROOT -c listen_addresses=127.0.0.1 -c max_connections=200 -c shared_buffers=256MB" start >/dev/null \
+    || { cat "$PGROOT/postgres.log" >&2; exit 1; }
+  "$PG_BIN/createdb" -h 127.0.0.1 -p "$PGPORT" -U postgres larder
+  PG_URL="postgres://postgres@127.0.0.1:$PGPORT/larder?schema=larder"
+}
+psql() { "$PG_BIN/psql" -h 127.0.0.1 -p "$PGPORT" -U postgres -d larder -XAtq "$@"; }
+stop_postgres() {
+  [ -n "${PGROOT:-}" ] || return 0
+  [ -f "$PGROOT/data/postmaster.pid" ] && "${PGRUN[@]}" "$PG_BIN/pg_ctl" -D "$PGROOT/data" -m immediate -w stop >/dev/null 2>&1 || true
+  rm -rf "$PGROOT"
+}

@@ -35,52 +35,20 @@ PG_POOL=${PG_POOL:-8}
 
 . "$ROOT/Benchmarks/common.sh"
 need_tools wrk curl python3
-pg_bindir() {
-  [ -n "${PG_BIN:-}" ] && { echo "$PG_BIN"; return; }
-  local d; d=$(pg_config --bindir 2>/dev/null || true)
-  [ -n "$d" ] && [ -x "$d/initdb" ] && { echo "$d"; return; }
-  ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1
-}
-PG_BIN=$(pg_bindir)
-if [ -z "$PG_BIN" ] || [ ! -x "$PG_BIN/initdb" ]; then
-  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO=sudo
-  log "installing postgresql"
-  $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq postgresql >/dev/null
-  PG_BIN=$(pg_bindir)
-fi
-[ -x "$PG_BIN/initdb" ] || { echo "no initdb found (PG_BIN=$PG_BIN)" >&2; exit 1; }
-
 OUTDIR=$ROOT/.build/benchmarks
 mkdir -p "$OUTDIR"
 RESULTS=$OUTDIR/postgres-$(date -u +%Y-%m-%dT%H%M%SZ).txt
 WORK=$(mktemp -d /tmp/larder-pgbench.XXXXXX)
-PGROOT=$(mktemp -d /tmp/larder-pg.XXXXXX)   # data, socket and log; owned by the server's user
-PGDATA_DIR=$PGROOT/data
-PGRUN=()
-if [ "$(id -u)" -eq 0 ]; then
-  PGRUN=(runuser -u postgres --)   # initdb refuses root
-  chown postgres: "$PGROOT"
-fi
 cleanup() {
   bench_cleanup
-  [ -f "$PGDATA_DIR/postmaster.pid" ] && "${PGRUN[@]}" "$PG_BIN/pg_ctl" -D "$PGDATA_DIR" -m immediate -w stop >/dev/null 2>&1 || true
-  rm -rf "$PGROOT"
+  stop_postgres
 }
 trap cleanup EXIT
 
 build_larder
 
 # ---- the throwaway database --------------------------------------------------
-PGPORT=$(free_port)
-log "starting PostgreSQL ($PG_BIN) on port $PGPORT"
-"${PGRUN[@]}" "$PG_BIN/initdb" -D "$PGDATA_DIR" -A trust -U postgres -E UTF8 --locale=C >"$WORK/initdb.log" 2>&1 \
-  || { cat "$WORK/initdb.log" >&2; exit 1; }
-"${PGRUN[@]}" "$PG_BIN/pg_ctl" -D "$PGDATA_DIR" -l "$PGROOT/postgres.log" -w \
-  -o "-p $PGPORT -k $PGROOT -c listen_addresses=127.0.0.1 -c max_connections=200 -c shared_buffers=256MB" start >/dev/null \
-  || { cat "$PGROOT/postgres.log" >&2; exit 1; }
-psql() { "$PG_BIN/psql" -h 127.0.0.1 -p "$PGPORT" -U postgres -d larder -XAtq "$@"; }
-"$PG_BIN/createdb" -h 127.0.0.1 -p "$PGPORT" -U postgres larder
-PG_URL="postgres://postgres@127.0.0.1:$PGPORT/larder?schema=larder"
+start_postgres
 PG_SETTINGS=$(psql -c "select 'PostgreSQL ' || current_setting('server_version') || ', fsync=' || current_setting('fsync')
   || ', synchronous_commit=' || current_setting('synchronous_commit') || ', shared_buffers=' || current_setting('shared_buffers')
   || ', wal_level=' || current_setting('wal_level')")

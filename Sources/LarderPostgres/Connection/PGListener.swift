@@ -39,7 +39,7 @@ final class PGListener: @unchecked Sendable {
         var stopped = false
         /// Whose turn it is with the connection; the rest wait in order.
         var busy = false
-        var turns: [CheckedContinuation<Void, Never>] = []
+        var turns: [CheckedContinuation<Bool, Never>] = []
     }
     private let state = Locked(State())
 
@@ -89,14 +89,14 @@ final class PGListener: @unchecked Sendable {
 
     /// Closes the connection; nothing is delivered after this.
     func stop() {
-        let (connection, turns) = state.withLock { s -> (PGConnection?, [CheckedContinuation<Void, Never>]) in
+        let (connection, turns) = state.withLock { s -> (PGConnection?, [CheckedContinuation<Bool, Never>]) in
             s.stopped = true
             defer { s.connection = nil; s.subscribers = [:]; s.turns = [] }
             return (s.connection, s.turns)
         }
         connection?.close()
-        // Their reads find the connection closed and fail.
-        turns.forEach { $0.resume() }
+        // Their reads fail; the one running finds the connection closed.
+        turns.forEach { $0.resume(returning: false) }
     }
 
     /// Runs `body` on the listening connection when it is its turn; nil
@@ -109,22 +109,26 @@ final class PGListener: @unchecked Sendable {
         }
     }
 
-    /// One user of the connection at a time, in the order they came.
+    /// One user of the connection at a time, in the order they came. Once
+    /// stopped, nobody gets a turn: the waiting ones fail, and never share
+    /// the connection with the one whose turn it was.
     private func withTurn<T>(on connection: PGConnection, _ body: (PGConnection) async throws -> T) async throws -> T {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let now = state.withLock { s -> Bool in
-                if s.busy && !s.stopped { s.turns.append(continuation); return false }
+        let granted = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+            let now = state.withLock { s -> Bool? in
+                if s.stopped { return false }
+                if s.busy { s.turns.append(continuation); return nil }
                 s.busy = true
                 return true
             }
-            if now { continuation.resume() }
+            if let now { continuation.resume(returning: now) }
         }
+        guard granted else { throw PGError.connection("the listener is closed") }
         defer {
-            let next = state.withLock { s -> CheckedContinuation<Void, Never>? in
+            let next = state.withLock { s -> CheckedContinuation<Bool, Never>? in
                 if s.turns.isEmpty { s.busy = false; return nil }
                 return s.turns.removeFirst()
             }
-            next?.resume()
+            next?.resume(returning: true)
         }
         do { return try await body(connection) } catch { throw PGPool.mapped(error) }
     }

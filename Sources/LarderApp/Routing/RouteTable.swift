@@ -49,8 +49,11 @@ struct RouteTable: HTTPRequestHandler {
     /// `route(for:)` compares them with the request's path in place.
     private let patterns: [(bytes: [UInt8], exact: Bool)]
     private let middleware: [any LarderMiddleware]
+    /// The named namespaces, on the server's table only: a request for one
+    /// that exists goes from `dispatch` straight to its routes.
+    private let namespaces: Namespaces?
 
-    init(_ entries: [(Match, any Route)], middleware: [any LarderMiddleware]) {
+    init(_ entries: [(Match, any Route)], middleware: [any LarderMiddleware], namespaces: Namespaces? = nil) {
         self.entries = entries.map { (match: $0.0, route: $0.1) }
         self.routes = entries.map(\.1)
         self.patterns = entries.map { entry in
@@ -60,7 +63,12 @@ struct RouteTable: HTTPRequestHandler {
             }
         }
         self.middleware = middleware
+        self.namespaces = namespaces
     }
+
+    /// Whether a request runs through middleware before its route (a
+    /// namespace's table has its own fault rules with `--allow-faults`).
+    var hasMiddleware: Bool { !middleware.isEmpty }
 
     func handle(_ head: HTTPRequestHead, _ responder: HTTPResponder) -> HTTPBodyAction {
         if middleware.isEmpty { return dispatch(head, responder) }
@@ -77,6 +85,24 @@ struct RouteTable: HTTPRequestHandler {
 
     private func dispatch(_ head: HTTPRequestHead, _ responder: HTTPResponder) -> HTTPBodyAction {
         let path = head.path
+        // `/ns/<name>/...` of a namespace that exists: its own table routes
+        // the rest, once (the chain above ran once, for the whole request).
+        // Any other `/ns/` path is `NamespaceRoute`'s, found below.
+        if let namespaces, let action = namespaces.serve(head, path: path, responder) { return action }
+        return answer(head, path: path, responder)
+    }
+
+    /// A namespace's request, its middleware skipped: `path` is the path
+    /// inside the namespace (`/store/k`); the head keeps the path as sent.
+    /// (Routes read `RouteRequest.rest` for their part of the path, never
+    /// `head.path`.)
+    func dispatch(_ head: HTTPRequestHead, path: Substring, _ responder: HTTPResponder) -> HTTPBodyAction {
+        answer(head, path: path, responder)
+    }
+
+    /// The route for `path` answers the request.
+    @inline(__always)
+    private func answer(_ head: HTTPRequestHead, path: Substring, _ responder: HTTPResponder) -> HTTPBodyAction {
         guard let (route, rest) = route(for: path) else {
             responder.respond(HTTPError(.notFound, .notFound, "no endpoint at \(path); values live under /store/").response)
             return .ignore
@@ -112,6 +138,9 @@ struct RouteTable: HTTPRequestHandler {
     /// The path's bytes are read in place, once, and compared with each
     /// pattern by length and `memcmp` (a lookup is part of every request).
     func route(for path: Substring) -> (any Route, Substring)? {
+        // The closure captures the patterns alone: capturing `self` copies
+        // the whole table (a retain and a release of each of its arrays).
+        let patterns = self.patterns
         let found = path.utf8.withContiguousStorageIfAvailable { bytes -> (index: Int, length: Int)? in
             for (index, pattern) in patterns.enumerated() {
                 let n = pattern.bytes.count

@@ -1,0 +1,44 @@
+import LarderHTTP
+
+/// How a request under `/ns/<name>/` reaches its namespace's routes, once:
+/// the server's middleware chain (CORS, auth, its fault rules) has run for
+/// it, the server's table saw the `/ns/` prefix, and here the name is
+/// looked up and the rest of the path routed by the namespace's own table.
+/// No second pass through the server's table, no copy of the head (unless
+/// the namespace has middleware of its own: its fault rules).
+extension Namespaces {
+    /// Serves the request in namespace `<name>` when `path` is
+    /// `/ns/<name>/...` and that namespace exists; nil for any other path,
+    /// which the server's table routes as usual (`NamespaceRoute` makes a
+    /// new namespace, or refuses the name or the path).
+    func serve(_ head: HTTPRequestHead, path: Substring, _ responder: HTTPResponder) -> HTTPBodyAction? {
+        guard let (name, prefixBytes) = NamespacePath.split(path), let world = existing(name) else { return nil }
+        return world.serve(head, inner: path[path.utf8.index(path.startIndex, offsetBy: prefixBytes)...], responder)
+    }
+}
+
+extension NamespaceWorld {
+    /// Serves the request whose path inside this namespace is `inner`
+    /// (`/store/k` for `/ns/w3/store/k`) with this namespace's routes.
+    func serve(_ head: HTTPRequestHead, inner: Substring, _ responder: HTTPResponder) -> HTTPBodyAction {
+        var responder = responder
+        if head.method == .post {
+            // A created key's `Location` is a path of this namespace.
+            let base = NamespacePath.prefix + name
+            responder = responder.intercept { response, next in
+                var response = response
+                if let i = response.headers.firstIndex(where: { $0.0 == "Location" }), response.headers[i].1.hasPrefix("/") {
+                    response.headers[i].1 = base + response.headers[i].1
+                }
+                next.respond(response)
+            }
+        }
+        // The namespace's fault rules read the path inside it: they get a
+        // head whose path is `inner` (a copy, only with `--allow-faults`).
+        guard !table.hasMiddleware else {
+            let prefixBytes = head.path.utf8.count - inner.utf8.count
+            return table.handle(head.droppingPathPrefix(bytes: prefixBytes), responder)
+        }
+        return table.dispatch(head, path: inner, responder)
+    }
+}

@@ -6,7 +6,12 @@ import Glibc
 /// Maps paths to routes, runs the middleware chain around the matched one,
 /// and turns what a route answers into what the HTTP layer understands.
 /// The HTTP server's only handler.
-struct RouteTable: HTTPRequestHandler {
+///
+/// A class, immutable after `init`: a request reaches it through one
+/// reference (the server's handler, a namespace's world), where a struct of
+/// five arrays was copied, a retain and a release each, wherever it was
+/// captured or read out of another object.
+final class RouteTable: HTTPRequestHandler {
     enum Match: Sendable {
         /// This path exactly.
         case exact(String)
@@ -96,6 +101,7 @@ struct RouteTable: HTTPRequestHandler {
     /// inside the namespace (`/store/k`); the head keeps the path as sent.
     /// (Routes read `RouteRequest.rest` for their part of the path, never
     /// `head.path`.)
+    @inline(__always)
     func dispatch(_ head: HTTPRequestHead, path: Substring, _ responder: HTTPResponder) -> HTTPBodyAction {
         answer(head, path: path, responder)
     }

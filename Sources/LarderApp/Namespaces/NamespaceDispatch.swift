@@ -18,14 +18,15 @@ extension Namespaces {
     /// new namespace, or refuses the name or the path).
     func serve(_ head: HTTPRequestHead, path: Substring, _ responder: HTTPResponder) -> HTTPBodyAction? {
         guard let (name, prefixBytes) = NamespacePath.split(path), let world = existing(name) else { return nil }
-        return world.serve(head, inner: path[path.utf8.index(path.startIndex, offsetBy: prefixBytes)...], responder)
+        return world.serve(head, path: path, prefixBytes: prefixBytes, responder)
     }
 }
 
 extension NamespaceWorld {
-    /// Serves the request whose path inside this namespace is `inner`
-    /// (`/store/k` for `/ns/w3/store/k`) with this namespace's routes.
-    func serve(_ head: HTTPRequestHead, inner: Substring, _ responder: HTTPResponder) -> HTTPBodyAction {
+    /// Serves the request whose path, less its first `prefixBytes` bytes
+    /// (`/ns/w3`), is the path inside this namespace (`/store/k`), with
+    /// this namespace's routes.
+    func serve(_ head: HTTPRequestHead, path: Substring, prefixBytes: Int, _ responder: HTTPResponder) -> HTTPBodyAction {
         var responder = responder
         if head.method == .post {
             // A created key's `Location` is a path of this namespace.
@@ -39,11 +40,10 @@ extension NamespaceWorld {
             }
         }
         // The namespace's fault rules read the path inside it: they get a
-        // head whose path is `inner` (a copy, only with `--allow-faults`).
+        // head whose path is that (a copy, only with `--allow-faults`).
         guard !table.hasMiddleware else {
-            let prefixBytes = head.path.utf8.count - inner.utf8.count
             return table.handle(head.droppingPathPrefix(bytes: prefixBytes), responder)
         }
-        return table.dispatch(head, path: inner, responder)
+        return table.dispatch(head, path: path, from: prefixBytes, responder)
     }
 }

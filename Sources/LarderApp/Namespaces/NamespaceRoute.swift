@@ -43,7 +43,8 @@ struct NamespaceRoute: Route {
             }
             world = try namespaces.world(name)
         }
-        switch world.serve(request.head, inner: rest[slash...], request.responder) {
+        let prefixBytes = request.head.path.utf8.count - rest[slash...].utf8.count
+        switch world.serve(request.head, path: request.head.path, prefixBytes: prefixBytes, request.responder) {
         case .ignore: return .later
         case .receive(let sink): return .receiveBody(sink)
         }

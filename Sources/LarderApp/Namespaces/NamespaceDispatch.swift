@@ -8,7 +8,7 @@ import LarderHTTP
 /// route lookup (the inner path's), no second pass through the server's
 /// middleware, and no copy of the head (unless the namespace has
 /// middleware of its own: its fault rules, with `--allow-faults`).
-/// A namespaced request costs ~4 % more instructions than the same one in
+/// A namespaced request costs ~3 % more instructions than the same one in
 /// the default namespace (docs/performance.md); most of that is hashing
 /// the name and parsing the longer target.
 extension Namespaces {

@@ -130,6 +130,21 @@ struct NamespaceIsolationTests {
         #expect(try S.listAll(b).keys == ["other"])
     }
 
+    /// A request for a namespace that exists is served straight from the
+    /// server's route table by the namespace's own: a path it has no
+    /// endpoint for is its 404, naming the path inside the namespace, and
+    /// the server's own endpoints are not in it.
+    @Test func anUnknownPathInAnExistingNamespaceIsItsOwn404() throws {
+        let server = try TestServer()
+        let a = Self.client(server, "w1")
+        #expect(try a.put("k", "v").status == 201)
+        let missing = try a.send("GET", "/nothing-here")
+        #expect(missing.status == 404)
+        #expect(missing.text.contains("no endpoint at /nothing-here;"), "\(missing.text)")
+        #expect(try a.send("GET", "/metrics").status == 404)
+        #expect(try a.get("k").text == "v")
+    }
+
     @Test func faultRulesApplyOnlyInTheirNamespace() throws {
         let server = try TestServer { $0.allowFaults = true }
         let (a, b, main) = (Self.client(server, "w1"), Self.client(server, "w2"), Self.client(server, nil))

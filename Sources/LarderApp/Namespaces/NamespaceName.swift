@@ -42,6 +42,26 @@ enum NamespacePath {
         return inner(afterPrefix: rest)
     }
 
+    /// For `/ns/<name>/...`: the name, and how many bytes of `path` come
+    /// before the path inside the namespace (`/ns/<name>`); nil for any
+    /// other path, and for a name no namespace has (empty, or longer than
+    /// `NamespaceName.maxBytes`). Every request's path is asked (the
+    /// server's table asks before its lookup), so the path's bytes are read
+    /// in place, and one outside `/ns/` fails at its second byte.
+    static func split(_ path: Substring) -> (name: String, prefixBytes: Int)? {
+        let found = path.utf8.withContiguousStorageIfAvailable { bytes -> (String, Int)? in
+            let slash = UInt8(ascii: "/")
+            guard bytes.count > 5, bytes[1] == UInt8(ascii: "n"), bytes[0] == slash, bytes[2] == UInt8(ascii: "s"),
+                  bytes[3] == slash else { return nil }
+            let start = 4, limit = min(bytes.count, start + NamespaceName.maxBytes + 1)
+            var end = start
+            while end < limit, bytes[end] != slash { end += 1 }
+            guard end > start, end < limit else { return nil }
+            return (String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self), end)
+        }
+        return found ?? nil
+    }
+
     /// The same for what follows `/ns/` (`w3/store/k`).
     static func inner(afterPrefix rest: Substring) -> Substring? {
         guard let slash = rest.utf8.firstIndex(of: UInt8(ascii: "/")) else { return nil }

@@ -7,6 +7,10 @@ import LarderModel
 /// namespace's route table: the same routes the default namespace has,
 /// over its own store, hub and fault rules. Auth, CORS and the server's
 /// own middleware ran before this route, as for any other.
+///
+/// A request for a namespace that exists does not get here: the server's
+/// table serves it directly (`Namespaces.serve`). This route makes new
+/// namespaces, refuses bad names and paths, and lists and drops them.
 struct NamespaceRoute: Route {
     /// nil: the store has no namespaces (every `/ns/` path is a 501).
     let namespaces: Namespaces?
@@ -29,31 +33,18 @@ struct NamespaceRoute: Route {
         // A namespace that exists had its name checked when it was made.
         let given = rest[..<slash]
         let world: NamespaceWorld
-        let name: String
         if given.utf8.count <= NamespaceName.maxBytes, let open = namespaces.existing(String(given)) {
-            (world, name) = (open, open.name)
+            world = open  // made since the server's table looked
         } else {
-            name = try NamespaceName.check(given)
+            let name = try NamespaceName.check(given)
             let inner = rest[slash...]
             guard paths.contains(where: { $0.rest(of: inner) != nil }) else {
                 throw HTTPError(.notFound, .notFound, "no endpoint at \(inner) in a namespace; values live under /ns/\(name)/store/")
             }
             world = try namespaces.world(name)
         }
-        var responder = request.responder
-        if request.method == .post {
-            // A created key's `Location` is a path of this namespace.
-            let base = NamespacePath.prefix + name
-            responder = responder.intercept { response, next in
-                var response = response
-                if let i = response.headers.firstIndex(where: { $0.0 == "Location" }), response.headers[i].1.hasPrefix("/") {
-                    response.headers[i].1 = base + response.headers[i].1
-                }
-                next.respond(response)
-            }
-        }
-        let head = request.head.droppingPathPrefix(bytes: NamespacePath.prefix.utf8.count + name.utf8.count)
-        switch world.table.handle(head, responder) {
+        let prefixBytes = request.head.path.utf8.count - rest[slash...].utf8.count
+        switch world.serve(request.head, path: request.head.path, prefixBytes: prefixBytes, request.responder) {
         case .ignore: return .later
         case .receive(let sink): return .receiveBody(sink)
         }

@@ -13,12 +13,15 @@ import Synchronization
 /// The default namespace is not in here: it is the server's own store,
 /// hub and routes.
 ///
-/// Locking: `lock` guards `worlds` only. It is held for a lookup, an
-/// insertion (opening the new namespace's store included, so two first
-/// requests for one name never open its directory twice; that is a few
-/// directory creations) and a removal. It is never held while a request
+/// Locking: the `worlds` mutex guards the dictionary only. It is held for a
+/// lookup, an insertion (opening the new namespace's store included, so two
+/// first requests for one name never open its directory twice; that is a
+/// few directory creations) and a removal. It is never held while a request
 /// runs, a store closes or a dropped namespace's files are removed; a
 /// world taken out of the dictionary under it is closed after it is let go.
+/// A `Mutex` (a futex: one atomic operation each way when free, and the
+/// dictionary inside it needs no exclusivity check), not a pthread mutex
+/// around a stored property: every namespaced request takes it once.
 final class Namespaces: @unchecked Sendable {
     typealias MakeWorld = @Sendable (_ name: String, _ store: (StoreChangeObserver) throws -> any ValueStore) throws -> NamespaceWorld
 
@@ -26,8 +29,7 @@ final class Namespaces: @unchecked Sendable {
     let limit: Int
     private let logger: Logger
     private let makeWorld: MakeWorld
-    private let lock = Lock()
-    private var worlds: [String: NamespaceWorld] = [:]
+    private let worlds = Mutex<[String: NamespaceWorld]>([:])
     /// Checks for idle namespaces (`--namespace-idle`); nil when off.
     private var idleTimer: DispatchSourceTimer?
     private static let timerQueue = DispatchQueue(label: "larder.namespaces.idle", qos: .utility)
@@ -42,17 +44,19 @@ final class Namespaces: @unchecked Sendable {
         self.limit = limit
         self.logger = logger
         self.makeWorld = makeWorld
+        var reopened: [String: NamespaceWorld] = [:]
         for name in try stores.existing() {
             guard (try? NamespaceName.check(name[...])) != nil else {
                 logger.warning("namespaces: ignoring a directory whose name is not a namespace name: \(name)")
                 continue
             }
             do {
-                worlds[name] = try open(name)
+                reopened[name] = try open(name)
             } catch {
                 logger.error("namespace \(name): cannot reopen its store, leaving it closed: \(error)")
             }
         }
+        worlds.withLock { $0 = reopened }
         if idleSeconds > 0 { startIdleSweep(idleSeconds) }
         stores.whenDroppedElsewhere { [weak self] name in self?.droppedElsewhere(name) }
     }
@@ -73,7 +77,7 @@ final class Namespaces: @unchecked Sendable {
 
     /// The namespace `name` if it exists (touched: a request came for it).
     func existing(_ name: String) -> NamespaceWorld? {
-        lock.withLock {
+        worlds.withLock { worlds in
             guard let world = worlds[name] else { return nil }
             world.touch(tick.load(ordering: .relaxed))
             return world
@@ -83,7 +87,7 @@ final class Namespaces: @unchecked Sendable {
     /// The namespace `name`, made if it is new; 507 `namespace_limit` when
     /// the server holds `limit` already.
     func world(_ name: String) throws(HTTPError) -> NamespaceWorld {
-        let result: Result<NamespaceWorld, HTTPError> = lock.withLock {
+        let result: Result<NamespaceWorld, HTTPError> = worlds.withLock { worlds in
             // Touched under the lock: the idle sweep, which looks under it,
             // never drops a namespace a request has just been given.
             if let world = worlds[name] { world.touch(tick.load(ordering: .relaxed)); return .success(world) }
@@ -104,11 +108,11 @@ final class Namespaces: @unchecked Sendable {
         return try result.get()
     }
 
-    var count: Int { lock.withLock { worlds.count } }
+    var count: Int { worlds.withLock { $0.count } }
 
     /// Every namespace with its totals, by name.
     func list() -> NamespaceList {
-        let all = lock.withLock { worlds.values.sorted { $0.name < $1.name } }
+        let all = worlds.withLock { $0.values.sorted { $0.name < $1.name } }
         return NamespaceList(namespaces: all.map { world in
             let stats = world.store.stats
             return .init(name: world.name, keys: stats.keys, bytes: stats.logicalBytes)
@@ -117,14 +121,14 @@ final class Namespaces: @unchecked Sendable {
 
     /// Drops namespace `name`; false when it does not exist.
     func drop(_ name: String) -> Bool {
-        guard let world = lock.withLock({ worlds.removeValue(forKey: name) }) else { return false }
+        guard let world = worlds.withLock({ $0.removeValue(forKey: name) }) else { return false }
         close(world, drop: true)
         return true
     }
 
     /// Drops every namespace; answers how many there were.
     func dropAll() -> Int {
-        let all = lock.withLock { () -> [NamespaceWorld] in
+        let all = worlds.withLock { worlds -> [NamespaceWorld] in
             defer { worlds = [:] }
             return Array(worlds.values)
         }
@@ -159,7 +163,7 @@ final class Namespaces: @unchecked Sendable {
     }
 
     private func dropIdle(after ticks: UInt64, seconds: Double) {
-        let idle = lock.withLock { () -> [NamespaceWorld] in
+        let idle = worlds.withLock { worlds -> [NamespaceWorld] in
             let now = tick.add(1, ordering: .relaxed).newValue
             let idle = worlds.values.filter { $0.idleTicks(now: now) >= ticks && !$0.hasListeners }
             for world in idle { worlds[world.name] = nil }
@@ -175,7 +179,7 @@ final class Namespaces: @unchecked Sendable {
     /// stays for the next start), then what they share.
     func shutdown() {
         idleTimer?.cancel()
-        let all = lock.withLock { () -> [NamespaceWorld] in
+        let all = worlds.withLock { worlds -> [NamespaceWorld] in
             defer { worlds = [:] }
             return Array(worlds.values)
         }

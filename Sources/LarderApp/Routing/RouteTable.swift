@@ -6,7 +6,12 @@ import Glibc
 /// Maps paths to routes, runs the middleware chain around the matched one,
 /// and turns what a route answers into what the HTTP layer understands.
 /// The HTTP server's only handler.
-struct RouteTable: HTTPRequestHandler {
+///
+/// A class, immutable after `init`: a request reaches it through one
+/// reference (the server's handler, a namespace's world), where a struct of
+/// five arrays was copied, a retain and a release each, wherever it was
+/// captured or read out of another object.
+final class RouteTable: HTTPRequestHandler {
     enum Match: Sendable {
         /// This path exactly.
         case exact(String)
@@ -49,8 +54,11 @@ struct RouteTable: HTTPRequestHandler {
     /// `route(for:)` compares them with the request's path in place.
     private let patterns: [(bytes: [UInt8], exact: Bool)]
     private let middleware: [any LarderMiddleware]
+    /// The named namespaces, on the server's table only: a request for one
+    /// that exists goes from `dispatch` straight to its routes.
+    private let namespaces: Namespaces?
 
-    init(_ entries: [(Match, any Route)], middleware: [any LarderMiddleware]) {
+    init(_ entries: [(Match, any Route)], middleware: [any LarderMiddleware], namespaces: Namespaces? = nil) {
         self.entries = entries.map { (match: $0.0, route: $0.1) }
         self.routes = entries.map(\.1)
         self.patterns = entries.map { entry in
@@ -60,7 +68,12 @@ struct RouteTable: HTTPRequestHandler {
             }
         }
         self.middleware = middleware
+        self.namespaces = namespaces
     }
+
+    /// Whether a request runs through middleware before its route (a
+    /// namespace's table has its own fault rules with `--allow-faults`).
+    var hasMiddleware: Bool { !middleware.isEmpty }
 
     func handle(_ head: HTTPRequestHead, _ responder: HTTPResponder) -> HTTPBodyAction {
         if middleware.isEmpty { return dispatch(head, responder) }
@@ -77,8 +90,29 @@ struct RouteTable: HTTPRequestHandler {
 
     private func dispatch(_ head: HTTPRequestHead, _ responder: HTTPResponder) -> HTTPBodyAction {
         let path = head.path
-        guard let (route, rest) = route(for: path) else {
-            responder.respond(HTTPError(.notFound, .notFound, "no endpoint at \(path); values live under /store/").response)
+        // `/ns/<name>/...` of a namespace that exists: its own table routes
+        // the rest, once (the chain above ran once, for the whole request).
+        // Any other `/ns/` path is `NamespaceRoute`'s, found below.
+        if let namespaces, let action = namespaces.serve(head, path: path, responder) { return action }
+        return answer(head, path: path, from: 0, responder)
+    }
+
+    /// A namespace's request, its middleware skipped: routed by what
+    /// follows the first `prefixBytes` bytes of `path` (`/store/k` of
+    /// `/ns/w3/store/k`, not cut out: the lookup reads the bytes in place).
+    /// The head keeps the path as sent: routes read `RouteRequest.rest` for
+    /// their part of the path, never `head.path`.
+    @inline(__always)
+    func dispatch(_ head: HTTPRequestHead, path: Substring, from prefixBytes: Int, _ responder: HTTPResponder) -> HTTPBodyAction {
+        answer(head, path: path, from: prefixBytes, responder)
+    }
+
+    /// The route for `path` after its first `offset` bytes answers the request.
+    @inline(__always)
+    private func answer(_ head: HTTPRequestHead, path: Substring, from offset: Int, _ responder: HTTPResponder) -> HTTPBodyAction {
+        guard let (route, rest) = route(for: path, from: offset) else {
+            let inner = offset == 0 ? path : path[path.utf8.index(path.startIndex, offsetBy: offset)...]
+            responder.respond(HTTPError(.notFound, .notFound, "no endpoint at \(inner); values live under /store/").response)
             return .ignore
         }
         do {
@@ -108,27 +142,34 @@ struct RouteTable: HTTPRequestHandler {
         return route.maxBodyBytes
     }
 
-    /// The first entry whose path matches, and the rest of `path` after it.
-    /// The path's bytes are read in place, once, and compared with each
-    /// pattern by length and `memcmp` (a lookup is part of every request).
-    func route(for path: Substring) -> (any Route, Substring)? {
+    /// The first entry whose path matches `path` after its first `offset`
+    /// bytes (0; a namespace's table: its prefix's), and the rest of `path`
+    /// after it. The path's bytes are read in place, once, and compared
+    /// with each pattern by length and `memcmp` (a lookup is part of every
+    /// request). `offset` must be within the path, on a character boundary.
+    func route(for path: Substring, from offset: Int = 0) -> (any Route, Substring)? {
+        // The closure captures the patterns alone: capturing `self` copies
+        // the whole table (a retain and a release of each of its arrays).
+        let patterns = self.patterns
         let found = path.utf8.withContiguousStorageIfAvailable { bytes -> (index: Int, length: Int)? in
+            let count = bytes.count - offset
             for (index, pattern) in patterns.enumerated() {
                 let n = pattern.bytes.count
-                if pattern.exact ? bytes.count != n : bytes.count < n { continue }
-                if n == 0 || pattern.bytes.withUnsafeBufferPointer({ memcmp($0.baseAddress!, bytes.baseAddress!, n) == 0 }) {
+                if pattern.exact ? count != n : count < n { continue }
+                if n == 0 || pattern.bytes.withUnsafeBufferPointer({ memcmp($0.baseAddress!, bytes.baseAddress! + offset, n) == 0 }) {
                     return (index, n)
                 }
             }
             return nil
         }
         guard let found else {
+            let inner = path[path.utf8.index(path.startIndex, offsetBy: offset)...]
             for entry in entries {  // a path without contiguous storage (never from the parser)
-                if let rest = entry.match.rest(of: path) { return (entry.route, rest) }
+                if let rest = entry.match.rest(of: inner) { return (entry.route, rest) }
             }
             return nil
         }
         guard let (index, length) = found else { return nil }
-        return (routes[index], path[path.utf8.index(path.startIndex, offsetBy: length)...])
+        return (routes[index], path[path.utf8.index(path.startIndex, offsetBy: offset + length)...])
     }
 }

@@ -77,11 +77,13 @@ public final class LarderServer: Sendable {
                                                         startTime: Double(Clock.nowNanos()) / 1e9)))
         let files = StaticFiles(files: configuration.publicDirectory.map { .directory($0) } ?? .embedded)
         routes += StaticFiles.paths.map { ($0, files) }
-        // Right after the store's routes: a namespaced request is found
-        // third, and a default one is looked at as before.
+        // Right after the store's routes: a request for a new namespace is
+        // found third, and a default one is looked at as before. (One for a
+        // namespace that exists is served before the lookup: the table is
+        // given `namespaces`.)
         let namespaceRoute = NamespaceRoute(namespaces: namespaces, paths: routes.prefix(apiRouteCount).map(\.0))
         routes.insert(contentsOf: [(.prefix(NamespacePath.prefix), namespaceRoute), (.exact("/ns"), namespaceRoute)], at: 2)
-        let table = RouteTable(routes, middleware: chain)
+        let table = RouteTable(routes, middleware: chain, namespaces: namespaces)
         self.http = HTTPServer(configuration: configuration.http, handler: table, logger: httpLogger, metrics: metrics)
     }
 

@@ -65,7 +65,7 @@ final class Namespaces: @unchecked Sendable {
     /// watches and streams end and its store closes here; its data is gone
     /// already, and a next request makes the name afresh.
     private func droppedElsewhere(_ name: String) {
-        guard let world = lock.withLock({ worlds.removeValue(forKey: name) }) else { return }
+        guard let world = worlds.withLock({ $0.removeValue(forKey: name) }) else { return }
         logger.notice("namespace \(name): dropped through another server")
         close(world, drop: false)
     }

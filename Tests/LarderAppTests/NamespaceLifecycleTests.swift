@@ -62,8 +62,10 @@ struct NamespaceLifecycleTests {
         #expect(try main.send("DELETE", "/ns/a").status == 204)
         #expect(try main.send("DELETE", "/ns/a").status == 404)
         #expect(try Self.names(server) == ["b"])
-        // A dropped namespace comes back empty on its next request.
+        // A dropped namespace comes back empty, and exists again from its next write.
         #expect(try Self.client(server, "a").get("k").status == 404)
+        #expect(try Self.names(server) == ["b"])
+        #expect(try Self.client(server, "a").put("k", "1").status == 201)
         #expect(try Self.names(server) == ["a", "b"])
         #expect(try main.put("default", "stays").status == 201)
         #expect(try main.send("DELETE", "/ns/").status == 204)
@@ -89,6 +91,46 @@ struct NamespaceLifecycleTests {
         try Poll.until(20, "dropped namespaces' files are deleted") {
             directories.allSatisfy { ((try? FileManager.default.contentsOfDirectory(atPath: server.dataDirectory + $0)) ?? []).isEmpty }
         }
+    }
+
+    /// A namespace exists from its first write: reads open it (and see the
+    /// fixtures), but it is not listed, counted or droppable until a write,
+    /// and a server that stops does not keep it.
+    @Test func aNamespaceOnlyReadDoesNotExistUntilItsFirstWrite() throws {
+        let fixtures = try FixtureResetTests.makeFixtures(2)
+        defer { try? FileManager.default.removeItem(atPath: fixtures) }
+        let dir = TestServer.makeTempDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let schema = TestServer.usesPostgres ? TestPostgres.makeSchemaName() : nil
+        let make = { () throws -> TestServer in
+            try TestServer(dataDirectory: schema == nil ? dir : nil, postgresSchema: schema) { $0.fixturesDirectory = fixtures }
+        }
+        do {
+            let server = try make()
+            let (read, written) = (Self.client(server, "read"), Self.client(server, "written"))
+            #expect(try read.get("f/0001.json").text == "{\"i\":1}")
+            #expect(try read.get("absent").status == 404)
+            #expect(try S.listAll(read).keys.count == 2)
+            #expect(try Self.names(server).isEmpty)
+            #expect(try server.client().send("GET", "/metrics").text.contains("\nlarder_namespaces 0\n"))
+            #expect(try server.client().send("DELETE", "/ns/read").status == 404)
+            // A watcher on a namespace nobody wrote gets its first write
+            // (woken by it, or, if the write came first, answered at once).
+            let port = server.port
+            let watch = Background { () throws -> ClientResponse in
+                let connection = try HTTPClientConnection(port: port, timeout: 30)
+                return try connection.request("GET", "/ns/written/store/k?wait=20")
+            }
+            #expect(try written.get("k").status == 404)
+            #expect(try written.put("k", "first").status == 201)
+            #expect(try watch.wait(20).text == "first")
+            #expect(try Self.names(server) == ["written"])
+            #expect(try server.client().send("GET", "/metrics").text.contains("\nlarder_namespaces 1\n"))
+            server.stop(keepData: true)
+        }
+        let again = try make()
+        #expect(try Self.names(again) == ["written"])
+        #expect(try Self.client(again, "written").get("k").text == "first")
     }
 
     /// A dropped namespace's event streams end (a mirroring reader sees the

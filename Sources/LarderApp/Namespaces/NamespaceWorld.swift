@@ -14,18 +14,27 @@ final class NamespaceWorld: Sendable {
     let store: any ValueStore
     let hub: ChangeHub
     let table: RouteTable
+    /// Set by its first write: until then the namespace is open but does
+    /// not exist as far as clients see (not listed, not counted, a `DELETE
+    /// /ns/<name>` is a 404).
+    let firstWrite: FirstWriteMark
     /// The idle sweep's tick at the last request for this namespace (a
     /// counter, not a clock: a request pays one atomic store), for
     /// `--namespace-idle`.
     private let lastTick: Atomic<UInt64>
 
-    init(name: String, store: any ValueStore, hub: ChangeHub, table: RouteTable, tick: UInt64 = 0) {
+    init(name: String, store: any ValueStore, hub: ChangeHub, table: RouteTable, firstWrite: FirstWriteMark, tick: UInt64 = 0) {
         self.name = name
         self.store = store
         self.hub = hub
         self.table = table
+        self.firstWrite = firstWrite
         lastTick = Atomic(tick)
     }
+
+    /// Whether it exists for clients: written since it was made, or kept
+    /// from an earlier run.
+    var exists: Bool { firstWrite.isSet }
 
     func touch(_ tick: UInt64) { lastTick.store(tick, ordering: .relaxed) }
 

@@ -51,7 +51,9 @@ final class Namespaces: @unchecked Sendable {
                 continue
             }
             do {
-                reopened[name] = try open(name)
+                let world = try open(name)
+                world.firstWrite.set()  // it holds data from an earlier run
+                reopened[name] = world
             } catch {
                 logger.error("namespace \(name): cannot reopen its store, leaving it closed: \(error)")
             }
@@ -108,20 +110,26 @@ final class Namespaces: @unchecked Sendable {
         return try result.get()
     }
 
-    var count: Int { worlds.withLock { $0.count } }
+    /// The namespaces that exist (written; the ones only read are open but not counted).
+    var count: Int { worlds.withLock { $0.values.reduce(0) { $0 + ($1.exists ? 1 : 0) } } }
 
-    /// Every namespace with its totals, by name.
+    /// Every namespace that exists, with its totals, by name.
     func list() -> NamespaceList {
-        let all = worlds.withLock { $0.values.sorted { $0.name < $1.name } }
+        let all = worlds.withLock { $0.values.filter(\.exists).sorted { $0.name < $1.name } }
         return NamespaceList(namespaces: all.map { world in
             let stats = world.store.stats
             return .init(name: world.name, keys: stats.keys, bytes: stats.logicalBytes)
         })
     }
 
-    /// Drops namespace `name`; false when it does not exist.
+    /// Drops namespace `name`; false when it does not exist (one that was
+    /// only read is left open: it never existed for clients).
     func drop(_ name: String) -> Bool {
-        guard let world = worlds.withLock({ $0.removeValue(forKey: name) }) else { return false }
+        let found = worlds.withLock { worlds -> NamespaceWorld? in
+            guard let world = worlds[name], world.exists else { return nil }
+            return worlds.removeValue(forKey: name)
+        }
+        guard let world = found else { return false }
         close(world, drop: true)
         return true
     }
@@ -176,14 +184,15 @@ final class Namespaces: @unchecked Sendable {
     }
 
     /// Stops the idle sweep and closes every namespace's store (their data
-    /// stays for the next start), then what they share.
+    /// stays for the next start; a namespace that was only read is dropped,
+    /// so it does not come back as one that exists), then what they share.
     func shutdown() {
         idleTimer?.cancel()
         let all = worlds.withLock { worlds -> [NamespaceWorld] in
             defer { worlds = [:] }
             return Array(worlds.values)
         }
-        for world in all { close(world, drop: false) }
+        for world in all { close(world, drop: !world.exists) }
         stores.close()
     }
 }

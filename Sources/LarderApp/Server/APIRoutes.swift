@@ -27,11 +27,12 @@ enum APIRoutes {
     static func world(_ name: String, configuration: LarderConfiguration, logger: Logger,
                       open: (StoreChangeObserver) throws -> any ValueStore) throws -> NamespaceWorld {
         let hub = ChangeHub(historySize: configuration.eventHistory, keepAliveEvery: configuration.eventHeartbeat)
+        let firstWrite = FirstWriteMark(before: hub)
         let store: any ValueStore
-        do { store = try open(hub) } catch { hub.close(); throw error }
+        do { store = try open(firstWrite) } catch { hub.close(); throw error }
         let faults = configuration.allowFaults ? FaultBook() : nil
         let routes = make(store: store, hub: hub, faults: faults, configuration: configuration, logger: logger)
         let table = RouteTable(routes, middleware: faults.map { [FaultMiddleware(book: $0)] } ?? [])
-        return NamespaceWorld(name: name, store: store, hub: hub, table: table)
+        return NamespaceWorld(name: name, store: store, hub: hub, table: table, firstWrite: firstWrite)
     }
 }

@@ -37,6 +37,9 @@ public struct HTTPResponse: @unchecked Sendable {
     public var body: HTTPResponseBody
     /// Close the connection after this response.
     public var closeConnection = false
+    /// A fault of the network the connection acts out instead of sending
+    /// this answer plainly (`--allow-faults`); nil: sent as usual.
+    public var networkFault: HTTPNetworkFault?
 
     public init(status: HTTPStatus, headers: [(String, String)] = [], body: HTTPResponseBody = .empty) {
         self.status = status

@@ -6,17 +6,17 @@ extension JournalRecord {
     /// inside the namespace starts `pathOffset` bytes into the target.
     init(_ request: HTTPAnsweredRequest, _ response: HTTPResponse, pathOffset: Int32) {
         var etag: String?, fault: String?
-        for (name, value) in response.headers {
+        for header in response.headers {
             // Larder's own answers spell both as here; lengths first, so
             // other headers cost one integer compare each.
-            switch name.utf8.count {
-            case 4 where name == "ETag": etag = value
-            case 12 where name == "Larder-Fault": fault = value
+            switch header.0.utf8.count {
+            case 4 where header.0 == "ETag": etag = header.1
+            case 12 where header.0 == "Larder-Fault": fault = header.1
             default: break
             }
         }
         var status = Int16(truncatingIfNeeded: response.status.code)
-        var bytesOut: Int64 = request.method == .head ? 0 : response.body.knownLength
+        var bytesOut = request.responseBodyBytes
         switch response.networkFault {
         case .reset(let handled)?:
             bytesOut = 0
@@ -30,19 +30,5 @@ extension JournalRecord {
         self.init(startedNanos: Clock.nowNanos() - duration, durationNanos: duration, method: request.method,
                   target: request.target, pathOffset: pathOffset, status: status, bytesIn: request.bodyBytes,
                   bytesOut: bytesOut, etag: etag, fault: fault, op: nil)
-    }
-}
-
-extension HTTPResponseBody {
-    /// The body's length when it is known before it is sent (0 for bodies
-    /// whose end only the stream knows: a snapshot, an event stream).
-    var knownLength: Int64 {
-        switch self {
-        case .empty: 0
-        case .bytes(let b): Int64(b.count)
-        case .stream(_, let length): length
-        case .file(let f): Int64(f.prefix.count) + f.length
-        case .unsizedStream, .push: 0
-        }
     }
 }

@@ -68,18 +68,21 @@ final class RequestJournal: HTTPAnswerObserver {
 
     /// Adds a record (its `seq` is given here) and answers the waiters it is news for.
     func record(_ record: JournalRecord) {
-        var record = record
         let woken: [(HTTPResponder, Selection)] = state.withLock { st in
             st.lastSeq += 1
-            record.seq = st.lastSeq
+            let slot: Int
             if st.ring.count < capacity {
+                slot = st.ring.count
                 st.ring.append(record)
             } else {
-                st.ring[st.oldest] = record
+                slot = st.oldest
+                st.ring[slot] = record
                 st.oldest = st.oldest + 1 == capacity ? 0 : st.oldest + 1
                 st.dropped += 1
             }
+            st.ring[slot].seq = st.lastSeq
             guard !st.waiters.isEmpty else { return [] }
+            let record = st.ring[slot]
             var woken: [(HTTPResponder, Selection)] = []
             var waiting: [Waiter] = []
             for waiter in st.waiters {

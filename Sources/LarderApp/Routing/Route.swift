@@ -8,8 +8,8 @@ public struct RouteRequest: Sendable {
     /// The path after the route's prefix (still percent-encoded).
     public var rest: Substring
     /// The namespace of a request under `/ns/<name>/` that exists, with
-    /// how many bytes of the path name it, when middleware looked it up
-    /// already (the journal): the route table goes straight to it.
+    /// how many bytes of the path name it: looked up once, before the
+    /// chain, by the server's table, which goes straight to it after.
     var namespace: (world: NamespaceWorld, prefixBytes: Int)?
 
     public var method: HTTPMethod { head.method }

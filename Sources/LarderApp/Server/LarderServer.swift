@@ -88,10 +88,10 @@ public final class LarderServer: Sendable {
         // given `namespaces`.)
         let namespaceRoute = NamespaceRoute(namespaces: namespaces, paths: routes.prefix(apiRouteCount).map(\.0))
         routes.insert(contentsOf: [(.prefix(NamespacePath.prefix), namespaceRoute), (.exact("/ns"), namespaceRoute)], at: 2)
-        // The journal outermost: it records what the client got, answers
-        // of the links inside it (a preflight, a 401, a fault) included.
-        if let journal { chain.insert(JournalMiddleware(journal: journal, namespaces: namespaces), at: 0) }
-        let table = RouteTable(routes, middleware: chain, namespaces: namespaces)
+        // The journal before the chain: it records what the client got,
+        // answers of the chain's links (a preflight, a 401, a fault) included.
+        let table = RouteTable(routes, middleware: chain, namespaces: namespaces,
+                               journal: journal.map { JournalAttachment(journal: $0, namespaces: namespaces) })
         self.http = HTTPServer(configuration: configuration.http, handler: table, logger: httpLogger, metrics: metrics)
     }
 

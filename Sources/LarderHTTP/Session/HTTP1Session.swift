@@ -310,11 +310,12 @@ final class HTTP1Session: SocketChannelDelegate, HTTPResponderOwner, @unchecked 
         let started = request?.started ?? now, answeredAt = DispatchTime.now().uptimeNanoseconds
         let latency = answeredAt > started ? answeredAt - started : 0
         channel.meter.answered(request?.method, status: code, nanos: latency)
+        let (body, bytes) = OutgoingBody.start(response.body, framing: start.framing, into: &channel.output)
+        // Before anything of the answer is written to the socket (that is `pump`'s).
         if let observer, let request {
             observer.answered(HTTPAnsweredRequest(method: request.method, target: request.target, bodyBytes: bodyBytesRead,
-                                                  nanos: latency), with: response)
+                                                  nanos: latency, responseBodyBytes: bytes), with: response)
         }
-        let (body, bytes) = OutgoingBody.start(response.body, framing: start.framing, into: &channel.output)
         outgoing = body
         start.abort?.abort()
         guard let body else {

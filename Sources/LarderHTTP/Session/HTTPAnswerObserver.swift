@@ -19,4 +19,8 @@ public struct HTTPAnsweredRequest: Sendable {
     public let bodyBytes: Int64
     /// From the request's head to this answer.
     public let nanos: UInt64
+    /// Bytes of the answer's body that go out when it is sent in full
+    /// (none for HEAD, a 204 or 304; 0 when only its stream knows: an
+    /// event stream, a snapshot).
+    public let responseBodyBytes: Int64
 }

@@ -28,6 +28,12 @@ struct JournalAttachment: Sendable {
     /// namespace when it is a named one that exists, with the bytes of
     /// `path` that name it.
     func attach(path: Substring, to responder: HTTPResponder) -> (world: NamespaceWorld, prefixBytes: Int)? {
+        // A store request of the default namespace, the common case, is
+        // known by its second byte, with no look for a namespace.
+        if Self.isStoreRequest(path) {
+            responder.observe(with: journal)
+            return nil
+        }
         guard let (name, prefixBytes) = NamespacePath.split(path) else {
             Self.attach(journal, to: responder, path: path, from: 0)
             return nil
@@ -35,6 +41,12 @@ struct JournalAttachment: Sendable {
         guard let world = namespaces?.existing(name) else { return nil }
         if let journal = world.journal { Self.attach(journal, to: responder, path: path, from: prefixBytes) }
         return (world, prefixBytes)
+    }
+
+    /// `/s...`: the store's paths (`/store/...`, `/snapshot`), always recorded.
+    @inline(__always)
+    static func isStoreRequest(_ path: Substring) -> Bool {
+        path.utf8.withContiguousStorageIfAvailable { $0.count >= 2 && $0[1] == UInt8(ascii: "s") } ?? false
     }
 
     /// Makes `journal` the observer of the answer, unless the path inside

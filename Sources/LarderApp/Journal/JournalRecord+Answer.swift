@@ -4,15 +4,17 @@ import LarderSupport
 extension JournalRecord {
     /// The record of a request answered with `response`, now; its path
     /// inside the namespace starts `pathOffset` bytes into the target.
-    init(_ request: HTTPAnsweredRequest, _ response: HTTPResponse, pathOffset: Int32) {
+    init(_ request: borrowing HTTPAnsweredRequest, _ response: borrowing HTTPResponse, pathOffset: Int32) {
         var etag: String?, fault: String?
-        for header in response.headers {
-            // Larder's own answers spell both as here; lengths first, so
-            // other headers cost one integer compare each.
-            switch header.0.utf8.count {
-            case 4 where header.0 == "ETag": etag = header.1
-            case 12 where header.0 == "Larder-Fault": fault = header.1
-            default: break
+        response.headers.withUnsafeBufferPointer { headers in
+            for i in headers.indices {
+                // Larder's own answers spell both as here; lengths first, so
+                // other headers cost one integer compare each.
+                switch headers[i].0.utf8.count {
+                case 4 where headers[i].0 == "ETag": etag = headers[i].1
+                case 12 where headers[i].0 == "Larder-Fault": fault = headers[i].1
+                default: break
+                }
             }
         }
         var status = Int16(truncatingIfNeeded: response.status.code)

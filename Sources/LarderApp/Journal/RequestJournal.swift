@@ -51,11 +51,12 @@ final class RequestJournal: HTTPAnswerObserver {
     /// reset of the namespace (`DELETE /store/`) that succeeded, the
     /// journal is emptied instead, so a test that resets first sees only
     /// its own requests.
-    func answered(_ request: HTTPAnsweredRequest, with response: HTTPResponse) {
+    func answered(_ request: borrowing HTTPAnsweredRequest, with response: borrowing HTTPResponse) {
         if request.method == .delete, (200..<300).contains(response.status.code), isReset(request.target) {
             clear()
         } else {
-            record(JournalRecord(request, response, pathOffset: pathOffset))
+            var record = JournalRecord(request, response, pathOffset: pathOffset)
+            self.record(&record)
         }
     }
 
@@ -66,8 +67,10 @@ final class RequestJournal: HTTPAnswerObserver {
         return inner.starts(with: store) && (inner.count == store.count || inner.dropFirst(store.count).first == UInt8(ascii: "?"))
     }
 
-    /// Adds a record (its `seq` is given here) and answers the waiters it is news for.
-    func record(_ record: JournalRecord) {
+    /// Adds a record (its `seq` is given here) and answers the waiters it
+    /// is news for. Swapped into its slot, not copied: `record` comes back
+    /// holding the one it replaced, let go after the lock.
+    func record(_ record: inout JournalRecord) {
         let woken: [(HTTPResponder, Selection)] = state.withLock { st in
             st.lastSeq += 1
             let slot: Int
@@ -76,7 +79,7 @@ final class RequestJournal: HTTPAnswerObserver {
                 st.ring.append(record)
             } else {
                 slot = st.oldest
-                st.ring[slot] = record
+                swap(&st.ring[slot], &record)
                 st.oldest = st.oldest + 1 == capacity ? 0 : st.oldest + 1
                 st.dropped += 1
             }

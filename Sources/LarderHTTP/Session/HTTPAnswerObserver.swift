@@ -6,7 +6,7 @@
 /// the head, the body bytes it read) and the final response, after every
 /// middleware.
 public protocol HTTPAnswerObserver: AnyObject, Sendable {
-    func answered(_ request: HTTPAnsweredRequest, with response: HTTPResponse)
+    func answered(_ request: borrowing HTTPAnsweredRequest, with response: borrowing HTTPResponse)
 }
 
 /// What the connection knows of an answered request.

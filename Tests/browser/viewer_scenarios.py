@@ -496,6 +496,153 @@ def token_form_unlocks_the_store(ctx):
     ctx.expect_no_console_errors(allowed=("401",))
 
 
+# === The Faults pane (group "faults": a server started with --allow-faults) ===
+
+def faults_now(ctx, namespace=""):
+    """GET /faults over HTTP: {"rules": [...], "seed": ...}."""
+    status, _, body = ctx.http("GET", namespace + "/faults")
+    check(status == 200, f"GET {namespace}/faults answered {status}: {body!r}")
+    return json.loads(body)
+
+
+def put_faults(ctx, rules, namespace=""):
+    status, _, body = ctx.http("PUT", namespace + "/faults", json.dumps(rules), {"Content-Type": "application/json"})
+    check(status == 200, f"PUT {namespace}/faults answered {status}: {body!r}")
+
+
+def fault_row(ctx, rule_id):
+    """The shown row of the rule named rule_id, or None."""
+    from selenium.webdriver.common.by import By
+    found = ctx.driver.find_elements(By.CSS_SELECTOR, '[data-testid="fault-rule"][data-rule-id="%s"]' % rule_id)
+    return next((e for e in found if e.is_displayed()), None)
+
+
+def cell(row, testid):
+    from selenium.webdriver.common.by import By
+    return row.find_element(By.CSS_SELECTOR, f'[data-testid="{testid}"]').text
+
+
+def open_pane(ctx, name):
+    """Opens the page on the pane `name` by its tab (as a user would)."""
+    ctx.open("/")
+    ctx.one("tab-" + name).click()
+    pane = ctx.one(name + "-pane")
+    wait_until(f"the {name} tab selected", lambda: ctx.one("tab-" + name).get_attribute("aria-selected") == "true")
+    return pane
+
+
+@scenario(group="faults", page=True)
+def faults_pane_lists_rules_with_remaining_counts(ctx):
+    put_faults(ctx, [{"id": "slow-users", "prefix": "users/", "methods": ["GET"], "delayMs": 5, "jitterMs": 2,
+                      "status": 503, "probability": 0.5, "count": 3},
+                     {"prefix": "config/", "delayMs": 1}])
+    for scheme in ("light", "dark"):
+        ctx.color_scheme(scheme)
+        open_pane(ctx, "faults")
+        row = wait_until("the rule slow-users", lambda: fault_row(ctx, "slow-users"))
+        check(cell(row, "fault-remaining") == "3 of 3", f"slow-users remaining: {cell(row, 'fault-remaining')!r}")
+        check("users/" in row.text and "GET" in row.text and "status 503" in row.text and "0.5" in row.text,
+              f"slow-users row: {row.text!r}")
+        other = wait_until("the unnamed rule", lambda: fault_row(ctx, "rule-2"))
+        check(cell(other, "fault-remaining") == "no limit", f"rule-2 remaining: {cell(other, 'fault-remaining')!r}")
+        check(ctx.shown("fault-form"), "no add form with --allow-faults")
+        time.sleep(0.3)
+        ctx.screenshot(f"viewer-faults-{scheme}")
+    ctx.expect_no_console_errors()
+
+
+@scenario(group="faults", page=True)
+def faults_pane_adds_and_removes_a_rule(ctx):
+    from selenium.webdriver.common.by import By
+    put_faults(ctx, [{"id": "keep-me", "prefix": "keep/", "status": 500, "count": 4}])
+    open_pane(ctx, "faults")
+    wait_until("the rule keep-me", lambda: fault_row(ctx, "keep-me"))
+    form = ctx.one("fault-form")
+    ctx.one("fault-id").send_keys("from-form")
+    ctx.one("fault-prefix").send_keys("form/")
+    form.find_element(By.CSS_SELECTOR, '[data-testid="fault-method"][data-method="PUT"]').click()
+    ctx.one("fault-status").send_keys("429")
+    ctx.one("fault-count").send_keys("2")
+    ctx.one("fault-add").click()
+    wait_until("from-form in the page", lambda: fault_row(ctx, "from-form"))
+    rules = {rule["id"]: rule for rule in faults_now(ctx)["rules"]}
+    check(set(rules) == {"keep-me", "from-form"}, f"the server has {sorted(rules)}")
+    added = rules["from-form"]
+    check(added["prefix"] == "form/" and added["methods"] == ["PUT"] and added["status"] == 429 and added["count"] == 2,
+          f"the added rule is {added}")
+
+    # A rule the server refuses: its 400 message is shown, nothing changes.
+    ctx.one("fault-prefix").send_keys("bad/")
+    ctx.one("fault-status").clear()
+    ctx.one("fault-status").send_keys("200")
+    ctx.one("fault-add").click()
+    error = ctx.one("fault-error")
+    wait_until("the server's message", lambda: "status must be" in error.text)
+    check(len(faults_now(ctx)["rules"]) == 2, "a refused rule changed the rules")
+    ctx.screenshot("viewer-faults-error")
+
+    # Remove keep-me (after firing once: it keeps the firings it had left).
+    ctx.get("keep/x")
+    row = fault_row(ctx, "keep-me")
+    row.find_element(By.CSS_SELECTOR, '[data-testid="fault-remove"]').click()
+    ctx.one("confirm").click()
+    wait_until("keep-me gone from the page", lambda: fault_row(ctx, "keep-me") is None)
+    rules = faults_now(ctx)["rules"]
+    check([rule["id"] for rule in rules] == ["from-form"], f"after the removal the server has {rules}")
+    check(rules[0]["remaining"] == 2 and rules[0]["methods"] == ["PUT"], f"from-form changed: {rules[0]}")
+    ctx.expect_no_console_errors(allowed=("400",))
+
+
+@scenario(group="faults", page=True)
+def a_fired_rule_shows_its_remaining_count_after_refresh(ctx):
+    put_faults(ctx, [{"id": "fires", "prefix": "fire/", "status": 503, "count": 3}])
+    open_pane(ctx, "faults")
+    row = wait_until("the rule fires", lambda: fault_row(ctx, "fires"))
+    check(cell(row, "fault-remaining") == "3 of 3", f"before: {cell(row, 'fault-remaining')!r}")
+    for _ in range(2):
+        status, headers, _ = ctx.get("fire/x")
+        check(status == 503 and headers.get("larder-fault") == "fires", f"the rule did not fire: {status} {headers}")
+    ctx.one("faults-refresh").click()
+    wait_until("1 of 3 left", lambda: cell(fault_row(ctx, "fires"), "fault-remaining") == "1 of 3")
+    check(cell(fault_row(ctx, "fires"), "fault-fired") == "2", "fired is not 2")
+
+
+@scenario(group="faults", page=True)
+def faults_pane_follows_the_namespace(ctx):
+    from selenium.webdriver.support.ui import Select
+    put_faults(ctx, [{"id": "default-only", "prefix": "d/"}])
+    ctx.http("PUT", "/ns/fault-ns/store/x.json", "{}", {"Content-Type": "application/json"})
+    put_faults(ctx, [{"id": "ns-only", "prefix": "n/"}], namespace="/ns/fault-ns")
+    open_pane(ctx, "faults")
+    wait_until("the default namespace's rule", lambda: fault_row(ctx, "default-only"))
+    picker = ctx.one("namespace-picker")
+    wait_until("fault-ns in the picker", lambda: "fault-ns" in picker.text)
+    Select(picker).select_by_value("fault-ns")
+    wait_until("the namespace's rule", lambda: fault_row(ctx, "ns-only"))
+    check(fault_row(ctx, "default-only") is None, "the default namespace's rule shows in fault-ns")
+    ctx.http("DELETE", "/ns/fault-ns")
+    ctx.expect_no_console_errors()
+
+
+@scenario(page=True)
+def faults_pane_says_faults_are_off_without_the_flag(ctx):
+    check(ctx.http("GET", "/faults")[0] == 404, "this server has /faults")
+    for scheme in ("light", "dark"):
+        ctx.color_scheme(scheme)
+        open_pane(ctx, "faults")
+        off = ctx.one("faults-off")
+        check("--allow-faults" in off.text, f"the notice: {off.text!r}")
+        check(not ctx.shown("fault-form") and not ctx.shown("fault-remove"), "editing offered without --allow-faults")
+        ctx.screenshot(f"viewer-faults-off-{scheme}")
+    # The Keys tab comes back by keyboard: Left from the Faults tab twice.
+    from selenium.webdriver.common.keys import Keys
+    ctx.one("tab-faults").send_keys(Keys.ARROW_LEFT)
+    wait_until("the Requests tab", lambda: ctx.one("tab-requests").get_attribute("aria-selected") == "true")
+    ctx.one("tab-requests").send_keys(Keys.ARROW_LEFT)
+    wait_until("the Keys pane", lambda: ctx.shown("tree") and not ctx.shown("requests-pane"))
+    ctx.expect_no_console_errors(allowed=("/faults",))
+
+
 # === Running ==================================================================
 
 def main():

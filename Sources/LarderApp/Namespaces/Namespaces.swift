@@ -148,6 +148,7 @@ final class Namespaces: @unchecked Sendable {
     /// `drop` removes its data.
     private func close(_ world: NamespaceWorld, drop: Bool) {
         world.hub.close()
+        world.journal?.close()
         if drop {
             stores.drop(world.name, store: world.store, logger: logger)
         } else {

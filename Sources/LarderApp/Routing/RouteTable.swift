@@ -85,6 +85,9 @@ final class RouteTable: HTTPRequestHandler {
         if index < middleware.count {
             return middleware[index].handle(request) { run($0, from: index + 1) }
         }
+        if let (world, prefixBytes) = request.namespace {
+            return world.serve(request.head, path: request.head.path, prefixBytes: prefixBytes, request.responder)
+        }
         return dispatch(request.head, request.responder)
     }
 

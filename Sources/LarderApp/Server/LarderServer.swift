@@ -58,7 +58,9 @@ public final class LarderServer: Sendable {
         let hub = ChangeHub(historySize: configuration.eventHistory, keepAliveEvery: configuration.eventHeartbeat)
         self.hub = hub
         values = try configuration.openStore(hub, storeLogger)
-        var routes = APIRoutes.make(store: values, hub: hub, faults: faults, configuration: configuration, logger: logger)
+        let journal = configuration.journal > 0 ? RequestJournal(capacity: configuration.journal) : nil
+        var routes = APIRoutes.make(store: values, hub: hub, faults: faults, journal: journal,
+                                    configuration: configuration, logger: logger)
         let apiRouteCount = routes.count
         let namespaces: Namespaces?
         do {
@@ -83,6 +85,9 @@ public final class LarderServer: Sendable {
         // given `namespaces`.)
         let namespaceRoute = NamespaceRoute(namespaces: namespaces, paths: routes.prefix(apiRouteCount).map(\.0))
         routes.insert(contentsOf: [(.prefix(NamespacePath.prefix), namespaceRoute), (.exact("/ns"), namespaceRoute)], at: 2)
+        // The journal outermost: it records what the client got, answers
+        // of the links inside it (a preflight, a 401, a fault) included.
+        if let journal { chain.insert(JournalMiddleware(journal: journal, namespaces: namespaces), at: 0) }
         let table = RouteTable(routes, middleware: chain, namespaces: namespaces)
         self.http = HTTPServer(configuration: configuration.http, handler: table, logger: httpLogger, metrics: metrics)
     }

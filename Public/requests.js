@@ -48,7 +48,7 @@ export class RequestsPane {
     this.method = el('select', { 'data-testid': 'journal-method', 'aria-label': 'Method' },
       el('option', { value: '' }, 'any method'), METHODS.map((m) => el('option', { value: m }, m)));
     this.statusFilter = el('input', { type: 'text', inputmode: 'numeric', 'data-testid': 'journal-status-filter',
-      placeholder: 'status', 'aria-label': 'Status', size: '6', autocomplete: 'off' });
+      placeholder: '404 or 4xx', 'aria-label': 'Status (404 or 4xx)', size: '8', autocomplete: 'off' });
     this.prefix = el('input', { type: 'search', 'data-testid': 'journal-prefix', placeholder: 'key prefix',
       'aria-label': 'Key prefix', autocomplete: 'off' });
     let typing = null;
@@ -57,13 +57,14 @@ export class RequestsPane {
     this.statusFilter.addEventListener('input', changed);
     this.prefix.addEventListener('input', changed);
 
-    this.live = el('span', { class: 'live', 'data-testid': 'journal-live', 'data-state': 'connecting', role: 'status' }, 'stopped');
+    this.live = el('span', { class: 'live', 'data-testid': 'journal-live', 'data-state': 'connecting', role: 'status',
+      title: 'The journal, followed by a long poll while this pane shows' }, 'stopped');
     this.summary = el('p', { class: 'note', 'data-testid': 'journal-summary' });
     this.rows = el('tbody', {});
     this.empty = el('p', { class: 'placeholder', 'data-testid': 'journal-empty', hidden: true }, 'No requests recorded (yet) that match.');
     this.error = el('p', { class: 'error', 'data-testid': 'journal-error', role: 'alert', hidden: true });
-    const head = ['Time', 'Method', 'Path', 'Status', 'ms', 'In', 'Out', 'Fault']
-      .map((title) => el('th', { scope: 'col' }, title));
+    const head = [['Time'], ['Method'], ['Path'], ['Status', 'num'], ['ms', 'num'], ['In', 'num'], ['Out', 'num'], ['Fault']]
+      .map(([title, kind]) => el('th', { scope: 'col', class: kind }, title));
     // one click handler for every row: a row opens its key when it has one
     this.rows.addEventListener('click', (e) => {
       if (e.target.closest('a')) return;  // the link opens it itself
@@ -151,7 +152,7 @@ export class RequestsPane {
       }
       backoff = 1000;
       this.error.hidden = true;
-      this.setLive('live', 'live');
+      this.setLive('live', 'following');
       this.add(body.requests ?? []);
       this.next = body.next ?? this.next ?? 0;
       this.summarize(body);

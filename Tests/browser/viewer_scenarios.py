@@ -643,6 +643,180 @@ def faults_pane_says_faults_are_off_without_the_flag(ctx):
     ctx.expect_no_console_errors(allowed=("/faults",))
 
 
+# === The Requests pane (the request journal, GET /journal) =====================
+
+def journal_rows(ctx):
+    """The shown journal entries, newest first: [{seq, method, path, status, fault}]."""
+    return ctx.driver.execute_script("""
+        return [...document.querySelectorAll('[data-testid="journal-entry"]')].map((row) => ({
+          seq: Number(row.dataset.seq), method: row.dataset.method, path: row.dataset.path,
+          status: row.dataset.status,
+          fault: row.querySelector('[data-testid="fault-badge"]')?.textContent ?? null}));""")
+
+
+def journal_now(ctx, query="", namespace=""):
+    """GET /journal over HTTP (as another client would): {requests, next, dropped}."""
+    status, _, body = ctx.http("GET", namespace + "/journal" + query)
+    check(status == 200, f"GET {namespace}/journal{query} answered {status}: {body!r}")
+    return json.loads(body)
+
+
+def row_for(ctx, path, **fields):
+    """The first shown entry with that path (and those fields), or None."""
+    return next((row for row in journal_rows(ctx) if row["path"] == path
+                 and all(row[name] == value for name, value in fields.items())), None)
+
+
+def journal_urls(ctx):
+    """The /journal URLs the page fetched (the browser's resource timing)."""
+    return ctx.driver.execute_script(
+        "return performance.getEntriesByType('resource').map((e) => e.name).filter((n) => n.includes('/journal'))")
+
+
+def open_requests(ctx):
+    open_pane(ctx, "requests")
+    wait_until("the journal followed live", lambda: ctx.one("journal-live").get_attribute("data-state") == "live")
+
+
+@scenario(page=True)
+def requests_appear_live_through_the_long_poll(ctx):
+    ctx.put("journal-live/seen.json", '{"before":true}')
+    open_requests(ctx)
+    wait_until("the request made before", lambda: row_for(ctx, "/store/journal-live/seen.json", method="PUT"))
+    ctx.driver.execute_script("window.__sameDocument = true")
+    time.sleep(1.0)  # the page is parked in its long poll now
+    new = "journal-live/new-%d.json" % time.time_ns()  # a new key: 201, on a server used twice too
+    ctx.put(new, '{"live":true}')
+    ctx.get(new)
+    ctx.get("journal-live/absent.json")
+    wait_until("the PUT shown live", lambda: row_for(ctx, "/store/" + new, method="PUT", status="201"))
+    wait_until("the GETs shown live", lambda: row_for(ctx, "/store/journal-live/absent.json", method="GET", status="404"))
+    check(ctx.driver.execute_script("return window.__sameDocument === true"), "the page reloaded")
+    rows = journal_rows(ctx)
+    check(rows == sorted(rows, key=lambda row: -row["seq"]), "the journal is not newest first")
+    check(any("wait=" in url and "since=" in url for url in journal_urls(ctx)), "no long poll (since=…&wait=…) was sent")
+    for scheme in ("light", "dark"):
+        ctx.color_scheme(scheme)
+        time.sleep(0.3)
+        ctx.screenshot(f"viewer-requests-{scheme}")
+    ctx.expect_no_console_errors(allowed=("journal-live/absent.json",))
+
+
+@scenario(page=True)
+def requests_filters_go_to_the_server(ctx):
+    from selenium.webdriver.support.ui import Select
+    ctx.put("jf/a.json", '{"a":1}')
+    ctx.get("jf/a.json")
+    ctx.get("jf/missing.json")
+    ctx.http("DELETE", ctx.store_path("jf/a.json"))
+    ctx.get("jf-other/x.json")
+    open_requests(ctx)
+    wait_until("the requests under jf/", lambda: row_for(ctx, "/store/jf-other/x.json"))
+
+    def shows_exactly(query):
+        expected = {entry["seq"] for entry in journal_now(ctx, query)["requests"]}
+        return expected and {row["seq"] for row in journal_rows(ctx)} == expected
+
+    ctx.one("journal-prefix").send_keys("jf/")
+    wait_until("only jf/ requests (as GET /journal?prefix=jf/ answers)", lambda: shows_exactly("?prefix=jf%2F"))
+    check(not row_for(ctx, "/store/jf-other/x.json"), "jf-other/ shows under the prefix jf/")
+    Select(ctx.one("journal-method")).select_by_value("GET")
+    wait_until("only GETs under jf/", lambda: shows_exactly("?prefix=jf%2F&method=GET"))
+    check({row["method"] for row in journal_rows(ctx)} == {"GET"}, "not only GETs")
+    ctx.one("journal-status-filter").send_keys("404")
+    wait_until("the one 404", lambda: shows_exactly("?prefix=jf%2F&method=GET&status=404"))
+    check([row["path"] for row in journal_rows(ctx)] == ["/store/jf/missing.json"], f"shown: {journal_rows(ctx)}")
+    ctx.screenshot("viewer-requests-filtered")
+    # The filters went to the server as query parameters (not a filter over a loaded page).
+    urls = journal_urls(ctx)
+    check(any("prefix=jf%2F" in url and "method=GET" in url and "status=404" in url for url in urls),
+          f"no /journal request with the three filters: {urls}")
+    # A class of statuses too (4xx), and clearing the method widens again.
+    ctx.one("journal-status-filter").clear()
+    ctx.one("journal-status-filter").send_keys("2xx")
+    Select(ctx.one("journal-method")).select_by_value("")
+    wait_until("the 2xx under jf/", lambda: shows_exactly("?prefix=jf%2F&status=2xx"))
+    check({row["method"] for row in journal_rows(ctx)} == {"PUT", "GET", "DELETE"}, f"shown: {journal_rows(ctx)}")
+    ctx.expect_no_console_errors(allowed=("jf/missing.json", "jf-other/x.json"))
+
+
+@scenario(page=True)
+def clicking_a_request_opens_its_key(ctx):
+    from selenium.webdriver.common.by import By
+    key = "journal-open/my key é.json"
+    ctx.put(key, '{"opened":"from the journal"}')
+    open_requests(ctx)
+    path = "/store/journal-open/my%20key%20%C3%A9.json"
+    wait_until("the PUT of the key", lambda: row_for(ctx, path, method="PUT"))
+    row = ctx.driver.find_element(By.CSS_SELECTOR, '[data-testid="journal-entry"][data-path="%s"]' % path)
+    row.find_elements(By.CSS_SELECTOR, "td")[0].click()  # the row, not only its link
+    view = ctx.one("value-view")
+    wait_until("the key open", lambda: view.get_attribute("data-open-key") == key)
+    wait_until("its value", lambda: "from the journal" in view.text)
+    check(ctx.one("tab-keys").get_attribute("aria-selected") == "true", "the Keys tab is not selected")
+    check(not ctx.shown("requests-pane"), "the Requests pane still shows")
+    ctx.expect_no_console_errors()
+
+
+@scenario(page=True)
+def clear_empties_the_journal(ctx):
+    ctx.put("journal-clear/a.json", '{}')
+    open_requests(ctx)
+    wait_until("the PUT", lambda: row_for(ctx, "/store/journal-clear/a.json"))
+    last = max(row["seq"] for row in journal_rows(ctx))
+    ctx.one("journal-clear").click()
+    ctx.one("confirm").click()
+    wait_until("the rows gone", lambda: all(row["seq"] > last for row in journal_rows(ctx)))
+    check(all(entry["seq"] > last for entry in journal_now(ctx)["requests"]), "the server's journal was not emptied")
+    ctx.put("journal-clear/b.json", '{}')
+    wait_until("a request after the clear shown live", lambda: row_for(ctx, "/store/journal-clear/b.json"))
+    ctx.expect_no_console_errors()
+
+
+@scenario(page=True)
+def requests_pane_shows_the_picked_namespace_only(ctx):
+    from selenium.webdriver.support.ui import Select
+    ctx.http("PUT", "/ns/journal-ns/store/nsj/a.json", '{"in":"journal-ns"}', {"Content-Type": "application/json"})
+    ctx.put("dj/b.json", '{"in":"default"}')
+    open_requests(ctx)
+    wait_until("the default namespace's request", lambda: row_for(ctx, "/store/dj/b.json"))
+    check(not row_for(ctx, "/store/nsj/a.json"), "journal-ns's request shows in the default namespace")
+    picker = ctx.one("namespace-picker")
+    wait_until("journal-ns in the picker", lambda: "journal-ns" in picker.text)
+    Select(picker).select_by_value("journal-ns")
+    wait_until("the namespace's request", lambda: row_for(ctx, "/store/nsj/a.json", method="PUT"))
+    check(not row_for(ctx, "/store/dj/b.json"), "the default namespace's request shows in journal-ns")
+    check(ctx.one("tab-requests").get_attribute("aria-selected") == "true", "the picker left the Requests pane")
+    time.sleep(0.5)
+    ctx.put("dj/c.json", '{"in":"default"}')
+    ctx.http("PUT", "/ns/journal-ns/store/nsj/live.json", '{}', {"Content-Type": "application/json"})
+    wait_until("the namespace's new request live", lambda: row_for(ctx, "/store/nsj/live.json"))
+    check(not row_for(ctx, "/store/dj/c.json"), "a default-namespace request shows in journal-ns")
+    check(any("/ns/journal-ns/journal" in url for url in journal_urls(ctx)), "the page never asked /ns/journal-ns/journal")
+    ctx.http("DELETE", "/ns/journal-ns")
+    ctx.expect_no_console_errors()
+
+
+@scenario(group="faults", page=True)
+def a_faulted_request_shows_its_fault_badge(ctx):
+    ctx.put("badge/ok.json", '{}')
+    put_faults(ctx, [{"id": "flaky-badge", "prefix": "badge/", "methods": ["GET"], "status": 503, "count": 1}])
+    open_requests(ctx)
+    time.sleep(0.5)
+    status, _, _ = ctx.get("badge/ok.json")
+    check(status == 503, f"the rule did not fire: {status}")
+    ctx.get("badge/ok.json")
+    faulted = wait_until("the faulted GET", lambda: row_for(ctx, "/store/badge/ok.json", method="GET", status="503"))
+    check(faulted["fault"] == "flaky-badge", f"the faulted entry's badge: {faulted}")
+    plain = wait_until("the GET after it", lambda: row_for(ctx, "/store/badge/ok.json", method="GET", status="200"))
+    check(plain["fault"] is None, f"a badge on a request no rule acted on: {plain}")
+    for scheme in ("light", "dark"):
+        ctx.color_scheme(scheme)
+        time.sleep(0.3)
+        ctx.screenshot(f"viewer-requests-fault-{scheme}")
+    ctx.expect_no_console_errors(allowed=("badge/ok.json",))
+
+
 # === Running ==================================================================
 
 def main():

@@ -429,7 +429,10 @@ document.getElementById('upload-button').addEventListener('click', () => {
 });
 document.getElementById('refresh').addEventListener('click', () => tree.start());
 document.getElementById('token-button').addEventListener('click', async () => {
-  if (await askToken(getToken() ? 'Replace the token for this tab.' : 'Enter the bearer token for this server.')) tree.start();
+  if (await askToken(getToken() ? 'Replace the token for this tab.' : 'Enter the bearer token for this server.')) {
+    tree.start();
+    refreshPane();
+  }
 });
 
 function created(key) {
@@ -468,10 +471,12 @@ tabs.onChoose = (name) => {
   if (name === 'keys') location.hash = state.key !== null ? keyHash(state.key) : '#/';
   else location.hash = '#/' + name;
 };
-document.getElementById('refresh').addEventListener('click', () => {
+/** Loads the shown Requests or Faults pane again (Refresh, a new token). */
+function refreshPane() {
   if (tabs.current === 'requests') requestsPane.restart();
   if (tabs.current === 'faults') faultsPane.load();
-});
+}
+document.getElementById('refresh').addEventListener('click', refreshPane);
 
 // ---- start ----
 

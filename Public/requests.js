@@ -143,8 +143,18 @@ export class RequestsPane {
         return;
       }
       if (res && !res.ok) this.showError(await errorText(res));
+      if (run !== this.run) return;
+      if (res?.status === 400 || res?.status === 401) {
+        // a filter the server refuses, or no token given: asking again changes nothing until
+        // the filter or the token does (a filter change starts over; so does the header's Refresh)
+        this.setLive('offline', res.status === 400 ? 'filter refused' : 'needs the token');
+        return;
+      }
       if (!body) {
-        // the server is down or refused: try again later, less often each time
+        // the server is down or refused: try again later, less often each time. It may
+        // come back as a new process whose journal (in memory) counts from 1 again:
+        // start over from the first page then, rather than wait for a seq it may never reach
+        this.next = null;
         this.setLive('offline', `retrying in ${Math.round(backoff / 1000)} s`);
         await new Promise((resolve) => setTimeout(resolve, backoff));
         backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);
@@ -153,6 +163,7 @@ export class RequestsPane {
       backoff = 1000;
       this.error.hidden = true;
       this.setLive('live', 'following');
+      if (this.next === null) this.rows.replaceChildren();  // a first page is the whole list
       this.add(body.requests ?? []);
       this.next = body.next ?? this.next ?? 0;
       this.summarize(body);

@@ -148,7 +148,7 @@ export class FaultsPane {
     const [prefix, prefixField] = input('fault-prefix', 'Key prefix, or a path from /', { type: 'text', placeholder: 'users/  (empty: every key)', size: '28' });
     const [delay, delayField] = input('fault-delay', 'Delay ms', { type: 'number', min: '0', step: '1' });
     const [jitter, jitterField] = input('fault-jitter', 'Jitter ms', { type: 'number', min: '0', step: '1' });
-    const [status, statusField] = input('fault-status', 'Status', { type: 'number', min: '400', max: '599', placeholder: '503' });
+    const [status, statusField] = input('fault-status', 'Status', { type: 'number', min: '400', max: '599', placeholder: 'e.g. 503' });
     const [probability, probabilityField] = input('fault-probability', 'Probability', { type: 'number', min: '0', max: '1', step: 'any', placeholder: '1' });
     const [count, countField] = input('fault-count', 'Count', { type: 'number', min: '1', step: '1', placeholder: 'no limit' });
     const [truncate, truncateField] = input('fault-truncate', 'Truncate after bytes', { type: 'number', min: '0', step: '1' });

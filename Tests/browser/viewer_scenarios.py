@@ -535,7 +535,8 @@ def open_pane(ctx, name):
 def faults_pane_lists_rules_with_remaining_counts(ctx):
     put_faults(ctx, [{"id": "slow-users", "prefix": "users/", "methods": ["GET"], "delayMs": 5, "jitterMs": 2,
                       "status": 503, "probability": 0.5, "count": 3},
-                     {"prefix": "config/", "delayMs": 1}])
+                     {"prefix": "config/", "delayMs": 1},
+                     {"id": "<img/src=x/onerror=window.__xss=6>", "prefix": "xss/<b>", "status": 500}])
     for scheme in ("light", "dark"):
         ctx.color_scheme(scheme)
         open_pane(ctx, "faults")
@@ -544,10 +545,39 @@ def faults_pane_lists_rules_with_remaining_counts(ctx):
         check("users/" in row.text and "GET" in row.text and "status 503" in row.text and "0.5" in row.text,
               f"slow-users row: {row.text!r}")
         other = wait_until("the unnamed rule", lambda: fault_row(ctx, "rule-2"))
+        check(len(ctx.find("fault-rule")) == 3, "not three rules shown")
         check(cell(other, "fault-remaining") == "no limit", f"rule-2 remaining: {cell(other, 'fault-remaining')!r}")
         check(ctx.shown("fault-form"), "no add form with --allow-faults")
         time.sleep(0.3)
         ctx.screenshot(f"viewer-faults-{scheme}")
+    # A rule's name and prefix are text, never markup.
+    from selenium.webdriver.common.by import By
+    pane = ctx.one("faults-pane")
+    check("<img/src=x" in pane.text and "xss/<b>" in pane.text, "the markup-like rule is not shown as written")
+    check(not pane.find_elements(By.CSS_SELECTOR, "td img, td b"), "a rule's fields became elements")
+    ctx.no_script_ran()
+    ctx.expect_no_console_errors()
+
+
+@scenario(group="faults", page=True)
+def faults_pane_shows_fields_it_does_not_know(ctx):
+    """A rule field newer than the page (here answered by a stand-in for
+    GET /faults) shows as "name: value"; the network fields as the effect."""
+    rule = {"id": "future", "prefix": "f/", "methods": None, "delayMs": 0, "jitterMs": 0, "status": None,
+            "probability": 1, "count": None, "remaining": None, "matched": 0, "fired": 0,
+            "drop": "after", "truncate": 10, "bytesPerSecond": 512, "corrupt": {"bits": 3}, "flakiness": "<i>x</i>"}
+    ctx.driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": """
+        const realFetch = window.fetch;
+        window.fetch = (url, options) => (String(url).endsWith('/faults') && (!options || !options.method || options.method === 'GET'))
+          ? Promise.resolve(new Response(JSON.stringify(%s), {status: 200, headers: {'Content-Type': 'application/json'}}))
+          : realFetch(url, options);""" % json.dumps({"rules": [rule], "seed": 7})})
+    open_pane(ctx, "faults")
+    row = wait_until("the rule future", lambda: fault_row(ctx, "future"))
+    check("drop after" in row.text and "truncate after 10 B" in row.text and "512 B/s" in row.text,
+          f"the network fields in the effect: {row.text!r}")
+    other = cell(row, "fault-other")
+    check('corrupt: {"bits":3}' in other and "flakiness: <i>x</i>" in other, f"the unknown fields: {other!r}")
+    check("seed 7" in ctx.one("faults-status").text, "the seed is not shown")
     ctx.expect_no_console_errors()
 
 

@@ -40,10 +40,11 @@ export class PaneTabs {
       tab.setAttribute('aria-selected', String(selected));
       tab.tabIndex = selected ? 0 : -1;
     }
-    if (previous) {
-      this.panes[previous].node.hidden = true;
-      this.panes[previous].hide?.();
+    // every other pane hides (at the start the page's markup shows the Keys pane)
+    for (const [other, pane] of Object.entries(this.panes)) {
+      if (other !== name) pane.node.hidden = true;
     }
+    if (previous) this.panes[previous].hide?.();
     this.panes[name].node.hidden = false;
     this.panes[name].show?.();
   }

@@ -722,6 +722,12 @@ def requests_appear_live_through_the_long_poll(ctx):
     wait_until("the PUT shown live", lambda: row_for(ctx, "/store/" + new, method="PUT", status="201"))
     wait_until("the GETs shown live", lambda: row_for(ctx, "/store/journal-live/absent.json", method="GET", status="404"))
     check(ctx.driver.execute_script("return window.__sameDocument === true"), "the page reloaded")
+    # The address names the pane: a reload comes back to it, and only it shows.
+    check(ctx.driver.current_url.endswith("#/requests"), f"the address is {ctx.driver.current_url}")
+    ctx.open("/#/requests")
+    wait_until("the Requests pane after a reload", lambda: ctx.shown("requests-pane") and row_for(ctx, "/store/" + new))
+    check(not ctx.shown("tree") and not ctx.shown("value-view") and not ctx.shown("faults-pane"),
+          "another pane shows beside the Requests pane")
     rows = journal_rows(ctx)
     check(rows == sorted(rows, key=lambda row: -row["seq"]), "the journal is not newest first")
     check(any("wait=" in url and "since=" in url for url in journal_urls(ctx)), "no long poll (since=…&wait=…) was sent")

@@ -8,7 +8,7 @@ import { request, apiURL, errorText } from './api.js';
 import { el, formatBytes, confirmDialog, toast } from './dom.js';
 
 const WAIT_SECONDS = 25;
-const FIRST_PAGE = 200;      // entries loaded when the pane opens or a filter changes
+const FIRST_PAGE = 200;      // the first request's limit (oldest first): rows at once; the next request brings the rest
 const KEPT_ROWS = 500;       // rows kept in the page; older ones fall off the bottom
 const MAX_BACKOFF_MS = 30000;
 const METHODS = ['GET', 'HEAD', 'PUT', 'PATCH', 'POST', 'DELETE', 'OPTIONS'];
@@ -96,7 +96,8 @@ export class RequestsPane {
     this.controller = null;
   }
 
-  /** Loads the newest entries that match the filters, then follows the journal. */
+  /** Loads what matches the filters, then waits for more: one loop (`follow`),
+   *  whose `next` is null until its first page is in. */
   restart() {
     this.stop();
     if (!this.visible) return;

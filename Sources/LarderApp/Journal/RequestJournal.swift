@@ -17,7 +17,7 @@ import LarderSupport
 /// connection: no thread. Its deadline answer (the empty page) is the
 /// responder's (`answer(at:)`), and a client that leaves is removed by the
 /// responder's cancel handler.
-final class RequestJournal: Sendable {
+final class RequestJournal: HTTPAnswerObserver {
     private struct Waiter {
         let filter: JournalFilter
         let responder: HTTPResponder
@@ -35,11 +35,35 @@ final class RequestJournal: Sendable {
     }
 
     let capacity: Int
+    /// Bytes of a request's target before the path inside the namespace
+    /// (`/ns/w1`; 0 in the default namespace).
+    private let pathOffset: Int32
     private let state = Locked(State())
 
-    init(capacity: Int) {
+    /// `namespace`: the name of the namespace it records (nil: the default one).
+    init(capacity: Int, namespace: String? = nil) {
         precondition(capacity > 0)
         self.capacity = capacity
+        pathOffset = namespace.map { Int32(NamespacePath.prefix.utf8.count + $0.utf8.count) } ?? 0
+    }
+
+    /// A request of the namespace was answered: recorded, or, for a
+    /// reset of the namespace (`DELETE /store/`) that succeeded, the
+    /// journal is emptied instead, so a test that resets first sees only
+    /// its own requests.
+    func answered(_ request: HTTPAnsweredRequest, with response: HTTPResponse) {
+        if request.method == .delete, (200..<300).contains(response.status.code), isReset(request.target) {
+            clear()
+        } else {
+            record(JournalRecord(request, response, pathOffset: pathOffset))
+        }
+    }
+
+    /// Whether `target` is `/store/` of this namespace (with any query).
+    private func isReset(_ target: String) -> Bool {
+        let inner = target.utf8.dropFirst(Int(pathOffset))
+        let store = "/store/".utf8
+        return inner.starts(with: store) && (inner.count == store.count || inner.dropFirst(store.count).first == UInt8(ascii: "?"))
     }
 
     /// Adds a record (its `seq` is given here) and answers the waiters it is news for.

@@ -32,7 +32,7 @@ enum APIRoutes {
         let store: any ValueStore
         do { store = try open(firstWrite) } catch { hub.close(); throw error }
         let faults = configuration.allowFaults ? FaultBook() : nil
-        let journal = configuration.journal > 0 ? RequestJournal(capacity: configuration.journal) : nil
+        let journal = configuration.journal > 0 ? RequestJournal(capacity: configuration.journal, namespace: name) : nil
         let routes = make(store: store, hub: hub, faults: faults, journal: journal, configuration: configuration, logger: logger)
         let table = RouteTable(routes, middleware: faults.map { [FaultMiddleware(book: $0)] } ?? [])
         return NamespaceWorld(name: name, store: store, hub: hub, table: table, journal: journal, firstWrite: firstWrite)

@@ -17,6 +17,8 @@ public final class LarderServer: Sendable {
     /// What the HTTP layer counts (requests, latency, bytes, connections).
     public let metrics: HTTPServerMetrics
     let hub: ChangeHub
+    /// The default namespace's request journal (nil with `--journal 0`).
+    let journal: RequestJournal?
     /// The named namespaces (`/ns/<name>/`); nil when the store has none.
     let namespaces: Namespaces?
 
@@ -59,6 +61,7 @@ public final class LarderServer: Sendable {
         self.hub = hub
         values = try configuration.openStore(hub, storeLogger)
         let journal = configuration.journal > 0 ? RequestJournal(capacity: configuration.journal) : nil
+        self.journal = journal
         var routes = APIRoutes.make(store: values, hub: hub, faults: faults, journal: journal,
                                     configuration: configuration, logger: logger)
         let apiRouteCount = routes.count
@@ -112,6 +115,9 @@ public final class LarderServer: Sendable {
     /// Clients waiting on `?wait` and open event streams, right now.
     public var watcherCount: Int { hub.watcherCount }
     public var eventStreamCount: Int { hub.subscriberCount }
+
+    /// Clients waiting on `/journal?wait=`, in every namespace, right now.
+    public var journalWaiterCount: Int { (journal?.waiterCount ?? 0) + (namespaces?.journalWaiterCount ?? 0) }
 
     /// Named namespaces open now (the default one not counted).
     public var namespaceCount: Int { namespaces?.count ?? 0 }

@@ -35,6 +35,8 @@ final class HTTP1Session: SocketChannelDelegate, HTTPResponderOwner, @unchecked 
     @exclusivity(unchecked) private var state: HTTP1ConnectionState
     /// Answers the request `state` awaits; set and cleared with it.
     private var responder: HTTPResponder?
+    /// Body bytes of that request read so far (for its answer's observer).
+    @exclusivity(unchecked) private var bodyBytesRead: Int64 = 0
     /// A response body still being sent; nothing else is answered meanwhile.
     @exclusivity(unchecked) private var outgoing: OutgoingBody?
     /// The log line of the answer whose body is going out.
@@ -196,6 +198,7 @@ final class HTTP1Session: SocketChannelDelegate, HTTPResponderOwner, @unchecked 
         let handler = context.handler
         let responder = HTTPResponder(owner: self, queue: channel.queue)
         self.responder = responder
+        bodyBytesRead = 0
         switch state.begin(head, now: now, routeLimit: { handler.maxBodyBytes(for: head) }) {
         case .reject(let error):
             send(error.response)
@@ -244,7 +247,7 @@ final class HTTP1Session: SocketChannelDelegate, HTTPResponderOwner, @unchecked 
 
     private func readBody() {
         let sink = state.bodySink
-        switch state.readBody(channel.unread, into: { try sink?.write($0) }) {
+        switch state.readBody(channel.unread, into: { bodyBytesRead += Int64($0.count); try sink?.write($0) }) {
         case .partial(let consumed):
             channel.consume(consumed)
         case .complete(let consumed, let finishing):
@@ -298,13 +301,19 @@ final class HTTP1Session: SocketChannelDelegate, HTTPResponderOwner, @unchecked 
     /// became one): head and (small) body into the output buffer, or the
     /// start of a streamed body.
     private func send(_ response: HTTPResponse) {
+        let observer = responder?.answerObserver
         responder = nil
         let start = state.startResponse(response, into: &channel.output)
         let request = start.request, code = response.status.code
         // Latency is the time to the answer, not to its last byte: a slow
         // reader's download and an event stream's life are not the server's.
         let started = request?.started ?? now, answeredAt = DispatchTime.now().uptimeNanoseconds
-        channel.meter.answered(request?.method, status: code, nanos: answeredAt > started ? answeredAt - started : 0)
+        let latency = answeredAt > started ? answeredAt - started : 0
+        channel.meter.answered(request?.method, status: code, nanos: latency)
+        if let observer, let request {
+            observer.answered(HTTPAnsweredRequest(method: request.method, target: request.target, bodyBytes: bodyBytesRead,
+                                                  nanos: latency), with: response)
+        }
         let (body, bytes) = OutgoingBody.start(response.body, framing: start.framing, into: &channel.output)
         outgoing = body
         start.abort?.abort()

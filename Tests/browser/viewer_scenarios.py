@@ -853,6 +853,21 @@ def a_faulted_request_shows_its_fault_badge(ctx):
     ctx.expect_no_console_errors(allowed=("badge/ok.json",))
 
 
+@scenario(group="token", page=True)
+def requests_pane_sends_the_token(ctx):
+    from selenium.webdriver.common.by import By
+    ctx.put("token-journal/a.json", "{}")
+    ctx.open("/#/requests")
+    form = ctx.one("token-form")
+    field = wait_until("an input in the token form", lambda: form.find_elements(By.CSS_SELECTOR, "input")[0])
+    field.send_keys(ctx.token)
+    field.submit()
+    wait_until("the journal with the token", lambda: row_for(ctx, "/store/token-journal/a.json", method="PUT"))
+    ctx.put("token-journal/b.json", "{}")
+    wait_until("a request shown live with the token", lambda: row_for(ctx, "/store/token-journal/b.json"))
+    ctx.expect_no_console_errors(allowed=("401",))
+
+
 # === Running ==================================================================
 
 def main():

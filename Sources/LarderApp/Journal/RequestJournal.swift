@@ -76,6 +76,8 @@ final class RequestJournal: HTTPAnswerObserver {
             let slot: Int
             if st.ring.count < capacity {
                 slot = st.ring.count
+                // Grown by doubling, but never past its size.
+                if slot == st.ring.capacity { st.ring.reserveCapacity(min(capacity, max(16, 2 * slot))) }
                 st.ring.append(record)
             } else {
                 slot = st.oldest

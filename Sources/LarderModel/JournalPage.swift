@@ -18,8 +18,10 @@ public struct JournalPage: Codable, Sendable, Hashable {
 /// `access_token` in the query redacted. Absent fields are `null`; `op`
 /// (an S3 request's operation) is left out when there is none.
 public struct JournalEntry: Codable, Sendable, Hashable {
-    /// Rises by one per recorded request of the namespace, never reused
-    /// (not even after the journal is emptied).
+    /// Rises with every recorded request, never given twice while the
+    /// server runs (not after the journal is emptied, nor to a namespace
+    /// made again); a namespace's numbers have gaps where other
+    /// namespaces' requests came.
     public var seq: UInt64
     /// When the request's head was read, UTC with milliseconds.
     public var time: String

@@ -198,6 +198,10 @@ private typealias S = StoreTestSupport
         #expect(try client.get("k").status == 404)
         let page = try Self.journal(client, "?since=1&wait=1")
         #expect(page.requests.isEmpty && page.next == 1)
+        // A `since` beyond every number given is from an earlier run of the
+        // server: the answer starts from the oldest entry, at once.
+        let stale = try Self.journal(client, "?since=500&wait=30")
+        #expect(Self.paths(stale) == ["GET /store/k"])
         // Many waiters cost no thread each: 200 park, the server still answers.
         var connections: [HTTPClientConnection] = []
         for _ in 0..<200 {
@@ -210,7 +214,7 @@ private typealias S = StoreTestSupport
         for c in connections { #expect(try c.readResponse().status == 200) }
         // One that hangs up is taken off the list.
         let leaving = try HTTPClientConnection(port: server.port)
-        try leaving.send("GET /journal?since=100&wait=60 HTTP/1.1\r\nHost: x\r\n\r\n")
+        try leaving.send("GET /journal?since=2&wait=60 HTTP/1.1\r\nHost: x\r\n\r\n")
         try Poll.until(10, "the waiter to park") { server.server.journalWaiterCount == 1 }
         leaving.close()
         try Poll.until(10, "the waiter to be forgotten") { server.server.journalWaiterCount == 0 }
@@ -278,5 +282,59 @@ private typealias S = StoreTestSupport
                 == ["/store/down/1 503 down", "/store/slow/1 404 slow", "/store/fine 404 -"])
         // The delay is part of the time the client waited.
         #expect(page.requests[1].ms >= 150)
+    }
+    // MARK: - Found in review
+
+    @Test func numbersAreNeverGivenTwiceNotEvenToANamespaceMadeAgain() throws {
+        let server = try TestServer()
+        let client = server.client()
+        for i in 1...3 { #expect(try client.send("PUT", "/ns/w1/store/k\(i)", body: [1]).status == 201) }
+        let before = try Self.journal(client, base: "/ns/w1")
+        #expect(try client.send("DELETE", "/ns/w1").status == 204)
+        #expect(try client.send("PUT", "/ns/w1/store/new", body: [1]).status == 201)
+        // A follower of the old w1 sees the new w1's first request.
+        let after = try Self.journal(client, "?since=\(before.next)", base: "/ns/w1")
+        #expect(Self.paths(after) == ["PUT /store/new"])
+        // Numbers rise within a namespace, with gaps where others' requests came.
+        #expect(try client.get("x").status == 404)
+        #expect(try client.send("GET", "/ns/w1/store/new").status == 200)
+        let seqs = try Self.journal(client, base: "/ns/w1").requests.map(\.seq)
+        #expect(seqs.count == 2 && seqs[1] >= seqs[0] + 2)
+    }
+
+    @Test func aResetWithoutTheSlashEmptiesItToo() throws {
+        let server = try TestServer()
+        let client = server.client()
+        #expect(try client.put("a", "1").status == 201)
+        #expect(try client.send("DELETE", "/store").status == 200)
+        #expect(try Self.journal(client).requests.isEmpty)
+    }
+
+    @Test func aNamespaceFollowedThroughItsJournalIsNotIdle() throws {
+        let server = try TestServer { $0.namespaceIdleSeconds = 0.3 }
+        let client = server.client()
+        #expect(try client.send("PUT", "/ns/w2/store/keep", body: [1]).status == 201)
+        let port = server.port, since = try Self.journal(client, base: "/ns/w2").next
+        let waiter = Background { () -> ClientResponse in
+            try HTTPClientConnection(port: port).request("GET", "/ns/w2/journal?since=\(since)&wait=2")
+        }
+        let waited = try waiter.wait(10)
+        #expect(waited.status == 200 && waited.text.contains(#""requests":[]"#), "\(waited.text)")
+        #expect(try client.send("GET", "/ns/w2/store/keep").status == 200, "the idle sweep dropped a namespace with a waiting client")
+    }
+
+    @Test func refusedRequestsAndBadNamespaceNamesAreRecorded() throws {
+        let server = try TestServer { $0.http.maxBodyBytes = 1024 }
+        let client = server.client()
+        let big = [UInt8](repeating: 7, count: 5000)
+        #expect(try client.send("PUT", "/store/big", body: big).status == 413)
+        #expect(try client.send("PUT", "/ns/w1/store/ok", body: [1]).status == 201)
+        #expect(try client.send("PUT", "/ns/w1/store/big", body: big).status == 413)
+        #expect(try client.send("GET", "/ns/a%20b/store/x").status == 400)
+        // The first request of a namespace that reads its journal is recorded nowhere.
+        #expect(try client.send("GET", "/ns/w3/journal").status == 200)
+        #expect(Self.paths(try Self.journal(client)) == ["PUT /store/big", "GET /ns/a%20b/store/x"])
+        #expect(Self.paths(try Self.journal(client, base: "/ns/w1")) == ["PUT /store/ok", "PUT /store/big"])
+        #expect(try Self.journal(client, base: "/ns/w3").requests.isEmpty)
     }
 }

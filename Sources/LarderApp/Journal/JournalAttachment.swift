@@ -38,9 +38,24 @@ struct JournalAttachment: Sendable {
             Self.attach(journal, to: responder, path: path, from: 0)
             return nil
         }
-        guard let world = namespaces?.existing(name) else { return nil }
+        guard let world = namespaces?.existing(name) else {
+            // Not a namespace (yet): the server's own journal, unless the
+            // request makes it (`NamespaceRoute` then gives it its own).
+            Self.attach(journal, to: responder, path: path, from: 0)
+            return nil
+        }
         if let journal = world.journal { Self.attach(journal, to: responder, path: path, from: prefixBytes) }
         return (world, prefixBytes)
+    }
+
+    /// The journal a request for `path` goes to, if it is recorded (for
+    /// one refused before it is handled; it makes no namespace).
+    func journal(for path: Substring) -> RequestJournal? {
+        if let (name, prefixBytes) = NamespacePath.split(path), let world = namespaces?.existing(name) {
+            guard let journal = world.journal, Self.isRecorded(path, from: prefixBytes) else { return nil }
+            return journal
+        }
+        return Self.isRecorded(path, from: 0) ? journal : nil
     }
 
     /// `/s...`: the store's paths (`/store/...`, `/snapshot`), always recorded.
@@ -52,7 +67,7 @@ struct JournalAttachment: Sendable {
     /// Makes `journal` the observer of the answer, unless the path inside
     /// the namespace (`path` after `offset` bytes) is one not recorded.
     static func attach(_ journal: RequestJournal, to responder: HTTPResponder, path: Substring, from offset: Int) {
-        if isRecorded(path, from: offset) { responder.observe(with: journal) }
+        responder.observe(with: isRecorded(path, from: offset) ? journal : nil)
     }
 
     /// Whether requests to `path` after `offset` bytes (the path inside its

@@ -20,13 +20,16 @@ struct JournalFilter: Sendable {
 
     /// `?wait` is capped at five minutes, as a key watch's is.
     static let maxWait = 300
+    /// Entries a page holds at most (a listing's limit): a page is copied
+    /// under the journal's lock.
+    static let maxLimit = 10_000
 
     init(limit: Int) { self.limit = limit }
 
     /// Reads the query; 400 `invalid_argument` for a value it cannot use.
     init(_ query: Substring?, capacity: Int) throws(HTTPError) {
         let q = try QueryParameters(query)
-        self.init(limit: max(1, capacity))
+        self.init(limit: max(1, min(capacity, Self.maxLimit)))
         if let text = q["since"] {
             guard let n = UInt64(text) else {
                 throw HTTPError(.badRequest, .invalidArgument, "'since' must be a sequence number (a whole number from 0)")

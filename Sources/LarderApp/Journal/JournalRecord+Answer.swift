@@ -2,6 +2,9 @@ import LarderHTTP
 import LarderSupport
 
 extension JournalRecord {
+    /// Bytes of a request target an entry keeps at most.
+    static let maxTarget = 1024
+
     /// The record of a request answered with `response`, now; its path
     /// inside the namespace starts `pathOffset` bytes into the target.
     init(_ request: borrowing HTTPAnsweredRequest, _ response: borrowing HTTPResponse, pathOffset: Int32) {
@@ -29,8 +32,12 @@ extension JournalRecord {
             break
         }
         let duration = Int64(request.nanos)
+        // A target is kept whole up to `maxTarget` bytes (the request line
+        // may be 8 KiB): an entry's memory stays bounded.
+        let target = request.target.utf8.count <= Self.maxTarget
+            ? request.target : String(decoding: request.target.utf8.prefix(Self.maxTarget), as: UTF8.self)
         self.init(startedNanos: Clock.nowNanos() - duration, durationNanos: duration, method: request.method,
-                  target: request.target, pathOffset: pathOffset, status: status, bytesIn: request.bodyBytes,
+                  target: target, pathOffset: pathOffset, status: status, bytesIn: request.bodyBytes,
                   bytesOut: bytesOut, etag: etag, fault: fault, op: nil)
     }
 }

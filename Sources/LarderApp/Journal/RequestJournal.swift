@@ -32,18 +32,23 @@ final class RequestJournal: HTTPAnswerObserver {
         /// Records pushed out of the ring since it was last emptied.
         var dropped: UInt64 = 0
         var waiters: [Waiter] = []
+        /// The namespace is gone: nothing more is recorded, and no one waits.
+        var closed = false
     }
 
     let capacity: Int
+    /// Where the numbers come from (the server's, shared by its journals).
+    private let sequence: JournalSequence
     /// Bytes of a request's target before the path inside the namespace
     /// (`/ns/w1`; 0 in the default namespace).
     private let pathOffset: Int32
     private let state = Locked(State())
 
     /// `namespace`: the name of the namespace it records (nil: the default one).
-    init(capacity: Int, namespace: String? = nil) {
+    init(capacity: Int, sequence: JournalSequence, namespace: String? = nil) {
         precondition(capacity > 0)
         self.capacity = capacity
+        self.sequence = sequence
         pathOffset = namespace.map { Int32(NamespacePath.prefix.utf8.count + $0.utf8.count) } ?? 0
     }
 
@@ -60,11 +65,15 @@ final class RequestJournal: HTTPAnswerObserver {
         }
     }
 
-    /// Whether `target` is `/store/` of this namespace (with any query).
+    /// Whether `target` is `/store/` or `/store` of this namespace (with
+    /// any query): the whole store's prefix, whose DELETE is the reset.
     private func isReset(_ target: String) -> Bool {
-        let inner = target.utf8.dropFirst(Int(pathOffset))
-        let store = "/store/".utf8
-        return inner.starts(with: store) && (inner.count == store.count || inner.dropFirst(store.count).first == UInt8(ascii: "?"))
+        var inner = target.utf8.dropFirst(Int(pathOffset))
+        let store = "/store".utf8
+        guard inner.starts(with: store) else { return false }
+        inner = inner.dropFirst(store.count)
+        if inner.first == UInt8(ascii: "/") { inner = inner.dropFirst() }
+        return inner.isEmpty || inner.first == UInt8(ascii: "?")
     }
 
     /// Adds a record (its `seq` is given here) and answers the waiters it
@@ -72,7 +81,8 @@ final class RequestJournal: HTTPAnswerObserver {
     /// holding the one it replaced, let go after the lock.
     func record(_ record: inout JournalRecord) {
         let woken: [(HTTPResponder, Selection)] = state.withLock { st in
-            st.lastSeq += 1
+            guard !st.closed else { return [] }
+            st.lastSeq = sequence.next()
             let slot: Int
             if st.ring.count < capacity {
                 slot = st.ring.count
@@ -122,9 +132,13 @@ final class RequestJournal: HTTPAnswerObserver {
     /// entry for it (or it does not wait), else when one is recorded or
     /// its wait is over (with the empty page).
     func answer(_ filter: JournalFilter, through responder: HTTPResponder) {
+        var filter = filter
+        // A number no entry has had yet is from an earlier run of the
+        // server (numbers start again at a restart): start from the oldest.
+        if filter.since > sequence.current { filter.since = 0 }
         let now: Selection? = state.withLock { st in
             let selection = Self.select(st, filter)
-            guard selection.records.isEmpty, filter.waitSeconds > 0 else { return selection }
+            guard selection.records.isEmpty, filter.waitSeconds > 0, !st.closed else { return selection }
             st.waiters.append(Waiter(filter: filter, responder: responder))
             return nil
         }
@@ -141,6 +155,7 @@ final class RequestJournal: HTTPAnswerObserver {
     /// namespace is going away.
     func close() {
         let waiters = state.withLock { st in
+            st.closed = true
             defer { st.waiters = [] }
             return st.waiters.map { ($0.responder, Self.select(st, $0.filter)) }
         }

@@ -45,7 +45,8 @@ final class NamespaceWorld: Sendable {
     /// Sweep ticks since the last request.
     func idleTicks(now: UInt64) -> UInt64 { now &- lastTick.load(ordering: .relaxed) }
 
-    /// Whether a client is waiting on it (a watch, an event stream): such a
+    /// Whether a client is waiting on it (a watch, an event stream, a
+    /// journal's long poll): such a
     /// namespace is in use even when no request came for a while.
-    var hasListeners: Bool { hub.watcherCount + hub.subscriberCount > 0 }
+    var hasListeners: Bool { hub.watcherCount + hub.subscriberCount + (journal?.waiterCount ?? 0) > 0 }
 }

@@ -142,6 +142,11 @@ final class RouteTable: HTTPRequestHandler {
         }
     }
 
+    /// A request refused before it reached `handle` is recorded too.
+    func answerObserver(forRefused head: HTTPRequestHead) -> (any HTTPAnswerObserver)? {
+        journal?.journal(for: head.path)
+    }
+
     /// A namespace's paths (`/ns/<name>/snapshot`) have the limits of the
     /// same paths outside (every namespace has the same routes): the inner
     /// path is looked up only when the namespaces' route matched.

@@ -25,14 +25,14 @@ enum APIRoutes {
 
     /// A named namespace's world: its own hub, fault rules and routes over
     /// the store `open` makes (told of its changes through the hub).
-    static func world(_ name: String, configuration: LarderConfiguration, logger: Logger,
+    static func world(_ name: String, configuration: LarderConfiguration, journalSequence: JournalSequence, logger: Logger,
                       open: (StoreChangeObserver) throws -> any ValueStore) throws -> NamespaceWorld {
         let hub = ChangeHub(historySize: configuration.eventHistory, keepAliveEvery: configuration.eventHeartbeat)
         let firstWrite = FirstWriteMark(before: hub)
         let store: any ValueStore
         do { store = try open(firstWrite) } catch { hub.close(); throw error }
         let faults = configuration.allowFaults ? FaultBook() : nil
-        let journal = configuration.journal > 0 ? RequestJournal(capacity: configuration.journal, namespace: name) : nil
+        let journal = configuration.journal > 0 ? RequestJournal(capacity: configuration.journal, sequence: journalSequence, namespace: name) : nil
         let routes = make(store: store, hub: hub, faults: faults, journal: journal, configuration: configuration, logger: logger)
         let table = RouteTable(routes, middleware: faults.map { [FaultMiddleware(book: $0)] } ?? [])
         return NamespaceWorld(name: name, store: store, hub: hub, table: table, journal: journal, firstWrite: firstWrite)

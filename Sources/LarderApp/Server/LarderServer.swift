@@ -60,7 +60,8 @@ public final class LarderServer: Sendable {
         let hub = ChangeHub(historySize: configuration.eventHistory, keepAliveEvery: configuration.eventHeartbeat)
         self.hub = hub
         values = try configuration.openStore(hub, storeLogger)
-        let journal = configuration.journal > 0 ? RequestJournal(capacity: configuration.journal) : nil
+        let sequence = JournalSequence()
+        let journal = configuration.journal > 0 ? RequestJournal(capacity: configuration.journal, sequence: sequence) : nil
         self.journal = journal
         var routes = APIRoutes.make(store: values, hub: hub, faults: faults, journal: journal,
                                     configuration: configuration, logger: logger)
@@ -70,7 +71,7 @@ public final class LarderServer: Sendable {
             namespaces = try configuration.namespaceStores.map { stores in
                 try Namespaces(stores: stores, limit: configuration.maxNamespaces, idleSeconds: configuration.namespaceIdleSeconds,
                                logger: logger) { name, open in
-                    try APIRoutes.world(name, configuration: configuration, logger: logger, open: open)
+                    try APIRoutes.world(name, configuration: configuration, journalSequence: sequence, logger: logger, open: open)
                 }
             }
         } catch {

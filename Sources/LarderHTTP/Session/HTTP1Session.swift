@@ -201,6 +201,7 @@ final class HTTP1Session: SocketChannelDelegate, HTTPResponderOwner, @unchecked 
         bodyBytesRead = 0
         switch state.begin(head, now: now, routeLimit: { handler.maxBodyBytes(for: head) }) {
         case .reject(let error):
+            responder.observe(with: handler.answerObserver(forRefused: head))
             send(error.response)
         case .handle(let bodyLimit):
             let action = handler.handle(head, responder)

@@ -31,8 +31,13 @@ public protocol HTTPRequestHandler: Sendable {
     /// a chunked body or a `Content-Length` over the server's limit, so
     /// ordinary requests never pay for it.
     func maxBodyBytes(for request: HTTPRequestHead) -> Int64?
+    /// Who is told of the answer to a request the connection refuses
+    /// before `handle` (a `Content-Length` over the body limit), as
+    /// `HTTPResponder.observe(with:)` names one for the others.
+    func answerObserver(forRefused request: HTTPRequestHead) -> (any HTTPAnswerObserver)?
 }
 
 extension HTTPRequestHandler {
     public func maxBodyBytes(for request: HTTPRequestHead) -> Int64? { nil }
+    public func answerObserver(forRefused request: HTTPRequestHead) -> (any HTTPAnswerObserver)? { nil }
 }

@@ -152,9 +152,9 @@ public final class HTTPResponder: Sendable {
     }
 
     /// `observer` is told of the answer just before it is sent (replacing
-    /// one set before). Only while the request is being handled, on the
+    /// one set before; nil: no one is). Only while the request is being handled, on the
     /// connection's queue: from middleware or a route, before they return.
-    public func observe(with observer: any HTTPAnswerObserver) {
+    public func observe(with observer: (any HTTPAnswerObserver)?) {
         shared.observer = observer
     }
 

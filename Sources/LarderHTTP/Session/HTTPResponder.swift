@@ -30,6 +30,9 @@ public final class HTTPResponder: Sendable {
         /// handed, at the end of the middleware chain. Weak: whoever answers
         /// (a route, a body sink) keeps it.
         var innermost = WeakResponder()
+        /// Read the request body at most this fast (a fault of the
+        /// network); 0: as fast as it comes.
+        var bodyBytesPerSecond = 0
     }
 
     struct WeakResponder { weak var value: HTTPResponder? }
@@ -143,6 +146,15 @@ public final class HTTPResponder: Sendable {
         if now { handler() }
     }
 
+    /// Reads this request's body at most `bytesPerSecond` (a fault of the
+    /// network, `--allow-faults`): the connection takes it in timed slices
+    /// and holds the socket's reading in between, with no thread waiting.
+    /// Only while the handler runs (the connection looks once it returns,
+    /// before reading the body).
+    public func paceRequestBody(bytesPerSecond: Int) {
+        shared.state.withLock { st in st.bodyBytesPerSecond = max(1, bytesPerSecond) }
+    }
+
     /// Whether an answer was given (or the request ended).
     public var isFinished: Bool { shared.state.withLock { st in st.answered || st.ended } }
 
@@ -156,6 +168,16 @@ public final class HTTPResponder: Sendable {
             st.inline = false
             defer { st.stored = nil }
             return st.stored
+        }
+    }
+
+    /// Ends the handler's call: an answer given meanwhile, and the rate
+    /// its body is to be read at (0: unpaced), read under the same lock.
+    func endHandler() -> (answer: HTTPResponse?, bodyBytesPerSecond: Int) {
+        shared.state.withLock { st in
+            st.inline = false
+            defer { st.stored = nil }
+            return (st.stored, st.bodyBytesPerSecond)
         }
     }
 

@@ -24,13 +24,15 @@ enum APIRoutes {
 
     /// A named namespace's world: its own hub, fault rules and routes over
     /// the store `open` makes (told of its changes through the hub).
-    static func world(_ name: String, configuration: LarderConfiguration, logger: Logger,
+    /// `faultCounts`: where its fault rules' firings are counted (with
+    /// `--allow-faults`), labelled with `name`.
+    static func world(_ name: String, configuration: LarderConfiguration, logger: Logger, faultCounts: FaultCounts? = nil,
                       open: (StoreChangeObserver) throws -> any ValueStore) throws -> NamespaceWorld {
         let hub = ChangeHub(historySize: configuration.eventHistory, keepAliveEvery: configuration.eventHeartbeat)
         let firstWrite = FirstWriteMark(before: hub)
         let store: any ValueStore
         do { store = try open(firstWrite) } catch { hub.close(); throw error }
-        let faults = configuration.allowFaults ? FaultBook() : nil
+        let faults = configuration.allowFaults ? FaultBook(namespace: name, counts: faultCounts ?? FaultCounts()) : nil
         let routes = make(store: store, hub: hub, faults: faults, configuration: configuration, logger: logger)
         let table = RouteTable(routes, middleware: faults.map { [FaultMiddleware(book: $0)] } ?? [])
         return NamespaceWorld(name: name, store: store, hub: hub, table: table, firstWrite: firstWrite)

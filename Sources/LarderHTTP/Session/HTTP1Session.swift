@@ -42,9 +42,10 @@ final class HTTP1Session: SocketChannelDelegate, HTTPResponderOwner, @unchecked 
     private var stoppedForOutput = false
     /// When a network fault's pause ends (the next slice of a paced body,
     /// either way); `.max`: none pending. The channel's one timer serves it.
-    private var faultWake: UInt64 = .max
+    /// Unchecked exclusivity as `state`: read by `deadline()` on every request.
+    @exclusivity(unchecked) private var faultWake: UInt64 = .max
     /// The request body is read at a fault's rate (`HTTPResponder.paceRequestBody`).
-    private var bodyRate: ByteRate?
+    @exclusivity(unchecked) private var bodyRate: ByteRate?
     /// The connection ends with a reset, not a close, once its output is
     /// out (a `drop` fault).
     private var resetAfterOutput = false
@@ -222,14 +223,15 @@ final class HTTP1Session: SocketChannelDelegate, HTTPResponderOwner, @unchecked 
             send(error.response)
         case .handle(let bodyLimit):
             let action = handler.handle(head, responder)
-            let (answer, bodyPace) = responder.endHandler()
+            let answer = responder.endInline()
             var sink: HTTPRequestBodySink?
             if case .receive(let s) = action { sink = s }
             switch state.handled(head, bodyLimit: bodyLimit, sink: sink, answered: answer != nil) {
             case .none: break
             case .finish(let sink): finish(sink, responder)
             case .read(let sendContinue):
-                if bodyPace > 0 { bodyRate = ByteRate(bytesPerSecond: bodyPace, start: now) }
+                let pace = responder.bodyBytesPerSecond
+                if pace > 0 { bodyRate = ByteRate(bytesPerSecond: pace, start: now) }
                 guard sendContinue else { break }
                 if let gate = sink as? HTTPContinueGate { askBeforeContinue(gate, responder) }
                 else { channel.output.append(HTTP1ConnectionState.continueLine) }

@@ -1,4 +1,5 @@
 import Dispatch
+import Synchronization
 import LarderSupport
 
 /// Answers one request, at once or later, from any thread.
@@ -30,9 +31,6 @@ public final class HTTPResponder: Sendable {
         /// handed, at the end of the middleware chain. Weak: whoever answers
         /// (a route, a body sink) keeps it.
         var innermost = WeakResponder()
-        /// Read the request body at most this fast (a fault of the
-        /// network); 0: as fast as it comes.
-        var bodyBytesPerSecond = 0
     }
 
     struct WeakResponder { weak var value: HTTPResponder? }
@@ -49,6 +47,11 @@ public final class HTTPResponder: Sendable {
     /// a route that keeps one does so only until the answer or cancellation.
     private let owner: (any HTTPResponderOwner)?
     private let queue: DispatchQueue?
+    /// Read the request body at most this fast (a fault of the network);
+    /// 0: as fast as it comes. Apart from `state`, so that the connection
+    /// reads it only for a request whose body it is about to read: a GET
+    /// pays nothing for it.
+    private let bodyPace = Atomic<Int>(0)
 
     init(owner: any HTTPResponderOwner, queue: DispatchQueue) {
         root = nil
@@ -152,7 +155,7 @@ public final class HTTPResponder: Sendable {
     /// Only while the handler runs (the connection looks once it returns,
     /// before reading the body).
     public func paceRequestBody(bytesPerSecond: Int) {
-        shared.state.withLock { st in st.bodyBytesPerSecond = max(1, bytesPerSecond) }
+        shared.bodyPace.store(max(1, bytesPerSecond), ordering: .relaxed)
     }
 
     /// Whether an answer was given (or the request ended).
@@ -171,15 +174,9 @@ public final class HTTPResponder: Sendable {
         }
     }
 
-    /// Ends the handler's call: an answer given meanwhile, and the rate
-    /// its body is to be read at (0: unpaced), read under the same lock.
-    func endHandler() -> (answer: HTTPResponse?, bodyBytesPerSecond: Int) {
-        shared.state.withLock { st in
-            st.inline = false
-            defer { st.stored = nil }
-            return (st.stored, st.bodyBytesPerSecond)
-        }
-    }
+    /// The rate the request body is to be read at (0: unpaced), as the
+    /// handler set it with `paceRequestBody` (on this queue, so relaxed).
+    var bodyBytesPerSecond: Int { shared.bodyPace.load(ordering: .relaxed) }
 
     /// An answer that arrived later, if any.
     func takeAnswer() -> HTTPResponse? {

@@ -6,6 +6,8 @@
 #   bash Benchmarks/callgrind.sh                       # this checkout
 #   N=2000 BASELINE=/path/to/older/larder bash Benchmarks/callgrind.sh   # and an older build
 #   NAMESPACE=w1 bash Benchmarks/callgrind.sh          # also a 1 KiB GET in namespace w1 (/ns/w1/store/...)
+#   BASELINE=.build/release/larder BASELINE_FLAGS="--journal 0" bash Benchmarks/callgrind.sh
+#                                                      # one build with a feature on and off (LARDER_FLAGS: this checkout's)
 #
 # In one valgrind run: warm up, then for each workload zero the counters,
 # do N requests, dump; zero, do 2N requests, dump. The difference of the
@@ -72,7 +74,7 @@ measure() {
   local bin=$dir/larder
   cp "$2" "$bin" && strip --strip-debug "$bin"
   valgrind --tool=callgrind --callgrind-out-file="$dir/cg.out" --dump-instr=no \
-    --vgdb=yes "$bin" --port 0 --data-dir "$dir/data" --no-fsync --log-level warning \
+    --vgdb=yes "$bin" --port 0 --data-dir "$dir/data" --no-fsync --log-level warning $3 \
     >"$dir/stdout" 2>"$dir/valgrind.log" &
   VPID=$!
   local url
@@ -120,7 +122,7 @@ measure() {
   put=$(echo "${per[put]}" | tr ' ' '\n' | grep . | median)
   [ -n "$nsurl" ] && nsget=$(echo "${per[nsget]}" | tr ' ' '\n' | grep . | median)
   {
-    echo "== $name ($2), N=$N, $REPEAT repetitions"
+    echo "== $name ($2 $3), N=$N, $REPEAT repetitions"
     cat "$RESULTS.$name"; rm -f "$RESULTS.$name"
     echo "per GET, each repetition: ${per[get]}-> median $get"
     echo "per PUT, each repetition: ${per[put]}-> median $put"
@@ -133,14 +135,14 @@ measure() {
   echo "$get $put $nsget"
 }
 
-read -r GET PUT NSGET < <(measure larder "$BIN")
+read -r GET PUT NSGET < <(measure larder "$BIN" "${LARDER_FLAGS:-}")
 printf 'larder:   instructions per GET: %s, per PUT: %s\n' "$GET" "$PUT" | tee -a "$RESULTS"
 if [ -n "${NSGET:-}" ]; then
   printf 'larder:   instructions per GET in namespace %s: %s (%s%% of the default GET)\n' "$NAMESPACE" "$NSGET" \
     "$(python3 -c "print(f'{100 * $NSGET / $GET:.1f}')")" | tee -a "$RESULTS"
 fi
 if [ -n "${BASELINE:-}" ]; then
-  read -r BGET BPUT < <(measure baseline "$BASELINE")
+  read -r BGET BPUT < <(measure baseline "$BASELINE" "${BASELINE_FLAGS:-}")
   printf 'baseline: instructions per GET: %s, per PUT: %s\n' "$BGET" "$BPUT" | tee -a "$RESULTS"
 fi
 echo "details: $RESULTS"

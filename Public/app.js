@@ -28,6 +28,23 @@
 //                   new-ttl, create, replace, new-error, cancel
 //   token-form      the token form (token-input, token-submit)
 //   toast           the status line
+//   pane-tabs       the header's tab list: tab-keys, tab-requests, tab-faults
+//                   (aria-selected="true" on the shown one; #/requests, #/faults)
+//   requests-pane   the request journal, newest on top: journal (the table),
+//                   journal-entry (a row; data-seq, data-method, data-status,
+//                   data-path), journal-key (the link of a /store/<key> row),
+//                   fault-badge (the rule that acted), journal-method,
+//                   journal-status-filter, journal-prefix (the filters),
+//                   journal-clear, journal-live (data-state live/offline/...),
+//                   journal-summary, journal-empty, journal-error
+//   faults-pane     the fault rules: faults-off (no --allow-faults), faults-status,
+//                   faults-refresh, faults-clear, faults-empty, faults-error,
+//                   fault-rules (the table), fault-rule (a row, data-rule-id),
+//                   fault-remaining, fault-matched, fault-fired, fault-other,
+//                   fault-remove; fault-form: fault-id, fault-prefix, fault-method
+//                   (checkboxes, data-method), fault-delay, fault-jitter,
+//                   fault-status, fault-probability, fault-count, fault-drop,
+//                   fault-truncate, fault-rate, fault-add, fault-error
 
 import { request, keyURL, prefixURL, errorText, head, metaFrom, onUnauthorized, getToken, setToken } from './api.js';
 import { el, formatBytes, formatTime, copyText, confirmDialog, toast } from './dom.js';
@@ -36,6 +53,9 @@ import { jsonTree, jsonTable, isTable, parseNDJSON } from './json-view.js';
 import { showEditor, createDialog, isJSONType } from './editor.js';
 import { LiveFeed } from './live.js';
 import { namespacePicker } from './namespaces.js';
+import { PaneTabs, paneOfHash } from './tabs.js';
+import { RequestsPane } from './requests.js';
+import { FaultsPane } from './faults.js';
 
 const LARGE = 2 * 1024 * 1024;
 const HEX_BYTES = 4096;
@@ -122,6 +142,9 @@ function keyFromHash() {
 }
 
 window.addEventListener('hashchange', () => {
+  const name = paneOfHash(location.hash);
+  tabs.select(name);
+  if (name !== 'keys') return; // the open key stays open behind the other panes
   const key = keyFromHash();
   if (key !== null && key !== state.key) openKey(key);
   else if (key === null) closeValue();
@@ -406,7 +429,10 @@ document.getElementById('upload-button').addEventListener('click', () => {
 });
 document.getElementById('refresh').addEventListener('click', () => tree.start());
 document.getElementById('token-button').addEventListener('click', async () => {
-  if (await askToken(getToken() ? 'Replace the token for this tab.' : 'Enter the bearer token for this server.')) tree.start();
+  if (await askToken(getToken() ? 'Replace the token for this tab.' : 'Enter the bearer token for this server.')) {
+    tree.start();
+    refreshPane();
+  }
 });
 
 function created(key) {
@@ -431,11 +457,42 @@ window.addEventListener('drop', (e) => {
   if (file) createDialog({ prefix: currentPrefix(), file, onCreated: created });
 });
 
+// ---- the panes: Keys, Requests, Faults ----
+
+const requestsPane = new RequestsPane(document.getElementById('requests-pane'), { keyHash });
+const faultsPane = new FaultsPane(document.getElementById('faults-pane'));
+const tabs = new PaneTabs(document.querySelector('[data-testid="pane-tabs"]'), {
+  keys: { node: document.getElementById('keys-pane') },
+  requests: { node: requestsPane.root, show: () => requestsPane.show(), hide: () => requestsPane.hide() },
+  faults: { node: faultsPane.root, show: () => faultsPane.show(), hide: () => faultsPane.hide() },
+});
+tabs.onChoose = (name) => {
+  // the Keys tab comes back to the key that was open
+  if (name === 'keys') location.hash = state.key !== null ? keyHash(state.key) : '#/';
+  else location.hash = '#/' + name;
+};
+/** Loads the shown Requests or Faults pane again (Refresh, a new token). */
+function refreshPane() {
+  if (tabs.current === 'requests') requestsPane.restart();
+  if (tabs.current === 'faults') faultsPane.load();
+}
+document.getElementById('refresh').addEventListener('click', refreshPane);
+
 // ---- start ----
 
 closeValue();
-const switchNamespace = () => { history.replaceState(null, '', location.pathname); closeValue(); tree.start(); live.connect(); };
-namespacePicker(document.getElementById('namespace-picker'), switchNamespace).then((refresh) => {
+const switchNamespace = () => {
+  // a key belongs to its namespace: it closes; the Requests and Faults panes stay, showing the new one's
+  if (tabs.current === 'keys') history.replaceState(null, '', location.pathname);
+  closeValue();
+  tree.start();
+  live.connect();
+  requestsPane.namespaceChanged();
+  faultsPane.namespaceChanged();
+};
+const picked = namespacePicker(document.getElementById('namespace-picker'), switchNamespace);
+tabs.select(paneOfHash(location.hash)); // the picker has set the namespace before its first await
+picked.then((refresh) => {
   document.getElementById('refresh').addEventListener('click', refresh);
 }).finally(() => {
   tree.start().then(() => {

@@ -66,10 +66,10 @@ extension LarderClient {
     }
 
     /// An unchanged answer that came back long before the `wait` asked (a
-    /// proxy, an injected fault) would make the watch loop hot: after one
-    /// in under a second, waits `backoff`, grown by `nextQuickPollBackoff`;
-    /// an answer that did wait resets it.
-    private static func pauseAfterQuickPoll(started: ContinuousClock.Instant, backoff: inout Duration) async throws {
+    /// proxy, an injected fault) would make a long-poll loop hot (a watch,
+    /// `journalEntries`): after one in under a second, waits `backoff`,
+    /// grown by `nextQuickPollBackoff`; an answer that did wait resets it.
+    static func pauseAfterQuickPoll(started: ContinuousClock.Instant, backoff: inout Duration) async throws {
         guard ContinuousClock.now - started < .seconds(1) else {
             backoff = .zero
             return

@@ -129,6 +129,9 @@ struct ServeOptions: ParsableArguments {
     @Option(name: .customLong("max-namespaces"), help: "Namespaces (/ns/<name>/) at most, the default one not counted (507 above). [env: LARDER_MAX_NAMESPACES] (default: \(LarderConfiguration.defaultMaxNamespaces))")
     var maxNamespaces: Int?
 
+    @Option(name: .customLong("journal"), help: "Answered requests each namespace's journal (/journal) keeps; 0 turns it off. [env: LARDER_JOURNAL] (default: \(LarderConfiguration.defaultJournal))")
+    var journal: Int?
+
     @Option(name: .customLong("namespace-idle"), help: "Seconds without a request after which a namespace is dropped; 0 never drops one. [env: LARDER_NAMESPACE_IDLE] (default: \(Default.seconds(LarderConfiguration.defaultNamespaceIdleSeconds)))")
     var namespaceIdle: Double?
 
@@ -161,6 +164,9 @@ struct ServeOptions: ParsableArguments {
         }
         if let n = try value(maxNamespaces, "LARDER_MAX_NAMESPACES", { Int($0) }), !(0...1_000_000).contains(n) {
             throw ValidationError("--max-namespaces must be from 0 to 1000000")
+        }
+        if let n = try value(journal, "LARDER_JOURNAL", { Int($0) }), !(0...10_000_000).contains(n) {
+            throw ValidationError("--journal must be from 0 to 10000000")
         }
         if let s = try value(namespaceIdle, "LARDER_NAMESPACE_IDLE", { Double($0) }), !(s >= 0 && s <= 31_536_000) {
             throw ValidationError("--namespace-idle must be from 0 to 31536000 seconds")
@@ -233,6 +239,7 @@ struct ServeOptions: ParsableArguments {
         config.namespaceStores = stores.namespaces
         if let v = try value(maxNamespaces, "LARDER_MAX_NAMESPACES", { Int($0) }) { config.maxNamespaces = v }
         if let v = try value(namespaceIdle, "LARDER_NAMESPACE_IDLE", { Double($0) }) { config.namespaceIdleSeconds = v }
+        if let v = try value(journal, "LARDER_JOURNAL", { Int($0) }) { config.journal = v }
         config.http = http
         if let eventHistory { config.eventHistory = eventHistory }
         if let v = try value(host, "LARDER_HOST", { $0 }) { config.http.host = v }

@@ -21,6 +21,7 @@ import Glibc
         ("docs/sharing.md", "tour"),
         ("docs/snapshots.md", "snapshots"),
         ("docs/http-api.md", "namespaces"),
+        ("docs/journal.md", "journal"),
     ]
 
     /// Starts `bash -c script` in a new temporary directory with the

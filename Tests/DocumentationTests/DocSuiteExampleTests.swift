@@ -12,7 +12,7 @@ import LarderTestSupport
 
     /// The examples, by page and name, each run by a test below.
     static let examples = [(page, "runner"), (page, "suite-shell"), (page, "suite-namespaces"), (page, "suite-python"), (page, "suite-node"),
-                           ("docs/security.md", "token")]
+                           ("docs/security.md", "token"), ("docs/journal.md", "journal-pytest")]
 
     /// A working directory with `fixtures/users/1.json` and the example saved as `file`.
     static func workspace(example: String, file: String, page: String = page) throws -> String {
@@ -25,10 +25,12 @@ import LarderTestSupport
 
     /// Runs `command` in `directory` with `larder` on the PATH; its status
     /// and what it printed (stdout, then stderr).
-    static func run(_ command: [String], in directory: String, timeout: Double = 60) throws -> (status: Int32, output: String) {
+    static func run(_ command: [String], in directory: String, environment: [String: String] = [:],
+                    timeout: Double = 60) throws -> (status: Int32, output: String) {
         let binDirectory = (ChildServer.binaryPath as NSString).deletingLastPathComponent
         let path = binDirectory + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")
-        let result = try ProcessRunner.run("/usr/bin/env", command, environment: ["PATH": path, "PYTHONDONTWRITEBYTECODE": "1"],
+        let result = try ProcessRunner.run("/usr/bin/env", command,
+                                           environment: environment.merging(["PATH": path, "PYTHONDONTWRITEBYTECODE": "1"]) { $1 },
                                            directory: directory, timeout: timeout)
         return (result.status, result.stdoutText + result.stderr)
     }
@@ -84,6 +86,23 @@ import LarderTestSupport
         let result = try Self.run(["python3", "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_with_larder.py"], in: dir)
         #expect(result.status == 0, "\(result.output)")
         #expect(result.output.contains("4 passed"), "\(result.output)")
+    }
+
+    /// docs/journal.md: the pytest plugin's `requests()`, the plugin from
+    /// this checkout (clients/python/src) as `pip install` would give it,
+    /// `larder_fixtures` as the page says, the server it starts from the PATH.
+    @Test func theJournalPytestExamplePasses() throws {
+        let check = try Self.run(["python3", "-c", "import pytest, requests"], in: "/")
+        try #require(check.status == 0, "the Python example needs pytest and requests: python3 -m pip install pytest requests")
+        let dir = try Self.workspace(example: "journal-pytest", file: "test_profiles.py", page: "docs/journal.md")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try Data("[pytest]\nlarder_fixtures = fixtures\n".utf8).write(to: URL(fileURLWithPath: dir + "/pytest.ini"))
+        // `no:larder` first: an installed pytest-larder would register the same module twice.
+        let result = try Self.run(["python3", "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:larder",
+                                   "-p", "pytest_larder.plugin", "test_profiles.py"],
+                                  in: dir, environment: ["PYTHONPATH": Repository.path("clients/python/src")])
+        #expect(result.status == 0, "\(result.output)")
+        #expect(result.output.contains("3 passed"), "\(result.output)")
     }
 
     @Test func theNodeExamplePasses() throws {

@@ -98,7 +98,7 @@ import Testing
             "GET /store/", "DELETE /store/", "POST /store/",
             "GET /store/{prefix}/", "DELETE /store/{prefix}/", "POST /store/{prefix}/",
             "GET /events", "GET /snapshot", "POST /snapshot",
-            "GET /faults", "PUT /faults", "POST /faults", "DELETE /faults",
+            "GET /faults", "PUT /faults", "POST /faults", "DELETE /faults", "GET /journal", "DELETE /journal",
             "GET /healthz", "GET /metrics", "GET /", "GET /viewer/", "GET /viewer/{file}",
         ]
         for operation in contract {

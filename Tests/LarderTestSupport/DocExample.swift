@@ -48,10 +48,12 @@ public enum DocExample {
     }
 
     /// What differs from run to run in an example's output, made equal:
-    /// 16-hex-digit ids (versions, ETags, generated keys) and ISO 8601 times.
+    /// 16-hex-digit ids (versions, ETags, generated keys), ISO 8601 times
+    /// and the request journal's durations (`"ms":0.42`).
     public static func normalized(_ text: String) -> String {
         text.replacingOccurrences(of: "[0-9a-f]{16}", with: "<id>", options: .regularExpression)
             .replacingOccurrences(of: #"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z"#, with: "<time>", options: .regularExpression)
+            .replacingOccurrences(of: #""ms":\d+(\.\d+)?"#, with: #""ms":<ms>"#, options: .regularExpression)
     }
 }
 

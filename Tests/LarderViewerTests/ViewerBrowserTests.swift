@@ -72,6 +72,15 @@ import Testing
         try await Self.run(group: "standalone", port: child.port)
     }
 
+    /// With --allow-faults: the Faults pane lists, adds and removes rules,
+    /// and the Requests pane marks a faulted request with its rule.
+    @Test func theFaultsPaneInABrowser() async throws {
+        let server = try TestServer { $0.allowFaults = true }
+        defer { server.stop() }
+        try Self.seed(server.client())
+        try await Self.run(group: "faults", port: server.port)
+    }
+
     /// With --token the page asks for it (token-form).
     @Test
     func theTokenFormInABrowser() async throws {

@@ -496,6 +496,378 @@ def token_form_unlocks_the_store(ctx):
     ctx.expect_no_console_errors(allowed=("401",))
 
 
+# === The Faults pane (group "faults": a server started with --allow-faults) ===
+
+def faults_now(ctx, namespace=""):
+    """GET /faults over HTTP: {"rules": [...], "seed": ...}."""
+    status, _, body = ctx.http("GET", namespace + "/faults")
+    check(status == 200, f"GET {namespace}/faults answered {status}: {body!r}")
+    return json.loads(body)
+
+
+def put_faults(ctx, rules, namespace=""):
+    status, _, body = ctx.http("PUT", namespace + "/faults", json.dumps(rules), {"Content-Type": "application/json"})
+    check(status == 200, f"PUT {namespace}/faults answered {status}: {body!r}")
+
+
+def fault_row(ctx, rule_id):
+    """The shown row of the rule named rule_id, or None."""
+    from selenium.webdriver.common.by import By
+    found = ctx.driver.find_elements(By.CSS_SELECTOR, '[data-testid="fault-rule"][data-rule-id="%s"]' % rule_id)
+    return next((e for e in found if e.is_displayed()), None)
+
+
+def cell(row, testid):
+    from selenium.webdriver.common.by import By
+    return row.find_element(By.CSS_SELECTOR, f'[data-testid="{testid}"]').text
+
+
+def open_pane(ctx, name):
+    """Opens the page on the pane `name` by its tab (as a user would)."""
+    ctx.open("/")
+    ctx.one("tab-" + name).click()
+    pane = ctx.one(name + "-pane")
+    wait_until(f"the {name} tab selected", lambda: ctx.one("tab-" + name).get_attribute("aria-selected") == "true")
+    return pane
+
+
+@scenario(group="faults", page=True)
+def faults_pane_lists_rules_with_remaining_counts(ctx):
+    put_faults(ctx, [{"id": "slow-users", "prefix": "users/", "methods": ["GET"], "delayMs": 5, "jitterMs": 2,
+                      "status": 503, "probability": 0.5, "count": 3},
+                     {"prefix": "config/", "delayMs": 1},
+                     {"id": "<img/src=x/onerror=window.__xss=6>", "prefix": "xss/<b>", "status": 500}])
+    for scheme in ("light", "dark"):
+        ctx.color_scheme(scheme)
+        open_pane(ctx, "faults")
+        row = wait_until("the rule slow-users", lambda: fault_row(ctx, "slow-users"))
+        check(cell(row, "fault-remaining") == "3 of 3", f"slow-users remaining: {cell(row, 'fault-remaining')!r}")
+        check("users/" in row.text and "GET" in row.text and "status 503" in row.text and "0.5" in row.text,
+              f"slow-users row: {row.text!r}")
+        other = wait_until("the unnamed rule", lambda: fault_row(ctx, "rule-2"))
+        check(len(ctx.find("fault-rule")) == 3, "not three rules shown")
+        check(cell(other, "fault-remaining") == "no limit", f"rule-2 remaining: {cell(other, 'fault-remaining')!r}")
+        check(ctx.shown("fault-form"), "no add form with --allow-faults")
+        time.sleep(0.3)
+        ctx.screenshot(f"viewer-faults-{scheme}")
+    # A rule's name and prefix are text, never markup.
+    from selenium.webdriver.common.by import By
+    pane = ctx.one("faults-pane")
+    check("<img/src=x" in pane.text and "xss/<b>" in pane.text, "the markup-like rule is not shown as written")
+    check(not pane.find_elements(By.CSS_SELECTOR, "td img, td b"), "a rule's fields became elements")
+    ctx.no_script_ran()
+    ctx.expect_no_console_errors()
+
+
+@scenario(group="faults", page=True)
+def faults_pane_shows_fields_it_does_not_know(ctx):
+    """A rule field newer than the page (here answered by a stand-in for
+    GET /faults) shows as "name: value"; the network fields as the effect."""
+    rule = {"id": "future", "prefix": "f/", "methods": None, "delayMs": 0, "jitterMs": 0, "status": None,
+            "probability": 1, "count": None, "remaining": None, "matched": 0, "fired": 0,
+            "drop": "after", "truncate": 10, "bytesPerSecond": 512, "corrupt": {"bits": 3}, "flakiness": "<i>x</i>"}
+    ctx.driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": """
+        const realFetch = window.fetch;
+        window.fetch = (url, options) => (String(url).endsWith('/faults') && (!options || !options.method || options.method === 'GET'))
+          ? Promise.resolve(new Response(JSON.stringify(%s), {status: 200, headers: {'Content-Type': 'application/json'}}))
+          : realFetch(url, options);""" % json.dumps({"rules": [rule], "seed": 7})})
+    open_pane(ctx, "faults")
+    row = wait_until("the rule future", lambda: fault_row(ctx, "future"))
+    check("drop after" in row.text and "truncate after 10 B" in row.text and "512 B/s" in row.text,
+          f"the network fields in the effect: {row.text!r}")
+    other = cell(row, "fault-other")
+    check('corrupt: {"bits":3}' in other and "flakiness: <i>x</i>" in other, f"the unknown fields: {other!r}")
+    check("seed 7" in ctx.one("faults-status").text, "the seed is not shown")
+    ctx.expect_no_console_errors()
+
+
+@scenario(group="faults", page=True)
+def faults_pane_adds_and_removes_a_rule(ctx):
+    from selenium.webdriver.common.by import By
+    put_faults(ctx, [{"id": "keep-me", "prefix": "keep/", "status": 500, "count": 4}])
+    open_pane(ctx, "faults")
+    wait_until("the rule keep-me", lambda: fault_row(ctx, "keep-me"))
+    form = ctx.one("fault-form")
+    ctx.one("fault-id").send_keys("from-form")
+    ctx.one("fault-prefix").send_keys("form/")
+    form.find_element(By.CSS_SELECTOR, '[data-testid="fault-method"][data-method="PUT"]').click()
+    ctx.one("fault-status").send_keys("429")
+    ctx.one("fault-count").send_keys("2")
+    ctx.one("fault-add").click()
+    wait_until("from-form in the page", lambda: fault_row(ctx, "from-form"))
+    rules = {rule["id"]: rule for rule in faults_now(ctx)["rules"]}
+    check(set(rules) == {"keep-me", "from-form"}, f"the server has {sorted(rules)}")
+    added = rules["from-form"]
+    check(added["prefix"] == "form/" and added["methods"] == ["PUT"] and added["status"] == 429 and added["count"] == 2,
+          f"the added rule is {added}")
+
+    # A rule the server refuses: its 400 message is shown, nothing changes.
+    ctx.one("fault-prefix").send_keys("bad/")
+    ctx.one("fault-status").clear()
+    ctx.one("fault-status").send_keys("200")
+    ctx.one("fault-add").click()
+    error = ctx.one("fault-error")
+    wait_until("the server's message", lambda: "status must be" in error.text)
+    check(len(faults_now(ctx)["rules"]) == 2, "a refused rule changed the rules")
+    ctx.screenshot("viewer-faults-error")
+
+    # Remove keep-me (after firing once: it keeps the firings it had left).
+    ctx.get("keep/x")
+    row = fault_row(ctx, "keep-me")
+    row.find_element(By.CSS_SELECTOR, '[data-testid="fault-remove"]').click()
+    ctx.one("confirm").click()
+    wait_until("keep-me gone from the page", lambda: fault_row(ctx, "keep-me") is None)
+    rules = faults_now(ctx)["rules"]
+    check([rule["id"] for rule in rules] == ["from-form"], f"after the removal the server has {rules}")
+    check(rules[0]["remaining"] == 2 and rules[0]["methods"] == ["PUT"], f"from-form changed: {rules[0]}")
+    ctx.expect_no_console_errors(allowed=("400",))
+
+
+@scenario(group="faults", page=True)
+def a_fired_rule_shows_its_remaining_count_after_refresh(ctx):
+    put_faults(ctx, [{"id": "fires", "prefix": "fire/", "status": 503, "count": 3}])
+    open_pane(ctx, "faults")
+    row = wait_until("the rule fires", lambda: fault_row(ctx, "fires"))
+    check(cell(row, "fault-remaining") == "3 of 3", f"before: {cell(row, 'fault-remaining')!r}")
+    for _ in range(2):
+        status, headers, _ = ctx.get("fire/x")
+        check(status == 503 and headers.get("larder-fault") == "fires", f"the rule did not fire: {status} {headers}")
+    ctx.one("faults-refresh").click()
+    wait_until("1 of 3 left", lambda: cell(fault_row(ctx, "fires"), "fault-remaining") == "1 of 3")
+    check(cell(fault_row(ctx, "fires"), "fault-fired") == "2", "fired is not 2")
+
+
+@scenario(group="faults", page=True)
+def faults_pane_follows_the_namespace(ctx):
+    from selenium.webdriver.support.ui import Select
+    put_faults(ctx, [{"id": "default-only", "prefix": "d/"}])
+    ctx.http("PUT", "/ns/fault-ns/store/x.json", "{}", {"Content-Type": "application/json"})
+    put_faults(ctx, [{"id": "ns-only", "prefix": "n/"}], namespace="/ns/fault-ns")
+    open_pane(ctx, "faults")
+    wait_until("the default namespace's rule", lambda: fault_row(ctx, "default-only"))
+    picker = ctx.one("namespace-picker")
+    wait_until("fault-ns in the picker", lambda: "fault-ns" in picker.text)
+    Select(picker).select_by_value("fault-ns")
+    wait_until("the namespace's rule", lambda: fault_row(ctx, "ns-only"))
+    check(fault_row(ctx, "default-only") is None, "the default namespace's rule shows in fault-ns")
+    ctx.http("DELETE", "/ns/fault-ns")
+    ctx.expect_no_console_errors()
+
+
+@scenario(page=True)
+def faults_pane_says_faults_are_off_without_the_flag(ctx):
+    check(ctx.http("GET", "/faults")[0] == 404, "this server has /faults")
+    for scheme in ("light", "dark"):
+        ctx.color_scheme(scheme)
+        open_pane(ctx, "faults")
+        off = ctx.one("faults-off")
+        check("--allow-faults" in off.text, f"the notice: {off.text!r}")
+        check(not ctx.shown("fault-form") and not ctx.shown("fault-remove"), "editing offered without --allow-faults")
+        ctx.screenshot(f"viewer-faults-off-{scheme}")
+    # The Keys tab comes back by keyboard: Left from the Faults tab twice.
+    from selenium.webdriver.common.keys import Keys
+    ctx.one("tab-faults").send_keys(Keys.ARROW_LEFT)
+    wait_until("the Requests tab", lambda: ctx.one("tab-requests").get_attribute("aria-selected") == "true")
+    ctx.one("tab-requests").send_keys(Keys.ARROW_LEFT)
+    wait_until("the Keys pane", lambda: ctx.shown("tree") and not ctx.shown("requests-pane"))
+    ctx.expect_no_console_errors(allowed=("/faults",))
+
+
+# === The Requests pane (the request journal, GET /journal) =====================
+
+def journal_rows(ctx):
+    """The shown journal entries, newest first: [{seq, method, path, status, fault}]."""
+    return ctx.driver.execute_script("""
+        return [...document.querySelectorAll('[data-testid="journal-entry"]')].map((row) => ({
+          seq: Number(row.dataset.seq), method: row.dataset.method, path: row.dataset.path,
+          status: row.dataset.status,
+          fault: row.querySelector('[data-testid="fault-badge"]')?.textContent ?? null}));""")
+
+
+def journal_now(ctx, query="", namespace=""):
+    """GET /journal over HTTP (as another client would): {requests, next, dropped}."""
+    status, _, body = ctx.http("GET", namespace + "/journal" + query)
+    check(status == 200, f"GET {namespace}/journal{query} answered {status}: {body!r}")
+    return json.loads(body)
+
+
+def row_for(ctx, path, **fields):
+    """The first shown entry with that path (and those fields), or None."""
+    return next((row for row in journal_rows(ctx) if row["path"] == path
+                 and all(row[name] == value for name, value in fields.items())), None)
+
+
+def journal_urls(ctx):
+    """The /journal URLs the page fetched (the browser's resource timing)."""
+    return ctx.driver.execute_script(
+        "return performance.getEntriesByType('resource').map((e) => e.name).filter((n) => n.includes('/journal'))")
+
+
+def open_requests(ctx):
+    open_pane(ctx, "requests")
+    wait_until("the journal followed live", lambda: ctx.one("journal-live").get_attribute("data-state") == "live")
+
+
+@scenario(page=True)
+def requests_appear_live_through_the_long_poll(ctx):
+    ctx.put("journal-live/seen.json", '{"before":true}')
+    open_requests(ctx)
+    wait_until("the request made before", lambda: row_for(ctx, "/store/journal-live/seen.json", method="PUT"))
+    ctx.driver.execute_script("window.__sameDocument = true")
+    time.sleep(1.0)  # the page is parked in its long poll now
+    new = "journal-live/new-%d.json" % time.time_ns()  # a new key: 201, on a server used twice too
+    ctx.put(new, '{"live":true}')
+    ctx.get(new)
+    ctx.get("journal-live/absent.json")
+    wait_until("the PUT shown live", lambda: row_for(ctx, "/store/" + new, method="PUT", status="201"))
+    wait_until("the GETs shown live", lambda: row_for(ctx, "/store/journal-live/absent.json", method="GET", status="404"))
+    check(ctx.driver.execute_script("return window.__sameDocument === true"), "the page reloaded")
+    # The address names the pane: a reload comes back to it, and only it shows.
+    check(ctx.driver.current_url.endswith("#/requests"), f"the address is {ctx.driver.current_url}")
+    ctx.open("/#/requests")
+    wait_until("the Requests pane after a reload", lambda: ctx.shown("requests-pane") and row_for(ctx, "/store/" + new))
+    check(not ctx.shown("tree") and not ctx.shown("value-view") and not ctx.shown("faults-pane"),
+          "another pane shows beside the Requests pane")
+    rows = journal_rows(ctx)
+    check(rows == sorted(rows, key=lambda row: -row["seq"]), "the journal is not newest first")
+    check(any("wait=" in url and "since=" in url for url in journal_urls(ctx)), "no long poll (since=…&wait=…) was sent")
+    for scheme in ("light", "dark"):
+        ctx.color_scheme(scheme)
+        time.sleep(0.3)
+        ctx.screenshot(f"viewer-requests-{scheme}")
+    ctx.expect_no_console_errors(allowed=("journal-live/absent.json",))
+
+
+@scenario(page=True)
+def requests_filters_go_to_the_server(ctx):
+    from selenium.webdriver.support.ui import Select
+    ctx.put("jf/a.json", '{"a":1}')
+    ctx.get("jf/a.json")
+    ctx.get("jf/missing.json")
+    ctx.http("DELETE", ctx.store_path("jf/a.json"))
+    ctx.get("jf-other/x.json")
+    open_requests(ctx)
+    wait_until("the requests under jf/", lambda: row_for(ctx, "/store/jf-other/x.json"))
+
+    def shows_exactly(query):
+        expected = {entry["seq"] for entry in journal_now(ctx, query)["requests"]}
+        return expected and {row["seq"] for row in journal_rows(ctx)} == expected
+
+    ctx.one("journal-prefix").send_keys("jf/")
+    wait_until("only jf/ requests (as GET /journal?prefix=jf/ answers)", lambda: shows_exactly("?prefix=jf%2F"))
+    check(not row_for(ctx, "/store/jf-other/x.json"), "jf-other/ shows under the prefix jf/")
+    Select(ctx.one("journal-method")).select_by_value("GET")
+    wait_until("only GETs under jf/", lambda: shows_exactly("?prefix=jf%2F&method=GET"))
+    check({row["method"] for row in journal_rows(ctx)} == {"GET"}, "not only GETs")
+    ctx.one("journal-status-filter").send_keys("404")
+    wait_until("the one 404", lambda: shows_exactly("?prefix=jf%2F&method=GET&status=404"))
+    check([row["path"] for row in journal_rows(ctx)] == ["/store/jf/missing.json"], f"shown: {journal_rows(ctx)}")
+    ctx.screenshot("viewer-requests-filtered")
+    # The filters went to the server as query parameters (not a filter over a loaded page).
+    urls = journal_urls(ctx)
+    check(any("prefix=jf%2F" in url and "method=GET" in url and "status=404" in url for url in urls),
+          f"no /journal request with the three filters: {urls}")
+    # A class of statuses too (4xx), and clearing the method widens again.
+    ctx.one("journal-status-filter").clear()
+    ctx.one("journal-status-filter").send_keys("2xx")
+    Select(ctx.one("journal-method")).select_by_value("")
+    wait_until("the 2xx under jf/", lambda: shows_exactly("?prefix=jf%2F&status=2xx"))
+    check({row["method"] for row in journal_rows(ctx)} == {"PUT", "GET", "DELETE"}, f"shown: {journal_rows(ctx)}")
+    ctx.expect_no_console_errors(allowed=("jf/missing.json", "jf-other/x.json"))
+
+
+@scenario(page=True)
+def clicking_a_request_opens_its_key(ctx):
+    from selenium.webdriver.common.by import By
+    key = "journal-open/my key é.json"
+    ctx.put(key, '{"opened":"from the journal"}')
+    open_requests(ctx)
+    path = "/store/journal-open/my%20key%20%C3%A9.json"
+    wait_until("the PUT of the key", lambda: row_for(ctx, path, method="PUT"))
+    row = ctx.driver.find_element(By.CSS_SELECTOR, '[data-testid="journal-entry"][data-path="%s"]' % path)
+    row.find_elements(By.CSS_SELECTOR, "td")[0].click()  # the row, not only its link
+    view = ctx.one("value-view")
+    wait_until("the key open", lambda: view.get_attribute("data-open-key") == key)
+    wait_until("its value", lambda: "from the journal" in view.text)
+    check(ctx.one("tab-keys").get_attribute("aria-selected") == "true", "the Keys tab is not selected")
+    check(not ctx.shown("requests-pane"), "the Requests pane still shows")
+    ctx.expect_no_console_errors()
+
+
+@scenario(page=True)
+def clear_empties_the_journal(ctx):
+    ctx.put("journal-clear/a.json", '{}')
+    open_requests(ctx)
+    wait_until("the PUT", lambda: row_for(ctx, "/store/journal-clear/a.json"))
+    last = max(row["seq"] for row in journal_rows(ctx))
+    ctx.one("journal-clear").click()
+    ctx.one("confirm").click()
+    wait_until("the rows gone", lambda: all(row["seq"] > last for row in journal_rows(ctx)))
+    check(all(entry["seq"] > last for entry in journal_now(ctx)["requests"]), "the server's journal was not emptied")
+    ctx.put("journal-clear/b.json", '{}')
+    wait_until("a request after the clear shown live", lambda: row_for(ctx, "/store/journal-clear/b.json"))
+    ctx.expect_no_console_errors()
+
+
+@scenario(page=True)
+def requests_pane_shows_the_picked_namespace_only(ctx):
+    from selenium.webdriver.support.ui import Select
+    ctx.http("PUT", "/ns/journal-ns/store/nsj/a.json", '{"in":"journal-ns"}', {"Content-Type": "application/json"})
+    ctx.put("dj/b.json", '{"in":"default"}')
+    open_requests(ctx)
+    wait_until("the default namespace's request", lambda: row_for(ctx, "/store/dj/b.json"))
+    check(not row_for(ctx, "/store/nsj/a.json"), "journal-ns's request shows in the default namespace")
+    picker = ctx.one("namespace-picker")
+    wait_until("journal-ns in the picker", lambda: "journal-ns" in picker.text)
+    Select(picker).select_by_value("journal-ns")
+    wait_until("the namespace's request", lambda: row_for(ctx, "/store/nsj/a.json", method="PUT"))
+    check(not row_for(ctx, "/store/dj/b.json"), "the default namespace's request shows in journal-ns")
+    check(ctx.one("tab-requests").get_attribute("aria-selected") == "true", "the picker left the Requests pane")
+    time.sleep(0.5)
+    ctx.put("dj/c.json", '{"in":"default"}')
+    ctx.http("PUT", "/ns/journal-ns/store/nsj/live.json", '{}', {"Content-Type": "application/json"})
+    wait_until("the namespace's new request live", lambda: row_for(ctx, "/store/nsj/live.json"))
+    check(not row_for(ctx, "/store/dj/c.json"), "a default-namespace request shows in journal-ns")
+    check(any("/ns/journal-ns/journal" in url for url in journal_urls(ctx)), "the page never asked /ns/journal-ns/journal")
+    ctx.http("DELETE", "/ns/journal-ns")
+    ctx.expect_no_console_errors()
+
+
+@scenario(group="faults", page=True)
+def a_faulted_request_shows_its_fault_badge(ctx):
+    ctx.put("badge/ok.json", '{}')
+    put_faults(ctx, [{"id": "flaky-badge", "prefix": "badge/", "methods": ["GET"], "status": 503, "count": 1}])
+    open_requests(ctx)
+    time.sleep(0.5)
+    status, _, _ = ctx.get("badge/ok.json")
+    check(status == 503, f"the rule did not fire: {status}")
+    ctx.get("badge/ok.json")
+    faulted = wait_until("the faulted GET", lambda: row_for(ctx, "/store/badge/ok.json", method="GET", status="503"))
+    check(faulted["fault"] == "flaky-badge", f"the faulted entry's badge: {faulted}")
+    plain = wait_until("the GET after it", lambda: row_for(ctx, "/store/badge/ok.json", method="GET", status="200"))
+    check(plain["fault"] is None, f"a badge on a request no rule acted on: {plain}")
+    for scheme in ("light", "dark"):
+        ctx.color_scheme(scheme)
+        time.sleep(0.3)
+        ctx.screenshot(f"viewer-requests-fault-{scheme}")
+    ctx.expect_no_console_errors(allowed=("badge/ok.json",))
+
+
+@scenario(group="token", page=True)
+def requests_pane_sends_the_token(ctx):
+    from selenium.webdriver.common.by import By
+    ctx.put("token-journal/a.json", "{}")
+    ctx.open("/#/requests")
+    form = ctx.one("token-form")
+    field = wait_until("an input in the token form", lambda: form.find_elements(By.CSS_SELECTOR, "input")[0])
+    field.send_keys(ctx.token)
+    field.submit()
+    wait_until("the journal with the token", lambda: row_for(ctx, "/store/token-journal/a.json", method="PUT"))
+    ctx.put("token-journal/b.json", "{}")
+    wait_until("a request shown live with the token", lambda: row_for(ctx, "/store/token-journal/b.json"))
+    ctx.expect_no_console_errors(allowed=("401",))
+
+
 # === Running ==================================================================
 
 def main():

@@ -110,6 +110,28 @@ export class Larder {
   async clearFaults() {
     await this.#expect('DELETE', '/faults', [200]);
   }
+
+  /**
+   * The requests the server answered in this namespace, oldest first: the
+   * journal's entries (`{ seq, time, method, path, query, status, ms, bytesIn,
+   * bytesOut, etag, fault }`, `path` inside the namespace: `/store/users/7`).
+   * Filters: `method` ('GET'), `prefix` (a key prefix: 'users/7'), `status`
+   * (404 or '4xx'), `since` (a `seq`: only later ones), `limit`. The reset
+   * before each test empties the journal, so it holds that test's requests.
+   */
+  async requests({ method, prefix, status, since, limit } = {}) {
+    const query = new URLSearchParams();
+    for (const [name, value] of Object.entries({ method, prefix, status, since, limit })) {
+      if (value !== undefined && value !== null) query.set(name, String(value));
+    }
+    const path = query.size ? `/journal?${query}` : '/journal';
+    return JSON.parse((await this.#expect('GET', path, [200])).body).requests;
+  }
+
+  /** Empties this namespace's journal, so `requests()` sees only what follows. */
+  async clearRequests() {
+    await this.#expect('DELETE', '/journal', [204]);
+  }
 }
 
 /** Starts `larder --ephemeral --port 0 --no-fsync`; resolves to `{ url, stop() }` once it is healthy. */

@@ -12,13 +12,13 @@ import LarderHTTP
 /// the default namespace (docs/performance.md); most of that is hashing
 /// the name and parsing the longer target.
 extension Namespaces {
-    /// Serves the request in namespace `<name>` when `path` is
-    /// `/ns/<name>/...` and that namespace exists; nil for any other path,
-    /// which the server's table routes as usual (`NamespaceRoute` makes a
-    /// new namespace, or refuses the name or the path).
-    func serve(_ head: HTTPRequestHead, path: Substring, _ responder: HTTPResponder) -> HTTPBodyAction? {
+    /// The namespace `<name>` when `path` is `/ns/<name>/...` and that
+    /// namespace exists, with the bytes of `path` that name it; nil for any
+    /// other path, which the server's table routes as usual
+    /// (`NamespaceRoute` makes a new namespace, or refuses the name or the path).
+    func existing(in path: Substring) -> (world: NamespaceWorld, prefixBytes: Int)? {
         guard let (name, prefixBytes) = NamespacePath.split(path), let world = existing(name) else { return nil }
-        return world.serve(head, path: path, prefixBytes: prefixBytes, responder)
+        return (world, prefixBytes)
     }
 }
 

@@ -44,6 +44,10 @@ struct NamespaceRoute: Route {
             world = try namespaces.world(name)
         }
         let prefixBytes = request.head.path.utf8.count - rest[slash...].utf8.count
+        // Its journal, now that it exists (the journal's attachment looked before it did).
+        if let journal = world.journal {
+            JournalAttachment.attach(journal, to: request.responder, path: request.head.path, from: prefixBytes)
+        }
         switch world.serve(request.head, path: request.head.path, prefixBytes: prefixBytes, request.responder) {
         case .ignore: return .later
         case .receive(let sink): return .receiveBody(sink)

@@ -14,6 +14,8 @@ final class NamespaceWorld: Sendable {
     let store: any ValueStore
     let hub: ChangeHub
     let table: RouteTable
+    /// Its request journal (nil with `--journal 0`).
+    let journal: RequestJournal?
     /// Set by its first write: until then the namespace is open but does
     /// not exist as far as clients see (not listed, not counted, a `DELETE
     /// /ns/<name>` is a 404).
@@ -23,11 +25,13 @@ final class NamespaceWorld: Sendable {
     /// `--namespace-idle`.
     private let lastTick: Atomic<UInt64>
 
-    init(name: String, store: any ValueStore, hub: ChangeHub, table: RouteTable, firstWrite: FirstWriteMark, tick: UInt64 = 0) {
+    init(name: String, store: any ValueStore, hub: ChangeHub, table: RouteTable, journal: RequestJournal?,
+         firstWrite: FirstWriteMark, tick: UInt64 = 0) {
         self.name = name
         self.store = store
         self.hub = hub
         self.table = table
+        self.journal = journal
         self.firstWrite = firstWrite
         lastTick = Atomic(tick)
     }

@@ -113,6 +113,11 @@ final class Namespaces: @unchecked Sendable {
     /// The namespaces that exist (written; the ones only read are open but not counted).
     var count: Int { worlds.withLock { $0.values.reduce(0) { $0 + ($1.exists ? 1 : 0) } } }
 
+    /// Clients waiting on a namespace's `/journal?wait=`.
+    var journalWaiterCount: Int {
+        worlds.withLock { $0.values.reduce(0) { $0 + ($1.journal?.waiterCount ?? 0) } }
+    }
+
     /// Every namespace that exists, with its totals, by name.
     func list() -> NamespaceList {
         let all = worlds.withLock { $0.values.filter(\.exists).sorted { $0.name < $1.name } }
@@ -148,6 +153,7 @@ final class Namespaces: @unchecked Sendable {
     /// `drop` removes its data.
     private func close(_ world: NamespaceWorld, drop: Bool) {
         world.hub.close()
+        world.journal?.close()
         if drop {
             stores.drop(world.name, store: world.store, logger: logger)
         } else {

@@ -7,6 +7,10 @@ public struct RouteRequest: Sendable {
     public var responder: HTTPResponder
     /// The path after the route's prefix (still percent-encoded).
     public var rest: Substring
+    /// The namespace of a request under `/ns/<name>/` that exists, with
+    /// how many bytes of the path name it: looked up once, before the
+    /// chain, by the server's table, which goes straight to it after.
+    var namespace: (world: NamespaceWorld, prefixBytes: Int)?
 
     public var method: HTTPMethod { head.method }
 }

@@ -57,8 +57,12 @@ final class RouteTable: HTTPRequestHandler {
     /// The named namespaces, on the server's table only: a request for one
     /// that exists goes from `dispatch` straight to its routes.
     private let namespaces: Namespaces?
+    /// On the server's table: puts each request in its namespace's journal
+    /// before anything else runs for it (nil: `--journal 0`, or a namespace's table).
+    private let journal: JournalAttachment?
 
-    init(_ entries: [(Match, any Route)], middleware: [any LarderMiddleware], namespaces: Namespaces? = nil) {
+    init(_ entries: [(Match, any Route)], middleware: [any LarderMiddleware], namespaces: Namespaces? = nil,
+         journal: JournalAttachment? = nil) {
         self.entries = entries.map { (match: $0.0, route: $0.1) }
         self.routes = entries.map(\.1)
         self.patterns = entries.map { entry in
@@ -69,6 +73,7 @@ final class RouteTable: HTTPRequestHandler {
         }
         self.middleware = middleware
         self.namespaces = namespaces
+        self.journal = journal
     }
 
     /// Whether a request runs through middleware before its route (a
@@ -76,8 +81,14 @@ final class RouteTable: HTTPRequestHandler {
     var hasMiddleware: Bool { !middleware.isEmpty }
 
     func handle(_ head: HTTPRequestHead, _ responder: HTTPResponder) -> HTTPBodyAction {
-        if middleware.isEmpty { return dispatch(head, responder) }
-        return run(RouteRequest(head: head, responder: responder, rest: ""), from: 0)
+        let path = head.path
+        // The namespace of a `/ns/<name>/...` request is looked up once,
+        // here, by the journal's attachment when there is one (it needs it
+        // too): the chain below runs once for the whole request, and the
+        // namespace's own table routes the rest.
+        let namespace = journal.map { $0.attach(path: path, to: responder) } ?? namespaces?.existing(in: path)
+        if middleware.isEmpty { return dispatch(head, path: path, namespace, responder) }
+        return run(RouteRequest(head: head, responder: responder, rest: "", namespace: namespace), from: 0)
     }
 
     /// Middleware `index` and the rest of the chain after it; the route last.
@@ -85,15 +96,15 @@ final class RouteTable: HTTPRequestHandler {
         if index < middleware.count {
             return middleware[index].handle(request) { run($0, from: index + 1) }
         }
-        return dispatch(request.head, request.responder)
+        return dispatch(request.head, path: request.head.path, request.namespace, request.responder)
     }
 
-    private func dispatch(_ head: HTTPRequestHead, _ responder: HTTPResponder) -> HTTPBodyAction {
-        let path = head.path
-        // `/ns/<name>/...` of a namespace that exists: its own table routes
-        // the rest, once (the chain above ran once, for the whole request).
-        // Any other `/ns/` path is `NamespaceRoute`'s, found below.
-        if let namespaces, let action = namespaces.serve(head, path: path, responder) { return action }
+    /// `/ns/<name>/...` of a namespace that exists (`namespace`): its own
+    /// table routes the rest. Any other `/ns/` path is `NamespaceRoute`'s,
+    /// found like every other path.
+    private func dispatch(_ head: HTTPRequestHead, path: Substring, _ namespace: (world: NamespaceWorld, prefixBytes: Int)?,
+                          _ responder: HTTPResponder) -> HTTPBodyAction {
+        if let (world, prefixBytes) = namespace { return world.serve(head, path: path, prefixBytes: prefixBytes, responder) }
         return answer(head, path: path, from: 0, responder)
     }
 

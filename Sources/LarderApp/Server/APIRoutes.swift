@@ -8,7 +8,7 @@ import LarderSupport
 /// metrics, the viewer, `/ns/`) and every `/ns/<name>/`'s, made here once
 /// for both so each endpoint works the same in all of them.
 enum APIRoutes {
-    static func make(store: any ValueStore, hub: ChangeHub, faults: FaultBook?,
+    static func make(store: any ValueStore, hub: ChangeHub, faults: FaultBook?, journal: RequestJournal?,
                      configuration: LarderConfiguration, logger: Logger) -> [(RouteTable.Match, any Route)] {
         let storeRoutes = StoreRoutes(store: store, hub: hub, logger: logger)
         var routes: [(RouteTable.Match, any Route)] = [
@@ -17,6 +17,7 @@ enum APIRoutes {
             (.exact("/events"), EventsRoute(hub: hub, maxBuffered: configuration.eventBufferBytes)),
             (.exact(HealthRoute.path), HealthRoute(store: store, logger: logger)),
             (.exact("/snapshot"), SnapshotRoute(store: store, maxValueBytes: configuration.http.maxBodyBytes, logger: logger)),
+            (.exact("/journal"), JournalRoute(journal: journal)),
         ]
         if let faults { routes.append((.exact("/faults"), FaultsRoute(book: faults))) }
         return routes
@@ -33,8 +34,9 @@ enum APIRoutes {
         let store: any ValueStore
         do { store = try open(firstWrite) } catch { hub.close(); throw error }
         let faults = configuration.allowFaults ? FaultBook(namespace: name, counts: faultCounts ?? FaultCounts()) : nil
-        let routes = make(store: store, hub: hub, faults: faults, configuration: configuration, logger: logger)
+        let journal = configuration.journal > 0 ? RequestJournal(capacity: configuration.journal, namespace: name) : nil
+        let routes = make(store: store, hub: hub, faults: faults, journal: journal, configuration: configuration, logger: logger)
         let table = RouteTable(routes, middleware: faults.map { [FaultMiddleware(book: $0)] } ?? [])
-        return NamespaceWorld(name: name, store: store, hub: hub, table: table, firstWrite: firstWrite)
+        return NamespaceWorld(name: name, store: store, hub: hub, table: table, journal: journal, firstWrite: firstWrite)
     }
 }

@@ -44,6 +44,9 @@ public struct LarderConfiguration: Sendable {
     /// `--namespace-idle`: seconds without a request after which a named
     /// namespace is dropped; 0: never.
     public var namespaceIdleSeconds: Double = LarderConfiguration.defaultNamespaceIdleSeconds
+    /// `--journal`: answered requests each namespace's journal keeps
+    /// (`/journal`); 0: no journal.
+    public var journal: Int = LarderConfiguration.defaultJournal
     /// Middleware run around every route, outermost first, after Larder's own.
     public var middleware: [any LarderMiddleware] = []
     public init(storeDescription: String, openStore: @escaping ValueStoreFactory) {
@@ -57,6 +60,8 @@ public struct LarderConfiguration: Sendable {
     public static let defaultMaxNamespaces = 1024
     /// `--namespace-idle`: never.
     public static let defaultNamespaceIdleSeconds: Double = 0
+    /// `--journal`: the last 1000 requests.
+    public static let defaultJournal = 1000
     /// 4 MiB (`--event-buffer-kb`).
     public static let defaultEventBufferBytes = 4 << 20
 }

@@ -17,6 +17,8 @@ public final class LarderServer: Sendable {
     /// What the HTTP layer counts (requests, latency, bytes, connections).
     public let metrics: HTTPServerMetrics
     let hub: ChangeHub
+    /// The default namespace's request journal (nil with `--journal 0`).
+    let journal: RequestJournal?
     /// The named namespaces (`/ns/<name>/`); nil when the store has none.
     let namespaces: Namespaces?
 
@@ -60,7 +62,10 @@ public final class LarderServer: Sendable {
         let hub = ChangeHub(historySize: configuration.eventHistory, keepAliveEvery: configuration.eventHeartbeat)
         self.hub = hub
         values = try configuration.openStore(hub, storeLogger)
-        var routes = APIRoutes.make(store: values, hub: hub, faults: faults, configuration: configuration, logger: logger)
+        let journal = configuration.journal > 0 ? RequestJournal(capacity: configuration.journal) : nil
+        self.journal = journal
+        var routes = APIRoutes.make(store: values, hub: hub, faults: faults, journal: journal,
+                                    configuration: configuration, logger: logger)
         let apiRouteCount = routes.count
         let namespaces: Namespaces?
         do {
@@ -85,7 +90,10 @@ public final class LarderServer: Sendable {
         // given `namespaces`.)
         let namespaceRoute = NamespaceRoute(namespaces: namespaces, paths: routes.prefix(apiRouteCount).map(\.0))
         routes.insert(contentsOf: [(.prefix(NamespacePath.prefix), namespaceRoute), (.exact("/ns"), namespaceRoute)], at: 2)
-        let table = RouteTable(routes, middleware: chain, namespaces: namespaces)
+        // The journal before the chain: it records what the client got,
+        // answers of the chain's links (a preflight, a 401, a fault) included.
+        let table = RouteTable(routes, middleware: chain, namespaces: namespaces,
+                               journal: journal.map { JournalAttachment(journal: $0, namespaces: namespaces) })
         self.http = HTTPServer(configuration: configuration.http, handler: table, logger: httpLogger, metrics: metrics)
     }
 
@@ -109,6 +117,9 @@ public final class LarderServer: Sendable {
     /// Clients waiting on `?wait` and open event streams, right now.
     public var watcherCount: Int { hub.watcherCount }
     public var eventStreamCount: Int { hub.subscriberCount }
+
+    /// Clients waiting on `/journal?wait=`, in every namespace, right now.
+    public var journalWaiterCount: Int { (journal?.waiterCount ?? 0) + (namespaces?.journalWaiterCount ?? 0) }
 
     /// Named namespaces open now (the default one not counted).
     public var namespaceCount: Int { namespaces?.count ?? 0 }

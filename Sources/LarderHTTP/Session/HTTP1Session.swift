@@ -35,6 +35,8 @@ final class HTTP1Session: SocketChannelDelegate, HTTPResponderOwner, @unchecked 
     @exclusivity(unchecked) private var state: HTTP1ConnectionState
     /// Answers the request `state` awaits; set and cleared with it.
     private var responder: HTTPResponder?
+    /// Body bytes of that request read so far (for its answer's observer).
+    @exclusivity(unchecked) private var bodyBytesRead: Int64 = 0
     /// A response body still being sent; nothing else is answered meanwhile.
     @exclusivity(unchecked) private var outgoing: OutgoingBody?
     /// The log line of the answer whose body is going out.
@@ -218,6 +220,7 @@ final class HTTP1Session: SocketChannelDelegate, HTTPResponderOwner, @unchecked 
         let handler = context.handler
         let responder = HTTPResponder(owner: self, queue: channel.queue)
         self.responder = responder
+        bodyBytesRead = 0
         switch state.begin(head, now: now, routeLimit: { handler.maxBodyBytes(for: head) }) {
         case .reject(let error):
             send(error.response)
@@ -295,7 +298,7 @@ final class HTTP1Session: SocketChannelDelegate, HTTPResponderOwner, @unchecked 
 
     private func readBody(_ input: UnsafeRawBufferPointer) {
         let sink = state.bodySink
-        switch state.readBody(input, into: { try sink?.write($0) }) {
+        switch state.readBody(input, into: { bodyBytesRead += Int64($0.count); try sink?.write($0) }) {
         case .partial(let consumed):
             channel.consume(consumed)
         case .complete(let consumed, let finishing):
@@ -350,14 +353,21 @@ final class HTTP1Session: SocketChannelDelegate, HTTPResponderOwner, @unchecked 
     /// start of a streamed body.
     private func send(_ response: HTTPResponse) {
         if let fault = response.networkFault { return sendFaulted(response, fault) }
+        let observer = responder?.answerObserver
         responder = nil
         let start = state.startResponse(response, into: &channel.output)
         let request = start.request, code = response.status.code
         // Latency is the time to the answer, not to its last byte: a slow
         // reader's download and an event stream's life are not the server's.
         let started = request?.started ?? now, answeredAt = DispatchTime.now().uptimeNanoseconds
-        channel.meter.answered(request?.method, status: code, nanos: answeredAt > started ? answeredAt - started : 0)
+        let latency = answeredAt > started ? answeredAt - started : 0
+        channel.meter.answered(request?.method, status: code, nanos: latency)
         let (body, bytes) = OutgoingBody.start(response.body, framing: start.framing, into: &channel.output)
+        // Before anything of the answer is written to the socket (that is `pump`'s).
+        if let observer, let request {
+            observer.answered(HTTPAnsweredRequest(method: request.method, target: request.target, bodyBytes: bodyBytesRead,
+                                                  nanos: latency, responseBodyBytes: bytes), with: response)
+        }
         outgoing = body
         start.abort?.abort()
         guard let body else {
@@ -380,9 +390,15 @@ final class HTTP1Session: SocketChannelDelegate, HTTPResponderOwner, @unchecked 
         case .reset:
             // No answer at all: the connection is reset once what was
             // queued before (earlier pipelined answers) is out.
+            let observer = responder?.answerObserver
             responder = nil
             let (request, abort) = state.abandon()
             abort?.abort()
+            if let observer, let request {
+                observer.answered(HTTPAnsweredRequest(method: request.method, target: request.target, bodyBytes: bodyBytesRead,
+                                                      nanos: latency(since: request.started), responseBodyBytes: 0),
+                                  with: response)
+            }
             response.discardBody()
             log.reset(request, now: now)
             resetAfterOutput = true
@@ -403,11 +419,19 @@ final class HTTP1Session: SocketChannelDelegate, HTTPResponderOwner, @unchecked 
         // An event stream is written by the application as it goes: it is
         // not shaped (a `drop` still applies to it).
         guard let (source, length) = ShapedBody.source(of: response.body) else { return send(plain) }
+        let observer = responder?.answerObserver
         responder = nil
         let start = state.startResponse(plain, into: &channel.output)
         let request = start.request, code = response.status.code
-        let started = request?.started ?? now, answeredAt = DispatchTime.now().uptimeNanoseconds
-        channel.meter.answered(request?.method, status: code, nanos: answeredAt > started ? answeredAt - started : 0)
+        let nanos = latency(since: request?.started ?? now)
+        channel.meter.answered(request?.method, status: code, nanos: nanos)
+        if let observer, let request {
+            // The answer as the application gave it, its network fault too.
+            var full: Int64 = 0
+            if case .length = start.framing { full = length ?? 0 }
+            observer.answered(HTTPAnsweredRequest(method: request.method, target: request.target, bodyBytes: bodyBytesRead,
+                                                  nanos: nanos, responseBodyBytes: full), with: response)
+        }
         start.abort?.abort()
         let sized: Int64?, chunked: Bool
         switch start.framing {
@@ -422,6 +446,12 @@ final class HTTP1Session: SocketChannelDelegate, HTTPResponderOwner, @unchecked 
         outgoing = .shaped(ShapedBody(source: source, length: sized, chunked: chunked, cutAfter: cutAfter,
                                       rate: bytesPerSecond.map { ByteRate(bytesPerSecond: $0, start: now) }))
         pendingLog = AccessLog.Pending(request: request, status: code, bytes: 0)
+    }
+
+    /// Nanoseconds from `started` to now: a request's latency to its answer.
+    private func latency(since started: UInt64) -> UInt64 {
+        let answeredAt = DispatchTime.now().uptimeNanoseconds
+        return answeredAt > started ? answeredAt - started : 0
     }
 
     /// The body going out is complete: its log line.

@@ -39,8 +39,14 @@ public final class HTTPResponder: Sendable {
     /// only its state is used. (One object per request in the common case.)
     private let root: HTTPResponder?
     private let forward: (@Sendable (HTTPResponse) -> Void)?
-    /// A futex-based lock stored inline: no allocation of its own.
-    let state = Locked(State())
+    /// The request's state, made with the connection's responder; derived
+    /// ones share it (one allocation per request, not one per middleware
+    /// that intercepts).
+    let state: Locked<State>
+    /// Told of the answer before it is sent; set while the request is
+    /// handled, read when the answer is queued, both on the connection's
+    /// queue, and only on the connection's responder (`shared`).
+    nonisolated(unsafe) private var observer: (any HTTPAnswerObserver)?
     /// The connection, told on its queue when an answer or deadline arrives
     /// later. Strong (a weak reference costs more per request than the whole
     /// lock): the connection drops its responder when the request ends, and
@@ -56,6 +62,7 @@ public final class HTTPResponder: Sendable {
     init(owner: any HTTPResponderOwner, queue: DispatchQueue) {
         root = nil
         forward = nil
+        state = Locked(State())
         self.owner = owner
         self.queue = queue
     }
@@ -63,6 +70,7 @@ public final class HTTPResponder: Sendable {
     private init(root: HTTPResponder, forward: @escaping @Sendable (HTTPResponse) -> Void) {
         self.root = root
         self.forward = forward
+        state = root.state
         self.owner = nil
         self.queue = nil
     }
@@ -157,6 +165,16 @@ public final class HTTPResponder: Sendable {
     public func paceRequestBody(bytesPerSecond: Int) {
         shared.bodyPace.store(max(1, bytesPerSecond), ordering: .relaxed)
     }
+
+    /// `observer` is told of the answer just before it is sent (replacing
+    /// one set before). Only while the request is being handled, on the
+    /// connection's queue: from middleware or a route, before they return.
+    public func observe(with observer: any HTTPAnswerObserver) {
+        shared.observer = observer
+    }
+
+    /// The observer of the answer (the connection's side).
+    var answerObserver: (any HTTPAnswerObserver)? { shared.observer }
 
     /// Whether an answer was given (or the request ended).
     public var isFinished: Bool { shared.state.withLock { st in st.answered || st.ended } }

@@ -21,3 +21,21 @@ test('snapshot, restore and a fault', async () => {
   assert.ok(faulted.headers.get('larder-fault'));
   assert.equal((await larder.request('GET', '/store/slow/x')).status, 404);
 });
+
+test('requests: what this test sent, filtered', async () => {
+  assert.deepEqual(await larder.requests(), [], 'the reset emptied the journal');
+  // The code under test: its own fetch, the namespace's URL.
+  await fetch(`${larder.url}/store/users/1.json`).then((r) => r.arrayBuffer());
+  assert.equal((await larder.requests({ method: 'GET', prefix: 'users/1' })).length, 1);
+  assert.equal(await larder.get('users/2.json'), null);
+  await larder.putJSON('users/2.json', { name: 'Grace' });
+  const all = await larder.requests();
+  assert.deepEqual(all.map((r) => `${r.method} ${r.path} ${r.status}`),
+    ['GET /store/users/1.json 200', 'GET /store/users/2.json 404', 'PUT /store/users/2.json 201']);
+  assert.deepEqual((await larder.requests({ status: '4xx' })).map((r) => r.status), [404]);
+  assert.deepEqual((await larder.requests({ status: 201 })).map((r) => r.method), ['PUT']);
+  assert.deepEqual((await larder.requests({ since: all[1].seq })).map((r) => r.seq), [all[2].seq]);
+  assert.equal((await larder.requests({ limit: 1 })).length, 1);
+  await larder.clearRequests();
+  assert.deepEqual(await larder.requests(), []);
+});

@@ -1,6 +1,6 @@
 // The body of the four workers-N.test.mjs files, which node --test runs in
 // parallel processes: all write the same key names, and each must only ever
-// see its own values.
+// see its own values and its own requests.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -16,6 +16,9 @@ export function sameKeysTests(me) {
       await sleep(5);
       assert.deepEqual(await larder.getJSON('shared'), { me, n });
       assert.deepEqual(await larder.keys('list/'), [`list/${n % 3}`]);
+      // The journal is the namespace's too: only this test's two writes, though
+      // three other processes write the same keys on the same server.
+      assert.deepEqual((await larder.requests({ method: 'PUT' })).map((r) => r.path), ['/store/shared', `/store/list/${n % 3}`]);
     });
   }
 }

@@ -74,6 +74,52 @@ def test_helpers_snapshot_restore_and_faults(pytester, fixtures_dir):
     result.assert_outcomes(passed=1)
 
 
+def test_requests_are_what_this_test_sent(pytester, fixtures_dir):
+    pytester.makepyfile(textwrap.dedent("""
+        import urllib.request
+
+        def read_user(base_url, n):
+            # The code under test: its own HTTP client, the namespace's URL.
+            with urllib.request.urlopen(f"{base_url}/store/users/{n}.json") as resp:
+                return resp.read()
+
+        def test_the_code_read_the_user_once(larder):
+            read_user(larder.url, 1)
+            assert len(larder.requests(method="GET", prefix="users/1")) == 1
+            (entry,) = larder.requests()
+            assert entry["path"] == "/store/users/1.json" and entry["status"] == 200
+            assert entry["bytesOut"] == len(b'{"name": "Ada"}') and entry["etag"]
+
+        def test_each_test_starts_with_an_empty_journal_and_filters_narrow_it(larder):
+            assert larder.requests() == []
+            assert larder.get("users/2.json") is None
+            larder.put_json("users/2.json", {"name": "Grace"})
+            assert [r["status"] for r in larder.requests(status="4xx")] == [404]
+            assert [r["method"] for r in larder.requests(status=201)] == ["PUT"]
+            first = larder.requests()[0]["seq"]
+            assert [r["method"] for r in larder.requests(since=first)] == ["PUT"]
+            assert len(larder.requests(limit=1)) == 1
+            larder.clear_requests()
+            assert larder.requests() == []
+    """))
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=2)
+
+
+def test_each_xdist_worker_sees_only_its_own_requests(pytester, fixtures_dir):
+    pytester.makepyfile(textwrap.dedent("""
+        import pytest
+
+        @pytest.mark.parametrize("n", range(40))
+        def test_counts_its_own_reads(larder, n):
+            for _ in range(n % 5):
+                larder.get("users/1.json")
+            assert len(larder.requests(method="GET", prefix="users/")) == n % 5
+    """))
+    result = pytester.runpytest_subprocess("-n", "4", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=40)
+
+
 def test_larder_url_points_every_worker_at_a_running_server(pytester, monkeypatch):
     # As with a docker compose sidecar: the plugin starts nothing, and drops
     # its namespaces when the workers end.

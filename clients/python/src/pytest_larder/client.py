@@ -133,6 +133,28 @@ class Larder:
         """Removes this namespace's fault rules."""
         self._expect("DELETE", "/faults", (200,))
 
+    def requests(self, method=None, prefix=None, status=None, since=None, limit=None):
+        """The requests the server answered in this namespace, oldest first, as the
+        journal's dicts (``seq``, ``time``, ``method``, ``path``, ``query``,
+        ``status``, ``ms``, ``bytesIn``, ``bytesOut``, ``etag``, ``fault``).
+
+        ``path`` is inside the namespace (``/store/users/7``). Filters: ``method``
+        (``"GET"``), ``prefix`` (a key prefix: ``"users/7"``), ``status`` (``404``
+        or ``"4xx"``), ``since`` (a ``seq``: only later ones), ``limit``. The
+        plugin resets the namespace before each test, which empties the journal,
+        so it holds only this test's requests (the helpers' own calls included).
+        """
+        query = {name: str(value) for name, value in
+                 (("method", method), ("prefix", prefix), ("status", status), ("since", since), ("limit", limit))
+                 if value is not None}
+        path = "/journal" + ("?" + urllib.parse.urlencode(query) if query else "")
+        _, _, data = self._expect("GET", path, (200,))
+        return json.loads(data)["requests"]
+
+    def clear_requests(self):
+        """Empties this namespace's journal, so ``requests()`` sees only what follows."""
+        self._expect("DELETE", "/journal", (204,))
+
     def drop(self):
         """Drops the namespace (its values, feed and faults); True when it existed."""
         base, _, name = self.url.rpartition("/ns/")

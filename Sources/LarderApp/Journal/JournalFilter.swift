@@ -1,0 +1,67 @@
+import LarderHTTP
+
+/// What `GET /journal` asks for: entries after `since` that match every
+/// filter given, at most `limit` of them, and how long to wait for one.
+struct JournalFilter: Sendable {
+    var since: UInt64 = 0
+    /// Decoded key bytes a store request's key must start with (S3 prefixes' rule).
+    var keyPrefix: [UInt8]?
+    /// Upper case.
+    var method: String?
+    enum StatusMatch: Sendable, Equatable {
+        case exact(Int)
+        /// `4xx`: every status of that hundred.
+        case hundred(Int)
+    }
+    var status: StatusMatch?
+    var limit: Int
+    /// Seconds to wait for an entry when there is none yet (0: answer at once).
+    var waitSeconds: Int = 0
+
+    /// `?wait` is capped at five minutes, as a key watch's is.
+    static let maxWait = 300
+
+    init(limit: Int) { self.limit = limit }
+
+    /// Reads the query; 400 `invalid_argument` for a value it cannot use.
+    init(_ query: Substring?, capacity: Int) throws(HTTPError) {
+        let q = try QueryParameters(query)
+        self.init(limit: max(1, capacity))
+        if let text = q["since"] {
+            guard let n = UInt64(text) else {
+                throw HTTPError(.badRequest, .invalidArgument, "'since' must be a sequence number (a whole number from 0)")
+            }
+            since = n
+        }
+        if let p = q["prefix"] { keyPrefix = Array(p.utf8) }
+        if let m = q["method"], !m.isEmpty { method = m.uppercased() }
+        if let s = q["status"], !s.isEmpty {
+            if let n = Int(s), (100...599).contains(n) {
+                status = .exact(n)
+            } else if s.count == 3, s.lowercased().hasSuffix("xx"), let h = Int(s.prefix(1)), (1...5).contains(h) {
+                status = .hundred(h)
+            } else {
+                throw HTTPError(.badRequest, .invalidArgument, "'status' must be a status code (404) or a class (4xx)")
+            }
+        }
+        limit = try q.integer("limit", default: limit, range: 1...limit, clampUpper: true)
+        waitSeconds = try q.integer("wait", default: 0, range: 0...Int.max, clampUpper: true)
+        waitSeconds = min(waitSeconds, Self.maxWait)
+    }
+
+    func matches(_ record: JournalRecord) -> Bool {
+        guard record.seq > since else { return false }
+        if let method, record.method.description != method { return false }
+        if let status {
+            let code = Int(record.status)
+            switch status {
+            case .exact(let n): if code != n { return false }
+            case .hundred(let h): if code / 100 != h { return false }
+            }
+        }
+        if let keyPrefix {
+            guard let key = FaultRule.storeKey(of: record.path), key.starts(with: keyPrefix) else { return false }
+        }
+        return true
+    }
+}

@@ -1,0 +1,36 @@
+import LarderHTTP
+import LarderSupport
+
+extension JournalRecord {
+    /// The record of a request answered with `response`, now; its path
+    /// inside the namespace starts `pathOffset` bytes into the target.
+    init(_ request: borrowing HTTPAnsweredRequest, _ response: borrowing HTTPResponse, pathOffset: Int32) {
+        var etag: String?, fault: String?
+        response.headers.withUnsafeBufferPointer { headers in
+            for i in headers.indices {
+                // Larder's own answers spell both as here; lengths first, so
+                // other headers cost one integer compare each.
+                switch headers[i].0.utf8.count {
+                case 4 where headers[i].0 == "ETag": etag = headers[i].1
+                case 12 where headers[i].0 == "Larder-Fault": fault = headers[i].1
+                default: break
+                }
+            }
+        }
+        var status = Int16(truncatingIfNeeded: response.status.code)
+        var bytesOut = request.responseBodyBytes
+        switch response.networkFault {
+        case .reset(let handled)?:
+            bytesOut = 0
+            if !handled { status = 0 }
+        case .truncate(let n)?:
+            bytesOut = min(bytesOut, n)
+        case .pace?, nil:
+            break
+        }
+        let duration = Int64(request.nanos)
+        self.init(startedNanos: Clock.nowNanos() - duration, durationNanos: duration, method: request.method,
+                  target: request.target, pathOffset: pathOffset, status: status, bytesIn: request.bodyBytes,
+                  bytesOut: bytesOut, etag: etag, fault: fault, op: nil)
+    }
+}

@@ -329,6 +329,31 @@ private typealias S = StoreTestSupport
         }
     }
 
+    /// The request journal records faulted requests as the connection
+    /// acted them out: a drop before has no status, a drop after its real
+    /// one with nothing sent, a truncated answer the bytes that went out.
+    @Test func networkFaultsAreMarkedInTheJournal() throws {
+        let server = try Self.faultServer()
+        let client = server.client()
+        let value = Bytes.random(count: 1000, seed: 9)
+        #expect(try client.put("t/k", value).status == 201)
+        #expect(try client.put("s/k", value).status == 201)
+        try FaultTests.setRules(client, #"""
+            [{"id":"gone","prefix":"b/","drop":"before"},{"id":"lost","prefix":"a/","methods":["PUT"],"drop":"after"},
+             {"id":"cut","prefix":"t/","methods":["GET"],"truncate":10},
+             {"id":"slow","prefix":"s/","methods":["GET"],"bytesPerSecond":100000}]
+            """#)
+        _ = try Self.exchange(server, Self.request("GET", "/store/b/1"))
+        _ = try Self.exchange(server, Self.request("PUT", "/store/a/1", body: Array("v".utf8)))
+        _ = try Self.exchange(server, Self.request("GET", "/store/t/k"))
+        #expect(try client.get("s/k").body == value)
+        let page = try JournalTests.journal(client, "?prefix=")
+        let faulted = page.requests.filter { $0.fault != nil }
+            .map { "\($0.method) \($0.path) \($0.status.map(String.init) ?? "-") \($0.bytesOut) \($0.fault ?? "")" }
+        #expect(faulted == ["GET /store/b/1 - 0 gone", "PUT /store/a/1 201 0 lost", "GET /store/t/k 200 10 cut",
+                            "GET /store/s/k 200 1000 slow"], "\(faulted)")
+    }
+
     // MARK: - The rules
 
     @Test func theNewFieldsAreListedAndValidated() throws {

@@ -68,16 +68,19 @@ struct HTTPTransport: Sendable {
     }
 
     /// Sends `request` and reads the whole answer.
-    /// - Throws: `LarderError.unreachable` for a transport failure,
+    /// - Throws: `LarderError.connectionLost` when the connection broke
+    ///   after the request went out (reset, or an answer cut short),
+    ///   `LarderError.unreachable` for another transport failure,
     ///   `CancellationError` when the calling task is cancelled.
     func send(_ request: URLRequest) async throws -> HTTPAnswer {
         let handle = TaskHandle()
         let url = request.url?.absoluteString ?? base
+        let method = request.httpMethod ?? "GET"
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<HTTPAnswer, any Error>) in
                 let task = session.dataTask(with: request) { data, response, error in
                     if let error {
-                        continuation.resume(throwing: Self.transportError(error, url: url))
+                        continuation.resume(throwing: Self.transportError(error, url: url, method: method))
                     } else if let http = response as? HTTPURLResponse {
                         continuation.resume(returning: HTTPAnswer(http, body: data ?? Data()))
                     } else {
@@ -92,10 +95,26 @@ struct HTTPTransport: Sendable {
     }
 
     /// A failed transfer as the error a caller handles: cancelled tasks end
-    /// with `CancellationError`, everything else is `unreachable`.
-    static func transportError(_ error: any Error, url: String) -> any Error {
-        if let urlError = error as? URLError, urlError.code == .cancelled { return CancellationError() }
+    /// with `CancellationError`, a connection that broke after the request
+    /// went out is `connectionLost`, everything else is `unreachable`.
+    static func transportError(_ error: any Error, url: String, method: String = "GET") -> any Error {
+        guard let urlError = error as? URLError else { return LarderError.unreachable(url: url, reason: error.localizedDescription) }
+        if urlError.code == .cancelled { return CancellationError() }
+        if let loss = connectionLoss(urlError) { return LarderError.connectionLost(url: url, method: method, loss: loss) }
         return LarderError.unreachable(url: url, reason: error.localizedDescription)
+    }
+
+    /// How the connection broke, if that is what `error` says. libcurl
+    /// (FoundationNetworking) reports a body short of its Content-Length as
+    /// "transfer closed with N bytes remaining to read" (code -1), a reset
+    /// as `networkConnectionLost`; Darwin reports both as the latter.
+    static func connectionLoss(_ error: URLError) -> ConnectionLoss? {
+        let text = (error.userInfo[NSLocalizedDescriptionKey] as? String ?? "").lowercased()
+        if text.contains("transfer closed with") || text.contains("remaining to read") { return .answerCutShort }
+        switch error.code {
+        case .networkConnectionLost: return .reset
+        default: return nil
+        }
     }
 }
 

@@ -19,6 +19,11 @@ public enum LarderError: Error, Sendable, CustomStringConvertible {
     case directoryLocked(path: String, reason: String)
     /// The server could not be reached, or the connection failed.
     case unreachable(url: String, reason: String)
+    /// The request went out and the connection broke before its answer was
+    /// whole (`loss` says how). For a write (`method` PUT, PATCH, POST or
+    /// DELETE) the outcome is unknown: the server may have done it, so a
+    /// retry should be conditional (`If-None-Match: *`, `If-Match`).
+    case connectionLost(url: String, method: String, loss: ConnectionLoss)
     /// Any other answer from the server: its status and JSON error.
     case server(status: Int, error: ErrorBody)
 
@@ -31,7 +36,7 @@ public enum LarderError: Error, Sendable, CustomStringConvertible {
         case .notJSON: 409
         case .cannotWrite: 507
         case .server(let status, _): status
-        case .cannotDecode, .cannotEncode, .directoryLocked, .unreachable: nil
+        case .cannotDecode, .cannotEncode, .directoryLocked, .unreachable, .connectionLost: nil
         }
     }
 
@@ -47,6 +52,17 @@ public enum LarderError: Error, Sendable, CustomStringConvertible {
         case .directoryLocked(let path, let reason): "\(path) is in use: \(reason)"
         case .unreachable(let url, let reason): "cannot reach \(url): \(reason)"
         case .server(let status, let body): "\(status) \(body.error): \(body.message)"
+        case .connectionLost(let url, let method, let loss):
+            "\(method) \(url): \(loss)" + (Self.isWrite(method) ? "; the write's outcome is unknown: it may have been done" : "")
         }
     }
+
+    /// Whether the request failed in a way that leaves a write's outcome
+    /// unknown (a write whose connection broke before its answer).
+    public var outcomeUnknown: Bool {
+        if case .connectionLost(_, let method, _) = self { return Self.isWrite(method) }
+        return false
+    }
+
+    private static func isWrite(_ method: String) -> Bool { !["GET", "HEAD", "OPTIONS"].contains(method.uppercased()) }
 }

@@ -26,6 +26,12 @@ public struct FaultRuleStatus: Codable, Sendable, Hashable {
     public var delayMs: Int
     public var jitterMs: Int
     public var status: Int?
+    /// `"before"` or `"after"`: the connection is reset instead of answered.
+    public var drop: String?
+    /// Body bytes sent before the connection closes.
+    public var truncate: Int64?
+    /// The rate the answer's body is sent and the request's read at.
+    public var bytesPerSecond: Int?
     public var probability: Double
     public var count: Int?
     /// How many more times it fires; null without a count.
@@ -34,6 +40,7 @@ public struct FaultRuleStatus: Codable, Sendable, Hashable {
     public var fired: Int
 
     public init(id: String, prefix: String, methods: [String]?, delayMs: Int, jitterMs: Int, status: Int?,
+                drop: String? = nil, truncate: Int64? = nil, bytesPerSecond: Int? = nil,
                 probability: Double, count: Int?, remaining: Int?, matched: Int, fired: Int) {
         self.id = id
         self.prefix = prefix
@@ -41,6 +48,9 @@ public struct FaultRuleStatus: Codable, Sendable, Hashable {
         self.delayMs = delayMs
         self.jitterMs = jitterMs
         self.status = status
+        self.drop = drop
+        self.truncate = truncate
+        self.bytesPerSecond = bytesPerSecond
         self.probability = probability
         self.count = count
         self.remaining = remaining
@@ -49,7 +59,7 @@ public struct FaultRuleStatus: Codable, Sendable, Hashable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case id, prefix, methods, delayMs, jitterMs, status, probability, count, remaining, matched, fired
+        case id, prefix, methods, delayMs, jitterMs, status, drop, truncate, bytesPerSecond, probability, count, remaining, matched, fired
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -60,6 +70,9 @@ public struct FaultRuleStatus: Codable, Sendable, Hashable {
         try c.encode(delayMs, forKey: .delayMs)
         try c.encode(jitterMs, forKey: .jitterMs)
         try c.encodeOrNull(status, forKey: .status)
+        try c.encodeOrNull(drop, forKey: .drop)
+        try c.encodeOrNull(truncate, forKey: .truncate)
+        try c.encodeOrNull(bytesPerSecond, forKey: .bytesPerSecond)
         try c.encode(probability, forKey: .probability)
         try c.encodeOrNull(count, forKey: .count)
         try c.encodeOrNull(remaining, forKey: .remaining)

@@ -57,12 +57,15 @@ import Glibc
                 "\(example) printed:\n\(output)")
     }
 
-    /// The faults guide's example, on a server started with --allow-faults.
-    @Test func theFaultsExamplePrintsWhatItsPageSays() throws {
+    /// The faults guide's examples, on a server started with --allow-faults.
+    static let faultExamples = ["faults", "network-faults"]
+
+    @Test(arguments: faultExamples)
+    func theFaultsExamplesPrintWhatTheirPageSays(_ name: String) throws {
         let server = try TestServer { $0.allowFaults = true }
         defer { server.stop() }
-        let output = try Self.run(try DocExample.block("docs/faults.md", "example: faults"), port: server.port)
-        #expect(DocExample.normalized(output) == DocExample.normalized(try DocExample.block("docs/faults.md", "output: faults")),
+        let output = try Self.run(try DocExample.block("docs/faults.md", "example: \(name)"), port: server.port)
+        #expect(DocExample.normalized(output) == DocExample.normalized(try DocExample.block("docs/faults.md", "output: \(name)")),
                 "printed:\n\(output)")
     }
 
@@ -70,7 +73,7 @@ import Glibc
     /// here or in DocSuiteExampleTests, and every `output:` belongs to one:
     /// a new example cannot be added untested.
     @Test func everyMarkedExampleIsRun() throws {
-        let run = Set(Self.printed.map { "\($0.file) \($0.name)" } + ["docs/faults.md faults"]
+        let run = Set(Self.printed.map { "\($0.file) \($0.name)" } + Self.faultExamples.map { "docs/faults.md \($0)" }
             + Self.runWithoutOutput + DocSuiteExampleTests.examples.map { "\($0.0) \($0.1)" })
         var marked: Set<String> = [], outputs: Set<String> = []
         for file in DocExample.markdownFiles {

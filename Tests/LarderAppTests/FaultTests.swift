@@ -379,7 +379,7 @@ private typealias S = StoreTestSupport
         let put = try client.send("PUT", "/faults", body: Array(#"[{"prefix":"users/","methods":["GET","get","HEAD"],"delayMs":200,"jitterMs":50,"status":503,"probability":0.1,"count":5}]"#.utf8))
         #expect(put.status == 200)
         #expect(put.header("Content-Type") == "application/json")
-        let expected = #"{"rules":[{"id":"rule-1","prefix":"users/","methods":["GET","HEAD"],"delayMs":200,"jitterMs":50,"status":503,"probability":0.1,"count":5,"remaining":5,"matched":0,"fired":0}],"seed":null}"#
+        let expected = #"{"rules":[{"id":"rule-1","prefix":"users/","methods":["GET","HEAD"],"delayMs":200,"jitterMs":50,"status":503,"drop":null,"truncate":null,"bytesPerSecond":null,"probability":0.1,"count":5,"remaining":5,"matched":0,"fired":0}],"seed":null}"#
         #expect(put.text == expected)
         #expect(try client.send("GET", "/faults").text == expected)
 

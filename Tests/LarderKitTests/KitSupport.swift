@@ -19,6 +19,7 @@ extension LarderError {
         case .cannotEncode: "cannotEncode"
         case .directoryLocked: "directoryLocked"
         case .unreachable: "unreachable"
+        case .connectionLost: "connectionLost"
         case .server: "server"
         }
     }

@@ -37,7 +37,7 @@ import Testing
         let faults = FaultList(rules: [FaultRuleStatus(id: "r", prefix: "p/", methods: nil, delayMs: 0, jitterMs: 0, status: 503,
                                                        probability: 0.25, count: nil, remaining: nil, matched: 1, fired: 1)], seed: nil)
         #expect(String(decoding: ModelJSON.encode(faults), as: UTF8.self)
-            == #"{"rules":[{"id":"r","prefix":"p/","methods":null,"delayMs":0,"jitterMs":0,"status":503,"probability":0.25,"count":null,"remaining":null,"matched":1,"fired":1}],"seed":null}"#)
+            == #"{"rules":[{"id":"r","prefix":"p/","methods":null,"delayMs":0,"jitterMs":0,"status":503,"drop":null,"truncate":null,"bytesPerSecond":null,"probability":0.25,"count":null,"remaining":null,"matched":1,"fired":1}],"seed":null}"#)
         #expect(try ModelJSON.decode(FaultList.self, from: ModelJSON.encodeData(faults)) == faults)
         // A code a newer server invents still decodes.
         let unknown = try ModelJSON.decode(ErrorBody.self, from: Data(#"{"error":"brand_new","message":"m"}"#.utf8))

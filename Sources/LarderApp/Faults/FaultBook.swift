@@ -4,12 +4,14 @@ import LarderSupport
 import Synchronization
 
 /// What the fault middleware does to one request: the rule that fired,
-/// how long to hold the answer, and the status to answer with instead of
-/// running the route (nil: the route runs).
+/// how long to hold the answer, the status to answer with instead of
+/// running the route (nil: the route runs), and what the connection does
+/// instead of answering plainly (nil: nothing).
 struct FaultDecision: Sendable {
     let name: String
     let delayNanos: UInt64
     let status: Int?
+    let network: FaultRule.NetworkEffect?
 }
 
 /// The fault rules in force (`PUT /faults`), with their counters. Shared by
@@ -38,6 +40,15 @@ final class FaultBook: Sendable {
     }
 
     private let state = Locked(State())
+    /// The namespace these rules are of (nil: the default one), and where
+    /// their firings are counted for `/metrics`.
+    private let namespace: String?
+    private let counts: FaultCounts
+
+    init(namespace: String? = nil, counts: FaultCounts = FaultCounts()) {
+        self.namespace = namespace
+        self.counts = counts
+    }
     /// How many rules are in force, written under the lock: with none (the
     /// usual state of a server started with the flag) a request costs one
     /// atomic load, not the lock every connection would contend for.
@@ -104,7 +115,7 @@ final class FaultBook: Sendable {
             key = .some(k)
             return k
         }
-        return state.withLock { st -> FaultDecision? in
+        let decision = state.withLock { st -> FaultDecision? in
             for i in st.entries.indices {
                 let rule = st.entries[i].rule
                 guard st.entries[i].remaining != 0, rule.matches(method: name, path: path, key: decodedKey) else { continue }
@@ -117,10 +128,12 @@ final class FaultBook: Sendable {
                 let jitter = rule.jitterMs > 0 ? Int.random(in: 0...rule.jitterMs, using: &st.random) : 0
                 return FaultDecision(name: st.entries[i].name,
                                      delayNanos: UInt64(rule.delayMs + jitter) * 1_000_000,
-                                     status: rule.status)
+                                     status: rule.status, network: rule.network)
             }
             return nil
         }
+        if let decision { counts.fired(decision.name, in: namespace) }
+        return decision
     }
 
     /// `GET /faults`: every rule as given, with its name, the count it has
@@ -130,7 +143,8 @@ final class FaultBook: Sendable {
             FaultList(rules: st.entries.map { e in
                 let r = e.rule
                 return FaultRuleStatus(id: e.name, prefix: r.prefix, methods: r.methods, delayMs: r.delayMs,
-                                       jitterMs: r.jitterMs, status: r.status, probability: r.probability,
+                                       jitterMs: r.jitterMs, status: r.status, drop: r.drop, truncate: r.truncate,
+                                       bytesPerSecond: r.bytesPerSecond, probability: r.probability,
                                        count: r.count, remaining: e.remaining, matched: e.matched, fired: e.fired)
             }, seed: st.seed)
         }

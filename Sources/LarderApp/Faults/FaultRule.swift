@@ -4,7 +4,8 @@ import LarderStorage
 import LarderValueFile
 
 /// One rule of `PUT /faults`, validated: which requests it matches (a
-/// prefix, methods), what it does to them (a delay, a status), how often
+/// prefix, methods), what it does to them (a delay, a status, a fault of
+/// the network: `drop`, `truncate`, `bytesPerSecond`), how often
 /// (probability) and how many times (count). Immutable; the counters live
 /// in `FaultBook`.
 ///
@@ -26,6 +27,19 @@ struct FaultRule: Sendable {
     let id: String?
     let prefix: String
     let target: Target
+    /// What a rule does to the connection (at most one per rule: the
+    /// connection acts out one `HTTPNetworkFault` per answer).
+    enum NetworkEffect: Sendable, Equatable {
+        /// Reset before the request is handled: nothing read, nothing stored.
+        case dropBefore
+        /// Handle the request in full, then reset instead of answering.
+        case dropAfter
+        /// Send the head and this many body bytes, then close.
+        case truncate(Int64)
+        /// Send the answer's body and read the request's at this rate.
+        case pace(bytesPerSecond: Int)
+    }
+
     /// Upper-case method names; nil: every method.
     let methods: [String]?
     let delayMs: Int
@@ -36,9 +50,15 @@ struct FaultRule: Sendable {
     let probability: Double
     /// Times the rule may fire; nil: no limit.
     let count: Int?
+    let network: NetworkEffect?
 
     static let knownMethods = ["GET", "HEAD", "PUT", "PATCH", "POST", "DELETE", "OPTIONS"]
-    static let fields = ["id", "prefix", "methods", "delayMs", "jitterMs", "status", "probability", "count"]
+    static let fields = ["id", "prefix", "methods", "delayMs", "jitterMs", "status", "drop", "truncate", "bytesPerSecond",
+                         "probability", "count"]
+    /// A terabyte: more than any answer a test would cut.
+    static let maxTruncate: Int64 = 1 << 40
+    /// 1 GiB/s: a "slow link" faster than that is no fault.
+    static let maxBytesPerSecond = 1 << 30
     /// Ten minutes: longer than any client timeout worth testing.
     static let maxDelayMs = 600_000
     /// A fault is a failure: client or server errors only (a 1xx, 2xx or 3xx
@@ -59,6 +79,9 @@ struct FaultRule: Sendable {
         var status: Int?
         var probability = 1.0
         var count: Int?
+        var drop: NetworkEffect?
+        var truncate: Int64?
+        var bytesPerSecond: Int?
         for (key, value) in members {
             switch key {
             case "id":
@@ -107,11 +130,35 @@ struct FaultRule: Sendable {
                     throw invalid("count must be an integer of at least 1 (leave it out for no limit)")
                 }
                 count = n
+            case "drop":
+                guard case .string(let s) = value, s == "before" || s == "after" else {
+                    throw invalid("drop must be \"before\" (reset before the request is handled) or \"after\" (handled, then reset)")
+                }
+                drop = s == "before" ? .dropBefore : .dropAfter
+            case "truncate":
+                guard let n = Self.integer(value), n >= 0, Int64(n) <= Self.maxTruncate else {
+                    throw invalid("truncate must be an integer from 0 to \(Self.maxTruncate) (body bytes sent before the connection closes)")
+                }
+                truncate = Int64(n)
+            case "bytesPerSecond":
+                guard let n = Self.integer(value), (1...Self.maxBytesPerSecond).contains(n) else {
+                    throw invalid("bytesPerSecond must be an integer from 1 to \(Self.maxBytesPerSecond)")
+                }
+                bytesPerSecond = n
             default:
                 throw invalid("unknown field \(JSON.quote(key)); a rule has \(Self.fields.joined(separator: ", "))")
             }
         }
         guard let prefix else { throw invalid("prefix is required (\"\" for every key, \"/\" for every path)") }
+        if drop != nil {
+            if status != nil { throw invalid("drop and status cannot be combined: a dropped request gets no answer, so no status") }
+            if truncate != nil || bytesPerSecond != nil {
+                throw invalid("drop cannot be combined with truncate or bytesPerSecond: a dropped request has no answer to shape")
+            }
+        }
+        if truncate != nil && bytesPerSecond != nil {
+            throw invalid("truncate and bytesPerSecond cannot be combined: one network fault per rule")
+        }
         self.id = id
         self.prefix = prefix
         self.target = prefix.hasPrefix("/") ? .path(prefix) : .key(Array(prefix.utf8))
@@ -121,7 +168,20 @@ struct FaultRule: Sendable {
         self.status = status
         self.probability = probability
         self.count = count
+        self.network = drop ?? truncate.map { .truncate($0) } ?? bytesPerSecond.map { .pace(bytesPerSecond: $0) }
     }
+
+    /// `drop` as `GET /faults` shows it.
+    var drop: String? {
+        switch network {
+        case .dropBefore?: "before"
+        case .dropAfter?: "after"
+        default: nil
+        }
+    }
+
+    var truncate: Int64? { if case .truncate(let n)? = network { n } else { nil } }
+    var bytesPerSecond: Int? { if case .pace(let b)? = network { b } else { nil } }
 
     /// A JSON number that is a whole number (`200`, `2e2`, `200.0`), else nil.
     private static func integer(_ value: JSONValue) -> Int? {

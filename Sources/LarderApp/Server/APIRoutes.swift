@@ -25,13 +25,16 @@ enum APIRoutes {
 
     /// A named namespace's world: its own hub, fault rules and routes over
     /// the store `open` makes (told of its changes through the hub).
+    /// `faultCounts`: where its fault rules' firings are counted (with
+    /// `--allow-faults`), labelled with `name`.
     static func world(_ name: String, configuration: LarderConfiguration, journalSequence: JournalSequence, logger: Logger,
+                      faultCounts: FaultCounts? = nil,
                       open: (StoreChangeObserver) throws -> any ValueStore) throws -> NamespaceWorld {
         let hub = ChangeHub(historySize: configuration.eventHistory, keepAliveEvery: configuration.eventHeartbeat)
         let firstWrite = FirstWriteMark(before: hub)
         let store: any ValueStore
         do { store = try open(firstWrite) } catch { hub.close(); throw error }
-        let faults = configuration.allowFaults ? FaultBook() : nil
+        let faults = configuration.allowFaults ? FaultBook(namespace: name, counts: faultCounts ?? FaultCounts()) : nil
         let journal = configuration.journal > 0 ? RequestJournal(capacity: configuration.journal, sequence: journalSequence, namespace: name) : nil
         let routes = make(store: store, hub: hub, faults: faults, journal: journal, configuration: configuration, logger: logger)
         let table = RouteTable(routes, middleware: faults.map { [FaultMiddleware(book: $0)] } ?? [])

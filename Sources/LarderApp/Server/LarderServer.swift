@@ -52,7 +52,9 @@ public final class LarderServer: Sendable {
             chain.append(try CORS(origins: configuration.corsOrigins, tokenRequired: configuration.token != nil))
         }
         if let token = configuration.token { chain.append(try TokenAuth(token: token)) }
-        let faults = configuration.allowFaults ? FaultBook() : nil
+        // Counted for the whole server, every namespace's rules too.
+        let faultCounts = configuration.allowFaults ? FaultCounts() : nil
+        let faults = faultCounts.map { FaultBook(counts: $0) }
         if let faults { chain.append(FaultMiddleware(book: faults)) }
         chain += configuration.middleware
         let metrics = HTTPServerMetrics()
@@ -71,7 +73,8 @@ public final class LarderServer: Sendable {
             namespaces = try configuration.namespaceStores.map { stores in
                 try Namespaces(stores: stores, limit: configuration.maxNamespaces, idleSeconds: configuration.namespaceIdleSeconds,
                                logger: logger) { name, open in
-                    try APIRoutes.world(name, configuration: configuration, journalSequence: sequence, logger: logger, open: open)
+                    try APIRoutes.world(name, configuration: configuration, journalSequence: sequence, logger: logger,
+                                        faultCounts: faultCounts, open: open)
                 }
             }
         } catch {
@@ -79,7 +82,7 @@ public final class LarderServer: Sendable {
             throw error
         }
         self.namespaces = namespaces
-        routes.append((.exact("/metrics"), MetricsRoute(http: metrics, store: values, hub: hub, namespaces: namespaces,
+        routes.append((.exact("/metrics"), MetricsRoute(http: metrics, store: values, hub: hub, namespaces: namespaces, faults: faultCounts,
                                                         startTime: Double(Clock.nowNanos()) / 1e9)))
         let files = StaticFiles(files: configuration.publicDirectory.map { .directory($0) } ?? .embedded)
         routes += StaticFiles.paths.map { ($0, files) }

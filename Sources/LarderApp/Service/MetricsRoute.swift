@@ -16,6 +16,8 @@ struct MetricsRoute: Route {
     let hub: ChangeHub
     /// nil: the store has no namespaces (`larder_namespaces` is 0).
     let namespaces: Namespaces?
+    /// nil: faults are off (no `--allow-faults`), and so is their family.
+    let faults: FaultCounts?
     /// When the server was made, seconds since 1970.
     let startTime: Double
 
@@ -78,6 +80,14 @@ struct MetricsRoute: Route {
         Self.single(&text, "larder_event_streams", "gauge", "Open /events streams.", hub.subscriberCount)
         Self.single(&text, "larder_namespaces", "gauge", "Named namespaces (/ns/<name>/) open now, the default one not counted.",
                     namespaces?.count ?? 0)
+        if let faults {
+            Self.family(&text, "larder_faults_total", "counter",
+                        "Requests a /faults rule fired for (any fault: delay, status, drop, truncate, pace), by namespace and rule.")
+            for (key, count) in faults.all {
+                let namespace = key.namespace.map { "namespace=\"\(Self.labelValue($0))\"," } ?? ""
+                text += "larder_faults_total{\(namespace)rule=\"\(Self.labelValue(key.rule))\"} \(count)\n"
+            }
+        }
         Self.family(&text, "larder_start_time_seconds", "gauge", "When the server started, seconds since 1970.")
         text += "larder_start_time_seconds \(Self.number(startTime))\n"
         return text
@@ -90,6 +100,14 @@ struct MetricsRoute: Route {
     private static func single(_ text: inout String, _ name: String, _ type: String, _ help: String, _ value: some BinaryInteger) {
         family(&text, name, type, help)
         text += "\(name) \(value)\n"
+    }
+
+    /// A label value escaped as the text format wants (`\\`, `\"`, `\n`):
+    /// a rule's id may hold any visible ASCII.
+    static func labelValue(_ value: String) -> String {
+        guard value.contains(where: { $0 == "\\" || $0 == "\"" || $0 == "\n" }) else { return value }
+        return value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+            .replacingOccurrences(of: "\n", with: "\\n")
     }
 
     /// A number as Prometheus clients write it: whole numbers without a

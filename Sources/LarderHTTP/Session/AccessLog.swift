@@ -28,6 +28,12 @@ struct AccessLog {
         answered(pending.request, status: pending.status, bytes: pending.bytes, now: now)
     }
 
+    /// `request` was answered by resetting the connection (a `drop` fault).
+    func reset(_ request: HTTP1ConnectionState.Request?, now: UInt64) {
+        guard logger.enabled(.info) else { return }
+        logger.info("\(request?.method.description ?? "-") \(Self.target(request)) reset by a fault, no answer")
+    }
+
     /// The body of the answer to `request` failed after its head was sent.
     func bodyFailed(_ request: HTTP1ConnectionState.Request?, _ error: any Error) {
         logger.error("response body of \(Self.target(request)) failed: \(error)")

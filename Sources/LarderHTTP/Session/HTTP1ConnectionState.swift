@@ -240,6 +240,15 @@ struct HTTP1ConnectionState {
         return ResponseStart(request: answered, framing: framing, closes: closes, abort: abort)
     }
 
+    /// The current request is answered by resetting the connection (a fault
+    /// of the network): it is no longer awaited, nothing more is read.
+    /// Returns it (for the log) and a body sink to abort, if one was fed.
+    mutating func abandon() -> (request: Request?, abort: HTTPRequestBodySink?) {
+        let abandoned = request
+        request = nil
+        return (abandoned, endAfterOutput())
+    }
+
     /// Nothing more is read: the connection closes once its output is out.
     /// Returns a body sink to abort, if one was being fed.
     @discardableResult

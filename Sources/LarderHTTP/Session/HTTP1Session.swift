@@ -42,6 +42,15 @@ final class HTTP1Session: SocketChannelDelegate, HTTPResponderOwner, @unchecked 
     /// The log line of the answer whose body is going out.
     @exclusivity(unchecked) private var pendingLog: AccessLog.Pending?
     private var stoppedForOutput = false
+    /// When a network fault's pause ends (the next slice of a paced body,
+    /// either way); `.max`: none pending. The channel's one timer serves it.
+    /// Unchecked exclusivity as `state`: read by `deadline()` on every request.
+    @exclusivity(unchecked) private var faultWake: UInt64 = .max
+    /// The request body is read at a fault's rate (`HTTPResponder.paceRequestBody`).
+    @exclusivity(unchecked) private var bodyRate: ByteRate?
+    /// The connection ends with a reset, not a close, once its output is
+    /// out (a `drop` fault).
+    private var resetAfterOutput = false
 
     init(fd: Int32, context: ServerContext, onClose: @escaping @Sendable (HTTP1Session) -> Void) {
         let configuration = context.configuration
@@ -72,7 +81,7 @@ final class HTTP1Session: SocketChannelDelegate, HTTPResponderOwner, @unchecked 
         return .init(lastActivity: channel.lastActivity, outputEmpty: channel.output.isEmpty, sending: sending)
     }
 
-    private func deadline() -> UInt64 { state.deadline(traffic) { responder?.deadlineNanos } }
+    private func deadline() -> UInt64 { min(state.deadline(traffic) { responder?.deadlineNanos }, faultWake) }
 
     // MARK: - Channel events
 
@@ -92,6 +101,14 @@ final class HTTP1Session: SocketChannelDelegate, HTTPResponderOwner, @unchecked 
         let due = deadline()
         if now < due {
             channel.schedule(due)
+            return
+        }
+        if now >= faultWake {
+            // A paced body's next slice: read or send it.
+            faultWake = .max
+            channel.holdInput(false)
+            drive()
+            if !channel.closed { channel.schedule(max(deadline(), now + 1_000_000)) }
             return
         }
         if let r = responder, r.deadlineNanos.map({ now >= $0 }) == true, let answer = r.takeDeadline() {
@@ -138,6 +155,7 @@ final class HTTP1Session: SocketChannelDelegate, HTTPResponderOwner, @unchecked 
             if channel.closed { return }
             guard pump() else { return }
             if channel.output.isEmpty && outgoing == nil && state.closesAfterOutput {
+                if resetAfterOutput { return channel.resetWhenDelivered() }
                 let idle = HTTP1ConnectionState.nanos(state.configuration.idleTimeout)
                 channel.beginLingeringClose(idleTimeout: state.shuttingDown ? min(idle, Self.shutdownLingerNanos) : idle)
                 return
@@ -189,7 +207,11 @@ final class HTTP1Session: SocketChannelDelegate, HTTPResponderOwner, @unchecked 
                 }
             case .body:
                 guard channel.hasUnread else { return }
-                readBody()
+                if bodyRate != nil {
+                    guard readPacedBody() else { return }
+                } else {
+                    readBody(channel.unread)
+                }
             }
         }
     }
@@ -212,6 +234,8 @@ final class HTTP1Session: SocketChannelDelegate, HTTPResponderOwner, @unchecked 
             case .none: break
             case .finish(let sink): finish(sink, responder)
             case .read(let sendContinue):
+                let pace = responder.bodyBytesPerSecond
+                if pace > 0 { bodyRate = ByteRate(bytesPerSecond: pace, start: now) }
                 guard sendContinue else { break }
                 if let gate = sink as? HTTPContinueGate { askBeforeContinue(gate, responder) }
                 else { channel.output.append(HTTP1ConnectionState.continueLine) }
@@ -246,9 +270,36 @@ final class HTTP1Session: SocketChannelDelegate, HTTPResponderOwner, @unchecked 
         if let answer = responder.endInline() { send(answer) }
     }
 
-    private func readBody() {
+    /// Reads the body at its fault's rate: as much of the buffered input as
+    /// the budget allows now. False when the budget is spent: reading from
+    /// the socket is held until the next slice (`faultWake`), no thread waits.
+    private func readPacedBody() -> Bool {
+        guard var rate = bodyRate else { return false }
+        let open = rate.allowance(now: now)
+        let unread = channel.unread
+        if open > 0 {
+            readBody(UnsafeRawBufferPointer(rebasing: unread.prefix(Int(min(open, Int64(unread.count))))))
+            let consumed = unread.count - channel.unread.count
+            rate.moved(Int64(consumed))
+            // The server is the slow one here, not the client.
+            channel.lastActivity = now
+            guard case .body = state.inputUse else {
+                bodyRate = nil
+                channel.holdInput(false)
+                return true
+            }
+            bodyRate = rate
+            if consumed > 0 { return true }
+        }
+        faultWake = min(faultWake, rate.nextSlice())
+        channel.holdInput(true)
+        channel.scheduleIfEarlier(faultWake)
+        return false
+    }
+
+    private func readBody(_ input: UnsafeRawBufferPointer) {
         let sink = state.bodySink
-        switch state.readBody(channel.unread, into: { bodyBytesRead += Int64($0.count); try sink?.write($0) }) {
+        switch state.readBody(input, into: { bodyBytesRead += Int64($0.count); try sink?.write($0) }) {
         case .partial(let consumed):
             channel.consume(consumed)
         case .complete(let consumed, let finishing):
@@ -302,6 +353,7 @@ final class HTTP1Session: SocketChannelDelegate, HTTPResponderOwner, @unchecked 
     /// became one): head and (small) body into the output buffer, or the
     /// start of a streamed body.
     private func send(_ response: HTTPResponse) {
+        if let fault = response.networkFault { return sendFaulted(response, fault) }
         let observer = responder?.answerObserver
         responder = nil
         let start = state.startResponse(response, into: &channel.output)
@@ -331,6 +383,76 @@ final class HTTP1Session: SocketChannelDelegate, HTTPResponderOwner, @unchecked 
             }
             takePushed()
         }
+    }
+
+    /// Acts out a fault of the network instead of sending `response` plainly.
+    private func sendFaulted(_ response: HTTPResponse, _ fault: HTTPNetworkFault) {
+        switch fault {
+        case .reset:
+            // No answer at all: the connection is reset once what was
+            // queued before (earlier pipelined answers) is out.
+            let observer = responder?.answerObserver
+            responder = nil
+            let (request, abort) = state.abandon()
+            abort?.abort()
+            if let observer, let request {
+                observer.answered(HTTPAnsweredRequest(method: request.method, target: request.target, bodyBytes: bodyBytesRead,
+                                                      nanos: latency(since: request.started), responseBodyBytes: 0),
+                                  with: response)
+            }
+            response.discardBody()
+            log.reset(request, now: now)
+            resetAfterOutput = true
+        case .truncate(let bytes):
+            var cut = response
+            cut.closeConnection = true
+            sendShaped(cut, cutAfter: max(0, bytes), bytesPerSecond: nil)
+        case .pace(let bytesPerSecond):
+            sendShaped(response, cutAfter: nil, bytesPerSecond: bytesPerSecond)
+        }
+    }
+
+    /// Sends the head as usual and the body through a `ShapedBody`: cut
+    /// after `cutAfter` body bytes (the connection then closes), or paced.
+    private func sendShaped(_ response: HTTPResponse, cutAfter: Int64?, bytesPerSecond: Int?) {
+        var plain = response
+        plain.networkFault = nil
+        // An event stream is written by the application as it goes: it is
+        // not shaped (a `drop` still applies to it).
+        guard let (source, length) = ShapedBody.source(of: response.body) else { return send(plain) }
+        let observer = responder?.answerObserver
+        responder = nil
+        let start = state.startResponse(plain, into: &channel.output)
+        let request = start.request, code = response.status.code
+        let nanos = latency(since: request?.started ?? now)
+        channel.meter.answered(request?.method, status: code, nanos: nanos)
+        if let observer, let request {
+            // The answer as the application gave it, its network fault too.
+            var full: Int64 = 0
+            if case .length = start.framing { full = length ?? 0 }
+            observer.answered(HTTPAnsweredRequest(method: request.method, target: request.target, bodyBytes: bodyBytesRead,
+                                                  nanos: nanos, responseBodyBytes: full), with: response)
+        }
+        start.abort?.abort()
+        let sized: Int64?, chunked: Bool
+        switch start.framing {
+        case .none:
+            source.close()
+            log.answered(request, status: code, bytes: 0, now: now)
+            return
+        case .length: sized = length; chunked = false
+        case .chunked: sized = nil; chunked = true
+        case .untilClose: sized = nil; chunked = false
+        }
+        outgoing = .shaped(ShapedBody(source: source, length: sized, chunked: chunked, cutAfter: cutAfter,
+                                      rate: bytesPerSecond.map { ByteRate(bytesPerSecond: $0, start: now) }))
+        pendingLog = AccessLog.Pending(request: request, status: code, bytes: 0)
+    }
+
+    /// Nanoseconds from `started` to now: a request's latency to its answer.
+    private func latency(since started: UInt64) -> UInt64 {
+        let answeredAt = DispatchTime.now().uptimeNanoseconds
+        return answeredAt > started ? answeredAt - started : 0
     }
 
     /// The body going out is complete: its log line.
@@ -400,6 +522,15 @@ final class HTTP1Session: SocketChannelDelegate, HTTPResponderOwner, @unchecked 
                 case .waiting:
                     // A closed channel has let go of the body already.
                     if !channel.closed { outgoing = body }
+                    return false
+                case .paused(let bytes, let until):
+                    // A paced body's budget is spent: what is queued goes
+                    // out, the rest on the timer.
+                    outgoing = body
+                    pendingLog?.bytes += bytes
+                    faultWake = min(faultWake, until)
+                    _ = channel.flush()
+                    if !channel.closed { channel.scheduleIfEarlier(faultWake) }
                     return false
                 case .done(let bytes, let closeAfter):
                     pendingLog?.bytes += bytes

@@ -1,4 +1,5 @@
 import Dispatch
+import Synchronization
 import LarderSupport
 
 /// Answers one request, at once or later, from any thread.
@@ -52,6 +53,11 @@ public final class HTTPResponder: Sendable {
     /// a route that keeps one does so only until the answer or cancellation.
     private let owner: (any HTTPResponderOwner)?
     private let queue: DispatchQueue?
+    /// Read the request body at most this fast (a fault of the network);
+    /// 0: as fast as it comes. Apart from `state`, so that the connection
+    /// reads it only for a request whose body it is about to read: a GET
+    /// pays nothing for it.
+    private let bodyPace = Atomic<Int>(0)
 
     init(owner: any HTTPResponderOwner, queue: DispatchQueue) {
         root = nil
@@ -151,6 +157,15 @@ public final class HTTPResponder: Sendable {
         if now { handler() }
     }
 
+    /// Reads this request's body at most `bytesPerSecond` (a fault of the
+    /// network, `--allow-faults`): the connection takes it in timed slices
+    /// and holds the socket's reading in between, with no thread waiting.
+    /// Only while the handler runs (the connection looks once it returns,
+    /// before reading the body).
+    public func paceRequestBody(bytesPerSecond: Int) {
+        shared.bodyPace.store(max(1, bytesPerSecond), ordering: .relaxed)
+    }
+
     /// `observer` is told of the answer just before it is sent (replacing
     /// one set before; nil: no one is). Only while the request is being handled, on the
     /// connection's queue: from middleware or a route, before they return.
@@ -176,6 +191,10 @@ public final class HTTPResponder: Sendable {
             return st.stored
         }
     }
+
+    /// The rate the request body is to be read at (0: unpaced), as the
+    /// handler set it with `paceRequestBody` (on this queue, so relaxed).
+    var bodyBytesPerSecond: Int { shared.bodyPace.load(ordering: .relaxed) }
 
     /// An answer that arrived later, if any.
     func takeAnswer() -> HTTPResponse? {

@@ -15,6 +15,8 @@ enum OutgoingBody {
     case push(HTTPPushStream, chunked: Bool)
     /// A file region going out with `sendfile`: where it is, what is left.
     case file(HTTPFileRegion, offset: Int64, remaining: Int64)
+    /// Cut short or paced by a fault of the network, whatever its kind.
+    case shaped(ShapedBody)
 
     /// Body bytes of a streamed response buffered ahead of the socket.
     static let streamAhead = 256 * 1024
@@ -55,7 +57,7 @@ enum OutgoingBody {
     /// Pulled bodies refill the output as it drains; the others do not.
     var refillsOutput: Bool {
         switch self {
-        case .pull, .pullUnsized: true
+        case .pull, .pullUnsized, .shaped: true
         case .push, .file: false
         }
     }
@@ -66,6 +68,9 @@ enum OutgoingBody {
         case more(bytes: Int64)
         /// Waiting for the socket (or it closed): the channel calls back.
         case waiting
+        /// A paced body's budget is spent until `until` (uptime
+        /// nanoseconds); `bytes` as for `more`.
+        case paused(bytes: Int64, until: UInt64)
         /// Everything is queued or sent. `bytes`: as for `more`; `closeAfter`: the end of the
         /// body is the connection's end (an HTTP/1.0 unsized body).
         case done(bytes: Int64, closeAfter: Bool)
@@ -122,6 +127,18 @@ enum OutgoingBody {
             }
             f.close()
             return .done(bytes: 0, closeAfter: false)
+        case .shaped(let shaped):
+            var bytes: Int64 = 0
+            while channel.output.count < Self.streamAhead {
+                switch shaped.advance(into: &channel.output, max: Self.piece, now: channel.now) {
+                case .more(let n): bytes += n
+                case .paused(let until): return .paused(bytes: bytes, until: until)
+                case .done(let n, let closeAfter): return .done(bytes: bytes + n, closeAfter: closeAfter)
+                case .cut(let n): return .done(bytes: bytes + n, closeAfter: true)
+                case .failed(let error): return .failed(error)
+                }
+            }
+            return .more(bytes: bytes)
         case .push:
             return .waiting
         }
@@ -134,6 +151,7 @@ enum OutgoingBody {
         case .pull(let s, _), .pullUnsized(let s, _): s.close()
         case .push(let p, _): p.connectionClosed()
         case .file(let f, _, _): f.close()
+        case .shaped(let shaped): shaped.cancel()
         }
     }
 }

@@ -51,6 +51,11 @@ final class SocketChannel: @unchecked Sendable {
     private(set) var peerClosed = false
     private var waitingForWritable = false
     private var inputFull = false
+    /// The session holds reading back (a request body read at a fault's rate).
+    private var inputHeld = false
+    /// A fault's reset waits for the kernel to deliver what was sent before it.
+    private var resetting = false
+    private var resetDeadline: UInt64 = 0
 
     private var input: UnsafeMutableRawBufferPointer
     private var inStart = 0
@@ -188,7 +193,7 @@ final class SocketChannel: @unchecked Sendable {
     /// Resumes or suspends the read source to match why reading may be paused.
     private func updateReading() {
         guard let rs = readSource else { return }
-        let paused = waitingForWritable || inputFull || peerClosed
+        let paused = waitingForWritable || inputFull || peerClosed || inputHeld
         if paused && !readSourceSuspended {
             rs.suspend()
             readSourceSuspended = true
@@ -196,6 +201,15 @@ final class SocketChannel: @unchecked Sendable {
             rs.resume()
             readSourceSuspended = false
         }
+    }
+
+    /// Stops (or resumes) reading from the socket while the session wants
+    /// no more input for now (a paced request body): what the client sends
+    /// meanwhile waits in the kernel, and then in the client.
+    func holdInput(_ hold: Bool) {
+        guard hold != inputHeld else { return }
+        inputHeld = hold
+        updateReading()
     }
 
     // MARK: - Output
@@ -368,6 +382,10 @@ final class SocketChannel: @unchecked Sendable {
             if now >= lingerDeadline { close() } else { schedule(lingerDeadline) }
             return
         }
+        if resetting {
+            if now >= resetDeadline || sendQueueLength() == 0 { reset() } else { schedule(now + Self.resetPollNanos) }
+            return
+        }
         delegate.channelTimerFired()
     }
 
@@ -385,6 +403,35 @@ final class SocketChannel: @unchecked Sendable {
         waitingForWritable = false
         inputFull = false
         updateReading()
+    }
+
+    /// How often a pending reset looks whether the kernel has delivered
+    /// what was sent before it, and how long it waits for that at most.
+    private static let resetPollNanos: UInt64 = 5_000_000
+    private static let resetWaitNanos: UInt64 = 2_000_000_000
+
+    /// Ends the connection with a TCP reset (a fault of the network, `drop`):
+    /// `SO_LINGER` 0, then close, so the peer's next read fails with
+    /// ECONNRESET instead of seeing an end. Answers queued before it (a
+    /// pipelined request's) are delivered first: the reset waits until the
+    /// kernel's send queue is empty (at most 2 s), since a reset discards it.
+    func resetWhenDelivered() {
+        guard !closed else { return }
+        refreshNow()
+        if sendQueueLength() == 0 { return reset() }
+        resetting = true
+        resetDeadline = now + Self.resetWaitNanos
+        inputHeld = true
+        updateReading()
+        schedule(now + Self.resetPollNanos)
+    }
+
+    private func reset() {
+        var option = linger(l_onoff: 1, l_linger: 0)
+        if setsockopt(fd, SOL_SOCKET, SO_LINGER, &option, socklen_t(MemoryLayout<linger>.size)) != 0 {
+            logger.debug("connection \(fd): SO_LINGER failed, errno \(errno)")
+        }
+        close()
     }
 
     /// Ends a lingering close within `nanos` from now, if it would last

@@ -1,7 +1,8 @@
 import Foundation
 
 /// A `Larder` that keeps an app working offline: reads go to `primary` and,
-/// when it cannot be reached (`LarderError.unreachable`), to JSON files
+/// when it cannot be reached (`LarderError.unreachable`, or a connection
+/// lost mid-answer: a read's outcome is never in doubt), to JSON files
 /// bundled with the app, one file per key (`<directory>/<key>.json`, or the
 /// key's path as it is). Writes, listings and watches go to `primary` only.
 public struct BundledFallback<Primary: Larder>: Larder {
@@ -19,8 +20,8 @@ public struct BundledFallback<Primary: Larder>: Larder {
     public func fetch(_ key: String) async throws -> StoredData {
         do {
             return try await primary.fetch(key)
-        } catch LarderError.unreachable(let url, let reason) {
-            guard let bundled = bundled(key) else { throw LarderError.unreachable(url: url, reason: reason) }
+        } catch let error as LarderError where error.isOffline {
+            guard let bundled = bundled(key) else { throw error }
             return bundled
         }
     }
@@ -28,8 +29,8 @@ public struct BundledFallback<Primary: Larder>: Larder {
     public func info(_ key: String) async throws -> ValueInfo {
         do {
             return try await primary.info(key)
-        } catch LarderError.unreachable(let url, let reason) {
-            guard let bundled = bundled(key) else { throw LarderError.unreachable(url: url, reason: reason) }
+        } catch let error as LarderError where error.isOffline {
+            guard let bundled = bundled(key) else { throw error }
             return bundled.info
         }
     }
@@ -76,5 +77,16 @@ public struct BundledFallback<Primary: Larder>: Larder {
 
     public func create(_ data: Data, under prefix: String, contentType: String, ttl: Duration?) async throws -> WriteResult {
         try await primary.create(data, under: prefix, contentType: contentType, ttl: ttl)
+    }
+}
+
+extension LarderError {
+    /// The server could not be reached, or the connection was lost before
+    /// the answer was whole: what `BundledFallback` falls back on.
+    var isOffline: Bool {
+        switch self {
+        case .unreachable, .connectionLost: true
+        default: false
+        }
     }
 }

@@ -20,8 +20,30 @@ import Testing
         #expect(rate.allowance(now: 0) == 0, "a clock before the start gives nothing")
     }
 
+    /// A fast pace moves, in one wake, everything that came due, however
+    /// many pieces that takes; the next wake waits for a whole slice again.
+    @Test func oneWakeMovesAllThatCameDueInPieces() {
+        var rate = ByteRate(bytesPerSecond: 10 << 20, start: 0)
+        let wake = Self.second / 10
+        var moved: Int64 = 0
+        while case let open = rate.allowance(now: wake), open > 0 {
+            let piece = min(open, 64 << 10)
+            rate.moved(piece)
+            moved += piece
+        }
+        #expect(moved == (10 << 20) / 10, "a tenth of a second at 10 MiB/s moved in 64 KiB pieces in one wake")
+        #expect(rate.allowance(now: wake + Self.second / 100) == 0, "a tenth of a slice later: wait for a whole one")
+        #expect(rate.allowance(now: 2 * wake) == (10 << 20) / 10)
+    }
+
+    @Test func aRateIsClampedSoItsArithmeticCannotOverflow() {
+        var rate = ByteRate(bytesPerSecond: .max, start: 0)
+        #expect(rate.bytesPerSecond == ByteRate.maxBytesPerSecond)
+        #expect(rate.allowance(now: 1_000_000 * Self.second) > 0)
+    }
+
     @Test func aTinyRateStillMovesAByteAtATime() {
-        let rate = ByteRate(bytesPerSecond: 1, start: 0)
+        var rate = ByteRate(bytesPerSecond: 1, start: 0)
         #expect(rate.allowance(now: Self.second) == 1)
         #expect(rate.nextSlice() == Self.second)
     }

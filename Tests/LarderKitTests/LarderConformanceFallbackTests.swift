@@ -53,6 +53,21 @@ extension KitTests {
             #expect(await thrownCase { try await larder.save(Data("x".utf8), at: "config/app") } == "unreachable")
         }
 
+        /// A connection reset before the answer (a `drop` fault: a crashed
+        /// server, a flaky link) is offline too, for a read.
+        @Test func aReadWhoseConnectionIsResetFallsBackToTheBundledFile() async throws {
+            let folder = try Self.bundleFolder()
+            defer { try? FileManager.default.removeItem(at: folder) }
+            let server = try TestServer { $0.allowFaults = true }
+            defer { server.stop() }
+            let rules = #"[{"prefix":"config/","methods":["GET","HEAD"],"drop":"before"}]"#
+            #expect(try server.client().send("PUT", "/faults", body: Array(rules.utf8)).status == 200)
+            let client = LarderClient(baseURL: URL(string: "http://127.0.0.1:\(server.port)")!, timeout: 10)
+            let larder = BundledFallback(primary: client, directory: folder)
+            #expect(await thrownCase { _ = try await client.fetch("config/app") } == "connectionLost")
+            #expect(try await larder.fetch(Config.self, at: "config/app") == Config(feature: true, motd: "offline copy"))
+        }
+
         @Test(arguments: LarderKind.allCases)
         func aReachablePrimaryWinsOverTheBundle(kind: LarderKind) async throws {
             let folder = try Self.bundleFolder()

@@ -61,9 +61,9 @@ final class ShapedBody {
             if untilCut == 0 { source.close(); return .cut(bytes: 0) }
             want = min(want, untilCut)
         }
-        if let rate {
-            let open = rate.allowance(now: now)
-            if open == 0 { return .paused(until: rate.nextSlice()) }
+        if rate != nil {
+            let open = rate!.allowance(now: now)
+            if open == 0 { return .paused(until: rate!.nextSlice()) }
             want = min(want, open)
         }
         let n: Int

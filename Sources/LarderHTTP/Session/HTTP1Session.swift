@@ -291,6 +291,7 @@ final class HTTP1Session: SocketChannelDelegate, HTTPResponderOwner, @unchecked 
             bodyRate = rate
             if consumed > 0 { return true }
         }
+        bodyRate = rate
         faultWake = min(faultWake, rate.nextSlice())
         channel.holdInput(true)
         channel.scheduleIfEarlier(faultWake)
@@ -338,8 +339,13 @@ final class HTTP1Session: SocketChannelDelegate, HTTPResponderOwner, @unchecked 
         guard !channel.closed, let r = responder else { return }
         channel.refreshNow()
         if let answer = r.takeAnswer() {
-            // Answered before its body was read: the body is not wanted.
-            state.answeredBeforeBody()?.abort()
+            // Answered before its body was read: the body is not wanted
+            // (nor paced: reading goes on, to skip or drain it).
+            if let sink = state.answeredBeforeBody() {
+                sink.abort()
+                bodyRate = nil
+                channel.holdInput(false)
+            }
             send(answer)
             drive()
         } else {

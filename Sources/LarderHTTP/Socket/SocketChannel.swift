@@ -402,6 +402,8 @@ final class SocketChannel: @unchecked Sendable {
         schedule(lingerDeadline)
         waitingForWritable = false
         inputFull = false
+        // A paced body's hold too: lingering drains what the client still sends.
+        inputHeld = false
         updateReading()
     }
 
@@ -416,7 +418,7 @@ final class SocketChannel: @unchecked Sendable {
     /// pipelined request's) are delivered first: the reset waits until the
     /// kernel's send queue is empty (at most 2 s), since a reset discards it.
     func resetWhenDelivered() {
-        guard !closed else { return }
+        guard !closed, !resetting else { return }
         refreshNow()
         if sendQueueLength() == 0 { return reset() }
         resetting = true

@@ -48,8 +48,9 @@ import Glibc
             }
             _ = try connection.readResponse()
         }
-        // Lingering closes end within 2 s.
-        let deadline = Date().addingTimeInterval(5)
+        // Lingering closes end within 2 s; on a loaded machine (CI builds
+        // images beside the tests) the 2,300 closes themselves take a while.
+        let deadline = Date().addingTimeInterval(30)
         while Self.count("/proc/\(pid)/fd") > baselineFDs && Date() < deadline { usleep(50_000) }
         #expect(Self.count("/proc/\(pid)/fd") <= baselineFDs, "descriptors leaked")
     }

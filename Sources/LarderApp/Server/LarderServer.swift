@@ -101,9 +101,8 @@ public final class LarderServer: Sendable {
                                journal: journal.map { JournalAttachment(journal: $0, namespaces: namespaces) })
         self.http = HTTPServer(configuration: configuration.http, handler: table, logger: httpLogger, metrics: metrics)
         // Its own counters: the plain API's `/metrics` figures stay its own.
-        self.s3 = configuration.s3.map {
-            S3Server(configuration: $0, http: configuration.http, store: values, logger: named("larder.s3"))
-        }
+        let s3Logger = named("larder.s3"), store = values
+        self.s3 = configuration.s3.map { S3Server(configuration: $0, http: configuration.http, store: store, logger: s3Logger) }
     }
 
     /// Binds and starts serving.

@@ -44,15 +44,7 @@ struct ListObjectsOperation: Sendable {
                               maxKeys: maxKeys, continuationToken: version2 ? query["continuation-token"] : nil,
                               startAfter: version2 ? query["start-after"] : query["marker"],
                               urlEncoded: query["encoding-type"] == "url")
-        var cursor: ListingCursor?
-        if let token = request.continuationToken {
-            guard let decoded = ListingCursor(token: token) else {
-                throw S3Error.invalidArgument("The continuation token provided is incorrect")
-            }
-            cursor = decoded
-        } else if let after = request.startAfter, !after.isEmpty {
-            cursor = ListingCursor(key: bucket + "/" + after, isGroup: false)
-        }
+        let cursor = try Self.cursor(request)
         let run = ListingRun(store: store, request: request, cursor: cursor)
         let buckets = self.buckets
         run.start { result in
@@ -69,6 +61,21 @@ struct ListObjectsOperation: Sendable {
                 call.respond(Self.xml(page, request).response())
             }
         }
+    }
+
+    /// Where the listing starts: after the continuation token's entry, or
+    /// after `start-after` (v1: `marker`); nil: at the start.
+    static func cursor(_ request: Request) throws(S3Error) -> ListingCursor? {
+        if let token = request.continuationToken {
+            guard let decoded = ListingCursor(token: token) else {
+                throw S3Error.invalidArgument("The continuation token provided is incorrect")
+            }
+            return decoded
+        }
+        if let after = request.startAfter, !after.isEmpty {
+            return ListingCursor(key: request.bucket + "/" + after, isGroup: false)
+        }
+        return nil
     }
 
     static func xml(_ page: ListingRun.Page, _ request: Request) -> S3XML {

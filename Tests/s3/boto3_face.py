@@ -248,9 +248,12 @@ def checksums():
     status, body = raw_put("sums", "chunked-bad", data, chunked=True, corrupt_trailer=True)
     check(status == 400 and b"BadDigest" in body, f"aws-chunked with a wrong trailer: {status} {body!r}")
     check(error_code(s3.head_object, Bucket="sums", Key="chunked-bad") == "404", "nothing stored after a wrong trailer")
+    status, body = raw_put("sums", "chunked-garbled", b"small", chunked=True, garble_framing=True)
+    check(status == 400 and b"IncompleteBody" in body, f"aws-chunked with bad framing: {status} {body!r}")
+    check(error_code(s3.head_object, Bucket="sums", Key="chunked-garbled") == "404", "nothing stored after bad framing")
 
 
-def raw_put(bucket, key, data, payload_hash=None, chunked=False, corrupt_trailer=False):
+def raw_put(bucket, key, data, payload_hash=None, chunked=False, corrupt_trailer=False, garble_framing=False):
     """A PUT signed by botocore's signer, its body and hash chosen here."""
     url = f"{S3_URL}/{bucket}/{urllib.parse.quote(key)}"
     headers = {}
@@ -262,6 +265,8 @@ def raw_put(bucket, key, data, payload_hash=None, chunked=False, corrupt_trailer
         body = wrapper.read()
         if corrupt_trailer:
             body = body.replace(b"x-amz-checksum-crc32:", b"x-amz-checksum-crc32:AAAA")
+        if garble_framing:
+            body = b"zz" + body[body.index(b"\r\n"):]
         headers = {"Content-Encoding": "aws-chunked", "X-Amz-Trailer": "x-amz-checksum-crc32",
                    "X-Amz-Decoded-Content-Length": str(len(data))}
         payload_hash = "STREAMING-UNSIGNED-PAYLOAD-TRAILER"

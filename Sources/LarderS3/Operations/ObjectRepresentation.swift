@@ -33,7 +33,9 @@ enum ObjectRepresentation {
         }
         // A truncated file is an error before the status line goes out, never a short object.
         do { try value.checkTrailer() } catch { value.close(); throw error }
-        if let bytes = try value.identityBytes() {
+        let small: [UInt8]?
+        do { small = try value.identityBytes() } catch { value.close(); throw error }
+        if let bytes = small {
             value.close()
             return HTTPResponse(status: status, headers: headers,
                                 body: .bytes(count == length ? bytes : Array(bytes[Int(start)..<Int(start + count)])))

@@ -102,4 +102,12 @@ import Testing
         #expect(SigV4Authenticator.seconds(amzDate: "2013-05-24T00:00:00Z") == nil)
         #expect(SigV4Authenticator.seconds(amzDate: "20131324T000000Z") == nil)
     }
+
+    @Test func virtualHostStyleNamesTheBucketInTheHost() {
+        #expect(S3Path("/dir/k", host: "photos.localhost:9000") == .object(bucket: "photos", key: Array("dir/k".utf8)))
+        #expect(S3Path("/", host: "Photos.LOCALHOST") == .bucket("photos"))
+        #expect(S3Path("/photos/k", host: "localhost:9000") == .object(bucket: "photos", key: Array("k".utf8)))
+        #expect(S3Path("/photos/k", host: "127.0.0.1:9000") == .object(bucket: "photos", key: Array("k".utf8)))
+        #expect(S3Path("/", host: "[::1]:9000") == .service)
+    }
 }

@@ -253,6 +253,37 @@ def checksums():
     check(error_code(s3.head_object, Bucket="sums", Key="chunked-garbled") == "404", "nothing stored after bad framing")
 
 
+def virtual_host():
+    s3 = client()
+    s3.create_bucket(Bucket="vhost")
+    port = urllib.parse.urlparse(S3_URL).port
+    host = f"vhost.localhost:{port}"
+    status, body = signed_request("PUT", host, "/dir/key.txt", b"by virtual host")
+    check(status == 200, f"virtual-host PUT: {status} {body!r}")
+    check(s3.get_object(Bucket="vhost", Key="dir/key.txt")["Body"].read() == b"by virtual host", "path-style GET of it")
+    status, body = signed_request("GET", host, "/dir/key.txt")
+    check(status == 200 and body == b"by virtual host", f"virtual-host GET: {status} {body!r}")
+    status, body = signed_request("GET", host, "/?list-type=2&prefix=dir%2F")
+    check(status == 200 and b"<Key>dir/key.txt</Key>" in body, f"virtual-host listing: {status} {body!r}")
+    status, body = signed_request("GET", f"nosuch.localhost:{port}", "/k")
+    check(status == 404 and b"NoSuchBucket" in body, f"virtual-host missing bucket: {status} {body!r}")
+
+
+def signed_request(method, host, path_and_query, body=b""):
+    """A request to Host `host` (sent to the listener's address), signed by botocore."""
+    request = botocore.awsrequest.AWSRequest(method=method, url=f"http://{host}{path_and_query}", data=body)
+    botocore.auth.S3SigV4Auth(botocore.credentials.Credentials(ACCESS_KEY, SECRET), "s3", "us-east-1").add_auth(request)
+    parsed = urllib.parse.urlparse(S3_URL)
+    connection = http.client.HTTPConnection(parsed.hostname, parsed.port, timeout=30)
+    headers = dict(request.headers.items())
+    headers["Host"] = host
+    connection.request(method, path_and_query, body=body or None, headers=headers)
+    response = connection.getresponse()
+    result = (response.status, response.read())
+    connection.close()
+    return result
+
+
 def raw_put(bucket, key, data, payload_hash=None, chunked=False, corrupt_trailer=False, garble_framing=False):
     """A PUT signed by botocore's signer, its body and hash chosen here."""
     url = f"{S3_URL}/{bucket}/{urllib.parse.quote(key)}"
@@ -286,7 +317,7 @@ def raw_put(bucket, key, data, payload_hash=None, chunked=False, corrupt_trailer
     return result
 
 
-SCENARIOS = {f.__name__: f for f in [buckets, objects, listing, interop, auth, checksums]}
+SCENARIOS = {f.__name__: f for f in [buckets, objects, listing, interop, auth, checksums, virtual_host]}
 
 if __name__ == "__main__":
     SCENARIOS[SCENARIO]()

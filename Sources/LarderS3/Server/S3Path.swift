@@ -1,17 +1,28 @@
 import LarderValueFile
 
-/// What a path-style S3 path names: the service (`/`), a bucket
-/// (`/bucket`, `/bucket/`) or an object (`/bucket/key`, the key's bytes
-/// percent-decoded: `/` inside a key is a plain character of it).
+/// What an S3 request names: the service (`/`), a bucket (`/bucket`,
+/// `/bucket/`) or an object (`/bucket/key`, the key's bytes
+/// percent-decoded: `/` inside a key is a plain character of it). Path
+/// style, or virtual-host style when the `Host` is `<bucket>.localhost`
+/// (then the whole path is the key).
 enum S3Path: Equatable {
     case service
     case bucket(String)
     case object(bucket: String, key: [UInt8])
     case invalid(String)
 
-    init(_ path: Substring) {
+    init(_ path: Substring, host: String? = nil) {
         // A path from the HTTP layer is ASCII (it percent-encodes the rest).
         let trimmed = path.hasPrefix("/") ? path.dropFirst() : path
+        if let bucket = host.flatMap(Self.virtualHostBucket) {
+            if trimmed.isEmpty { self = .bucket(bucket); return }
+            guard let key = try? StoreKey.percentDecode(trimmed) else {
+                self = .invalid("a '%' in the object key is not followed by two hex digits")
+                return
+            }
+            self = .object(bucket: bucket, key: key)
+            return
+        }
         if trimmed.isEmpty { self = .service; return }
         let slash = trimmed.firstIndex(of: "/")
         let bucket = String(slash.map { trimmed[..<$0] } ?? trimmed)
@@ -35,5 +46,17 @@ enum S3Path: Equatable {
         case .bucket(let b), .object(let b, _): b
         case .service, .invalid: nil
         }
+    }
+
+    static let virtualHostSuffix = ".localhost"
+
+    /// `photos` of `Host: photos.localhost:9000`; nil for any other host.
+    static func virtualHostBucket(_ host: String) -> String? {
+        var name = Substring(host.lowercased())
+        if let colon = name.lastIndex(of: ":"), !name.hasSuffix("]"), name[name.index(after: colon)...].allSatisfy(\.isNumber) {
+            name = name[..<colon]
+        }
+        guard name.hasSuffix(virtualHostSuffix), name.count > virtualHostSuffix.count else { return nil }
+        return String(name.dropLast(virtualHostSuffix.count))
     }
 }

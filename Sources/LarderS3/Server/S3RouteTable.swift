@@ -4,8 +4,8 @@ import LarderSupport
 import LarderValueFile
 
 /// The S3 listener's only handler: verifies the signature, then sends the
-/// request to the operation its method, path and query name. Path style
-/// only for now: `/` (the service), `/bucket`, `/bucket/key`.
+/// request to the operation its method, path and query name: `/` (the
+/// service), `/bucket`, `/bucket/key`, or `/key` on `Host: bucket.localhost`.
 final class S3RouteTable: HTTPRequestHandler {
     private let authenticator: SigV4Authenticator
     private let buckets: BucketOperations
@@ -51,7 +51,7 @@ final class S3RouteTable: HTTPRequestHandler {
             throw S3Error.notImplemented("the ?\(name) subresource is not supported yet by Larder's S3 face")
         }
         let method = call.head.method
-        let path = S3Path(call.head.path)
+        let path = S3Path(call.head.path, host: call.head.headers["Host"])
         // Any bucket a request names is one key segment not starting with
         // `.` (S3's names never do): Larder's own `.larder-s3/` stays hidden.
         if let bucket = path.bucket, bucket.hasPrefix(".") || (try? StoreKey(bucket)) == nil {

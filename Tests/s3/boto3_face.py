@@ -120,6 +120,17 @@ def objects():
     for key in ["with space.txt", "ünïcødé/ключ", "a+b=c&d", "tilde~star*", "semi;colon,comma"]:
         s3.put_object(Bucket="things", Key=key, Body=key.encode())
         check(s3.get_object(Bucket="things", Key=key)["Body"].read() == key.encode(), f"key {key!r}")
+    # Conditional requests.
+    etag = put["ETag"]
+    check(error_code(s3.get_object, Bucket="things", Key="dir/file.bin", IfNoneMatch=etag) == "304", "If-None-Match")
+    check(error_code(s3.get_object, Bucket="things", Key="dir/file.bin", IfMatch='"other"') == "PreconditionFailed", "If-Match")
+    check(s3.get_object(Bucket="things", Key="dir/file.bin", IfMatch=etag)["Body"].read() == data, "If-Match that holds")
+    check(error_code(s3.put_object, Bucket="things", Key="dir/file.bin", Body=b"no", IfNoneMatch="*") == "PreconditionFailed",
+          "put If-None-Match: * over an object")
+    s3.put_object(Bucket="things", Key="new-only", Body=b"first", IfNoneMatch="*")
+    check(error_code(s3.put_object, Bucket="things", Key="new-only", Body=b"x", IfMatch='"other"') == "PreconditionFailed",
+          "put If-Match with another ETag")
+    check(s3.get_object(Bucket="things", Key="new-only")["Body"].read() == b"first", "nothing written by refused puts")
     s3.put_object(Bucket="things", Key="empty", Body=b"")
     check(s3.get_object(Bucket="things", Key="empty")["Body"].read() == b"", "empty object")
     s3.delete_object(Bucket="things", Key="dir/file.bin")

@@ -49,7 +49,7 @@ struct ObjectOperations: Sendable {
         let writer: ValueWriter
         do {
             writer = try store.beginUpload(key: key, contentType: headers["Content-Type"] ?? "binary/octet-stream",
-                                           encoding: encoding, expiresNanos: nil, condition: nil)
+                                           encoding: encoding, expiresNanos: nil, condition: ObjectConditions.writeCondition(call.head))
             if let length {
                 do { try writer.expect(bytes: length) } catch { writer.abort(); throw error }
             }

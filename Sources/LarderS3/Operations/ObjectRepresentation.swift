@@ -1,9 +1,10 @@
 import LarderHTTP
 import LarderValueFile
 
-/// The answer to GetObject or HeadObject of an open value: the object's
-/// bytes as stored (never gzip-encoded on the wire: S3 clients do not ask
-/// for it), a `Range` honoured, S3's headers.
+/// The answer to GetObject or HeadObject of an open value: its
+/// conditions (`If-Match`, `If-None-Match`, `If-Modified-Since`,
+/// `If-Unmodified-Since`), the object's bytes as stored (never gzip-encoded
+/// on the wire: S3 clients do not ask for it), a `Range`, S3's headers.
 enum ObjectRepresentation {
     static func response(_ value: StoredValue, _ head: HTTPRequestHead) throws -> HTTPResponse {
         let meta = value.metadata
@@ -14,6 +15,18 @@ enum ObjectRepresentation {
             ("Last-Modified", HTTPDate.format(secondsSince1970: meta.modifiedSeconds)),
             ("Accept-Ranges", "bytes"),
         ]
+        if let preconditions = ObjectConditions.of(head) {
+            switch preconditions.evaluate(current: ObjectConditions.current(meta), isReadMethod: true) {
+            case .notModified:
+                value.close()
+                return HTTPResponse(status: .notModified, headers: Array(headers[1...2]))  // ETag, Last-Modified
+            case .failed:
+                value.close()
+                throw S3Error.preconditionFailed
+            case .proceed:
+                break
+            }
+        }
         var (start, count, status) = (Int64(0), length, HTTPStatus.ok)
         if let range = head.headers["Range"] {
             switch ByteRangeRequest.evaluate(range, length: length) {

@@ -76,6 +76,8 @@ struct S3Error: Error {
         S3Error(.payloadTooLarge, "EntityTooLarge", "Your proposed upload exceeds the maximum allowed object size.",
                 details: [("MaxSizeAllowed", String(limit))])
     }
+    static let preconditionFailed = S3Error(.preconditionFailed, "PreconditionFailed",
+                                            "At least one of the pre-conditions you specified did not hold")
     static func incompleteBody(_ message: String) -> S3Error { S3Error(.badRequest, "IncompleteBody", message) }
     static func keyTooLong(_ message: String) -> S3Error { S3Error(.badRequest, "KeyTooLongError", message) }
 }

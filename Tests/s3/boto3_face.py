@@ -140,6 +140,20 @@ def objects():
     check(error_code(s3.get_object, Bucket="nobucket", Key="k") == "NoSuchBucket", "get in a missing bucket")
     check(error_code(s3.put_object, Bucket="nobucket", Key="k", Body=b"x") == "NoSuchBucket", "put in a missing bucket")
     check(error_code(s3.delete_object, Bucket="nobucket", Key="k") == "NoSuchBucket", "delete in a missing bucket")
+    # DeleteObjects, as test cleanups call it (a missing key is reported deleted, as on S3).
+    for k in ["batch/1", "batch/2", "batch/a&b <3>"]:
+        s3.put_object(Bucket="things", Key=k, Body=b"x")
+    deleted = s3.delete_objects(Bucket="things", Delete={"Objects": [{"Key": k} for k in
+                                                                     ["batch/1", "batch/2", "batch/a&b <3>", "batch/none"]]})
+    check(sorted(d["Key"] for d in deleted["Deleted"]) == ["batch/1", "batch/2", "batch/a&b <3>", "batch/none"],
+          f"delete_objects: {deleted}")
+    check("Contents" not in s3.list_objects_v2(Bucket="things", Prefix="batch/"), "delete_objects left keys")
+    s3.put_object(Bucket="things", Key="batch/q", Body=b"x")
+    quiet = s3.delete_objects(Bucket="things", Delete={"Objects": [{"Key": "batch/q"}], "Quiet": True})
+    check("Deleted" not in quiet and "Errors" not in quiet, f"quiet delete_objects: {quiet}")
+    check(error_code(s3.head_object, Bucket="things", Key="batch/q") == "404", "quiet delete_objects deleted")
+    check(error_code(s3.delete_objects, Bucket="nobucket", Delete={"Objects": [{"Key": "k"}]}) == "NoSuchBucket",
+          "delete_objects in a missing bucket")
     check(error_code(s3.put_bucket_versioning, Bucket="things",
                      VersioningConfiguration={"Status": "Enabled"}) == "NotImplemented", "an unsupported subresource")
 

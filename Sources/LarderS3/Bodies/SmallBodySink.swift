@@ -1,8 +1,9 @@
 import LarderHTTP
 
-/// Reads a small request body (a bucket's configuration) into memory, up
-/// to `limit` bytes, checks it against the signed payload hash, then hands
-/// it to `use`, which answers.
+/// Reads a small request body (a bucket's configuration, a DeleteObjects
+/// document) into memory, up to `limit` bytes, checks it against the
+/// signed payload hash and any checksum header, then hands it to `use`,
+/// which answers.
 final class SmallBodySink: HTTPRequestBodySink {
     private let call: S3Call
     private let limit: Int
@@ -11,11 +12,12 @@ final class SmallBodySink: HTTPRequestBodySink {
     private var bytes: [UInt8] = []
     private var failed = false
 
-    init(call: S3Call, payload: PayloadHash, limit: Int, use: @escaping @Sendable ([UInt8]) -> Void) {
+    init(call: S3Call, payload: PayloadHash, checksumHeader: (BodyChecks.ChecksumAlgorithm, String)? = nil, limit: Int,
+         use: @escaping @Sendable ([UInt8]) -> Void) {
         self.call = call
         self.limit = limit
         self.use = use
-        checks = BodyChecks(payload: payload, checksumHeader: nil, trailerChecksum: nil)
+        checks = BodyChecks(payload: payload, checksumHeader: checksumHeader, trailerChecksum: nil)
     }
 
     func write(_ chunk: UnsafeRawBufferPointer) throws {

@@ -11,6 +11,7 @@ final class S3RouteTable: HTTPRequestHandler {
     private let buckets: BucketOperations
     private let objects: ObjectOperations
     private let listing: ListObjectsOperation
+    private let deleteObjects: DeleteObjectsOperation
     private let logger: Logger
     private let requestIDs = RequestIDs()
 
@@ -20,6 +21,7 @@ final class S3RouteTable: HTTPRequestHandler {
         buckets = BucketOperations(store: store)
         objects = ObjectOperations(store: store, buckets: buckets, maxObjectBytes: maxObjectBytes)
         listing = ListObjectsOperation(store: store, buckets: buckets)
+        deleteObjects = DeleteObjectsOperation(store: store, buckets: buckets)
         self.logger = logger
     }
 
@@ -27,7 +29,7 @@ final class S3RouteTable: HTTPRequestHandler {
     /// than an answer that means something else (a listing for `?acl`).
     private static let unsupported: Set<String> = [
         "acl", "policy", "versioning", "lifecycle", "encryption", "object-lock", "website", "replication", "tagging",
-        "cors", "logging", "notification", "uploads", "uploadId", "versions", "delete", "retention", "legal-hold",
+        "cors", "logging", "notification", "uploads", "uploadId", "versions", "retention", "legal-hold",
         "accelerate", "analytics", "inventory", "metrics", "ownershipControls", "publicAccessBlock", "requestPayment",
         "intelligent-tiering", "restore", "select", "torrent", "attributes", "policyStatus",
     ]
@@ -65,6 +67,7 @@ final class S3RouteTable: HTTPRequestHandler {
         case .bucket(let bucket):
             switch method {
             case .put: return try buckets.create(bucket, call, verified)
+            case .post where query.has("delete"): return deleteObjects.delete(bucket, call, verified)
             case .head: buckets.head(bucket, call)
             case .delete: buckets.delete(bucket, call)
             case .get:

@@ -76,9 +76,17 @@ let package = Package(
         // store updates with their limits, the change hub that fans store
         // changes out to watchers and feeds, and key watches. No HTTP here.
         .target(name: "LarderSharing", dependencies: ["LarderStorage", "LarderValueFile", "LarderJSON", "LarderSupport"]),
+        // The S3-compatible face: its own route table (SigV4, S3's XML,
+        // aws-chunked bodies) over the same store seam. No Larder routes here.
+        .target(name: "LarderS3", dependencies: [
+            // CZlib: CRC32 of x-amz-checksum-crc32.
+            "CZlib", "LarderHTTP", "LarderStorage", "LarderValueFile", "LarderSupport", .product(name: "Crypto", package: "swift-crypto"),
+        ]),
         // Routes and middleware that wire HTTP requests to the store.
         .target(name: "LarderApp", dependencies: [
             "LarderModel", "LarderSupport", "LarderStorage", "LarderValueFile", "LarderHTTP", "LarderJSON", "LarderSharing", "LarderViewer",
+            // The S3 listener, started and stopped with the server (`--s3-port`).
+            "LarderS3",
         ]),
         // A raw-socket HTTP/1.1 client: protocol tests and `larder healthcheck`
         // (no libcurl in the image).
@@ -102,6 +110,8 @@ let package = Package(
                 // ServerDefaults and Larder's log handler.
                 "LarderDiskStore", "LarderPostgres",
                 "LarderStorage", "LarderValueFile", "LarderHTTP", "LarderModel", "LarderSupport",
+                // `--s3-port`, `--s3-credentials`: the S3 listener's configuration.
+                "LarderS3",
                 // `larder healthcheck` GETs /healthz with it (no curl in the image).
                 "LarderWire",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -151,6 +161,10 @@ let package = Package(
         .testTarget(name: "LarderAppTests", dependencies: [
             "LarderApp", "LarderHTTP", "LarderModel", "LarderStorage", "LarderValueFile", "LarderDiskStore", "LarderFixtures", "LarderSupport", "LarderWire", "LarderTestSupport",
             "LarderEmbedded", "LarderClient", .product(name: "Logging", package: "swift-log"), .product(name: "InMemoryLogging", package: "swift-log"),
+        ]),
+        // The S3 face: SigV4 against AWS's published examples, and boto3 against a real server.
+        .testTarget(name: "LarderS3Tests", dependencies: [
+            "LarderS3", "LarderApp", "LarderTestSupport", .product(name: "Crypto", package: "swift-crypto"),
         ]),
         // The `larder` executable: flags, environment, `healthcheck`, the runner's output.
         .testTarget(name: "larderTests", dependencies: [

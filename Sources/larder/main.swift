@@ -10,6 +10,7 @@ import LarderDiskStore
 import LarderStorage
 import LarderValueFile
 import LarderPostgres
+import LarderS3
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -135,6 +136,12 @@ struct ServeOptions: ParsableArguments {
     @Option(name: .customLong("namespace-idle"), help: "Seconds without a request after which a namespace is dropped; 0 never drops one. [env: LARDER_NAMESPACE_IDLE] (default: \(Default.seconds(LarderConfiguration.defaultNamespaceIdleSeconds)))")
     var namespaceIdle: Double?
 
+    @Option(name: .customLong("s3-port"), help: "Also serve the S3-compatible API on this port (same host and store; 0 picks a free one). [env: LARDER_S3_PORT] (default: off)")
+    var s3Port: Int?
+
+    @Option(name: .customLong("s3-credentials"), help: "File of S3 access keys, one 'ACCESS_KEY SECRET' a line; else LARDER_S3_ACCESS_KEY and LARDER_S3_SECRET_KEY, else the pair \(S3Credentials.defaultAccessKey)/\(S3Credentials.defaultSecretKey). [env: LARDER_S3_CREDENTIALS]")
+    var s3Credentials: String?
+
     func validate() throws {
         let env = ProcessInfo.processInfo.environment
         if let level = gzipLevel ?? env["LARDER_GZIP_LEVEL"].flatMap({ Int($0) }), !(1...9).contains(level) {
@@ -177,6 +184,9 @@ struct ServeOptions: ParsableArguments {
             throw ValidationError("set LARDER_TOKEN or LARDER_TOKEN_FILE, not both")
         }
         if !(0...65_535).contains(http.port) { throw ValidationError("--port must be from 0 to 65535") }
+        if let p = try value(s3Port, "LARDER_S3_PORT", { Int($0) }), !(0...65_535).contains(p) {
+            throw ValidationError("--s3-port must be from 0 to 65535")
+        }
         if let n = try value(pgPool, "LARDER_PG_POOL", { Int($0) }), !(1...1000).contains(n) {
             throw ValidationError("--pg-pool must be from 1 to 1000")
         }
@@ -265,7 +275,30 @@ struct ServeOptions: ParsableArguments {
             config.corsOrigins = list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         }
         if let v = try value(publicDir, "LARDER_PUBLIC_DIR", { $0 }) { config.publicDirectory = v }
+        if let port = try value(s3Port, "LARDER_S3_PORT", { Int($0) }) {
+            config.s3 = S3Configuration(port: port, credentials: try s3CredentialsFromOptions())
+        }
         return config
+    }
+
+    /// The S3 keys: `--s3-credentials` (or its variable), else the pair in
+    /// LARDER_S3_ACCESS_KEY/LARDER_S3_SECRET_KEY (both or neither), else
+    /// the documented default pair.
+    func s3CredentialsFromOptions() throws -> S3Credentials {
+        let env = ProcessInfo.processInfo.environment
+        let access = env["LARDER_S3_ACCESS_KEY"].flatMap { $0.isEmpty ? nil : $0 }
+        let secret = env["LARDER_S3_SECRET_KEY"].flatMap { $0.isEmpty ? nil : $0 }
+        if let path = try value(s3Credentials, "LARDER_S3_CREDENTIALS", { $0 }) {
+            if access != nil || secret != nil {
+                throw ValidationError("give --s3-credentials or LARDER_S3_ACCESS_KEY/LARDER_S3_SECRET_KEY, not both")
+            }
+            do { return try S3Credentials.load(path: path) } catch { throw ValidationError("\(error)") }
+        }
+        switch (access, secret) {
+        case let (a?, s?): return S3Credentials(keys: [a: s])
+        case (nil, nil): return .defaults
+        default: throw ValidationError("set both LARDER_S3_ACCESS_KEY and LARDER_S3_SECRET_KEY, or neither")
+        }
     }
 
     /// An on/off environment variable: on for `1`, `true` or `yes`.

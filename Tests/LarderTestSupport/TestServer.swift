@@ -22,6 +22,8 @@ public final class TestServer {
     public let server: LarderServer
     public let dataDirectory: String
     public var port: Int { server.port }
+    /// The S3 listener's port, when the setup turned it on (`$0.s3 = S3Configuration(port: 0)`).
+    public var s3Port: Int? { server.s3?.port }
     /// The disk store the server runs on (under its fixtures, if any); nil
     /// on PostgreSQL. Set when the server opens it, in `init`.
     public var diskStore: DiskStore? { openedDiskStore.withLock { $0 } }

@@ -1,5 +1,6 @@
 import LarderHTTP
 import LarderModel
+import LarderS3
 import LarderSupport
 import LarderStorage
 import LarderValueFile
@@ -47,6 +48,9 @@ public struct LarderConfiguration: Sendable {
     /// `--journal`: answered requests each namespace's journal keeps
     /// (`/journal`); 0: no journal.
     public var journal: Int = LarderConfiguration.defaultJournal
+    /// `--s3-port`, `--s3-credentials`: the S3-compatible listener over the
+    /// default namespace's store; nil: no S3 face.
+    public var s3: S3Configuration?
     /// Middleware run around every route, outermost first, after Larder's own.
     public var middleware: [any LarderMiddleware] = []
     public init(storeDescription: String, openStore: @escaping ValueStoreFactory) {

@@ -1,4 +1,5 @@
 import LarderHTTP
+import LarderS3
 import LarderSharing
 import LarderSupport
 import LarderStorage
@@ -13,6 +14,8 @@ public final class LarderServer: Sendable {
     /// What the routes read and write: the store `openStore` opened.
     public let values: any ValueStore
     public let http: HTTPServer
+    /// The S3 listener (`--s3-port`), on the same store; nil when off.
+    public let s3: S3Server?
     public let logger: Logger
     /// What the HTTP layer counts (requests, latency, bytes, connections).
     public let metrics: HTTPServerMetrics
@@ -97,12 +100,19 @@ public final class LarderServer: Sendable {
         let table = RouteTable(routes, middleware: chain, namespaces: namespaces,
                                journal: journal.map { JournalAttachment(journal: $0, namespaces: namespaces) })
         self.http = HTTPServer(configuration: configuration.http, handler: table, logger: httpLogger, metrics: metrics)
+        // Its own counters: the plain API's `/metrics` figures stay its own.
+        let s3Logger = named("larder.s3"), store = values
+        self.s3 = configuration.s3.map { S3Server(configuration: $0, http: configuration.http, store: store, logger: s3Logger) }
     }
 
     /// Binds and starts serving.
     public func start() throws {
         try http.start()
         logger.always(.notice, "larder listening on \(url) with data in \(configuration.storeDescription)")
+        if let s3 {
+            do { try s3.start() } catch { http.shutdown(); throw error }
+            logger.always(.notice, "S3 listening on http://\(Self.hostForURL(configuration.http.host)):\(s3.port)")
+        }
         if configuration.token != nil {
             logger.notice("a bearer token is required (open: /healthz and the viewer)")
         }
@@ -128,6 +138,7 @@ public final class LarderServer: Sendable {
 
     /// Stops accepting, finishes in-flight requests, closes connections.
     public func shutdown() {
+        s3?.shutdown()
         http.shutdown()
         namespaces?.shutdown()
         values.close()

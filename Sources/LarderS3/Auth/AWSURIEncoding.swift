@@ -1,0 +1,53 @@
+/// SigV4's URI encoding: every byte but the unreserved `A-Z a-z 0-9 - . _ ~`
+/// as `%XX` with upper-case hex (`/` kept in a path, encoded in a query).
+/// The canonical request is built from the decoded request re-encoded this
+/// way, so a client that encodes a little differently (lower-case hex, a
+/// `~` as `%7E`) still signs what the server checks.
+enum AWSURIEncoding {
+    static func encode<Bytes: Sequence>(_ bytes: Bytes, keepSlash: Bool) -> String where Bytes.Element == UInt8 {
+        var out: [UInt8] = []
+        for b in bytes {
+            switch b {
+            case 0x41...0x5A, 0x61...0x7A, 0x30...0x39, 0x2D, 0x2E, 0x5F, 0x7E:
+                out.append(b)
+            case 0x2F where keepSlash:
+                out.append(b)
+            default:
+                out.append(0x25)
+                out.append(hex[Int(b >> 4)])
+                out.append(hex[Int(b & 0x0F)])
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    private static let hex = Array("0123456789ABCDEF".utf8)
+
+    /// `%XX` to bytes; a `%` without two hex digits after it stays as it is
+    /// (S3 takes such a path literally rather than refusing it). `+` stays `+`.
+    static func decode(_ text: Substring) -> [UInt8] {
+        let utf8 = Array(text.utf8)
+        var out: [UInt8] = []
+        out.reserveCapacity(utf8.count)
+        var i = 0
+        while i < utf8.count {
+            if utf8[i] == 0x25, i + 2 < utf8.count, let h = hexValue(utf8[i + 1]), let l = hexValue(utf8[i + 2]) {
+                out.append(h << 4 | l)
+                i += 3
+            } else {
+                out.append(utf8[i])
+                i += 1
+            }
+        }
+        return out
+    }
+
+    private static func hexValue(_ c: UInt8) -> UInt8? {
+        switch c {
+        case 0x30...0x39: c - 0x30
+        case 0x41...0x46: c - 0x41 + 10
+        case 0x61...0x66: c - 0x61 + 10
+        default: nil
+        }
+    }
+}

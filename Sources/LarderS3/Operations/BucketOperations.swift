@@ -1,0 +1,144 @@
+import LarderHTTP
+import LarderStorage
+import LarderSupport
+import LarderValueFile
+
+/// ListBuckets, CreateBucket, HeadBucket, DeleteBucket, GetBucketLocation,
+/// and the one question the other operations ask of buckets: does it exist?
+/// A bucket exists while its marker does (`BucketLayout`), or while any key
+/// lies under its prefix (a bucket made by writing `/store/b/k`).
+struct BucketOperations: Sendable {
+    let store: any ValueStore
+
+    static let markerContentType = "application/x-larder-s3-bucket"
+
+    /// Whether `bucket` exists: its marker first (one index lookup), then a
+    /// one-key listing of its prefix.
+    func exists(_ bucket: String) -> StoreReply<Bool> {
+        let store = self.store
+        return store.currentMetadata(of: BucketLayout.marker(bucket)).then { marker in
+            if case .success(.some) = marker { return .now(.success(true)) }
+            return store.list(prefix: BucketLayout.prefix(bucket), after: nil, limit: 1, groupByDirectory: true)
+                .map { !$0.values.isEmpty || !$0.prefixes.isEmpty }
+        }
+    }
+
+    // MARK: - ListBuckets
+
+    func listBuckets(_ call: S3Call) {
+        // Top-level prefixes (buckets with keys) and markers (created
+        // buckets), merged; a marker's time is the bucket's creation date.
+        FullListing.collect(store, prefix: .root, group: true) { topLevel in
+            FullListing.collect(store, prefix: BucketLayout.markerPrefix, group: false) { markers in
+                let result = topLevel.flatMap { top in markers.map { (top, $0) } }
+                call.answer(.now(result)) { result in
+                    let (top, markers) = try result.get()
+                    var created: [String: Int64] = [:]
+                    for value in markers.values {
+                        created[String(value.key.dropFirst(BucketLayout.markerPrefixString.count))] = value.metadata.modifiedNanos
+                    }
+                    let now = Clock.nowNanos()
+                    for prefix in top.prefixes {
+                        let name = String(prefix.dropLast())
+                        if BucketLayout.isValidName(name), created[name] == nil { created[name] = now }
+                    }
+                    var xml = S3XML()
+                    xml.open("ListAllMyBucketsResult", namespaced: true)
+                    xml.open("Owner")
+                    xml.element("ID", S3Owner.id)
+                    xml.element("DisplayName", S3Owner.displayName)
+                    xml.close("Owner")
+                    xml.open("Buckets")
+                    for name in created.keys.sorted(by: { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) }) {
+                        xml.open("Bucket")
+                        xml.element("Name", name)
+                        xml.element("CreationDate", S3Time.iso8601(nanos: created[name]!))
+                        xml.close("Bucket")
+                    }
+                    xml.close("Buckets")
+                    xml.close("ListAllMyBucketsResult")
+                    return xml.response()
+                }
+            }
+        }
+    }
+
+    // MARK: - CreateBucket
+
+    /// Writes the marker. A bucket that exists already answers 200, as S3
+    /// does in us-east-1 for its owner (there is one owner here), so a test
+    /// that creates its bucket on every run needs no cleanup first. A body
+    /// (`CreateBucketConfiguration` with a location) is read and ignored:
+    /// there is one region, whichever a client names.
+    func create(_ bucket: String, _ call: S3Call, _ verified: SigV4Authenticator.Verified) throws(S3Error) -> HTTPBodyAction {
+        guard BucketLayout.isValidName(bucket) else { throw S3Error.invalidBucketName(bucket) }
+        let store = self.store
+        let write: @Sendable () -> Void = {
+            let written: StoreReply<PutOutcome>
+            do {
+                let writer = try store.beginUpload(key: BucketLayout.marker(bucket), contentType: Self.markerContentType,
+                                                   encoding: .identity, expiresNanos: nil, condition: nil)
+                written = writer.finish()
+            } catch {
+                written = .now(.failure(error))
+            }
+            call.answer(written) { result in
+                _ = try result.get()
+                return HTTPResponse(status: .ok, headers: [("Location", "/" + bucket)])
+            }
+        }
+        guard call.head.hasBody else {
+            write()
+            return .ignore
+        }
+        return .receive(SmallBodySink(call: call, payload: verified.payload, limit: 64 * 1024) { _ in write() })
+    }
+
+    // MARK: - HeadBucket, GetBucketLocation
+
+    func head(_ bucket: String, _ call: S3Call) {
+        call.answer(exists(bucket)) { exists in
+            guard try exists.get() else { throw S3Error.noSuchBucket(bucket) }
+            return HTTPResponse(status: .ok, headers: [("x-amz-bucket-region", S3Owner.region)])
+        }
+    }
+
+    func location(_ bucket: String, _ call: S3Call) {
+        call.answer(exists(bucket)) { exists in
+            guard try exists.get() else { throw S3Error.noSuchBucket(bucket) }
+            var xml = S3XML()
+            // us-east-1 is written as an empty constraint, as S3 does.
+            xml.text += "<LocationConstraint xmlns=\"\(S3XML.namespace)\"></LocationConstraint>"
+            return xml.response()
+        }
+    }
+
+    // MARK: - DeleteBucket
+
+    /// 409 `BucketNotEmpty` while any key lies under the bucket; else the
+    /// marker goes, and with it the bucket.
+    func delete(_ bucket: String, _ call: S3Call) {
+        let store = self.store
+        let listed = store.list(prefix: BucketLayout.prefix(bucket), after: nil, limit: 1, groupByDirectory: true)
+        let deleted: StoreReply<Bool> = listed.then { listing in
+            switch listing {
+            case .failure(let error): return .now(.failure(error))
+            case .success(let page) where !page.values.isEmpty || !page.prefixes.isEmpty:
+                return .now(.failure(S3Error.bucketNotEmpty(bucket)))
+            case .success:
+                return store.delete(BucketLayout.marker(bucket), condition: nil)
+            }
+        }
+        call.answer(deleted) { existed in
+            guard try existed.get() else { throw S3Error.noSuchBucket(bucket) }
+            return HTTPResponse(status: .noContent)
+        }
+    }
+}
+
+/// The one owner and region of every bucket (no accounts here).
+enum S3Owner {
+    static let id = "larder"
+    static let displayName = "larder"
+    static let region = "us-east-1"
+}

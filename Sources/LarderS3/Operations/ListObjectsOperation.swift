@@ -1,0 +1,161 @@
+import Foundation
+import LarderHTTP
+import LarderStorage
+import LarderValueFile
+
+/// ListObjectsV2 and ListObjects (v1) of a bucket: the store's listing of
+/// the bucket's prefix, narrowed to S3's prefix (which may end inside a key
+/// segment), grouped by the delimiter, a page of at most `max-keys`.
+///
+/// The store lists whole segments, so it is asked for the prefix up to its
+/// last `/` and the rest is filtered here; with the delimiter `/` the store
+/// groups (skipping whole directories), any other delimiter is grouped
+/// here. A continuation token is the last entry answered (a key, or a
+/// common prefix whose keys the next page skips), base64 as S3's are opaque.
+struct ListObjectsOperation: Sendable {
+    let store: any ValueStore
+    let buckets: BucketOperations
+
+    static let maxKeysLimit = 1000
+
+    /// What one listing asks, read from the query.
+    struct Request: Sendable {
+        var bucket: String
+        var version2: Bool
+        var prefix: String
+        var delimiter: String
+        var maxKeys: Int
+        var continuationToken: String?
+        var startAfter: String?
+        var urlEncoded: Bool
+    }
+
+    func list(_ bucket: String, _ query: S3Query, _ call: S3Call) throws(S3Error) {
+        let version2 = query["list-type"] == "2"
+        var maxKeys = Self.maxKeysLimit
+        if let text = query["max-keys"] {
+            guard let n = Int(text), n >= 0 else { throw S3Error.invalidArgument("max-keys must be a non-negative integer") }
+            maxKeys = min(n, Self.maxKeysLimit)
+        }
+        if let type = query["encoding-type"], type != "url" {
+            throw S3Error.invalidArgument("Invalid Encoding Method specified in Request")
+        }
+        let request = Request(bucket: bucket, version2: version2, prefix: query["prefix"] ?? "", delimiter: query["delimiter"] ?? "",
+                              maxKeys: maxKeys, continuationToken: version2 ? query["continuation-token"] : nil,
+                              startAfter: version2 ? query["start-after"] : query["marker"],
+                              urlEncoded: query["encoding-type"] == "url")
+        let cursor = try Self.cursor(request)
+        let run = ListingRun(store: store, request: request, cursor: cursor)
+        let buckets = self.buckets
+        run.start { result in
+            switch result {
+            case .failure(let error):
+                call.fail(S3Call.s3Error(error, logger: call.logger, context: "list \(bucket)"))
+            case .success(let page) where page.entries.isEmpty && cursor == nil:
+                // Nothing under the bucket: it may not exist at all.
+                call.answer(buckets.exists(bucket)) { exists in
+                    guard try exists.get() else { throw S3Error.noSuchBucket(bucket) }
+                    return Self.xml(page, request).response()
+                }
+            case .success(let page):
+                call.respond(Self.xml(page, request).response())
+            }
+        }
+    }
+
+    /// Where the listing starts: after the continuation token's entry, or
+    /// after `start-after` (v1: `marker`); nil: at the start.
+    static func cursor(_ request: Request) throws(S3Error) -> ListingCursor? {
+        if let token = request.continuationToken {
+            guard let decoded = ListingCursor(token: token) else {
+                throw S3Error.invalidArgument("The continuation token provided is incorrect")
+            }
+            return decoded
+        }
+        if let after = request.startAfter, !after.isEmpty {
+            return ListingCursor(key: request.bucket + "/" + after, isGroup: false)
+        }
+        return nil
+    }
+
+    static func xml(_ page: ListingRun.Page, _ request: Request) -> S3XML {
+        let bucketPrefix = request.bucket.utf8.count + 1
+        func name(_ storeKey: String) -> String { encode(String(decoding: storeKey.utf8.dropFirst(bucketPrefix), as: UTF8.self), request) }
+        var xml = S3XML()
+        xml.open("ListBucketResult", namespaced: true)
+        xml.element("Name", request.bucket)
+        xml.element("Prefix", encode(request.prefix, request))
+        if request.version2 {
+            xml.element("KeyCount", String(page.entries.count))
+            if let token = request.continuationToken { xml.element("ContinuationToken", token) }
+            if let after = request.startAfter { xml.element("StartAfter", encode(after, request)) }
+        } else {
+            xml.element("Marker", encode(request.startAfter ?? "", request))
+        }
+        xml.element("MaxKeys", String(request.maxKeys))
+        if !request.delimiter.isEmpty { xml.element("Delimiter", encode(request.delimiter, request)) }
+        if request.urlEncoded { xml.element("EncodingType", "url") }
+        xml.element("IsTruncated", page.next == nil ? "false" : "true")
+        if let next = page.next {
+            if request.version2 {
+                xml.element("NextContinuationToken", next.token)
+            } else {
+                xml.element("NextMarker", name(next.key))
+            }
+        }
+        for entry in page.entries {
+            guard case .object(let value) = entry else { continue }
+            xml.open("Contents")
+            xml.element("Key", name(value.key))
+            xml.element("LastModified", S3Time.iso8601(nanos: value.metadata.modifiedNanos))
+            xml.element("ETag", value.metadata.etag)
+            xml.element("Size", String(value.metadata.size))
+            if request.version2 == false {
+                xml.open("Owner")
+                xml.element("ID", S3Owner.id)
+                xml.element("DisplayName", S3Owner.displayName)
+                xml.close("Owner")
+            }
+            xml.element("StorageClass", "STANDARD")
+            xml.close("Contents")
+        }
+        for entry in page.entries {
+            guard case .commonPrefix(let prefix) = entry else { continue }
+            xml.open("CommonPrefixes")
+            xml.element("Prefix", name(prefix))
+            xml.close("CommonPrefixes")
+        }
+        xml.close("ListBucketResult")
+        return xml
+    }
+
+    /// `encoding-type=url`: keys as URL-encoded text (SDKs decode them).
+    private static func encode(_ text: String, _ request: Request) -> String {
+        request.urlEncoded ? AWSURIEncoding.encode(text.utf8, keepSlash: true) : text
+    }
+}
+
+/// Where a listing goes on from: the last entry a page answered.
+struct ListingCursor: Sendable, Equatable {
+    /// The Larder key (bucket prefix included) or common prefix.
+    let key: String
+    /// A common prefix: every key under it was answered with it.
+    let isGroup: Bool
+
+    init(key: String, isGroup: Bool) {
+        self.key = key
+        self.isGroup = isGroup
+    }
+
+    init?(token: String) {
+        guard let data = Data(base64Encoded: token), let text = String(data: data, encoding: .utf8), text.count >= 2 else { return nil }
+        switch text.prefix(2) {
+        case "k:": isGroup = false
+        case "p:": isGroup = true
+        default: return nil
+        }
+        key = String(text.dropFirst(2))
+    }
+
+    var token: String { Data(((isGroup ? "p:" : "k:") + key).utf8).base64EncodedString() }
+}

@@ -1,0 +1,34 @@
+import LarderHTTP
+import LarderValueFile
+
+/// S3's conditional requests on an object, in the words of RFC 9110's
+/// preconditions (`HTTPPreconditions`): on GetObject and HeadObject all
+/// four headers; on PutObject `If-None-Match: *` (write only a new key)
+/// and `If-Match` (write only over this version), checked by the store
+/// atomically with the write.
+enum ObjectConditions {
+    /// The request's conditions; nil when it has none (the common case).
+    static func of(_ head: HTTPRequestHead) -> HTTPPreconditions? {
+        guard head.headers.containsName(startingWith: "if-") else { return nil }
+        let p = HTTPPreconditions(ifMatch: head.headers.values("If-Match"), ifNoneMatch: head.headers.values("If-None-Match"),
+                                  ifModifiedSince: head.headers["If-Modified-Since"],
+                                  ifUnmodifiedSince: head.headers["If-Unmodified-Since"])
+        return p.isEmpty ? nil : p
+    }
+
+    static func current(_ meta: ValueMetadata) -> CurrentRepresentation {
+        CurrentRepresentation(etags: [meta.etag], lastModified: meta.modifiedSeconds)
+    }
+
+    /// A PutObject's `If-Match`/`If-None-Match` as the store's write
+    /// condition: `412 PreconditionFailed` when it does not hold.
+    static func writeCondition(_ head: HTTPRequestHead) -> WriteCondition? {
+        guard head.headers.containsName(startingWith: "if-") else { return nil }
+        let p = HTTPPreconditions(ifMatch: head.headers.values("If-Match"), ifNoneMatch: head.headers.values("If-None-Match"),
+                                  ifModifiedSince: nil, ifUnmodifiedSince: nil)
+        if p.isEmpty { return nil }
+        return { meta in
+            if p.evaluate(current: meta.map(current), isReadMethod: false) != .proceed { throw S3Error.preconditionFailed }
+        }
+    }
+}

@@ -1,0 +1,69 @@
+import LarderHTTP
+import LarderValueFile
+
+/// The answer to GetObject or HeadObject of an open value: its
+/// conditions (`If-Match`, `If-None-Match`, `If-Modified-Since`,
+/// `If-Unmodified-Since`), the object's bytes as stored (never gzip-encoded
+/// on the wire: S3 clients do not ask for it), a `Range`, S3's headers.
+enum ObjectRepresentation {
+    static func response(_ value: StoredValue, _ head: HTTPRequestHead) throws -> HTTPResponse {
+        let meta = value.metadata
+        let length = Int64(meta.size)
+        var headers: [(String, String)] = [
+            ("Content-Type", meta.contentType),
+            ("ETag", meta.etag),
+            ("Last-Modified", HTTPDate.format(secondsSince1970: meta.modifiedSeconds)),
+            ("Accept-Ranges", "bytes"),
+        ]
+        if let preconditions = ObjectConditions.of(head) {
+            switch preconditions.evaluate(current: ObjectConditions.current(meta), isReadMethod: true) {
+            case .notModified:
+                value.close()
+                return HTTPResponse(status: .notModified, headers: Array(headers[1...2]))  // ETag, Last-Modified
+            case .failed:
+                value.close()
+                throw S3Error.preconditionFailed
+            case .proceed:
+                break
+            }
+        }
+        var (start, count, status) = (Int64(0), length, HTTPStatus.ok)
+        if let range = head.headers["Range"] {
+            switch ByteRangeRequest.evaluate(range, length: length) {
+            case .full:
+                break
+            case .unsatisfiable:
+                value.close()
+                throw S3Error.invalidRange(length: length)
+            case .partial(let s, let e):
+                (start, count, status) = (s, e - s + 1, .partialContent)
+                headers.append(("Content-Range", ByteRangeRequest.contentRange(start: s, end: e, length: length)))
+            }
+        }
+        if head.method == .head {
+            // No body goes out for HEAD; the stream carries the length (and closes the value).
+            return HTTPResponse(status: status, headers: headers, body: .stream(ValueBodyStream(value.gzipStream()), length: count))
+        }
+        // A truncated file is an error before the status line goes out, never a short object.
+        do { try value.checkTrailer() } catch { value.close(); throw error }
+        let small: [UInt8]?
+        do { small = try value.identityBytes() } catch { value.close(); throw error }
+        if let bytes = small {
+            value.close()
+            return HTTPResponse(status: status, headers: headers,
+                                body: .bytes(count == length ? bytes : Array(bytes[Int(start)..<Int(start + count)])))
+        }
+        let stream: ValueByteStream
+        do { stream = try value.identityStream() } catch { value.close(); throw error }
+        do { try stream.skip(start) } catch { stream.close(); throw error }
+        return HTTPResponse(status: status, headers: headers, body: .stream(ValueBodyStream(stream), length: count))
+    }
+}
+
+/// The store's byte stream as the HTTP layer's (the two know nothing of each other).
+final class ValueBodyStream: HTTPBodyStream {
+    private let base: ValueByteStream
+    init(_ base: ValueByteStream) { self.base = base }
+    func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int { try base.read(into: buffer) }
+    func close() { base.close() }
+}

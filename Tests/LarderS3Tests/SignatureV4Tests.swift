@@ -1,0 +1,113 @@
+import Crypto
+@testable import LarderS3
+import Testing
+
+/// SigV4's steps against the examples AWS publishes for S3 ("Signature
+/// Calculations for the Authorization Header: Transferring Payload in a
+/// Single Chunk"), with its example key pair.
+@Suite struct SignatureV4Tests {
+    static let secret = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+    static let scope = SignatureV4.Scope(date: "20130524", region: "us-east-1", service: "s3")
+    static let amzDate = "20130524T000000Z"
+    static let host = (name: "Host", value: "examplebucket.s3.amazonaws.com")
+
+    @Test func getObjectExample() {
+        let request = SignatureV4.Request(
+            method: "GET", path: "/test.txt", query: nil,
+            headers: [Self.host, ("Range", "bytes=0-9"), ("x-amz-content-sha256", SignatureV4.emptyPayloadHash),
+                      ("x-amz-date", Self.amzDate)],
+            signedHeaders: ["host", "range", "x-amz-content-sha256", "x-amz-date"], payloadHash: SignatureV4.emptyPayloadHash)
+        let canonical = SignatureV4.canonicalRequest(request)
+        #expect(canonical == """
+            GET
+            /test.txt
+
+            host:examplebucket.s3.amazonaws.com
+            range:bytes=0-9
+            x-amz-content-sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855
+            x-amz-date:20130524T000000Z
+
+            host;range;x-amz-content-sha256;x-amz-date
+            e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855
+            """)
+        let toSign = SignatureV4.stringToSign(canonicalRequest: canonical, amzDate: Self.amzDate, scope: Self.scope)
+        #expect(toSign == """
+            AWS4-HMAC-SHA256
+            20130524T000000Z
+            20130524/us-east-1/s3/aws4_request
+            7344ae5b7ee6c3e7e6b0fe0640412a37625d1fbfff95c48bbb2dc43964946972
+            """)
+        #expect(SignatureV4.sign(request, secret: Self.secret, amzDate: Self.amzDate, scope: Self.scope)
+            == "f0e8bdb87c964420e857bd35b5d6ed310bd44f0170aba48dd91039c6036bdb41")
+    }
+
+    @Test func putObjectExample() {
+        let payload = Array("Welcome to Amazon S3.".utf8)
+        let hash = SignatureV4.hex(SHA256.hash(data: payload))
+        #expect(hash == "44ce7dd67c959e0d3524ffac1771dfbba87d2b6b4b4e99e42034a8b803f8b072")
+        let request = SignatureV4.Request(
+            method: "PUT", path: "/test$file.text", query: nil,
+            headers: [Self.host, ("Date", "Fri, 24 May 2013 00:00:00 GMT"), ("x-amz-date", Self.amzDate),
+                      ("x-amz-storage-class", "REDUCED_REDUNDANCY"), ("x-amz-content-sha256", hash)],
+            signedHeaders: ["date", "host", "x-amz-content-sha256", "x-amz-date", "x-amz-storage-class"], payloadHash: hash)
+        #expect(SignatureV4.canonicalRequest(request).hasPrefix("PUT\n/test%24file.text\n\n"))
+        #expect(SignatureV4.sign(request, secret: Self.secret, amzDate: Self.amzDate, scope: Self.scope)
+            == "98ad721746da40c64f1a55b78f14c238d841ea1380cd77a1b5971af0ece108bd")
+    }
+
+    @Test func getBucketLifecycleExample() {
+        let request = SignatureV4.Request(
+            method: "GET", path: "/", query: "lifecycle",
+            headers: [Self.host, ("x-amz-date", Self.amzDate), ("x-amz-content-sha256", SignatureV4.emptyPayloadHash)],
+            signedHeaders: ["host", "x-amz-content-sha256", "x-amz-date"], payloadHash: SignatureV4.emptyPayloadHash)
+        #expect(SignatureV4.canonicalRequest(request).hasPrefix("GET\n/\nlifecycle=\n"))
+        #expect(SignatureV4.sign(request, secret: Self.secret, amzDate: Self.amzDate, scope: Self.scope)
+            == "fea454ca298b7da1c68078a5d1bdbfbbe0d65c699e0f91ac7a200a0136783543")
+    }
+
+    @Test func listObjectsExample() {
+        // Parameters sorted by name whatever order they are sent in.
+        let request = SignatureV4.Request(
+            method: "GET", path: "/", query: "prefix=J&max-keys=2",
+            headers: [Self.host, ("x-amz-date", Self.amzDate), ("x-amz-content-sha256", SignatureV4.emptyPayloadHash)],
+            signedHeaders: ["host", "x-amz-content-sha256", "x-amz-date"], payloadHash: SignatureV4.emptyPayloadHash)
+        #expect(SignatureV4.canonicalRequest(request).hasPrefix("GET\n/\nmax-keys=2&prefix=J\n"))
+        #expect(SignatureV4.sign(request, secret: Self.secret, amzDate: Self.amzDate, scope: Self.scope)
+            == "34b48302e7b5fa45bde8084f4b7868a86f0a534bc59db6670ed5711ef69dc6f7")
+    }
+
+    @Test func uriEncodingIsCanonicalWhateverTheClientSent() {
+        // Lower-case hex, an encoded `~` and a raw space all sign as AWS encodes them.
+        #expect(SignatureV4.canonicalQuery("b=%7e&a=x%2fy&c") == "a=x%2Fy&b=~&c=")
+        let request = SignatureV4.Request(method: "GET", path: "/b/%7Ea%20b/c%2b", query: nil, headers: [],
+                                          signedHeaders: [], payloadHash: "UNSIGNED-PAYLOAD")
+        #expect(SignatureV4.canonicalRequest(request).hasPrefix("GET\n/b/~a%20b/c%2B\n"))
+    }
+
+    @Test func authorizationHeaderIsParsed() throws {
+        let auth = try SigV4Authenticator.parse(
+            "AWS4-HMAC-SHA256 Credential=AKIAIOSFODNN7EXAMPLE/20130524/us-east-1/s3/aws4_request, "
+                + "SignedHeaders=host;range;x-amz-content-sha256;x-amz-date, Signature=f0e8bdb8")
+        #expect(auth.accessKey == "AKIAIOSFODNN7EXAMPLE")
+        #expect(auth.scope == Self.scope)
+        #expect(auth.signedHeaders == ["host", "range", "x-amz-content-sha256", "x-amz-date"])
+        #expect(auth.signature == "f0e8bdb8")
+        #expect(throws: S3Error.self) { try SigV4Authenticator.parse("AWS4-HMAC-SHA256 Credential=AK/20130524/us-east-1/s3") }
+        #expect(throws: S3Error.self) { try SigV4Authenticator.parse("Bearer token") }
+    }
+
+    @Test func amzDates() {
+        #expect(SigV4Authenticator.seconds(amzDate: "20130524T000000Z") == 1_369_353_600)
+        #expect(SigV4Authenticator.seconds(amzDate: "20260102T030405Z") == 1_767_323_045)
+        #expect(SigV4Authenticator.seconds(amzDate: "2013-05-24T00:00:00Z") == nil)
+        #expect(SigV4Authenticator.seconds(amzDate: "20131324T000000Z") == nil)
+    }
+
+    @Test func virtualHostStyleNamesTheBucketInTheHost() {
+        #expect(S3Path("/dir/k", host: "photos.localhost:9000") == .object(bucket: "photos", key: Array("dir/k".utf8)))
+        #expect(S3Path("/", host: "Photos.LOCALHOST") == .bucket("photos"))
+        #expect(S3Path("/photos/k", host: "localhost:9000") == .object(bucket: "photos", key: Array("k".utf8)))
+        #expect(S3Path("/photos/k", host: "127.0.0.1:9000") == .object(bucket: "photos", key: Array("k".utf8)))
+        #expect(S3Path("/", host: "[::1]:9000") == .service)
+    }
+}

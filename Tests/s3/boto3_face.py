@@ -1,0 +1,349 @@
+#!/usr/bin/env python3
+"""boto3 against Larder's S3 face: one scenario per run.
+
+    boto3_face.py SCENARIO S3_URL PLAIN_URL ACCESS_KEY SECRET
+
+Run by Tests/LarderS3Tests/Boto3Tests.swift against a server it starts.
+Prints "ok" and exits 0 when every check of the scenario holds; an
+assertion names the first one that does not.
+"""
+import concurrent.futures
+import datetime
+import http.client
+import io
+import sys
+import urllib.parse
+import urllib.request
+import zlib
+import base64
+
+import boto3
+import botocore
+import botocore.auth
+import botocore.awsrequest
+import botocore.credentials
+import botocore.httpchecksum
+from botocore.client import Config
+from botocore.exceptions import ClientError
+
+SCENARIO, S3_URL, PLAIN_URL, ACCESS_KEY, SECRET = sys.argv[1:6]
+
+
+def client(secret=SECRET, access_key=ACCESS_KEY, **config):
+    return boto3.client(
+        "s3", endpoint_url=S3_URL, region_name="us-east-1",
+        aws_access_key_id=access_key, aws_secret_access_key=secret,
+        config=Config(s3={"addressing_style": "path"}, retries={"max_attempts": 1}, **config),
+    )
+
+
+def error_code(call, *args, **kwargs):
+    try:
+        call(*args, **kwargs)
+    except ClientError as e:
+        return e.response["Error"]["Code"]
+    raise AssertionError(f"{call.__name__} succeeded; an error was expected")
+
+
+def plain(method, key, body=None, headers=None):
+    """The plain Larder API: /store/<key>."""
+    request = urllib.request.Request(PLAIN_URL + "/store/" + urllib.parse.quote(key), data=body, method=method,
+                                     headers=headers or {})
+    try:
+        with urllib.request.urlopen(request) as response:
+            return response.status, response.read()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read()
+
+
+def check(condition, message):
+    if not condition:
+        raise AssertionError(message)
+
+
+# MARK: - Scenarios
+
+def buckets():
+    s3 = client()
+    s3.create_bucket(Bucket="alpha")
+    s3.create_bucket(Bucket="alpha")  # us-east-1: creating your own bucket again is fine
+    s3.create_bucket(Bucket="beta")
+    names = [b["Name"] for b in s3.list_buckets()["Buckets"]]
+    check(names == ["alpha", "beta"], f"list_buckets: {names}")
+    s3.head_bucket(Bucket="alpha")
+    check(error_code(s3.head_bucket, Bucket="missing") == "404", "head_bucket of a missing bucket")
+    check(error_code(s3.create_bucket, Bucket="Bad_Name") == "InvalidBucketName", "an invalid bucket name")
+    check(s3.get_bucket_location(Bucket="alpha").get("LocationConstraint") in (None, ""), "get_bucket_location")
+    s3.put_object(Bucket="alpha", Key="one", Body=b"1")
+    check(error_code(s3.delete_bucket, Bucket="alpha") == "BucketNotEmpty", "delete_bucket of a non-empty bucket")
+    s3.delete_object(Bucket="alpha", Key="one")
+    s3.delete_bucket(Bucket="alpha")
+    check(error_code(s3.head_bucket, Bucket="alpha") == "404", "head_bucket after delete_bucket")
+    check(error_code(s3.delete_bucket, Bucket="alpha") == "NoSuchBucket", "delete_bucket of a missing bucket")
+    names = [b["Name"] for b in s3.list_buckets()["Buckets"]]
+    check(names == ["beta"], f"list_buckets after delete: {names}")
+    # A bucket made on the plain API (a key under its prefix) is a bucket here.
+    status, _ = plain("PUT", "gamma/k", b"x")
+    check(status == 201, f"plain PUT: {status}")
+    names = [b["Name"] for b in s3.list_buckets()["Buckets"]]
+    check(names == ["beta", "gamma"], f"list_buckets with a plain-API bucket: {names}")
+    s3.head_bucket(Bucket="gamma")
+
+
+def objects():
+    s3 = client()
+    s3.create_bucket(Bucket="things")
+    data = bytes(range(256)) * 40
+    put = s3.put_object(Bucket="things", Key="dir/file.bin", Body=data, ContentType="application/x-test")
+    got = s3.get_object(Bucket="things", Key="dir/file.bin")
+    check(got["Body"].read() == data, "get_object bytes")
+    check(got["ContentType"] == "application/x-test", f"content type {got['ContentType']}")
+    check(got["ETag"] == put["ETag"], f"ETag of get {got['ETag']} vs put {put['ETag']}")
+    head = s3.head_object(Bucket="things", Key="dir/file.bin")
+    check(head["ContentLength"] == len(data), f"head_object length {head['ContentLength']}")
+    check(head["ETag"] == put["ETag"], "head_object ETag")
+    ranged = s3.get_object(Bucket="things", Key="dir/file.bin", Range="bytes=10-19")
+    check(ranged["ResponseMetadata"]["HTTPStatusCode"] == 206, "range status")
+    check(ranged["Body"].read() == data[10:20], "range bytes")
+    check(ranged["ContentRange"] == f"bytes 10-19/{len(data)}", f"Content-Range {ranged['ContentRange']}")
+    suffix = s3.get_object(Bucket="things", Key="dir/file.bin", Range="bytes=-5")
+    check(suffix["Body"].read() == data[-5:], "suffix range bytes")
+    check(error_code(s3.get_object, Bucket="things", Key="dir/file.bin", Range=f"bytes={len(data)}-") == "InvalidRange",
+          "unsatisfiable range")
+    # A large object streams (not answered from memory).
+    big = bytes((i * 7) % 251 for i in range(3 * 1024 * 1024))
+    s3.put_object(Bucket="things", Key="big", Body=big)
+    check(s3.get_object(Bucket="things", Key="big")["Body"].read() == big, "3 MiB object")
+    check(s3.get_object(Bucket="things", Key="big", Range="bytes=2000000-2000099")["Body"].read() == big[2000000:2000100],
+          "range of a large object")
+    # Keys with spaces, unicode and characters SigV4 encodes.
+    for key in ["with space.txt", "ünïcødé/ключ", "a+b=c&d", "tilde~star*", "semi;colon,comma"]:
+        s3.put_object(Bucket="things", Key=key, Body=key.encode())
+        check(s3.get_object(Bucket="things", Key=key)["Body"].read() == key.encode(), f"key {key!r}")
+    # Conditional requests.
+    etag = put["ETag"]
+    check(error_code(s3.get_object, Bucket="things", Key="dir/file.bin", IfNoneMatch=etag) == "304", "If-None-Match")
+    check(error_code(s3.get_object, Bucket="things", Key="dir/file.bin", IfMatch='"other"') == "PreconditionFailed", "If-Match")
+    check(s3.get_object(Bucket="things", Key="dir/file.bin", IfMatch=etag)["Body"].read() == data, "If-Match that holds")
+    check(error_code(s3.put_object, Bucket="things", Key="dir/file.bin", Body=b"no", IfNoneMatch="*") == "PreconditionFailed",
+          "put If-None-Match: * over an object")
+    s3.put_object(Bucket="things", Key="new-only", Body=b"first", IfNoneMatch="*")
+    check(error_code(s3.put_object, Bucket="things", Key="new-only", Body=b"x", IfMatch='"other"') == "PreconditionFailed",
+          "put If-Match with another ETag")
+    check(s3.get_object(Bucket="things", Key="new-only")["Body"].read() == b"first", "nothing written by refused puts")
+    s3.put_object(Bucket="things", Key="empty", Body=b"")
+    check(s3.get_object(Bucket="things", Key="empty")["Body"].read() == b"", "empty object")
+    s3.delete_object(Bucket="things", Key="dir/file.bin")
+    check(error_code(s3.get_object, Bucket="things", Key="dir/file.bin") == "NoSuchKey", "get after delete")
+    check(error_code(s3.head_object, Bucket="things", Key="dir/file.bin") == "404", "head after delete")
+    s3.delete_object(Bucket="things", Key="never-was")  # S3 answers 204 for a missing key
+    check(error_code(s3.get_object, Bucket="nobucket", Key="k") == "NoSuchBucket", "get in a missing bucket")
+    check(error_code(s3.put_object, Bucket="nobucket", Key="k", Body=b"x") == "NoSuchBucket", "put in a missing bucket")
+    check(error_code(s3.delete_object, Bucket="nobucket", Key="k") == "NoSuchBucket", "delete in a missing bucket")
+    # DeleteObjects, as test cleanups call it (a missing key is reported deleted, as on S3).
+    for k in ["batch/1", "batch/2", "batch/a&b <3>"]:
+        s3.put_object(Bucket="things", Key=k, Body=b"x")
+    deleted = s3.delete_objects(Bucket="things", Delete={"Objects": [{"Key": k} for k in
+                                                                     ["batch/1", "batch/2", "batch/a&b <3>", "batch/none"]]})
+    check(sorted(d["Key"] for d in deleted["Deleted"]) == ["batch/1", "batch/2", "batch/a&b <3>", "batch/none"],
+          f"delete_objects: {deleted}")
+    check("Contents" not in s3.list_objects_v2(Bucket="things", Prefix="batch/"), "delete_objects left keys")
+    s3.put_object(Bucket="things", Key="batch/q", Body=b"x")
+    quiet = s3.delete_objects(Bucket="things", Delete={"Objects": [{"Key": "batch/q"}], "Quiet": True})
+    check("Deleted" not in quiet and "Errors" not in quiet, f"quiet delete_objects: {quiet}")
+    check(error_code(s3.head_object, Bucket="things", Key="batch/q") == "404", "quiet delete_objects deleted")
+    check(error_code(s3.delete_objects, Bucket="nobucket", Delete={"Objects": [{"Key": "k"}]}) == "NoSuchBucket",
+          "delete_objects in a missing bucket")
+    check(error_code(s3.put_bucket_versioning, Bucket="things",
+                     VersioningConfiguration={"Status": "Enabled"}) == "NotImplemented", "an unsupported subresource")
+
+
+def listing():
+    s3 = client()
+    s3.create_bucket(Bucket="many")
+    keys = [f"k/{i:05d}" for i in range(1100)]
+    with concurrent.futures.ThreadPoolExecutor(8) as pool:
+        list(pool.map(lambda k: s3.put_object(Bucket="many", Key=k, Body=k.encode()), keys))
+    for k in ["photos/2023/a.jpg", "photos/2023/b.jpg", "photos/2024/c.jpg", "photos/top.jpg", "photos-old/x", "docs/readme"]:
+        s3.put_object(Bucket="many", Key=k, Body=b"p")
+
+    # Pagination over more than 1000 keys, with continuation tokens.
+    pages = list(s3.get_paginator("list_objects_v2").paginate(Bucket="many", Prefix="k/"))
+    listed = [o["Key"] for p in pages for o in p.get("Contents", [])]
+    check(listed == keys, f"paginated listing: {len(listed)} keys, {len(pages)} pages")
+    check(len(pages) == 2 and pages[0]["IsTruncated"] and pages[0]["KeyCount"] == 1000, "first page of 1000, truncated")
+    small = list(s3.get_paginator("list_objects_v2").paginate(Bucket="many", Prefix="k/000", PaginationConfig={"PageSize": 30}))
+    check([o["Key"] for p in small for o in p["Contents"]] == keys[:100], "pages of 30")
+    first = s3.list_objects_v2(Bucket="many", MaxKeys=3)
+    check([o["Key"] for o in first["Contents"]] == ["docs/readme", "k/00000", "k/00001"], f"max-keys 3: {first.get('Contents')}")
+    after = s3.list_objects_v2(Bucket="many", StartAfter="k/01097")
+    check([o["Key"] for o in after["Contents"]][:3] == ["k/01098", "k/01099", "photos-old/x"], "start-after")
+
+    # Prefix and delimiter.
+    top = s3.list_objects_v2(Bucket="many", Delimiter="/")
+    check([p["Prefix"] for p in top["CommonPrefixes"]] == ["docs/", "k/", "photos-old/", "photos/"],
+          f"top-level prefixes {top.get('CommonPrefixes')}")
+    check("Contents" not in top, "no top-level objects")
+    photos = s3.list_objects_v2(Bucket="many", Prefix="photos/", Delimiter="/")
+    check([p["Prefix"] for p in photos["CommonPrefixes"]] == ["photos/2023/", "photos/2024/"], "photos/ prefixes")
+    check([o["Key"] for o in photos["Contents"]] == ["photos/top.jpg"], "photos/ objects")
+    partial = s3.list_objects_v2(Bucket="many", Prefix="photos/20", Delimiter="/")
+    check([p["Prefix"] for p in partial["CommonPrefixes"]] == ["photos/2023/", "photos/2024/"], "a prefix inside a segment")
+    check(s3.list_objects_v2(Bucket="many", Prefix="photo")["KeyCount"] == 5, "a prefix across top-level names")
+    grouped = list(s3.get_paginator("list_objects_v2").paginate(Bucket="many", Delimiter="/", PaginationConfig={"PageSize": 1}))
+    check([p["Prefix"] for g in grouped for p in g.get("CommonPrefixes", [])] == ["docs/", "k/", "photos-old/", "photos/"],
+          "common prefixes one a page")
+    dashed = s3.list_objects_v2(Bucket="many", Prefix="photos", Delimiter="-")
+    check([p["Prefix"] for p in dashed["CommonPrefixes"]] == ["photos-"], f"delimiter '-': {dashed.get('CommonPrefixes')}")
+    check(len(dashed["Contents"]) == 4, "delimiter '-' objects")
+
+    # ListObjects (v1) with markers.
+    v1 = list(s3.get_paginator("list_objects").paginate(Bucket="many", Prefix="k/"))
+    check([o["Key"] for p in v1 for o in p["Contents"]] == keys, "list_objects v1 pagination")
+
+    check(error_code(s3.list_objects_v2, Bucket="nobucket") == "NoSuchBucket", "listing a missing bucket")
+    s3.create_bucket(Bucket="empty-one")
+    check(s3.list_objects_v2(Bucket="empty-one")["KeyCount"] == 0, "listing an empty bucket")
+
+
+def interop():
+    s3 = client()
+    s3.create_bucket(Bucket="shared")
+    s3.put_object(Bucket="shared", Key="from/s3.txt", Body=b"written with boto3")
+    status, body = plain("GET", "shared/from/s3.txt")
+    check(status == 200 and body == b"written with boto3", f"plain GET of an S3 object: {status} {body!r}")
+    status, _ = plain("PUT", "shared/from/plain.json", b'{"a":1}', {"Content-Type": "application/json"})
+    check(status == 201, f"plain PUT: {status}")
+    got = s3.get_object(Bucket="shared", Key="from/plain.json")
+    check(got["Body"].read() == b'{"a":1}' and got["ContentType"] == "application/json", "S3 GET of a plain-API value")
+    listed = [o["Key"] for o in s3.list_objects_v2(Bucket="shared")["Contents"]]
+    check(listed == ["from/plain.json", "from/s3.txt"], f"listing of both: {listed}")
+    status, _ = plain("DELETE", "shared/from/s3.txt")
+    check(status == 204, f"plain DELETE: {status}")
+    check(error_code(s3.get_object, Bucket="shared", Key="from/s3.txt") == "NoSuchKey", "S3 GET after a plain DELETE")
+
+
+def auth():
+    check(error_code(client(secret="wrong-secret").list_buckets) == "SignatureDoesNotMatch", "a wrong secret")
+    check(error_code(client(access_key="NOSUCHKEY").list_buckets) == "InvalidAccessKeyId", "an unknown access key")
+    # Unsigned: no Authorization header.
+    try:
+        urllib.request.urlopen(S3_URL + "/")
+        raise AssertionError("an unsigned request succeeded")
+    except urllib.error.HTTPError as e:
+        body = e.read().decode()
+        check(e.code == 403 and "<Code>AccessDenied</Code>" in body and "<RequestId>" in body, f"unsigned: {e.code} {body}")
+    # A clock 20 minutes off.
+    real = botocore.auth.get_current_datetime
+    botocore.auth.get_current_datetime = lambda: real() - datetime.timedelta(minutes=20)
+    try:
+        check(error_code(client().list_buckets) == "RequestTimeTooSkewed", "a skewed clock")
+    finally:
+        botocore.auth.get_current_datetime = real
+    # A body that is not the one signed.
+    s3 = client()
+    s3.create_bucket(Bucket="signed")
+    status, body = raw_put("signed", "tampered", b"the real body", payload_hash="0" * 64)
+    check(status == 400 and b"XAmzContentSHA256Mismatch" in body, f"a wrong payload hash: {status} {body!r}")
+    check(error_code(s3.head_object, Bucket="signed", Key="tampered") == "404", "nothing stored after a hash mismatch")
+
+
+def checksums():
+    s3 = client()  # boto3's defaults: a CRC32 checksum with every upload
+    s3.create_bucket(Bucket="sums")
+    s3.put_object(Bucket="sums", Key="default", Body=b"checked by crc32")
+    check(s3.get_object(Bucket="sums", Key="default")["Body"].read() == b"checked by crc32", "boto3 default checksum")
+    for algorithm in ["CRC32", "SHA1", "SHA256"]:
+        s3.put_object(Bucket="sums", Key=algorithm, Body=b"with " + algorithm.encode(), ChecksumAlgorithm=algorithm)
+        check(s3.get_object(Bucket="sums", Key=algorithm)["Body"].read() == b"with " + algorithm.encode(), algorithm)
+    when_required = client(request_checksum_calculation="when_required")
+    when_required.put_object(Bucket="sums", Key="plain", Body=b"no checksum")
+    check(s3.get_object(Bucket="sums", Key="plain")["Body"].read() == b"no checksum", "when_required")
+    wrong = base64.b64encode((zlib.crc32(b"something else")).to_bytes(4, "big")).decode()
+    check(error_code(s3.put_object, Bucket="sums", Key="bad", Body=b"payload", ChecksumCRC32=wrong) == "BadDigest",
+          "a wrong CRC32")
+    check(error_code(s3.head_object, Bucket="sums", Key="bad") == "404", "nothing stored after BadDigest")
+
+    # STREAMING-UNSIGNED-PAYLOAD-TRAILER, as boto3 sends it over https by
+    # default: framed by botocore's own AwsChunkedWrapper.
+    data = bytes(range(256)) * 1000
+    status, body = raw_put("sums", "chunked", data, chunked=True)
+    check(status == 200, f"aws-chunked upload: {status} {body!r}")
+    check(s3.get_object(Bucket="sums", Key="chunked")["Body"].read() == data, "aws-chunked: the object, not its framing")
+    status, body = raw_put("sums", "chunked-bad", data, chunked=True, corrupt_trailer=True)
+    check(status == 400 and b"BadDigest" in body, f"aws-chunked with a wrong trailer: {status} {body!r}")
+    check(error_code(s3.head_object, Bucket="sums", Key="chunked-bad") == "404", "nothing stored after a wrong trailer")
+    status, body = raw_put("sums", "chunked-garbled", b"small", chunked=True, garble_framing=True)
+    check(status == 400 and b"IncompleteBody" in body, f"aws-chunked with bad framing: {status} {body!r}")
+    check(error_code(s3.head_object, Bucket="sums", Key="chunked-garbled") == "404", "nothing stored after bad framing")
+
+
+def virtual_host():
+    s3 = client()
+    s3.create_bucket(Bucket="vhost")
+    port = urllib.parse.urlparse(S3_URL).port
+    host = f"vhost.localhost:{port}"
+    status, body = signed_request("PUT", host, "/dir/key.txt", b"by virtual host")
+    check(status == 200, f"virtual-host PUT: {status} {body!r}")
+    check(s3.get_object(Bucket="vhost", Key="dir/key.txt")["Body"].read() == b"by virtual host", "path-style GET of it")
+    status, body = signed_request("GET", host, "/dir/key.txt")
+    check(status == 200 and body == b"by virtual host", f"virtual-host GET: {status} {body!r}")
+    status, body = signed_request("GET", host, "/?list-type=2&prefix=dir%2F")
+    check(status == 200 and b"<Key>dir/key.txt</Key>" in body, f"virtual-host listing: {status} {body!r}")
+    status, body = signed_request("GET", f"nosuch.localhost:{port}", "/k")
+    check(status == 404 and b"NoSuchBucket" in body, f"virtual-host missing bucket: {status} {body!r}")
+
+
+def signed_request(method, host, path_and_query, body=b""):
+    """A request to Host `host` (sent to the listener's address), signed by botocore."""
+    request = botocore.awsrequest.AWSRequest(method=method, url=f"http://{host}{path_and_query}", data=body)
+    botocore.auth.S3SigV4Auth(botocore.credentials.Credentials(ACCESS_KEY, SECRET), "s3", "us-east-1").add_auth(request)
+    parsed = urllib.parse.urlparse(S3_URL)
+    connection = http.client.HTTPConnection(parsed.hostname, parsed.port, timeout=30)
+    headers = dict(request.headers.items())
+    headers["Host"] = host
+    connection.request(method, path_and_query, body=body or None, headers=headers)
+    response = connection.getresponse()
+    result = (response.status, response.read())
+    connection.close()
+    return result
+
+
+def raw_put(bucket, key, data, payload_hash=None, chunked=False, corrupt_trailer=False, garble_framing=False):
+    """A PUT signed by botocore's signer, its body and hash chosen here."""
+    url = f"{S3_URL}/{bucket}/{urllib.parse.quote(key)}"
+    headers = {}
+    body = data
+    if chunked:
+        wrapper = botocore.httpchecksum.AwsChunkedWrapper(
+            io.BytesIO(data), checksum_cls=botocore.httpchecksum.Crc32Checksum,
+            checksum_name="x-amz-checksum-crc32", chunk_size=64 * 1024)
+        body = wrapper.read()
+        if corrupt_trailer:
+            body = body.replace(b"x-amz-checksum-crc32:", b"x-amz-checksum-crc32:AAAA")
+        if garble_framing:
+            body = b"zz" + body[body.index(b"\r\n"):]
+        headers = {"Content-Encoding": "aws-chunked", "X-Amz-Trailer": "x-amz-checksum-crc32",
+                   "X-Amz-Decoded-Content-Length": str(len(data))}
+        payload_hash = "STREAMING-UNSIGNED-PAYLOAD-TRAILER"
+
+    class Signer(botocore.auth.S3SigV4Auth):
+        def payload(self, request):
+            return payload_hash or super().payload(request)
+
+    request = botocore.awsrequest.AWSRequest(method="PUT", url=url, data=body, headers=headers)
+    Signer(botocore.credentials.Credentials(ACCESS_KEY, SECRET), "s3", "us-east-1").add_auth(request)
+    parsed = urllib.parse.urlparse(S3_URL)
+    connection = http.client.HTTPConnection(parsed.hostname, parsed.port, timeout=30)
+    connection.request("PUT", urllib.parse.urlparse(url).path, body=body, headers=dict(request.headers.items()))
+    response = connection.getresponse()
+    result = (response.status, response.read())
+    connection.close()
+    return result
+
+
+SCENARIOS = {f.__name__: f for f in [buckets, objects, listing, interop, auth, checksums, virtual_host]}
+
+if __name__ == "__main__":
+    SCENARIOS[SCENARIO]()
+    print("ok")

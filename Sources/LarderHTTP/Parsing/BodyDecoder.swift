@@ -1,3 +1,5 @@
+import LarderSupport
+
 /// Frames a request body: a fixed Content-Length, or chunked transfer
 /// coding decoded incrementally (RFC 9112 7.1), with the body limit enforced
 /// on the decoded size.

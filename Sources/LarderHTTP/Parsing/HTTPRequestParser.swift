@@ -387,4 +387,5 @@ package struct HTTPRequestParser {
 
 #if canImport(Glibc)
 import Glibc
+import LarderSupport
 #endif

@@ -1,3 +1,5 @@
+import LarderSupport
+
 /// The request target as the access log prints it: the values of secret
 /// query parameters are replaced, so a credential sent in the URL (RFC 6750
 /// section 2.3's `access_token`, which a browser's `EventSource` has to use)

@@ -1,3 +1,5 @@
+import LarderSupport
+
 /// SigV4's URI encoding: every byte but the unreserved `A-Z a-z 0-9 - . _ ~`
 /// as `%XX` with upper-case hex (`/` kept in a path, encoded in a query).
 /// The canonical request is built from the decoded request re-encoded this
@@ -31,7 +33,7 @@ enum AWSURIEncoding {
         out.reserveCapacity(utf8.count)
         var i = 0
         while i < utf8.count {
-            if utf8[i] == 0x25, i + 2 < utf8.count, let h = hexValue(utf8[i + 1]), let l = hexValue(utf8[i + 2]) {
+            if utf8[i] == 0x25, i + 2 < utf8.count, let h = HexDigit.value(utf8[i + 1]), let l = HexDigit.value(utf8[i + 2]) {
                 out.append(h << 4 | l)
                 i += 3
             } else {
@@ -40,14 +42,5 @@ enum AWSURIEncoding {
             }
         }
         return out
-    }
-
-    private static func hexValue(_ c: UInt8) -> UInt8? {
-        switch c {
-        case 0x30...0x39: c - 0x30
-        case 0x41...0x46: c - 0x41 + 10
-        case 0x61...0x66: c - 0x61 + 10
-        default: nil
-        }
     }
 }

@@ -1,4 +1,5 @@
 import LarderModel
+import LarderSupport
 /// A validated key: one or more `/`-separated segments of UTF-8.
 ///
 /// Rules (docs/http-api.md, Keys): no empty, `.` or `..` segment, no control bytes, no
@@ -101,7 +102,7 @@ public struct StoreKey: Hashable, Sendable, CustomStringConvertible {
         var iterator = text.utf8.makeIterator()
         while let byte = iterator.next() {
             if byte == 0x25 {
-                guard let h = iterator.next().flatMap(hexValue), let l = iterator.next().flatMap(hexValue) else {
+                guard let h = iterator.next().flatMap(HexDigit.value), let l = iterator.next().flatMap(HexDigit.value) else {
                     throw StoreError.invalidKey("a '%' in the key is not followed by two hex digits")
                 }
                 out.append(h << 4 | l)
@@ -110,15 +111,6 @@ public struct StoreKey: Hashable, Sendable, CustomStringConvertible {
             }
         }
         return out
-    }
-
-    private static func hexValue(_ c: UInt8) -> UInt8? {
-        switch c {
-        case 0x30...0x39: c - 0x30
-        case 0x41...0x46: c - 0x41 + 10
-        case 0x61...0x66: c - 0x61 + 10
-        default: nil
-        }
     }
 }
 

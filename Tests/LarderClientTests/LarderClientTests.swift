@@ -30,9 +30,16 @@ import FoundationNetworking
     }
 
     /// Runs `body`, failing the test instead of hanging when it takes longer than `seconds`.
+    ///
+    /// The body runs at high priority: on Linux each task priority has a
+    /// cooperative queue of its own, as wide as the machine has cores, and
+    /// in a full run the default one holds hundreds of queued synchronous
+    /// tests, each blocking a thread for up to seconds. Every `await` of a
+    /// body in that queue waited behind them (on 2 cores a five-round body
+    /// once took over 180 s); in its own queue it runs at once.
     static func within<T: Sendable>(_ seconds: Double, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
         try await withThrowingTaskGroup(of: T?.self) { group in
-            group.addTask { try await body() }
+            group.addTask(priority: .high) { try await body() }
             group.addTask {
                 try await Task.sleep(for: .seconds(seconds))
                 return nil

@@ -170,8 +170,10 @@ public final class TestServer {
 
 extension Trait where Self == ConditionTrait {
     /// A test that looks at what only the disk store has (its files, its
-    /// generations, an answer given before the body is read): skipped when
-    /// the API suites run on PostgreSQL (`LARDER_TEST_STORE=postgres`).
+    /// generations, an answer given before the body is read), or a slow one
+    /// that tests nothing of the store (the event buffer's backpressure):
+    /// skipped when the API suites run on PostgreSQL
+    /// (`LARDER_TEST_STORE=postgres`).
     public static func diskStoreOnly(_ why: String) -> Self {
         .disabled(if: TestServer.usesPostgres, Comment(rawValue: why))
     }

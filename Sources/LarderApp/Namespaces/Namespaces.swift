@@ -19,9 +19,9 @@ import Synchronization
 /// few directory creations) and a removal. It is never held while a request
 /// runs, a store closes or a dropped namespace's files are removed; a
 /// world taken out of the dictionary under it is closed after it is let go.
-/// A `Mutex` (a futex: one atomic operation each way when free, and the
-/// dictionary inside it needs no exclusivity check), not a pthread mutex
-/// around a stored property: every namespaced request takes it once.
+/// A `Locked` (a pthread mutex), not `Synchronization.Mutex`: that one's
+/// futex waits are invisible to ThreadSanitizer, which then reports the
+/// worlds handed out under it, and their fields, as races.
 final class Namespaces: @unchecked Sendable {
     typealias MakeWorld = @Sendable (_ name: String, _ store: (StoreChangeObserver) throws -> any ValueStore) throws -> NamespaceWorld
 
@@ -29,7 +29,7 @@ final class Namespaces: @unchecked Sendable {
     let limit: Int
     private let logger: Logger
     private let makeWorld: MakeWorld
-    private let worlds = Mutex<[String: NamespaceWorld]>([:])
+    private let worlds = Locked<[String: NamespaceWorld]>([:])
     /// Checks for idle namespaces (`--namespace-idle`); nil when off.
     private var idleTimer: DispatchSourceTimer?
     private static let timerQueue = DispatchQueue(label: "larder.namespaces.idle", qos: .utility)

@@ -27,7 +27,7 @@ extension LarderError {
             return LarderError.cannotWrite(key: key, reason: "the disk is full: \(e)")
         // A value the store refuses to keep: the client maps the server's
         // 413 and 400 invalid_content_type to `cannotWrite` too.
-        case .tooLarge, .invalidContentType:
+        case .tooLarge, .invalidContentType, .invalidAttributes:
             return LarderError.cannotWrite(key: key, reason: e.description)
         // The server's 400 invalid_gzip, as the client sees it.
         case .invalidGzip(let why):

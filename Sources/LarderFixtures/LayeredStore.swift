@@ -195,6 +195,7 @@ private final class OverFixtureWriter: ValueWriter {
     var key: StoreKey { inner.key }
     func expect(bytes: Int64) throws { try inner.expect(bytes: bytes) }
     func write(_ chunk: UnsafeRawBufferPointer) throws { try inner.write(chunk) }
+    func setAttributes(_ attributes: [UInt8]) throws { try inner.setAttributes(attributes) }
     func finish() -> StoreReply<PutOutcome> {
         inner.finish().map { PutOutcome(created: false, metadata: $0.metadata) }
     }

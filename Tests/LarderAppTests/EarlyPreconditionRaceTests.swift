@@ -45,6 +45,7 @@ import LarderTestSupport
         var key: StoreKey { inner.key }
         func expect(bytes: Int64) throws { try inner.expect(bytes: bytes) }
         func write(_ chunk: UnsafeRawBufferPointer) throws { try inner.write(chunk) }
+        func setAttributes(_ attributes: [UInt8]) throws { try inner.setAttributes(attributes) }
         func finish() -> StoreReply<PutOutcome> { release(); return inner.finish() }
         func abort() { inner.abort() }
     }

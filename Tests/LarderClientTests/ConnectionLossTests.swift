@@ -12,7 +12,7 @@ import FoundationNetworking
 /// server: `drop`, `truncate`) is `LarderError.connectionLost`, saying how
 /// it broke and, for a write, that its outcome is unknown; a conditional
 /// retry then finds out.
-@Suite struct ConnectionLossTests {
+@Suite(.asyncLane) struct ConnectionLossTests {
     static func faultServer() throws -> (TestServer, WireClient) {
         let server = try TestServer { $0.allowFaults = true }
         return (server, server.client())

@@ -7,7 +7,7 @@ import Testing
 /// clients whose base URL is a namespace (as a test suite's worker has):
 /// the filters, the paths inside the namespace, a live stream that sees
 /// the requests made after it started in order and ends on cancel.
-@Suite struct JournalClientTests {
+@Suite(.asyncLane) struct JournalClientTests {
     static func client(_ server: TestServer, _ path: String) -> LarderClient {
         LarderClient(baseURL: URL(string: "http://127.0.0.1:\(server.port)\(path)")!, timeout: 10)
     }

@@ -12,7 +12,7 @@ import FoundationNetworking
 /// this process: what only the HTTP client does (headers to `ValueInfo`,
 /// status codes to `LarderError`, transport failures, long polls, the SSE
 /// feed). The behaviour both `Larder`s share has its own suite.
-@Suite struct LarderClientTests {
+@Suite(.asyncLane) struct LarderClientTests {
     struct Note: Codable, Equatable {
         var title: String
         var tags: [String]
@@ -30,16 +30,9 @@ import FoundationNetworking
     }
 
     /// Runs `body`, failing the test instead of hanging when it takes longer than `seconds`.
-    ///
-    /// The body runs at high priority: on Linux each task priority has a
-    /// cooperative queue of its own, as wide as the machine has cores, and
-    /// in a full run the default one holds hundreds of queued synchronous
-    /// tests, each blocking a thread for up to seconds. Every `await` of a
-    /// body in that queue waited behind them (on 2 cores a five-round body
-    /// once took over 180 s); in its own queue it runs at once.
     static func within<T: Sendable>(_ seconds: Double, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
         try await withThrowingTaskGroup(of: T?.self) { group in
-            group.addTask(priority: .high) { try await body() }
+            group.addTask { try await body() }
             group.addTask {
                 try await Task.sleep(for: .seconds(seconds))
                 return nil
@@ -425,9 +418,7 @@ extension LarderClientTests {
     @Test func aWriteRightAfterChangesReturnsIsDelivered() async throws {
         let server = try TestServer()
         let larder = Self.client(server)
-        // Generous: in a full run, blocking tests elsewhere can hold Swift
-        // Testing's cooperative threads for seconds at a time.
-        try await Self.within(180) {
+        try await Self.within(60) {
             for round in 0..<5 {
                 var events = try await larder.changes(prefix: "now/").makeAsyncIterator()
                 try await larder.save(Data("\(round)".utf8), at: "now/\(round)")

@@ -6,7 +6,7 @@ import Testing
 /// A `LarderClient` whose base URL ends in `/ns/<name>` speaks to that
 /// namespace and works unchanged: saves, reads, listings, the change feed
 /// and a reset, none of which another namespace or the default one sees.
-struct NamespaceClientTests {
+@Suite(.asyncLane) struct NamespaceClientTests {
     static func client(_ server: TestServer, _ path: String) -> LarderClient {
         LarderClient(baseURL: URL(string: "http://127.0.0.1:\(server.port)\(path)")!, timeout: 10)
     }

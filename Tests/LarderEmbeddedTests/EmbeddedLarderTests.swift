@@ -10,7 +10,7 @@ import Testing
 /// What only the embedded store does: the same files and lock as the
 /// server, sync and async calls, watch and change feed in process. The
 /// shared suite (both implementations) covers the common semantics.
-@Suite struct EmbeddedLarderTests {
+@Suite(.asyncLane) struct EmbeddedLarderTests {
     struct Note: Codable, Equatable {
         var title: String
         var count: Int

@@ -5,4 +5,4 @@ import Testing
 /// keys or race hundreds of updates; all at once, next to the rest of the
 /// package's tests on a small machine, they starved each other (and the
 /// LarderClient suite) until requests took seconds.
-@Suite(.serialized) struct KitTests {}
+@Suite(.serialized, .asyncLane) struct KitTests {}

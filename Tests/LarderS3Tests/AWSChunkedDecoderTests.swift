@@ -1,3 +1,4 @@
+import Foundation
 @testable import LarderS3
 import Testing
 
@@ -35,10 +36,17 @@ import Testing
         #expect(throws: S3Error.self) { try decode(Array("2\r\nhello\r\n".utf8), pieceSize: 100) }
     }
 
-    @Test func crc32TrailerIsChecked() {
-        var checks = BodyChecks(payload: .streamingUnsignedTrailer, checksumHeader: nil, trailerChecksum: .crc32)
+    @Test func crc32TrailerIsChecked() throws {
+        var checks = try BodyChecks(payload: .streamingUnsignedTrailer, checksumHeader: nil, trailerChecksum: .crc32, contentMD5: nil)
         Array("hello".utf8).withUnsafeBytes { checks.update($0) }
-        #expect(checks.failure(trailers: ["x-amz-checksum-crc32": "NhCmhg=="]) == nil)
-        #expect(checks.failure(trailers: ["x-amz-checksum-crc32": "AAAAAA=="])?.code == "BadDigest")
+        let digests = try checks.finish(trailers: ["x-amz-checksum-crc32": "NhCmhg=="]).get()
+        #expect(digests.checksum?.digest == [0x36, 0x10, 0xA6, 0x86])
+        // MD5("hello"), the object's ETag.
+        #expect(digests.md5.map { String(format: "%02x", $0) }.joined() == "5d41402abc4b2a76b9719d911017c592")
+        guard case .failure(let error) = checks.finish(trailers: ["x-amz-checksum-crc32": "AAAAAA=="]) else {
+            Issue.record("a wrong CRC32 trailer passed")
+            return
+        }
+        #expect(error.code == "BadDigest")
     }
 }

@@ -16,6 +16,8 @@ import urllib.parse
 import urllib.request
 import zlib
 import base64
+import gzip
+import hashlib
 
 import boto3
 import botocore
@@ -256,6 +258,16 @@ def checksums():
     for algorithm in ["CRC32", "SHA1", "SHA256"]:
         s3.put_object(Bucket="sums", Key=algorithm, Body=b"with " + algorithm.encode(), ChecksumAlgorithm=algorithm)
         check(s3.get_object(Bucket="sums", Key=algorithm)["Body"].read() == b"with " + algorithm.encode(), algorithm)
+    for algorithm, width, polynomial in [("CRC32C", 32, 0x82F63B78), ("CRC64NVME", 64, 0x9A6C9329AC4BC9B5)]:
+        body = b"with " + algorithm.encode()
+        value = base64.b64encode(crc_reflected(body, width, polynomial)).decode()
+        put = s3.put_object(Bucket="sums", Key=algorithm, Body=body, **{"Checksum" + algorithm: value})
+        check(put.get("Checksum" + algorithm) == value, f"{algorithm} answered: {put}")
+        got = s3.get_object(Bucket="sums", Key=algorithm, ChecksumMode="ENABLED")
+        check(got["Body"].read() == body and got.get("Checksum" + algorithm) == value, f"{algorithm} kept")
+        bad = base64.b64encode(crc_reflected(b"else", width, polynomial)).decode()
+        check(error_code(s3.put_object, Bucket="sums", Key=algorithm + "-bad", Body=body, **{"Checksum" + algorithm: bad})
+              == "BadDigest", f"a wrong {algorithm}")
     when_required = client(request_checksum_calculation="when_required")
     when_required.put_object(Bucket="sums", Key="plain", Body=b"no checksum")
     check(s3.get_object(Bucket="sums", Key="plain")["Body"].read() == b"no checksum", "when_required")
@@ -276,6 +288,82 @@ def checksums():
     status, body = raw_put("sums", "chunked-garbled", b"small", chunked=True, garble_framing=True)
     check(status == 400 and b"IncompleteBody" in body, f"aws-chunked with bad framing: {status} {body!r}")
     check(error_code(s3.head_object, Bucket="sums", Key="chunked-garbled") == "404", "nothing stored after bad framing")
+
+
+def crc_reflected(data, width, polynomial):
+    """A reflected CRC with all-ones initial value and final XOR, bit by bit:
+    independent of the server's table-driven one."""
+    mask = (1 << width) - 1
+    crc = mask
+    for byte in data:
+        crc ^= byte
+        for _ in range(8):
+            crc = (crc >> 1) ^ polynomial if crc & 1 else crc >> 1
+    return (crc ^ mask).to_bytes(width // 8, "big")
+
+
+def metadata():
+    s3 = client()
+    s3.create_bucket(Bucket="meta")
+    data = b"hello metadata"
+    md5_etag = '"' + hashlib.md5(data).hexdigest() + '"'
+    put = s3.put_object(Bucket="meta", Key="m", Body=data, ContentType="text/plain",
+                        Metadata={"Owner": "ann", "purpose": "test run"},
+                        ContentDisposition='attachment; filename="m.txt"', ContentLanguage="en", CacheControl="max-age=60")
+    check(put["ETag"] == md5_etag, f"PutObject ETag {put['ETag']} is the MD5 {md5_etag}")
+    check("ChecksumCRC32" in put, f"PutObject answers the CRC32 boto3 sent: {put.keys()}")
+    head = s3.head_object(Bucket="meta", Key="m")
+    check(head["ETag"] == md5_etag, f"HeadObject ETag {head['ETag']}")
+    check(head["Metadata"] == {"owner": "ann", "purpose": "test run"}, f"user metadata {head['Metadata']}")
+    check(head["ContentDisposition"] == 'attachment; filename="m.txt"', f"Content-Disposition {head.get('ContentDisposition')}")
+    check(head["ContentLanguage"] == "en" and head["CacheControl"] == "max-age=60", "Content-Language, Cache-Control")
+    check(head["ContentType"] == "text/plain", "Content-Type")
+    check("ChecksumCRC32" not in head, "no checksum unless asked")
+    asked = s3.head_object(Bucket="meta", Key="m", ChecksumMode="ENABLED")
+    expected_crc = base64.b64encode(zlib.crc32(data).to_bytes(4, "big")).decode()
+    check(asked.get("ChecksumCRC32") == expected_crc, f"ChecksumMode=ENABLED: {asked.get('ChecksumCRC32')} vs {expected_crc}")
+    got = s3.get_object(Bucket="meta", Key="m", ChecksumMode="ENABLED")
+    check(got["Body"].read() == data and got["ChecksumCRC32"] == expected_crc, "GetObject with its checksum")
+    listed = s3.list_objects_v2(Bucket="meta")["Contents"]
+    check([o["ETag"] for o in listed] == [md5_etag], f"listing ETag {listed}")
+    check(s3.list_objects(Bucket="meta")["Contents"][0]["ETag"] == md5_etag, "v1 listing ETag")
+    # Conditions name the MD5 ETag.
+    check(s3.get_object(Bucket="meta", Key="m", IfMatch=md5_etag)["Body"].read() == data, "If-Match with the MD5 ETag")
+    check(error_code(s3.get_object, Bucket="meta", Key="m", IfNoneMatch=md5_etag) == "304", "If-None-Match with it")
+    check(error_code(s3.put_object, Bucket="meta", Key="m", Body=b"x", IfMatch='"0123"') == "PreconditionFailed",
+          "put If-Match another ETag")
+    s3.put_object(Bucket="meta", Key="m", Body=data + b"!", IfMatch=md5_etag)
+    check(s3.get_object(Bucket="meta", Key="m")["Body"].read() == data + b"!", "put If-Match the MD5 ETag")
+    # response-* overrides.
+    over = s3.get_object(Bucket="meta", Key="m", ResponseContentType="application/json", ResponseContentDisposition="inline",
+                         ResponseCacheControl="no-store", ResponseContentLanguage="fr", ResponseExpires=datetime.datetime(2030, 1, 1))
+    check(over["ContentType"] == "application/json" and over["ContentDisposition"] == "inline", f"overrides {over['ContentType']}")
+    check(over["CacheControl"] == "no-store" and over["ContentLanguage"] == "fr", "overrides of kept headers")
+    # A gzip object is kept as sent, and its Content-Encoding given back.
+    packed = gzip.compress(b"squeezed " * 100)
+    s3.put_object(Bucket="meta", Key="z.gz", Body=packed, ContentEncoding="gzip")
+    z = s3.get_object(Bucket="meta", Key="z.gz")
+    check(z["ContentEncoding"] == "gzip" and z["Body"].read() == packed, "a gzip object reads back as its gzip bytes")
+    check(z["ContentLength"] == len(packed), "its length is the gzip bytes'")
+    # Content-MD5.
+    s3.put_object(Bucket="meta", Key="md5", Body=data, ContentMD5=base64.b64encode(hashlib.md5(data).digest()).decode())
+    wrong_md5 = base64.b64encode(hashlib.md5(b"other").digest()).decode()
+    check(error_code(s3.put_object, Bucket="meta", Key="md5-bad", Body=data, ContentMD5=wrong_md5) == "BadDigest",
+          "a wrong Content-MD5")
+    check(error_code(s3.put_object, Bucket="meta", Key="md5-bad", Body=data, ContentMD5="bm90LW1kNQ==") == "InvalidDigest",
+          "a Content-MD5 that is not an MD5")
+    check(error_code(s3.head_object, Bucket="meta", Key="md5-bad") == "404", "nothing stored after BadDigest")
+    # Metadata past S3's 2 KiB.
+    check(error_code(s3.put_object, Bucket="meta", Key="big-meta", Body=b"x", Metadata={"a": "x" * 2100}) == "MetadataTooLarge",
+          "metadata too large")
+    # A write through the plain API replaces the object and its attributes.
+    status, _ = plain("PUT", "meta/m", b"plain bytes", {"Content-Type": "text/plain"})
+    check(status in (200, 201, 204), f"plain PUT {status}")
+    after = s3.head_object(Bucket="meta", Key="m")
+    check(after["Metadata"] == {} and after["ETag"] != md5_etag and "ContentDisposition" not in after,
+          f"a plain write drops the S3 attributes: {after}")
+    check(s3.get_object(Bucket="meta", Key="m", IfMatch=after["ETag"])["Body"].read() == b"plain bytes",
+          "If-Match with the plain value's ETag")
 
 
 def virtual_host():
@@ -342,7 +430,7 @@ def raw_put(bucket, key, data, payload_hash=None, chunked=False, corrupt_trailer
     return result
 
 
-SCENARIOS = {f.__name__: f for f in [buckets, objects, listing, interop, auth, checksums, virtual_host]}
+SCENARIOS = {f.__name__: f for f in [buckets, objects, listing, interop, auth, checksums, metadata, virtual_host]}
 
 if __name__ == "__main__":
     SCENARIOS[SCENARIO]()

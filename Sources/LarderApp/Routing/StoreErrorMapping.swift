@@ -43,6 +43,7 @@ extension StoreError {
         case .tooLarge(let limit):
             HTTPError(.payloadTooLarge, .payloadTooLarge, "the value is larger than \(limit) bytes", closeConnection: true)
         case .invalidContentType(let why): HTTPError(.badRequest, .invalidContentType, "the Content-Type cannot be stored: \(why)")
+        case .invalidAttributes: HTTPError(.badRequest, .invalidArgument, description)
         case .io(_, _, let code) where code == ENOSPC || code == EDQUOT:
             HTTPError(HTTPStatus(507, "Insufficient Storage"), .insufficientStorage, "the disk is full: \(description)")
         // The shared store-level conditions (`WriteConditions`) fail as the HTTP ones do.

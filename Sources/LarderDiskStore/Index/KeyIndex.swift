@@ -39,6 +39,10 @@ final class KeyIndex: @unchecked Sendable {
     var logicalBytes: Int64 = 0
     var storedBytes: Int64 = 0
     var readyFlag = false
+    /// The attributes of the values that have any (`ValueMetadata.attributes`,
+    /// the S3 face's ETags and headers), by key: beside the blocks, so that
+    /// values without any, nearly all of them, cost nothing more.
+    var attributes: [[UInt8]: [UInt8]] = [:]
 
     /// Whether the index holds every key (the start-up scan is done, or a
     /// reset made it complete): listings may use it.
@@ -182,6 +186,11 @@ final class KeyIndex: @unchecked Sendable {
                 }
                 account(entry, 1)
             }
+            if let kept = meta.attributes {
+                attributes[key] = kept
+            } else if !attributes.isEmpty {
+                attributes[key] = nil
+            }
         }
     }
 
@@ -198,6 +207,7 @@ final class KeyIndex: @unchecked Sendable {
                     insert(k, tomb, at: p)
                 }
             }
+            if !attributes.isEmpty { attributes[key] = nil }
         }
     }
 
@@ -206,6 +216,7 @@ final class KeyIndex: @unchecked Sendable {
     func removePrefix(_ prefix: [UInt8]) -> (keys: Int, logical: Int64, stored: Int64) {
         lock.withLock {
             if building { prefixTombstones.append(prefix) }
+            if !attributes.isEmpty { attributes = attributes.filter { !$0.key.starts(with: prefix) } }
             var keys = 0, logical: Int64 = 0, stored: Int64 = 0
             prefix.withUnsafeBufferPointer { pre in
                 var p = lowerBound(pre)
@@ -240,6 +251,7 @@ final class KeyIndex: @unchecked Sendable {
             contentTypes = []
             typeIDs = [:]
             typeLimit = Self.initialTypeLimit
+            attributes = [:]
             liveCount = 0; logicalBytes = 0; storedBytes = 0
             building = false
             readyFlag = true
@@ -262,6 +274,7 @@ final class KeyIndex: @unchecked Sendable {
                     let entry = makeEntry(item.meta, stored: item.stored)
                     insert(k, entry, at: p)
                     account(entry, 1)
+                    if let kept = item.meta.attributes { attributes[item.key] = kept }
                     added(item.meta, item.stored)
                 }
             }

@@ -15,7 +15,7 @@
 ///   `removed` is the version a delete or expiry removed.
 enum PostgresSchema {
     /// The newest version this code knows.
-    static let current = 2
+    static let current = 3
 
     /// Migration `n` is `migrations[n - 1]`: statements run in one
     /// transaction, then `larder_schema_version` says `n`.
@@ -67,6 +67,12 @@ enum PostgresSchema {
         // 2: a delete's or expiry's event names the version it removed (its ETag).
         [
             "ALTER TABLE larder_changes ADD COLUMN removed bigint",
+        ],
+        // 3: the attributes another face keeps with a value (the S3 face's
+        // ETag and headers), beside `head`, which holds them too, so that
+        // conditions and listings need not read and parse the header.
+        [
+            "ALTER TABLE larder_values ADD COLUMN attributes bytea",
         ],
     ]
 

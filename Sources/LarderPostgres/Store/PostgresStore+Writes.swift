@@ -30,9 +30,9 @@ extension PostgresStore {
 
     func currentRow(_ db: PGConnection, key: String, now: Int64) async throws -> CurrentRow? {
         guard let row = try await db.query("""
-            SELECT key, version, size, stored, expires, content_type, modified, blob FROM larder_values WHERE key = $1
+            SELECT key, version, size, stored, expires, content_type, modified, blob, attributes FROM larder_values WHERE key = $1
             """, [.text(key)]).first else { return nil }
-        let meta = Self.metadata(row, key: key)
+        let meta = Self.metadata(row, key: key, attributesColumn: 8)
         return CurrentRow(metadata: meta, stored: row.int(3) ?? 0, blob: row.int(7), expired: meta.isExpired(nowNanos: now))
     }
 
@@ -117,7 +117,7 @@ extension PostgresStore {
             try await writeRow(db, key: keyString, version: version, now: now, old: old, head: head,
                                body: inline, blob: blob, size: Int64(upload.metadata.size),
                                stored: Int64(head.count + bodyLength), expires: upload.metadata.expiresNanos,
-                               contentType: upload.metadata.contentType)
+                               contentType: upload.metadata.contentType, attributes: upload.metadata.attributes)
             upload.committed(version: UInt64(version), modifiedNanos: now, key: key)
             return (old?.live == nil, version)
         }
@@ -135,14 +135,15 @@ extension PostgresStore {
     /// Puts the row, replaces the old one's parts, adjusts the totals,
     /// records the change and notifies, in the caller's transaction.
     func writeRow(_ db: PGConnection, key: String, version: Int64, now: Int64, old: CurrentRow?, head: [UInt8],
-                  body: [UInt8]?, blob: Int64?, size: Int64, stored: Int64, expires: Int64?, contentType: String) async throws {
+                  body: [UInt8]?, blob: Int64?, size: Int64, stored: Int64, expires: Int64?, contentType: String,
+                  attributes: [UInt8]?) async throws {
         _ = try await db.query("""
             WITH up AS (
-              INSERT INTO larder_values (key, version, size, stored, expires, content_type, modified, head, body, blob)
-              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+              INSERT INTO larder_values (key, version, size, stored, expires, content_type, modified, head, body, blob, attributes)
+              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $16)
               ON CONFLICT (key) DO UPDATE SET version = EXCLUDED.version, size = EXCLUDED.size, stored = EXCLUDED.stored,
                 expires = EXCLUDED.expires, content_type = EXCLUDED.content_type, modified = EXCLUDED.modified,
-                head = EXCLUDED.head, body = EXCLUDED.body, blob = EXCLUDED.blob),
+                head = EXCLUDED.head, body = EXCLUDED.body, blob = EXCLUDED.blob, attributes = EXCLUDED.attributes),
             totals AS (
               UPDATE larder_state SET keys = keys + $11, logical_bytes = logical_bytes + $12, stored_bytes = stored_bytes + $13),
             change AS (
@@ -151,7 +152,7 @@ extension PostgresStore {
             """, [.text(key), .int(version), .int(size), .int(stored), expires.map { .int($0) } ?? .null, .text(contentType),
                   .int(now), .bytes(head), body.map { .bytes($0) } ?? .null, blob.map { .int($0) } ?? .null,
                   .int(old == nil ? 1 : 0), .int(size - Int64(old?.metadata.size ?? 0)), .int(stored - (old?.stored ?? 0)),
-                  .text(channel), .text(String(version))])
+                  .text(channel), .text(String(version)), attributes.map { .bytes($0) } ?? .null])
         if let oldBlob = old?.blob {
             _ = try await db.query("DELETE FROM larder_parts WHERE blob = $1", [.int(oldBlob)])
         }
@@ -281,7 +282,8 @@ extension PostgresStore {
                 let head = upload.header(version: UInt64(version), modifiedNanos: now)
                 try await writeRow(db, key: key.string, version: version, now: now, old: old, head: head, body: body,
                                    blob: nil, size: Int64(upload.metadata.size), stored: Int64(head.count + bodyLength),
-                                   expires: upload.metadata.expiresNanos, contentType: upload.metadata.contentType)
+                                   expires: upload.metadata.expiresNanos, contentType: upload.metadata.contentType,
+                                   attributes: upload.metadata.attributes)
                 upload.committed(version: UInt64(version), modifiedNanos: now)
                 return (upload, old?.live == nil)
             }

@@ -159,7 +159,7 @@ public final class PostgresStore: ValueStore, UploadDestination, @unchecked Send
             scan: while true {
                 let want = limit - emitted + 1
                 let rows = try await db.query("""
-                    SELECT key, version, size, stored, expires, content_type, modified FROM larder_values
+                    SELECT key, version, size, stored, expires, content_type, modified, attributes FROM larder_values
                     WHERE key >= $1 AND key > $2 AND key < $3 AND starts_with(key, $1)
                       AND (expires IS NULL OR expires > $4)
                     ORDER BY key LIMIT $5
@@ -179,7 +179,7 @@ public final class PostgresStore: ValueStore, UploadDestination, @unchecked Send
                         cursor = Self.upperBound(directory)
                         continue scan
                     }
-                    listing.values.append(ListedValue(key: key, metadata: Self.metadata(row, key: key), storedSize: Int(row.int(3)!)))
+                    listing.values.append(ListedValue(key: key, metadata: Self.metadata(row, key: key, attributesColumn: 7), storedSize: Int(row.int(3)!)))
                     emitted += 1
                     listing.next = key
                     cursor = key
@@ -206,9 +206,12 @@ public final class PostgresStore: ValueStore, UploadDestination, @unchecked Send
     static func upperBound(_ prefix: String) -> String { prefix + "\u{10FFFF}\u{10FFFF}" }
 
     /// Metadata from `key, version, size, stored, expires, content_type, modified` columns.
-    static func metadata(_ row: PGRow, key: String) -> ValueMetadata {
+    /// A value's metadata from a row whose first columns are `key, version,
+    /// size, stored, expires, content_type, modified`.
+    static func metadata(_ row: PGRow, key: String, attributesColumn: Int) -> ValueMetadata {
         ValueMetadata(key: key, contentType: row.string(5) ?? "", size: UInt64(row.int(2) ?? 0),
-                      version: UInt64(row.int(1) ?? 0), modifiedNanos: row.int(6) ?? 0, expiresNanos: row.int(4))
+                      version: UInt64(row.int(1) ?? 0), modifiedNanos: row.int(6) ?? 0, expiresNanos: row.int(4),
+                      attributes: row.bytes(attributesColumn))
     }
 
     public func makeUniqueID() -> StoreReply<String> {

@@ -1,82 +1,102 @@
-import CZlib
 import Crypto
+import LarderHTTP
 import Foundation
 
-/// What a request body must match once it is all in: the SHA-256 the
-/// signature covers (`x-amz-content-sha256`), and a checksum the client
-/// sent in a header or an aws-chunked trailer (`x-amz-checksum-crc32`,
-/// `-sha1`, `-sha256`). Fed the object's bytes (the framing taken off);
-/// each digest is computed only when something is to be checked against it.
+/// What a request body must match once it is all in, and the digests kept
+/// with the object: the SHA-256 the signature covers
+/// (`x-amz-content-sha256`), `Content-MD5`, and a checksum the client sent
+/// in a header or an aws-chunked trailer (`x-amz-checksum-*`, any of S3's
+/// five). Fed the object's bytes (the framing taken off). The MD5 is always
+/// computed: it is the object's ETag.
 struct BodyChecks {
     /// The signed payload hash, hex; nil: unsigned.
     private let signedSHA256: String?
-    /// Which `x-amz-checksum-*` is expected (in a header now, or a trailer later).
-    private let checksum: ChecksumAlgorithm?
+    private var sha256: SHA256?
+    private var md5 = Insecure.MD5()
+    /// `Content-MD5`, decoded.
+    private let contentMD5: [UInt8]?
+    /// The checksum expected (in a header now, or a trailer later).
+    private var checksum: RunningChecksum?
     /// The header's value; nil when it comes in a trailer.
     private let headerChecksum: String?
 
-    private var sha256: SHA256?
-    private var sha1: Insecure.SHA1?
-    private var crc: uLong = 0
-
-    enum ChecksumAlgorithm: String {
-        case crc32, sha1, sha256
-        var header: String { "x-amz-checksum-" + rawValue }
+    /// The digests of a body that passed every check.
+    struct Digests {
+        let md5: [UInt8]
+        let checksum: (algorithm: ChecksumAlgorithm, digest: [UInt8])?
     }
 
-    /// `payload`: what the signature says of the body; `headers`: the
-    /// request's, for a checksum header or `x-amz-trailer` naming one.
-    init(payload: PayloadHash, checksumHeader: (ChecksumAlgorithm, String)?, trailerChecksum: ChecksumAlgorithm?) {
+    /// `payload`: what the signature says of the body; `checksumHeader`: an
+    /// `x-amz-checksum-*` header sent; `trailerChecksum`: one `x-amz-trailer`
+    /// announces; `contentMD5`: the `Content-MD5` header (`InvalidDigest`
+    /// when it is not the base64 of 16 bytes).
+    init(payload: PayloadHash, checksumHeader: (ChecksumAlgorithm, String)?, trailerChecksum: ChecksumAlgorithm?,
+         contentMD5: String?) throws(S3Error) {
         if case .sha256(let hex) = payload { signedSHA256 = hex } else { signedSHA256 = nil }
-        checksum = checksumHeader?.0 ?? trailerChecksum
+        if signedSHA256 != nil { sha256 = SHA256() }
+        if let contentMD5 {
+            guard let decoded = Data(base64Encoded: contentMD5), decoded.count == 16 else {
+                throw S3Error(.badRequest, "InvalidDigest", "The Content-MD5 you specified was invalid.")
+            }
+            self.contentMD5 = Array(decoded)
+        } else {
+            self.contentMD5 = nil
+        }
+        checksum = (checksumHeader?.0 ?? trailerChecksum).map(RunningChecksum.init)
         headerChecksum = checksumHeader?.1
-        if signedSHA256 != nil || checksum == .sha256 { sha256 = SHA256() }
-        if checksum == .sha1 { sha1 = Insecure.SHA1() }
-        crc = crc32(0, nil, 0)
     }
 
-    /// The checksum headers of a request the face verifies (CRC32C and
-    /// CRC64NVME are taken unverified for now).
-    static func checksumHeader(in lookup: (String) -> String?) -> (ChecksumAlgorithm, String)? {
-        for algorithm in [ChecksumAlgorithm.crc32, .sha1, .sha256] {
-            if let value = lookup(algorithm.header) { return (algorithm, value) }
+    /// The algorithm of the checksum the body carries, if any: known before the body.
+    var checksumAlgorithm: ChecksumAlgorithm? { checksum?.algorithm }
+
+    /// The `x-amz-checksum-*` header a request sent; `InvalidRequest` for more than one.
+    static func checksumHeader(in lookup: (String) -> String?) throws(S3Error) -> (ChecksumAlgorithm, String)? {
+        let sent = ChecksumAlgorithm.allCases.compactMap { algorithm in lookup(algorithm.header).map { (algorithm, $0) } }
+        guard sent.count <= 1 else {
+            throw S3Error.invalidRequest("Expecting a single x-amz-checksum- header. Multiple checksum Types are not allowed.")
         }
-        return nil
+        return sent.first
     }
 
     mutating func update(_ bytes: UnsafeRawBufferPointer) {
+        md5.update(bufferPointer: bytes)
         sha256?.update(bufferPointer: bytes)
-        sha1?.update(bufferPointer: bytes)
-        if checksum == .crc32, let base = bytes.baseAddress {
-            crc = crc32(crc, base.assumingMemoryBound(to: Bytef.self), uInt(bytes.count))
-        }
+        checksum?.update(bytes)
     }
 
-    /// The error the body earns, if any; `trailers` are an aws-chunked body's.
-    func failure(trailers: [String: String]) -> S3Error? {
-        var sha256Hex: String?
-        if let sha256 {
-            let digest = sha256.finalize()
-            sha256Hex = SignatureV4.hex(digest)
-            if let signedSHA256, signedSHA256 != sha256Hex { return .xAmzContentSHA256Mismatch }
+    /// The digests, or the error the body earns; `trailers` are an aws-chunked body's.
+    func finish(trailers: [String: String]) -> Result<Digests, S3Error> {
+        if let sha256, let signedSHA256, signedSHA256 != SignatureV4.hex(sha256.finalize()) {
+            return .failure(.xAmzContentSHA256Mismatch)
         }
-        guard let checksum else { return nil }
-        guard let sent = headerChecksum ?? trailers[checksum.header] else {
-            return .invalidRequest("the \(checksum.header) trailer named by x-amz-trailer was not sent")
+        let md5 = Array(self.md5.finalize())
+        if let contentMD5, contentMD5 != md5 {
+            return .failure(S3Error(.badRequest, "BadDigest", "The Content-MD5 you specified did not match what we received."))
         }
-        let computed: [UInt8]
-        switch checksum {
-        case .crc32:
-            let c = UInt32(truncatingIfNeeded: crc)
-            computed = [UInt8(c >> 24), UInt8(c >> 16 & 0xFF), UInt8(c >> 8 & 0xFF), UInt8(c & 0xFF)]
-        case .sha1:
-            computed = Array(sha1!.finalize())
-        case .sha256:
-            computed = Array(sha256!.finalize())
+        guard let checksum else { return .success(Digests(md5: md5, checksum: nil)) }
+        let algorithm = checksum.algorithm
+        guard let sent = headerChecksum ?? trailers[algorithm.header] else {
+            return .failure(.invalidRequest("the \(algorithm.header) trailer named by x-amz-trailer was not sent"))
         }
+        let computed = checksum.finalize()
         guard Data(computed).base64EncodedString() == sent else {
-            return S3Error(.badRequest, "BadDigest", "The \(checksum.rawValue.uppercased()) you specified did not match the calculated checksum.")
+            return .failure(S3Error(.badRequest, "BadDigest",
+                                    "The \(algorithm.rawValue.uppercased()) you specified did not match the calculated checksum."))
         }
-        return nil
+        return .success(Digests(md5: md5, checksum: (algorithm, computed)))
+    }
+}
+
+extension BodyChecks {
+    /// The checks a request's headers ask for: `x-amz-checksum-*`, a
+    /// checksum `x-amz-trailer` announces, `Content-MD5`.
+    init(_ head: HTTPRequestHead, payload: PayloadHash) throws(S3Error) {
+        var trailer: ChecksumAlgorithm?
+        if let named = head.headers["x-amz-trailer"]?.trimmingSpaces.lowercased(), named.hasPrefix("x-amz-checksum-") {
+            trailer = ChecksumAlgorithm(rawValue: String(named.dropFirst("x-amz-checksum-".count)))
+            if trailer == nil { throw S3Error.invalidRequest("x-amz-trailer names an unknown checksum: \(named)") }
+        }
+        try self.init(payload: payload, checksumHeader: try Self.checksumHeader { head.headers[$0] }, trailerChecksum: trailer,
+                      contentMD5: head.headers["Content-MD5"])
     }
 }

@@ -10,6 +10,8 @@ final class ObjectUploadSink: HTTPRequestBodySink {
     private let call: S3Call
     private let writer: ValueWriter
     private var checks: BodyChecks
+    /// What is kept with the object; its digests are filled in at the end.
+    private var attributes: ObjectAttributes
     private var chunked: AWSChunkedDecoder?
     /// The bucket's existence, asked for as the body starts (answered by
     /// the time the body is in, on the disk store at once).
@@ -17,10 +19,12 @@ final class ObjectUploadSink: HTTPRequestBodySink {
     private let bucket: String
     private var failed = false
 
-    init(call: S3Call, writer: ValueWriter, checks: BodyChecks, chunked: Bool, bucket: String, bucketExists: StoreReply<Bool>) {
+    init(call: S3Call, writer: ValueWriter, checks: BodyChecks, attributes: ObjectAttributes, chunked: Bool, bucket: String,
+         bucketExists: StoreReply<Bool>) {
         self.call = call
         self.writer = writer
         self.checks = checks
+        self.attributes = attributes
         self.chunked = chunked ? AWSChunkedDecoder() : nil
         self.bucket = bucket
         self.bucketExists = bucketExists
@@ -55,10 +59,21 @@ final class ObjectUploadSink: HTTPRequestBodySink {
             call.fail(.incompleteBody("the aws-chunked body ended before its last chunk"))
             return
         }
-        if let error = checks.failure(trailers: chunked?.trailers ?? [:]) {
+        switch checks.finish(trailers: chunked?.trailers ?? [:]) {
+        case .failure(let error):
             writer.abort()
             call.fail(error)
             return
+        case .success(let digests):
+            attributes.md5 = digests.md5
+            attributes.checksum = digests.checksum
+            do {
+                try writer.setAttributes(attributes.encoded())
+            } catch {
+                writer.abort()
+                call.fail(S3Call.s3Error(error, logger: call.logger, context: "PUT \(writer.key)"))
+                return
+            }
         }
         let (call, writer, bucket) = (self.call, WriterBox(writer), self.bucket)
         let published: StoreReply<PutOutcome> = bucketExists.then { exists in
@@ -68,9 +83,10 @@ final class ObjectUploadSink: HTTPRequestBodySink {
             case .failure(let error): writer.writer.abort(); return .now(.failure(error))
             }
         }
+        let answerHeaders = attributes.responseHeaders(checksumMode: true)
         call.answer(published) { outcome in
-            let meta = try outcome.get().metadata
-            return HTTPResponse(status: .ok, headers: [("ETag", meta.etag)])
+            _ = try outcome.get()
+            return HTTPResponse(status: .ok, headers: answerHeaders)
         }
     }
 

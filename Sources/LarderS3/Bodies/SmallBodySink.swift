@@ -12,12 +12,11 @@ final class SmallBodySink: HTTPRequestBodySink {
     private var bytes: [UInt8] = []
     private var failed = false
 
-    init(call: S3Call, payload: PayloadHash, checksumHeader: (BodyChecks.ChecksumAlgorithm, String)? = nil, limit: Int,
-         use: @escaping @Sendable ([UInt8]) -> Void) {
+    init(call: S3Call, checks: BodyChecks, limit: Int, use: @escaping @Sendable ([UInt8]) -> Void) {
         self.call = call
         self.limit = limit
         self.use = use
-        checks = BodyChecks(payload: payload, checksumHeader: checksumHeader, trailerChecksum: nil)
+        self.checks = checks
     }
 
     func write(_ chunk: UnsafeRawBufferPointer) throws {
@@ -34,7 +33,7 @@ final class SmallBodySink: HTTPRequestBodySink {
 
     func finish() {
         guard !failed else { return }
-        if let error = checks.failure(trailers: [:]) { call.fail(error); return }
+        if case .failure(let error) = checks.finish(trailers: [:]) { call.fail(error); return }
         use(bytes)
     }
 

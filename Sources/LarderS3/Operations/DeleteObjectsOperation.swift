@@ -12,10 +12,10 @@ struct DeleteObjectsOperation: Sendable {
 
     static let maxBodyBytes = 2 << 20
 
-    func delete(_ bucket: String, _ call: S3Call, _ verified: SigV4Authenticator.Verified) -> HTTPBodyAction {
+    func delete(_ bucket: String, _ call: S3Call, _ verified: SigV4Authenticator.Verified) throws(S3Error) -> HTTPBodyAction {
         let store = self.store, buckets = self.buckets
-        let checksum = BodyChecks.checksumHeader { call.head.headers[$0] }
-        return .receive(SmallBodySink(call: call, payload: verified.payload, checksumHeader: checksum, limit: Self.maxBodyBytes) { body in
+        let checks = try BodyChecks(call.head, payload: verified.payload)
+        return .receive(SmallBodySink(call: call, checks: checks, limit: Self.maxBodyBytes) { body in
             let request: DeleteRequest
             do { request = try DeleteRequest(xml: body) } catch { call.fail(S3Call.s3Error(error, logger: call.logger, context: "DeleteObjects")); return }
             call.answer(buckets.exists(bucket)) { exists in

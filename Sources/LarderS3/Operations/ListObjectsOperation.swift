@@ -108,7 +108,7 @@ struct ListObjectsOperation: Sendable {
             xml.open("Contents")
             xml.element("Key", name(value.key))
             xml.element("LastModified", S3Time.iso8601(nanos: value.metadata.modifiedNanos))
-            xml.element("ETag", value.metadata.etag)
+            xml.element("ETag", value.metadata.s3ETag)
             xml.element("Size", String(value.metadata.size))
             if request.version2 == false {
                 xml.open("Owner")

@@ -16,8 +16,11 @@ enum ObjectConditions {
         return p.isEmpty ? nil : p
     }
 
+    /// The object as conditions see it: S3's ETag, and the value's own
+    /// (what the plain API gave a client for the same version) too.
     static func current(_ meta: ValueMetadata) -> CurrentRepresentation {
-        CurrentRepresentation(etags: [meta.etag], lastModified: meta.modifiedSeconds)
+        let s3 = meta.s3ETag
+        return CurrentRepresentation(etags: s3 == meta.etag ? [s3] : [s3, meta.etag], lastModified: meta.modifiedSeconds)
     }
 
     /// A PutObject's `If-Match`/`If-None-Match` as the store's write

@@ -4,8 +4,9 @@ import LarderSupport
 import LarderValueFile
 
 /// PutObject, GetObject (with Range), HeadObject and DeleteObject over the
-/// store's values. ETags are the Larder value's (`"<version hex>"`), the
-/// same on both faces; S3's MD5 ETags kept with the value come later.
+/// store's values. An object written here keeps S3's MD5 ETag, its
+/// checksum and headers in the value's attributes (`ObjectAttributes`); a
+/// value written through the plain API answers with its own ETag.
 struct ObjectOperations: Sendable {
     let store: any ValueStore
     let buckets: BucketOperations
@@ -15,16 +16,8 @@ struct ObjectOperations: Sendable {
 
     func put(_ key: StoreKey, bucket: String, _ call: S3Call, _ verified: SigV4Authenticator.Verified) throws(S3Error) -> HTTPBodyAction {
         let headers = call.head.headers
-        let encodings = (headers["Content-Encoding"] ?? "").split(separator: ",").map { $0.trimmingSpaces.lowercased() }
-        let chunked = verified.payload == .streamingUnsignedTrailer || encodings.contains("aws-chunked")
-        // The object's own encoding, once aws-chunked is taken off: kept as
-        // the value's, for gzip (the store keeps gzip as it is).
-        let encoding: ValueUpload.Encoding
-        switch encodings.filter({ $0 != "aws-chunked" && !$0.isEmpty }).first {
-        case nil, "identity": encoding = .identity
-        case "gzip", "x-gzip": encoding = .gzip
-        case let other?: throw S3Error.notImplemented("Content-Encoding '\(other)' is not supported yet; send the object as is")
-        }
+        let encodings = (headers["Content-Encoding"] ?? "").split(separator: ",").map { $0.trimmingSpaces }
+        let chunked = verified.payload == .streamingUnsignedTrailer || encodings.contains { $0.lowercased() == "aws-chunked" }
         let length: Int64?
         if chunked {
             guard let decoded = headers["x-amz-decoded-content-length"].flatMap({ Int64($0) }) else {
@@ -36,12 +29,15 @@ struct ObjectOperations: Sendable {
             length = call.head.contentLength ?? (call.head.isChunked ? nil : 0)
         }
         if let length, length > maxObjectBytes { throw S3Error.entityTooLarge(limit: maxObjectBytes) }
-        var trailer: BodyChecks.ChecksumAlgorithm?
-        if let named = headers["x-amz-trailer"]?.trimmingSpaces.lowercased(), named.hasPrefix("x-amz-checksum-") {
-            trailer = BodyChecks.ChecksumAlgorithm(rawValue: String(named.dropFirst("x-amz-checksum-".count)))
-        }
-        let checks = BodyChecks(payload: verified.payload, checksumHeader: BodyChecks.checksumHeader { headers[$0] },
-                                trailerChecksum: trailer)
+        let checks = try BodyChecks(call.head, payload: verified.payload)
+        // The object's own Content-Encoding (aws-chunked taken off) is kept
+        // and given back, as S3 does; its bytes are stored as sent (a
+        // gzip object reads back as the same gzip bytes).
+        var kept = try ObjectAttributes.headers(of: { headers[$0] }, all: headers.map { (name: $0.name, value: $0.value) })
+        kept.removeAll { $0.name == "Content-Encoding" }
+        let encoding = encodings.filter { $0.lowercased() != "aws-chunked" && !$0.isEmpty }.joined(separator: ", ")
+        if !encoding.isEmpty { kept.append(("Content-Encoding", encoding)) }
+        let attributes = ObjectAttributes(headers: kept, checksum: checks.checksumAlgorithm)
         let exists = buckets.exists(bucket)
         // On the disk store the answer is here now: a missing bucket is
         // refused before the body (boto3 waits on `100 Continue`).
@@ -49,15 +45,20 @@ struct ObjectOperations: Sendable {
         let writer: ValueWriter
         do {
             writer = try store.beginUpload(key: key, contentType: headers["Content-Type"] ?? "binary/octet-stream",
-                                           encoding: encoding, expiresNanos: nil, condition: ObjectConditions.writeCondition(call.head))
-            if let length {
-                do { try writer.expect(bytes: length) } catch { writer.abort(); throw error }
+                                           encoding: .identity, expiresNanos: nil, condition: ObjectConditions.writeCondition(call.head))
+            do {
+                // Zero digests for now, the same length as the final ones.
+                try writer.setAttributes(attributes.encoded())
+                if let length { try writer.expect(bytes: length) }
+            } catch {
+                writer.abort()
+                throw error
             }
         } catch {
             throw S3Call.s3Error(error, logger: call.logger, context: "PUT \(key)")
         }
-        return .receive(ObjectUploadSink(call: call, writer: writer, checks: checks, chunked: chunked, bucket: bucket,
-                                         bucketExists: exists))
+        return .receive(ObjectUploadSink(call: call, writer: writer, checks: checks, attributes: attributes, chunked: chunked,
+                                         bucket: bucket, bucketExists: exists))
     }
 
     // MARK: - GetObject, HeadObject

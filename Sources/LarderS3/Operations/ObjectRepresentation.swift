@@ -4,22 +4,38 @@ import LarderValueFile
 /// The answer to GetObject or HeadObject of an open value: its
 /// conditions (`If-Match`, `If-None-Match`, `If-Modified-Since`,
 /// `If-Unmodified-Since`), the object's bytes as stored (never gzip-encoded
-/// on the wire: S3 clients do not ask for it), a `Range`, S3's headers.
+/// on the wire: S3 clients do not ask for it), a `Range`, S3's headers
+/// (those kept with the object, `response-*` overrides, the checksum when
+/// `x-amz-checksum-mode: ENABLED` asks for it on a whole object).
 enum ObjectRepresentation {
+    /// The `response-*` query parameters of a GetObject, and the header each overrides.
+    static let overrides = [
+        ("response-content-type", "Content-Type"), ("response-content-language", "Content-Language"),
+        ("response-expires", "Expires"), ("response-cache-control", "Cache-Control"),
+        ("response-content-disposition", "Content-Disposition"), ("response-content-encoding", "Content-Encoding"),
+    ]
+
     static func response(_ value: StoredValue, _ head: HTTPRequestHead) throws -> HTTPResponse {
         let meta = value.metadata
         let length = Int64(meta.size)
-        var headers: [(String, String)] = [
-            ("Content-Type", meta.contentType),
-            ("ETag", meta.etag),
-            ("Last-Modified", HTTPDate.format(secondsSince1970: meta.modifiedSeconds)),
-            ("Accept-Ranges", "bytes"),
-        ]
+        let etag = meta.s3ETag
+        let lastModified = HTTPDate.format(secondsSince1970: meta.modifiedSeconds)
+        var headers: [(String, String)] = [("Content-Type", meta.contentType), ("Last-Modified", lastModified), ("Accept-Ranges", "bytes")]
+        let wantsChecksum = head.headers["x-amz-checksum-mode"]?.uppercased() == "ENABLED" && head.headers["Range"] == nil
+        headers += meta.s3Attributes?.responseHeaders(checksumMode: wantsChecksum) ?? [("ETag", etag)]
+        if head.query != nil {
+            let query = S3Query(head.query)
+            for (parameter, header) in overrides {
+                guard let value = query[parameter] else { continue }
+                headers.removeAll { $0.0 == header }
+                headers.append((header, value))
+            }
+        }
         if let preconditions = ObjectConditions.of(head) {
             switch preconditions.evaluate(current: ObjectConditions.current(meta), isReadMethod: true) {
             case .notModified:
                 value.close()
-                return HTTPResponse(status: .notModified, headers: Array(headers[1...2]))  // ETag, Last-Modified
+                return HTTPResponse(status: .notModified, headers: [("ETag", etag), ("Last-Modified", lastModified)])
             case .failed:
                 value.close()
                 throw S3Error.preconditionFailed

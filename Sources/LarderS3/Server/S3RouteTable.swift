@@ -67,7 +67,7 @@ final class S3RouteTable: HTTPRequestHandler {
         case .bucket(let bucket):
             switch method {
             case .put: return try buckets.create(bucket, call, verified)
-            case .post where query.has("delete"): return deleteObjects.delete(bucket, call, verified)
+            case .post where query.has("delete"): return try deleteObjects.delete(bucket, call, verified)
             case .head: buckets.head(bucket, call)
             case .delete: buckets.delete(bucket, call)
             case .get:

@@ -19,9 +19,18 @@ public struct ValueMetadata: Sendable, Equatable {
     /// For a body stored as the client's gzip: the client's own gzip header,
     /// given back in place of ours when the gzip bytes are sent.
     public var originalGzipHeader: [UInt8]?
+    /// Bytes another face keeps with the value and the store never reads
+    /// (the S3 face's ETag, checksum and headers), at most
+    /// `maxAttributeBytes`; nil for a value written without any. A write
+    /// that replaces the value drops them.
+    public var attributes: [UInt8]?
+
+    /// The most `attributes` may hold.
+    public static let maxAttributeBytes = 8192
 
     public init(key: String, contentType: String, size: UInt64, version: UInt64,
-                modifiedNanos: Int64, expiresNanos: Int64? = nil, originalGzipHeader: [UInt8]? = nil) {
+                modifiedNanos: Int64, expiresNanos: Int64? = nil, originalGzipHeader: [UInt8]? = nil,
+                attributes: [UInt8]? = nil) {
         self.key = key
         self.contentType = contentType
         self.size = size
@@ -29,6 +38,7 @@ public struct ValueMetadata: Sendable, Equatable {
         self.modifiedNanos = modifiedNanos
         self.expiresNanos = expiresNanos
         self.originalGzipHeader = originalGzipHeader
+        self.attributes = attributes
     }
 
     /// Strong ETag of the identity representation, quoted.
@@ -58,11 +68,17 @@ public struct ValueMetadata: Sendable, Equatable {
 }
 
 /// The gzip header of a value file: a standard RFC 1952 member header with
-/// FEXTRA set, whose extra field holds one subfield `LR` with the metadata.
+/// FEXTRA set, whose extra field holds the subfield `LR` with the metadata,
+/// then `LA` with the attributes when there are any, then `LS` with a
+/// segment table when the value is segmented.
 ///
 ///     1f 8b 08 04 | mtime(4)=0 | xfl=0 | os=3 | xlen(2) | 'L' 'R' | len(2) | payload
 ///     payload: format(1)=1, flags(1), size(8), version(8), modified(8),
 ///              expires(8, 0 = none), contentType(2+n), key(2+n), originalHeader(2+n)
+///     'L' 'A' | len(2) | attributes
+///
+/// A reader that does not know a subfield skips it (files written before
+/// `LA` existed read with no attributes).
 ///
 /// All integers little-endian, as in gzip. Its length depends only on the
 /// variable fields, so a writer can reserve it first and fill in size and
@@ -73,9 +89,15 @@ package enum ValueFileHeader {
     /// Room for any legal header: XLEN is 16 bits.
     static let maxVariableBytes = 65_535 - 4 - fixedPayload - 6
 
+    static let attributesID: (UInt8, UInt8) = (0x4C, 0x41)  // "LA"
+
     static func length(of meta: ValueMetadata, segments: SegmentTable? = nil) -> Int {
-        12 + 4 + fixedPayload + 6 + meta.contentType.utf8.count + meta.key.utf8.count + (meta.originalGzipHeader?.count ?? 0)
-            + (segments?.encodedLength ?? 0)
+        12 + 4 + recordLength(of: meta) + (meta.attributes.map { 4 + $0.count } ?? 0) + (segments?.encodedLength ?? 0)
+    }
+
+    /// Bytes of the `LR` subfield's payload.
+    private static func recordLength(of meta: ValueMetadata) -> Int {
+        fixedPayload + 6 + meta.contentType.utf8.count + meta.key.utf8.count + (meta.originalGzipHeader?.count ?? 0)
     }
 
     /// Whether the metadata (and segment table) fit the gzip extra field (XLEN is 16 bits).
@@ -86,7 +108,7 @@ package enum ValueFileHeader {
     static func encode(_ meta: ValueMetadata, segments: SegmentTable? = nil) -> [UInt8] {
         precondition(fits(meta, segments: segments), "metadata larger than a gzip extra field")
         let total = length(of: meta, segments: segments)
-        let payloadLength = length(of: meta) - 16
+        let payloadLength = recordLength(of: meta)
         var out: [UInt8] = [0x1F, 0x8B, 0x08, 0x04, 0, 0, 0, 0, 0, 0x03]
         out.reserveCapacity(total)
         appendLE(&out, UInt64(total - 12), bytes: 2)
@@ -102,6 +124,12 @@ package enum ValueFileHeader {
         for field in [Array(meta.contentType.utf8), Array(meta.key.utf8), meta.originalGzipHeader ?? []] {
             appendLE(&out, UInt64(field.count), bytes: 2)
             out.append(contentsOf: field)
+        }
+        if let attributes = meta.attributes {
+            out.append(attributesID.0)
+            out.append(attributesID.1)
+            appendLE(&out, UInt64(attributes.count), bytes: 2)
+            out.append(contentsOf: attributes)
         }
         segments?.encode(into: &out)
         return out
@@ -141,20 +169,25 @@ package enum ValueFileHeader {
         // Find our subfield among the extra subfields.
         var offset = 12
         let end = 12 + xlen
+        var found: ValueMetadata?
+        var attributes: [UInt8]?
         while offset + 4 <= end {
             let id0 = bytes[offset], id1 = bytes[offset + 1]
             let len = Int(readLE(bytes, offset + 2, 2))
             let body = offset + 4
             guard body + len <= end else { break }
             if id0 == 0x4C && id1 == 0x52 {
-                let meta = try decodePayload(bytes, body, len, path: path)
-                // FNAME, FCOMMENT, FHCRC never appear in headers we write.
-                guard bytes[3] & ~0x04 == 0 else { throw StoreError.corrupt(path: path, reason: "unexpected gzip header flags") }
-                return .complete(meta, headerLength: end)
+                found = try decodePayload(bytes, body, len, path: path)
+            } else if id0 == attributesID.0 && id1 == attributesID.1 {
+                attributes = Array(bytes[body..<(body + len)])
             }
             offset = body + len
         }
-        throw StoreError.corrupt(path: path, reason: "no metadata in the gzip header")
+        guard var meta = found else { throw StoreError.corrupt(path: path, reason: "no metadata in the gzip header") }
+        // FNAME, FCOMMENT, FHCRC never appear in headers we write.
+        guard bytes[3] & ~0x04 == 0 else { throw StoreError.corrupt(path: path, reason: "unexpected gzip header flags") }
+        meta.attributes = attributes
+        return .complete(meta, headerLength: end)
     }
 
     private static func decodePayload(_ b: UnsafeRawBufferPointer, _ start: Int, _ len: Int, path: String) throws -> ValueMetadata {

@@ -17,6 +17,9 @@ public enum StoreError: Error, Equatable, CustomStringConvertible {
     case tooLarge(limit: Int64)
     /// A content type that cannot be stored (too long, control bytes).
     case invalidContentType(String)
+    /// Attributes a face cannot keep with a value (too large, or their
+    /// length changed once the body began: `ValueWriter.setAttributes`).
+    case invalidAttributes(String)
     /// Another process holds the data directory's lock.
     case locked(path: String, holder: String)
     /// A system call failed.
@@ -42,6 +45,7 @@ public enum StoreError: Error, Equatable, CustomStringConvertible {
         case .invalidGzip(let why): return "the body is not valid gzip: \(why)"
         case .tooLarge(let limit): return "the value is larger than \(limit) bytes"
         case .invalidContentType(let why): return "invalid content type: \(why)"
+        case .invalidAttributes(let why): return "the value's attributes cannot be kept: \(why)"
         case .locked(let path, let holder):
             return "another larder server (\(holder)) is already using this data directory (lock file \(path) is held)"
         case .io(let op, let path, let code):

@@ -120,6 +120,30 @@ public final class ValueUpload: ValueWriter {
         }
     }
 
+    public func setAttributes(_ attributes: [UInt8]) throws {
+        guard attributes.count <= ValueMetadata.maxAttributeBytes else {
+            throw StoreError.invalidAttributes("\(attributes.count) bytes, more than \(ValueMetadata.maxAttributeBytes)")
+        }
+        let previous = metadata.attributes
+        if headerLength == 0 {
+            // gzip mode before the client's header is in: nothing reserved yet.
+            metadata.attributes = attributes
+        } else if attributes.count == previous?.count {
+            metadata.attributes = attributes
+        } else if !flushedAny && pending.count == headerLength {
+            // Only the header placeholder is written: reserve it again.
+            metadata.attributes = attributes
+            guard ValueFileHeader.fits(metadata, segments: segments) else {
+                metadata.attributes = previous
+                throw StoreError.invalidAttributes("they do not fit the value file's header")
+            }
+            pending.count = 0
+            try reserveHeader()
+        } else {
+            throw StoreError.invalidAttributes("their length changed after the body began")
+        }
+    }
+
     /// The size the body will have (its Content-Length), before the first
     /// byte: a large value is then deflated in segments, in parallel.
     public func expect(bytes: Int64) throws {

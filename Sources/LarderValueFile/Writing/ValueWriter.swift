@@ -17,6 +17,13 @@ public protocol ValueWriter: AnyObject {
     /// lets the store plan for a large value. Optional to call.
     func expect(bytes: Int64) throws
     func write(_ chunk: UnsafeRawBufferPointer) throws
+    /// Keeps `attributes` with the value (`ValueMetadata.attributes`); the
+    /// last ones set before `finish` are published. Their room in the header
+    /// is fixed by the first body byte: later calls must keep the length
+    /// (a face that learns a digest at the end sets a placeholder of the
+    /// digest's length first). Throws `StoreError.invalidAttributes` for
+    /// more than `ValueMetadata.maxAttributeBytes` or a changed length.
+    func setAttributes(_ attributes: [UInt8]) throws
     /// Completes the value and publishes it; the write condition is checked
     /// at that moment, atomically with the publish. The answer comes once
     /// the value is published and durable: now, or later (after a flush, a

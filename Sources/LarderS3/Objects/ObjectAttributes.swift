@@ -1,0 +1,139 @@
+import Foundation
+import LarderValueFile
+
+/// What the S3 face keeps with an object, in its value's attributes
+/// (`ValueMetadata.attributes`): the MD5 of its bytes (its ETag, with the
+/// part count for a multipart object), the checksum it was uploaded with,
+/// and the headers S3 gives back on GET and HEAD (`x-amz-meta-*`,
+/// `Content-Encoding`, `Content-Disposition`, ...). A value written through
+/// the plain API has none: the face then answers with the value's own ETag.
+///
+/// Encoded as (integers little-endian):
+///
+///     format(1)=1 | md5(16) | parts(4, 0: one PUT) | checksum(1, 0: none) digest(n)
+///     | headers(2) { name(2+n) value(2+n) }...
+///
+/// Its length depends only on the headers and the checksum's algorithm, so
+/// an upload reserves it with the digests zero and fills them in at the end.
+struct ObjectAttributes: Equatable {
+    var md5: [UInt8] = [UInt8](repeating: 0, count: 16)
+    /// Parts of a multipart object; 0 for one written by one request.
+    var parts: UInt32 = 0
+    var checksum: (algorithm: ChecksumAlgorithm, digest: [UInt8])?
+    /// Names as S3 answers them: lower-case `x-amz-meta-*`, the content headers as named.
+    var headers: [(name: String, value: String)] = []
+
+    /// The headers kept with an object besides `Content-Type` (the value's own).
+    static let contentHeaders = ["Content-Encoding", "Content-Disposition", "Content-Language", "Cache-Control", "Expires"]
+    /// S3's limit on user metadata: names and values together.
+    static let maxUserMetadataBytes = 2048
+
+    /// The ETag S3 gives: quoted hex MD5, with `-<parts>` for a multipart object.
+    var etag: String {
+        "\"" + md5.map { String(format: "%02x", $0) }.joined() + (parts > 0 ? "-\(parts)" : "") + "\""
+    }
+
+    static func == (a: ObjectAttributes, b: ObjectAttributes) -> Bool {
+        a.md5 == b.md5 && a.parts == b.parts && a.checksum?.algorithm == b.checksum?.algorithm
+            && a.checksum?.digest == b.checksum?.digest
+            && a.headers.map(\.name) == b.headers.map(\.name) && a.headers.map(\.value) == b.headers.map(\.value)
+    }
+
+    /// The kept headers of a request: user metadata (`MetadataTooLarge`
+    /// past S3's 2 KiB) and the content headers.
+    static func headers(of request: (String) -> String?, all: [(name: String, value: String)]) throws(S3Error) -> [(name: String, value: String)] {
+        var kept: [(name: String, value: String)] = []
+        var userBytes = 0
+        for (name, value) in all where name.count > 11 && name.lowercased().hasPrefix("x-amz-meta-") {
+            let lower = name.lowercased()
+            userBytes += lower.utf8.count - 11 + value.utf8.count
+            kept.append((lower, value))
+        }
+        guard userBytes <= maxUserMetadataBytes else {
+            throw S3Error(.badRequest, "MetadataTooLarge",
+                          "Your metadata headers exceed the maximum allowed metadata size (\(maxUserMetadataBytes) bytes).")
+        }
+        for name in contentHeaders {
+            if let value = request(name) { kept.append((name, value)) }
+        }
+        return kept
+    }
+
+    func encoded() -> [UInt8] {
+        var out: [UInt8] = [1]
+        out += md5
+        Self.append(&out, UInt64(parts), bytes: 4)
+        if let checksum {
+            out.append(checksum.algorithm.code)
+            out += checksum.digest
+        } else {
+            out.append(0)
+        }
+        Self.append(&out, UInt64(headers.count), bytes: 2)
+        for (name, value) in headers {
+            for field in [Array(name.utf8), Array(value.utf8)] {
+                Self.append(&out, UInt64(field.count), bytes: 2)
+                out += field
+            }
+        }
+        return out
+    }
+
+    /// nil for attributes that are not the S3 face's (or damaged).
+    init?(decoding bytes: [UInt8]) {
+        var p = 0
+        func take(_ n: Int) -> ArraySlice<UInt8>? {
+            guard p + n <= bytes.count else { return nil }
+            defer { p += n }
+            return bytes[p..<(p + n)]
+        }
+        func integer(_ n: Int) -> Int? {
+            take(n).map { $0.reversed().reduce(0) { $0 << 8 | Int($1) } }
+        }
+        guard take(1) == [1], let md5 = take(16), let parts = integer(4), let code = take(1)?.first else { return nil }
+        self.md5 = Array(md5)
+        self.parts = UInt32(parts)
+        if code != 0 {
+            guard let algorithm = ChecksumAlgorithm(code: code), let digest = take(algorithm.digestLength) else { return nil }
+            checksum = (algorithm, Array(digest))
+        }
+        guard let count = integer(2) else { return nil }
+        for _ in 0..<count {
+            guard let n = integer(2), let name = take(n), let m = integer(2), let value = take(m) else { return nil }
+            headers.append((String(decoding: name, as: UTF8.self), String(decoding: value, as: UTF8.self)))
+        }
+    }
+
+    init(headers: [(name: String, value: String)], checksum: ChecksumAlgorithm?) {
+        self.headers = headers
+        if let checksum { self.checksum = (checksum, [UInt8](repeating: 0, count: checksum.digestLength)) }
+    }
+
+    private static func append(_ out: inout [UInt8], _ value: UInt64, bytes: Int) {
+        for i in 0..<bytes { out.append(UInt8(truncatingIfNeeded: value >> (8 * UInt64(i)))) }
+    }
+}
+
+extension ValueMetadata {
+    /// The S3 face's attributes of the value, if it has them.
+    var s3Attributes: ObjectAttributes? { attributes.flatMap(ObjectAttributes.init(decoding:)) }
+
+    /// The ETag the S3 face gives the value: S3's MD5 one when the face
+    /// wrote it, the value's own otherwise.
+    var s3ETag: String { s3Attributes?.etag ?? etag }
+}
+
+extension ObjectAttributes {
+    /// The headers an answer about the object carries: its ETag, its kept
+    /// headers, and its checksum when asked for (`x-amz-checksum-mode:
+    /// ENABLED`; always in PutObject's answer, as S3 gives it).
+    func responseHeaders(checksumMode: Bool) -> [(String, String)] {
+        var out: [(String, String)] = [("ETag", etag)]
+        out += headers.map { ($0.name, $0.value) }
+        if checksumMode, let checksum {
+            out.append((checksum.algorithm.header, Data(checksum.digest).base64EncodedString()))
+            out.append(("x-amz-checksum-type", "FULL_OBJECT"))
+        }
+        return out
+    }
+}

@@ -366,6 +366,57 @@ def metadata():
           "If-Match with the plain value's ETag")
 
 
+def copy():
+    s3 = client()
+    s3.create_bucket(Bucket="src")
+    s3.create_bucket(Bucket="dst")
+    data = b"copy me " * 1000
+    md5_etag = '"' + hashlib.md5(data).hexdigest() + '"'
+    s3.put_object(Bucket="src", Key="a b/ünï", Body=data, ContentType="text/x-copy", Metadata={"color": "blue"},
+                  CacheControl="max-age=5")
+    copied = s3.copy_object(Bucket="dst", Key="copy", CopySource={"Bucket": "src", "Key": "a b/ünï"})
+    check(copied["CopyObjectResult"]["ETag"] == md5_etag, f"copy ETag {copied['CopyObjectResult']}")
+    got = s3.get_object(Bucket="dst", Key="copy")
+    check(got["Body"].read() == data, "copied bytes")
+    check(got["ContentType"] == "text/x-copy" and got["Metadata"] == {"color": "blue"} and got["CacheControl"] == "max-age=5",
+          f"COPY keeps the source's type and metadata: {got['ContentType']} {got['Metadata']}")
+    s3.copy_object(Bucket="dst", Key="replaced", CopySource="src/a b/ünï", MetadataDirective="REPLACE",
+                   ContentType="application/x-new", Metadata={"shape": "round"})
+    head = s3.head_object(Bucket="dst", Key="replaced")
+    check(head["ContentType"] == "application/x-new" and head["Metadata"] == {"shape": "round"} and "CacheControl" not in head,
+          f"REPLACE takes the request's: {head['ContentType']} {head['Metadata']}")
+    check(head["ETag"] == md5_etag, "the copy's ETag is its bytes' MD5")
+    check(error_code(s3.copy_object, Bucket="src", Key="a b/ünï", CopySource={"Bucket": "src", "Key": "a b/ünï"})
+          == "InvalidRequest", "a copy onto itself without REPLACE")
+    s3.copy_object(Bucket="src", Key="a b/ünï", CopySource={"Bucket": "src", "Key": "a b/ünï"}, MetadataDirective="REPLACE",
+                   Metadata={"color": "red"})
+    check(s3.head_object(Bucket="src", Key="a b/ünï")["Metadata"] == {"color": "red"}, "a copy onto itself with REPLACE")
+    check(error_code(s3.copy_object, Bucket="dst", Key="x", CopySource={"Bucket": "src", "Key": "missing"}) == "NoSuchKey",
+          "a missing source key")
+    check(error_code(s3.copy_object, Bucket="dst", Key="x", CopySource={"Bucket": "nobucket", "Key": "k"}) == "NoSuchBucket",
+          "a missing source bucket")
+    check(error_code(s3.copy_object, Bucket="nobucket", Key="x", CopySource={"Bucket": "src", "Key": "a b/ünï"})
+          == "NoSuchBucket", "a missing destination bucket")
+    source = {"Bucket": "src", "Key": "a b/ünï"}
+    check(error_code(s3.copy_object, Bucket="dst", Key="c1", CopySource=source, CopySourceIfMatch='"nope"') == "PreconditionFailed",
+          "x-amz-copy-source-if-match")
+    check(error_code(s3.copy_object, Bucket="dst", Key="c1", CopySource=source, CopySourceIfNoneMatch=md5_etag)
+          == "PreconditionFailed", "x-amz-copy-source-if-none-match")
+    s3.copy_object(Bucket="dst", Key="c1", CopySource=source, CopySourceIfMatch=md5_etag)
+    check(s3.get_object(Bucket="dst", Key="c1")["Body"].read() == data, "a copy whose condition holds")
+    check(error_code(s3.copy_object, Bucket="dst", Key="c1", CopySource=source, IfNoneMatch="*") == "PreconditionFailed",
+          "If-None-Match: * on the destination")
+    big = bytes((i * 13) % 251 for i in range(3 * 1024 * 1024 + 17))
+    s3.put_object(Bucket="src", Key="big", Body=big)
+    s3.copy_object(Bucket="dst", Key="big", CopySource={"Bucket": "src", "Key": "big"})
+    check(s3.get_object(Bucket="dst", Key="big")["Body"].read() == big, "a 3 MiB copy")
+    # A value written through the plain API copies too, and gets an MD5 ETag.
+    plain("PUT", "src/plain", b"plain value", {"Content-Type": "text/plain"})
+    made = s3.copy_object(Bucket="dst", Key="from-plain", CopySource={"Bucket": "src", "Key": "plain"})
+    check(made["CopyObjectResult"]["ETag"] == '"' + hashlib.md5(b"plain value").hexdigest() + '"', "plain source's copy ETag")
+    check(s3.get_object(Bucket="dst", Key="from-plain")["ContentType"] == "text/plain", "plain source's type")
+
+
 def virtual_host():
     s3 = client()
     s3.create_bucket(Bucket="vhost")
@@ -430,7 +481,7 @@ def raw_put(bucket, key, data, payload_hash=None, chunked=False, corrupt_trailer
     return result
 
 
-SCENARIOS = {f.__name__: f for f in [buckets, objects, listing, interop, auth, checksums, metadata, virtual_host]}
+SCENARIOS = {f.__name__: f for f in [buckets, objects, listing, interop, auth, checksums, metadata, copy, virtual_host]}
 
 if __name__ == "__main__":
     SCENARIOS[SCENARIO]()

@@ -12,6 +12,7 @@ final class S3RouteTable: HTTPRequestHandler {
     private let objects: ObjectOperations
     private let listing: ListObjectsOperation
     private let deleteObjects: DeleteObjectsOperation
+    private let copyObject: CopyObjectOperation
     private let logger: Logger
     private let requestIDs = RequestIDs()
 
@@ -22,6 +23,7 @@ final class S3RouteTable: HTTPRequestHandler {
         objects = ObjectOperations(store: store, buckets: buckets, maxObjectBytes: maxObjectBytes)
         listing = ListObjectsOperation(store: store, buckets: buckets)
         deleteObjects = DeleteObjectsOperation(store: store, buckets: buckets)
+        copyObject = CopyObjectOperation(store: store, buckets: buckets)
         self.logger = logger
     }
 
@@ -85,7 +87,8 @@ final class S3RouteTable: HTTPRequestHandler {
             switch method {
             case .put:
                 if call.head.headers["x-amz-copy-source"] != nil {
-                    throw S3Error.notImplemented("CopyObject is not supported yet by Larder's S3 face")
+                    try copyObject.copy(to: storeKey, bucket: bucket, call)
+                    return .ignore
                 }
                 return try objects.put(storeKey, bucket: bucket, call, verified)
             case .get, .head: objects.get(storeKey, bucket: bucket, objectKey: objectKey, call)

@@ -1,0 +1,164 @@
+import Crypto
+import Foundation
+import LarderHTTP
+import LarderStorage
+import LarderSupport
+import LarderValueFile
+
+/// CopyObject (`PUT` with `x-amz-copy-source`): the source's bytes streamed
+/// into a new write of the destination, never whole in memory, with their
+/// MD5 computed on the way (the copy's ETag). The source's Content-Type,
+/// headers and checksum are copied (`x-amz-metadata-directive: COPY`, the
+/// default) or the request's taken (`REPLACE`; the checksum, which is the
+/// bytes', is kept). `x-amz-copy-source-if-*` are checked against the
+/// source, `If-Match`/`If-None-Match` against the destination, as on S3.
+struct CopyObjectOperation: Sendable {
+    let store: any ValueStore
+    let buckets: BucketOperations
+    /// Bytes moved per read of the source.
+    static let pieceBytes = 256 * 1024
+
+    struct Source {
+        let bucket: String
+        let objectKey: String
+        let key: StoreKey
+    }
+
+    /// `x-amz-copy-source`: `bucket/key` or `/bucket/key`, URL-encoded, with
+    /// an optional `?versionId=` (only `null`: Larder keeps no versions).
+    static func source(_ header: String) throws(S3Error) -> Source {
+        var text = Substring(header)
+        if let q = text.firstIndex(of: "?") {
+            let query = S3Query(text[text.index(after: q)...])
+            if let version = query["versionId"], version != "null" {
+                throw S3Error.notImplemented("versions are not kept by Larder's S3 face (x-amz-copy-source versionId \(version))")
+            }
+            text = text[..<q]
+        }
+        let decoded = AWSURIEncoding.decode(text.hasPrefix("/") ? text.dropFirst() : text)
+        guard let slash = decoded.firstIndex(of: 0x2F), slash > 0, slash < decoded.count - 1 else {
+            throw S3Error.invalidArgument("Invalid copy source object key: x-amz-copy-source must be bucket/key")
+        }
+        let bucket = String(decoding: decoded[..<slash], as: UTF8.self)
+        guard !bucket.hasPrefix("."), (try? StoreKey(bucket)) != nil else { throw S3Error.noSuchBucket(bucket) }
+        let objectKey = Array(decoded[(slash + 1)...])
+        return Source(bucket: bucket, objectKey: String(decoding: objectKey, as: UTF8.self),
+                      key: try BucketLayout.key(bucket: bucket, objectKey: objectKey))
+    }
+
+    func copy(to key: StoreKey, bucket: String, _ call: S3Call) throws(S3Error) {
+        let headers = call.head.headers
+        let source = try Self.source(headers["x-amz-copy-source"] ?? "")
+        let replace: Bool
+        switch headers["x-amz-metadata-directive"]?.uppercased() {
+        case nil, "COPY": replace = false
+        case "REPLACE": replace = true
+        case let other?: throw S3Error.invalidArgument("Unknown metadata directive: \(other)")
+        }
+        if source.key == key && !replace {
+            throw S3Error.invalidRequest("This copy request is illegal because it is trying to copy an object to itself "
+                                         + "without changing the object's metadata, storage class, website redirect location "
+                                         + "or encryption attributes.")
+        }
+        let replacement: (headers: [(name: String, value: String)], contentType: String?)? = replace
+            ? (try ObjectAttributes.headers(of: { headers[$0] }, all: headers.map { (name: $0.name, value: $0.value) }),
+               headers["Content-Type"])
+            : nil
+        let conditions = Self.sourceConditions(call.head)
+        let writeCondition = ObjectConditions.writeCondition(call.head)
+        let store = self.store, buckets = self.buckets
+        let destinationExists = buckets.exists(bucket)
+        let copied: StoreReply<(PutOutcome, ObjectAttributes)> = store.open(source.key).then { opened in
+            guard case .success(let value) = opened else {
+                guard case .failure(StoreError.notFound) = opened else { return .now(.failure(opened.failure!)) }
+                return buckets.exists(source.bucket).map { exists throws -> (PutOutcome, ObjectAttributes) in
+                    throw exists ? S3Error.noSuchKey(source.objectKey) : S3Error.noSuchBucket(source.bucket)
+                }
+            }
+            return destinationExists.then { exists in
+                do {
+                    guard try exists.get() else { throw S3Error.noSuchBucket(bucket) }
+                    return try Self.copy(value, to: key, store: store, conditions: conditions, replacement: replacement,
+                                         writeCondition: writeCondition)
+                } catch {
+                    value.close()
+                    return .now(.failure(error))
+                }
+            }
+        }
+        call.answer(copied) { result in
+            let (outcome, attributes) = try result.get()
+            var xml = S3XML()
+            xml.open("CopyObjectResult", namespaced: true)
+            xml.element("LastModified", S3Time.iso8601(nanos: outcome.metadata.modifiedNanos))
+            xml.element("ETag", attributes.etag)
+            if let checksum = attributes.checksum {
+                xml.element("Checksum" + checksum.algorithm.rawValue.uppercased(), checksum.digest.base64)
+            }
+            xml.close("CopyObjectResult")
+            return xml.response()
+        }
+    }
+
+    /// Streams `value` into a write of `key`; closes `value`.
+    private static func copy(_ value: StoredValue, to key: StoreKey, store: any ValueStore, conditions: HTTPPreconditions?,
+                             replacement: (headers: [(name: String, value: String)], contentType: String?)?,
+                             writeCondition: WriteCondition?) throws -> StoreReply<(PutOutcome, ObjectAttributes)> {
+        defer { value.close() }
+        let meta = value.metadata
+        if let conditions, conditions.evaluate(current: ObjectConditions.current(meta), isReadMethod: true) != .proceed {
+            // S3 answers 412 for every copy-source condition that fails, a none-match too.
+            throw S3Error.preconditionFailed
+        }
+        let kept = meta.s3Attributes
+        var attributes = ObjectAttributes(headers: replacement?.headers ?? kept?.headers ?? [], checksum: kept?.checksum?.algorithm)
+        attributes.checksum = kept?.checksum
+        let contentType = replacement.map { $0.contentType ?? "binary/octet-stream" } ?? meta.contentType
+        let writer = try store.beginUpload(key: key, contentType: contentType, encoding: .identity, expiresNanos: nil,
+                                           condition: writeCondition)
+        do {
+            try writer.setAttributes(attributes.encoded())
+            try writer.expect(bytes: Int64(meta.size))
+            let stream = try value.identityStream()
+            defer { stream.close() }
+            var md5 = Insecure.MD5()
+            let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: pieceBytes, alignment: 16)
+            defer { buffer.deallocate() }
+            while true {
+                let n = try stream.read(into: buffer)
+                if n == 0 { break }
+                let piece = UnsafeRawBufferPointer(rebasing: buffer[0..<n])
+                md5.update(bufferPointer: piece)
+                try writer.write(piece)
+            }
+            attributes.md5 = Array(md5.finalize())
+            try writer.setAttributes(attributes.encoded())
+        } catch {
+            writer.abort()
+            throw error
+        }
+        let made = attributes
+        return writer.finish().map { ($0, made) }
+    }
+
+    /// `x-amz-copy-source-if-*`, in the words of RFC 9110's preconditions.
+    static func sourceConditions(_ head: HTTPRequestHead) -> HTTPPreconditions? {
+        guard head.headers.containsName(startingWith: "x-amz-copy-source-if-") else { return nil }
+        let p = HTTPPreconditions(ifMatch: head.headers.values("x-amz-copy-source-if-match"),
+                                  ifNoneMatch: head.headers.values("x-amz-copy-source-if-none-match"),
+                                  ifModifiedSince: head.headers["x-amz-copy-source-if-modified-since"],
+                                  ifUnmodifiedSince: head.headers["x-amz-copy-source-if-unmodified-since"])
+        return p.isEmpty ? nil : p
+    }
+}
+
+extension Result {
+    fileprivate var failure: Failure? {
+        if case .failure(let error) = self { return error }
+        return nil
+    }
+}
+
+extension Array where Element == UInt8 {
+    var base64: String { Data(self).base64EncodedString() }
+}

@@ -20,6 +20,10 @@ import Glibc
                           expiresNanos: 1_800_000_000_000_000_000, originalGzipHeader: [0x1F, 0x8B, 8, 8, 0, 0, 0, 0, 0, 3, 0x61, 0]),
             ValueMetadata(key: String(repeating: "k", count: 1024), contentType: String(repeating: "t", count: 1024),
                           size: .max, version: .max, modifiedNanos: -1),
+            // Attributes (the S3 face's), in their own `LA` subfield.
+            ValueMetadata(key: "b/obj", contentType: "binary/octet-stream", size: 3, version: 2, modifiedNanos: 5,
+                          attributes: [1] + Array(repeating: 0xAB, count: 40)),
+            ValueMetadata(key: "b/empty", contentType: "", size: 0, version: 3, modifiedNanos: 5, attributes: []),
         ]
         for meta in metas {
             let header = ValueFileHeader.encode(meta)
@@ -41,6 +45,27 @@ import Glibc
                 #expect(n > cut)
             }
         }
+    }
+
+    /// The attributes ride in a subfield after the metadata's; one with a
+    /// segment table after them reads back whole, and a file written
+    /// before attributes existed reads with none.
+    @Test func attributesBesideASegmentTable() throws {
+        let attributes = Array((0..<300).map { UInt8(truncatingIfNeeded: $0) })
+        let meta = ValueMetadata(key: "big/one", contentType: "x/y", size: 4 << 20, version: 9, modifiedNanos: 1,
+                                 attributes: attributes)
+        var table = try #require(SegmentTable.planned(forExpectedSize: 4 << 20))
+        table.lengths = Array(repeating: 1000, count: table.reserved)
+        let header = ValueFileHeader.encode(meta, segments: table)
+        #expect(header.count == ValueFileHeader.length(of: meta, segments: table))
+        guard case .complete(let parsed, _) = try Self.parse(header) else { Issue.record("not complete"); return }
+        #expect(parsed.attributes == attributes)
+        let segments = header.withUnsafeBytes { ValueFileHeader.segmentTable($0, headerLength: header.count) }
+        #expect(segments?.reserved == table.reserved && segments?.lengths == table.lengths)
+        var plain = meta
+        plain.attributes = nil
+        guard case .complete(let old, _) = try Self.parse(ValueFileHeader.encode(plain)) else { Issue.record("not complete"); return }
+        #expect(old.attributes == nil)
     }
 
     @Test func headerPlusDeflateIsAGzipFile() throws {

@@ -130,8 +130,8 @@ public final class ValueUpload: ValueWriter {
             metadata.attributes = attributes
         } else if attributes.count == previous?.count {
             metadata.attributes = attributes
-        } else if !flushedAny && pending.count == headerLength {
-            // Only the header placeholder is written: reserve it again.
+        } else if size == 0 && !flushedAny && pending.count == headerLength {
+            // No body yet, only the header placeholder: reserve it again.
             metadata.attributes = attributes
             guard ValueFileHeader.fits(metadata, segments: segments) else {
                 metadata.attributes = previous

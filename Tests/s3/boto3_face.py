@@ -417,6 +417,79 @@ def copy():
     check(s3.get_object(Bucket="dst", Key="from-plain")["ContentType"] == "text/plain", "plain source's type")
 
 
+def multipart():
+    import os
+    import tempfile
+    from boto3.s3.transfer import TransferConfig
+    s3 = client()
+    s3.create_bucket(Bucket="parts")
+    # boto3's managed transfer: 64 MiB in 8 MiB parts on 4 threads, both ways.
+    size = 64 * 1024 * 1024
+    data = os.urandom(size)
+    config = TransferConfig(multipart_threshold=8 * 1024 * 1024, multipart_chunksize=8 * 1024 * 1024, max_concurrency=4)
+    with tempfile.TemporaryDirectory() as directory:
+        source, copy_path = os.path.join(directory, "up.bin"), os.path.join(directory, "down.bin")
+        with open(source, "wb") as f:
+            f.write(data)
+        s3.upload_file(source, "parts", "big/upload.bin", Config=config, ExtraArgs={"Metadata": {"kind": "multi"}})
+        s3.download_file("parts", "big/upload.bin", copy_path, Config=config)
+        with open(copy_path, "rb") as f:
+            check(hashlib.sha256(f.read()).digest() == hashlib.sha256(data).digest(), "64 MiB up and down by parts")
+    head = s3.head_object(Bucket="parts", Key="big/upload.bin")
+    part_md5s = b"".join(hashlib.md5(data[i:i + 8 * 1024 * 1024]).digest() for i in range(0, size, 8 * 1024 * 1024))
+    check(head["ETag"] == '"' + hashlib.md5(part_md5s).hexdigest() + '-8"', f"multipart ETag {head['ETag']}")
+    check(head["ContentLength"] == size and head["Metadata"] == {"kind": "multi"}, f"size and metadata {head}")
+    check(plain("GET", "parts/big/upload.bin")[1] == data, "the plain API reads the assembled object")
+
+    # By hand: parts listed, the upload listed, then completed.
+    first, last = os.urandom(5 * 1024 * 1024), b"the end"
+    upload = s3.create_multipart_upload(Bucket="parts", Key="hand/made", ContentType="text/x-parts")["UploadId"]
+    e1 = s3.upload_part(Bucket="parts", Key="hand/made", UploadId=upload, PartNumber=1, Body=first)["ETag"]
+    e2 = s3.upload_part(Bucket="parts", Key="hand/made", UploadId=upload, PartNumber=2, Body=last)["ETag"]
+    check(e1 == '"' + hashlib.md5(first).hexdigest() + '"', "a part's ETag is its MD5")
+    listed = s3.list_parts(Bucket="parts", Key="hand/made", UploadId=upload)["Parts"]
+    check([(p["PartNumber"], p["ETag"], p["Size"]) for p in listed] == [(1, e1, len(first)), (2, e2, len(last))], f"list_parts {listed}")
+    uploads = s3.list_multipart_uploads(Bucket="parts")["Uploads"]
+    check([(u["Key"], u["UploadId"]) for u in uploads] == [("hand/made", upload)], f"list_multipart_uploads {uploads}")
+    check("Contents" not in s3.list_objects_v2(Bucket="parts", Prefix="hand/"), "no object before Complete")
+    parts = [{"PartNumber": 1, "ETag": e1}, {"PartNumber": 2, "ETag": e2}]
+    check(error_code(s3.complete_multipart_upload, Bucket="parts", Key="hand/made", UploadId=upload,
+                     MultipartUpload={"Parts": [parts[1], parts[0]]}) == "InvalidPartOrder", "parts out of order")
+    check(error_code(s3.complete_multipart_upload, Bucket="parts", Key="hand/made", UploadId=upload,
+                     MultipartUpload={"Parts": [{"PartNumber": 1, "ETag": e2}, parts[1]]}) == "InvalidPart", "a wrong part ETag")
+    check(error_code(s3.complete_multipart_upload, Bucket="parts", Key="hand/made", UploadId=upload,
+                     MultipartUpload={"Parts": [parts[1], {"PartNumber": 3, "ETag": e2}]}) == "InvalidPart", "a part never uploaded")
+    done = s3.complete_multipart_upload(Bucket="parts", Key="hand/made", UploadId=upload, MultipartUpload={"Parts": parts})
+    check(done["ETag"].endswith('-2"'), f"complete's ETag {done['ETag']}")
+    got = s3.get_object(Bucket="parts", Key="hand/made")
+    check(got["Body"].read() == first + last and got["ContentType"] == "text/x-parts", "the assembled object and its type")
+    check("Uploads" not in s3.list_multipart_uploads(Bucket="parts"), "the upload is gone once completed")
+    check(error_code(s3.list_parts, Bucket="parts", Key="hand/made", UploadId=upload) == "NoSuchUpload", "its parts are gone")
+    status, body = plain("GET", ".larder-s3/parts/")
+    check(b"hand" not in body, f"no part values left: {body[:200]!r}")
+
+    # A part smaller than 5 MiB may only be the last.
+    small = s3.create_multipart_upload(Bucket="parts", Key="small")["UploadId"]
+    s1 = s3.upload_part(Bucket="parts", Key="small", UploadId=small, PartNumber=1, Body=b"tiny")["ETag"]
+    s2 = s3.upload_part(Bucket="parts", Key="small", UploadId=small, PartNumber=2, Body=b"tiny too")["ETag"]
+    check(error_code(s3.complete_multipart_upload, Bucket="parts", Key="small", UploadId=small,
+                     MultipartUpload={"Parts": [{"PartNumber": 1, "ETag": s1}, {"PartNumber": 2, "ETag": s2}]}) == "EntityTooSmall",
+          "a small part before the last")
+    # Abort removes the upload and its parts.
+    s3.abort_multipart_upload(Bucket="parts", Key="small", UploadId=small)
+    check(error_code(s3.upload_part, Bucket="parts", Key="small", UploadId=small, PartNumber=3, Body=b"x") == "NoSuchUpload",
+          "a part for an aborted upload")
+    check(error_code(s3.abort_multipart_upload, Bucket="parts", Key="small", UploadId=small) == "NoSuchUpload", "abort twice")
+    check(error_code(s3.upload_part, Bucket="parts", Key="k", UploadId="0" * 32, PartNumber=1, Body=b"x") == "NoSuchUpload",
+          "an upload id never made")
+    check(error_code(s3.upload_part, Bucket="parts", Key="k", UploadId="not-an-id", PartNumber=1, Body=b"x") == "NoSuchUpload",
+          "an upload id Larder cannot have made")
+    check(error_code(s3.create_multipart_upload, Bucket="nobucket", Key="k") == "NoSuchBucket", "an upload in a missing bucket")
+    odd = s3.create_multipart_upload(Bucket="parts", Key="odd")["UploadId"]
+    check(error_code(s3.upload_part, Bucket="parts", Key="odd", UploadId=odd, PartNumber=10001, Body=b"x") == "InvalidArgument",
+          "part number 10001")
+
+
 def virtual_host():
     s3 = client()
     s3.create_bucket(Bucket="vhost")
@@ -481,7 +554,7 @@ def raw_put(bucket, key, data, payload_hash=None, chunked=False, corrupt_trailer
     return result
 
 
-SCENARIOS = {f.__name__: f for f in [buckets, objects, listing, interop, auth, checksums, metadata, copy, virtual_host]}
+SCENARIOS = {f.__name__: f for f in [buckets, objects, listing, interop, auth, checksums, metadata, copy, multipart, virtual_host]}
 
 if __name__ == "__main__":
     SCENARIOS[SCENARIO]()

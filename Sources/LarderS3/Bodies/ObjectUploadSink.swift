@@ -5,7 +5,8 @@ import LarderValueFile
 /// Streams a PutObject body into a store write: the aws-chunked framing
 /// taken off when there is one, the object's bytes checked against the
 /// signed hash and any checksum as they pass, and the write published only
-/// if they match and the bucket exists (else dropped: nothing is stored).
+/// if they match and its bucket (or upload) exists (else dropped: nothing
+/// is stored).
 final class ObjectUploadSink: HTTPRequestBodySink {
     private let call: S3Call
     private let writer: ValueWriter
@@ -13,21 +14,22 @@ final class ObjectUploadSink: HTTPRequestBodySink {
     /// What is kept with the object; its digests are filled in at the end.
     private var attributes: ObjectAttributes
     private var chunked: AWSChunkedDecoder?
-    /// The bucket's existence, asked for as the body starts (answered by
-    /// the time the body is in, on the disk store at once).
-    private let bucketExists: StoreReply<Bool>
-    private let bucket: String
+    /// Whether the write may be published (its bucket, its upload exists),
+    /// asked for as the body starts (answered by the time the body is in,
+    /// on the disk store at once); `missing` is the answer when not.
+    private let ready: StoreReply<Bool>
+    private let missing: S3Error
     private var failed = false
 
-    init(call: S3Call, writer: ValueWriter, checks: BodyChecks, attributes: ObjectAttributes, chunked: Bool, bucket: String,
-         bucketExists: StoreReply<Bool>) {
+    init(call: S3Call, writer: ValueWriter, checks: BodyChecks, attributes: ObjectAttributes, chunked: Bool,
+         ready: StoreReply<Bool>, missing: S3Error) {
         self.call = call
         self.writer = writer
         self.checks = checks
         self.attributes = attributes
         self.chunked = chunked ? AWSChunkedDecoder() : nil
-        self.bucket = bucket
-        self.bucketExists = bucketExists
+        self.ready = ready
+        self.missing = missing
     }
 
     func write(_ chunk: UnsafeRawBufferPointer) throws {
@@ -75,11 +77,11 @@ final class ObjectUploadSink: HTTPRequestBodySink {
                 return
             }
         }
-        let (call, writer, bucket) = (self.call, WriterBox(writer), self.bucket)
-        let published: StoreReply<PutOutcome> = bucketExists.then { exists in
-            switch exists {
+        let (call, writer, missing) = (self.call, WriterBox(writer), self.missing)
+        let published: StoreReply<PutOutcome> = ready.then { ready in
+            switch ready {
             case .success(true): return writer.writer.finish()
-            case .success(false): writer.writer.abort(); return .now(.failure(S3Error.noSuchBucket(bucket)))
+            case .success(false): writer.writer.abort(); return .now(.failure(missing))
             case .failure(let error): writer.writer.abort(); return .now(.failure(error))
             }
         }
@@ -93,10 +95,10 @@ final class ObjectUploadSink: HTTPRequestBodySink {
     func abort() { writer.abort() }
 }
 
-/// Hands the writer to the bucket check's continuation. Unchecked: the
-/// connection is done with the sink once `finish` runs, and the
-/// continuation runs once, after it.
-private struct WriterBox: @unchecked Sendable {
+/// Hands a writer to the continuation that finishes it (after a bucket
+/// check, between the parts of a multipart upload). Unchecked: one step
+/// uses the writer at a time, each after the last.
+struct WriterBox: @unchecked Sendable {
     let writer: ValueWriter
     init(_ writer: ValueWriter) { self.writer = writer }
 }

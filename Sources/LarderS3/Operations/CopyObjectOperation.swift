@@ -152,13 +152,6 @@ struct CopyObjectOperation: Sendable {
     }
 }
 
-extension Result {
-    fileprivate var failure: Failure? {
-        if case .failure(let error) = self { return error }
-        return nil
-    }
-}
-
 extension Array where Element == UInt8 {
     var base64: String { Data(self).base64EncodedString() }
 }

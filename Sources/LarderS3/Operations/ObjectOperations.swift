@@ -16,6 +16,21 @@ struct ObjectOperations: Sendable {
 
     func put(_ key: StoreKey, bucket: String, _ call: S3Call, _ verified: SigV4Authenticator.Verified) throws(S3Error) -> HTTPBodyAction {
         let headers = call.head.headers
+        let kept = try ObjectAttributes.headers(of: { headers[$0] }, all: headers.map { (name: $0.name, value: $0.value) })
+        return try receive(into: key, contentType: headers["Content-Type"] ?? "binary/octet-stream", kept: kept,
+                           condition: ObjectConditions.writeCondition(call.head), call, verified,
+                           ready: buckets.exists(bucket), missing: .noSuchBucket(bucket))
+    }
+
+    /// Streams a request's body into a write of `key` (PutObject, UploadPart):
+    /// the aws-chunked framing taken off, the body checked as it passes,
+    /// its MD5 and checksum kept with `kept` headers in the value's
+    /// attributes. Published only once `ready` answers true (the bucket,
+    /// the upload exists), else refused with `missing`.
+    func receive(into key: StoreKey, contentType: String, kept: [(name: String, value: String)], condition: WriteCondition?,
+                 _ call: S3Call, _ verified: SigV4Authenticator.Verified, ready: StoreReply<Bool>,
+                 missing: S3Error) throws(S3Error) -> HTTPBodyAction {
+        let headers = call.head.headers
         let encodings = (headers["Content-Encoding"] ?? "").split(separator: ",").map { $0.trimmingSpaces }
         let chunked = verified.payload == .streamingUnsignedTrailer || encodings.contains { $0.lowercased() == "aws-chunked" }
         let length: Int64?
@@ -33,19 +48,18 @@ struct ObjectOperations: Sendable {
         // The object's own Content-Encoding (aws-chunked taken off) is kept
         // and given back, as S3 does; its bytes are stored as sent (a
         // gzip object reads back as the same gzip bytes).
-        var kept = try ObjectAttributes.headers(of: { headers[$0] }, all: headers.map { (name: $0.name, value: $0.value) })
+        var kept = kept
         kept.removeAll { $0.name == "Content-Encoding" }
         let encoding = encodings.filter { $0.lowercased() != "aws-chunked" && !$0.isEmpty }.joined(separator: ", ")
         if !encoding.isEmpty { kept.append(("Content-Encoding", encoding)) }
         let attributes = ObjectAttributes(headers: kept, checksum: checks.checksumAlgorithm)
-        let exists = buckets.exists(bucket)
         // On the disk store the answer is here now: a missing bucket is
         // refused before the body (boto3 waits on `100 Continue`).
-        if case .now(let answer) = exists, case .success(false) = answer { throw S3Error.noSuchBucket(bucket) }
+        if case .now(let answer) = ready, case .success(false) = answer { throw missing }
         let writer: ValueWriter
         do {
-            writer = try store.beginUpload(key: key, contentType: headers["Content-Type"] ?? "binary/octet-stream",
-                                           encoding: .identity, expiresNanos: nil, condition: ObjectConditions.writeCondition(call.head))
+            writer = try store.beginUpload(key: key, contentType: contentType, encoding: .identity, expiresNanos: nil,
+                                           condition: condition)
             do {
                 // Zero digests for now, the same length as the final ones.
                 try writer.setAttributes(attributes.encoded())
@@ -58,7 +72,7 @@ struct ObjectOperations: Sendable {
             throw S3Call.s3Error(error, logger: call.logger, context: "PUT \(key)")
         }
         return .receive(ObjectUploadSink(call: call, writer: writer, checks: checks, attributes: attributes, chunked: chunked,
-                                         bucket: bucket, bucketExists: exists))
+                                         ready: ready, missing: missing))
     }
 
     // MARK: - GetObject, HeadObject

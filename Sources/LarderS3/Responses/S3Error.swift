@@ -80,4 +80,9 @@ struct S3Error: Error {
                                             "At least one of the pre-conditions you specified did not hold")
     static func incompleteBody(_ message: String) -> S3Error { S3Error(.badRequest, "IncompleteBody", message) }
     static func keyTooLong(_ message: String) -> S3Error { S3Error(.badRequest, "KeyTooLongError", message) }
+    static func noSuchUpload(_ id: String) -> S3Error {
+        S3Error(.notFound, "NoSuchUpload",
+                "The specified upload does not exist. The upload ID may be invalid, or the upload may have been aborted or completed.")
+    }
+    static func invalidPart(_ message: String) -> S3Error { S3Error(.badRequest, "InvalidPart", message) }
 }

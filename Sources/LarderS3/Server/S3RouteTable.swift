@@ -13,6 +13,8 @@ final class S3RouteTable: HTTPRequestHandler {
     private let listing: ListObjectsOperation
     private let deleteObjects: DeleteObjectsOperation
     private let copyObject: CopyObjectOperation
+    private let multipart: MultipartOperations
+    private let completion: MultipartCompletion
     private let logger: Logger
     private let requestIDs = RequestIDs()
 
@@ -24,6 +26,8 @@ final class S3RouteTable: HTTPRequestHandler {
         listing = ListObjectsOperation(store: store, buckets: buckets)
         deleteObjects = DeleteObjectsOperation(store: store, buckets: buckets)
         copyObject = CopyObjectOperation(store: store, buckets: buckets)
+        multipart = MultipartOperations(store: store, buckets: buckets, objects: objects)
+        completion = MultipartCompletion(store: store, maxObjectBytes: maxObjectBytes)
         self.logger = logger
     }
 
@@ -31,7 +35,7 @@ final class S3RouteTable: HTTPRequestHandler {
     /// than an answer that means something else (a listing for `?acl`).
     private static let unsupported: Set<String> = [
         "acl", "policy", "versioning", "lifecycle", "encryption", "object-lock", "website", "replication", "tagging",
-        "cors", "logging", "notification", "uploads", "uploadId", "versions", "retention", "legal-hold",
+        "cors", "logging", "notification", "versions", "retention", "legal-hold",
         "accelerate", "analytics", "inventory", "metrics", "ownershipControls", "publicAccessBlock", "requestPayment",
         "intelligent-tiering", "restore", "select", "torrent", "attributes", "policyStatus",
     ]
@@ -70,6 +74,7 @@ final class S3RouteTable: HTTPRequestHandler {
             switch method {
             case .put: return try buckets.create(bucket, call, verified)
             case .post where query.has("delete"): return try deleteObjects.delete(bucket, call, verified)
+            case .get where query.has("uploads"): multipart.listUploads(bucket: bucket, query, call)
             case .head: buckets.head(bucket, call)
             case .delete: buckets.delete(bucket, call)
             case .get:
@@ -84,7 +89,21 @@ final class S3RouteTable: HTTPRequestHandler {
         case .object(let bucket, let key):
             let storeKey = try BucketLayout.key(bucket: bucket, objectKey: key)
             let objectKey = String(decoding: key, as: UTF8.self)
+            if let id = query["uploadId"] {
+                switch method {
+                case .put where call.head.headers["x-amz-copy-source"] != nil:
+                    throw S3Error.notImplemented("UploadPartCopy is not supported yet by Larder's S3 face")
+                case .put: return try multipart.uploadPart(bucket: bucket, id: id, number: query["partNumber"], call, verified)
+                case .post: return try completion.complete(storeKey, bucket: bucket, objectKey: objectKey, id: id, call, verified)
+                case .delete: try multipart.abort(bucket: bucket, id: id, call)
+                case .get: try multipart.listParts(bucket: bucket, objectKey: objectKey, id: id, query, call)
+                default: throw S3Error.methodNotAllowed
+                }
+                return .ignore
+            }
             switch method {
+            case .post where query.has("uploads"):
+                try multipart.create(bucket: bucket, objectKey: objectKey, call)
             case .put:
                 if call.head.headers["x-amz-copy-source"] != nil {
                     try copyObject.copy(to: storeKey, bucket: bucket, call)

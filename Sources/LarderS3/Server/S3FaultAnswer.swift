@@ -17,9 +17,9 @@ enum S3FaultAnswer {
     static func apply(_ fault: S3Fault, to call: inout S3Call, path: S3Path) -> HTTPBodyAction? {
         let tag = (header, fault.rule)
         if fault.network == .reset(handled: false) || fault.status != nil {
-            let error = fault.status.map { error($0, path: path, rule: fault.rule) }
+            let answer = fault.status.map { Self.error($0, path: path, rule: fault.rule) }
                 ?? S3Error(.serviceUnavailable, "SlowDown", "connection dropped by rule \(fault.rule)")
-            var response = error.response(resource: call.head.path, requestID: call.requestID)
+            var response = answer.response(resource: call.head.path, requestID: call.requestID)
             response.headers.append(tag)
             response.headers.append(("x-amz-request-id", call.requestID))
             response.networkFault = fault.network

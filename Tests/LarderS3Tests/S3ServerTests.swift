@@ -51,9 +51,9 @@ import Testing
             def client(key, secret):
                 return boto3.client("s3", endpoint_url=sys.argv[1], region_name="us-east-1", aws_access_key_id=key,
                                     aws_secret_access_key=secret, config=Config(retries={"max_attempts": 1}))
-            client("w1-key", "w1-secret").create_bucket(Bucket="b")
+            client("w1-key", "w1-secret").create_bucket(Bucket="bkt")
             try:
-                client("w2-key", "w2-secret").create_bucket(Bucket="b")
+                client("w2-key", "w2-secret").create_bucket(Bucket="bkt")
                 print("created")
             except ClientError as e:
                 print(e.response["ResponseMetadata"]["HTTPStatusCode"], e.response["Error"]["Code"])

@@ -213,6 +213,17 @@ def faults():
     except (botocore.exceptions.ConnectionClosedError, botocore.exceptions.EndpointConnectionError,
             botocore.exceptions.ConnectionError):
         pass
+    # A reset after the write: stored, but the client never hears so.
+    plain_json("PUT", "/faults", [{"id": "lost", "prefix": "flt/after", "drop": "after", "count": 1}])
+    try:
+        s3.put_object(Bucket="flt", Key="after", Body=b"stored anyway")
+        raise AssertionError("a drop: after PutObject was answered")
+    except (botocore.exceptions.ConnectionClosedError, botocore.exceptions.EndpointConnectionError,
+            botocore.exceptions.ConnectionError):
+        pass
+    check(plain("GET", "/store/flt/after") == (200, b"stored anyway"), "the write a drop: after hid")
+    last = journal()[-2]
+    check(last["op"] == "PutObject" and last["status"] == 200 and last["fault"] == "lost", f"drop: after entry: {last}")
     # Truncated and paced bodies.
     big = bytes(range(256)) * 80  # 20 KiB
     plain_json("DELETE", "/faults")

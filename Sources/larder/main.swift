@@ -139,7 +139,7 @@ struct ServeOptions: ParsableArguments {
     @Option(name: .customLong("s3-port"), help: "Also serve the S3-compatible API on this port (same host and store; 0 picks a free one). [env: LARDER_S3_PORT] (default: off)")
     var s3Port: Int?
 
-    @Option(name: .customLong("s3-credentials"), help: "File of S3 access keys, one 'ACCESS_KEY SECRET' a line; else LARDER_S3_ACCESS_KEY and LARDER_S3_SECRET_KEY, else the pair \(S3Credentials.defaultAccessKey)/\(S3Credentials.defaultSecretKey). [env: LARDER_S3_CREDENTIALS]")
+    @Option(name: .customLong("s3-credentials"), help: "File of S3 access keys, one 'ACCESS_KEY SECRET [NAMESPACE]' a line (a key with a NAMESPACE works in that namespace); else LARDER_S3_ACCESS_KEY and LARDER_S3_SECRET_KEY, else the pair \(S3Credentials.defaultAccessKey)/\(S3Credentials.defaultSecretKey). [env: LARDER_S3_CREDENTIALS]")
     var s3Credentials: String?
 
     func validate() throws {

@@ -80,15 +80,15 @@ import Glibc
         #expect(try Self.listBuckets(port: port, key: "worker-2", secret: "secret-1") == "SignatureDoesNotMatch")
     }
 
-    @Test func aNamespacePerKeyIsRefusedForNow() throws {
+    @Test func aKeyBoundToABadNamespaceNameIsRefusedAtStart() throws {
         let dir = TestServer.makeTempDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let file = dir + "/keys"
-        try "worker-1 secret-1 w1\n".write(toFile: file, atomically: true, encoding: .utf8)
+        try "worker-1 secret-1 w1\nworker-2 secret-2 bad/name\n".write(toFile: file, atomically: true, encoding: .utf8)
         let child = try ChildServer(dataDirectory: nil, arguments: ["--ephemeral", "--s3-port", "0", "--s3-credentials", file],
                                     waitUntilListening: false)
         #expect(child.waitForExit() != 0)
-        #expect(child.log.contains("\(file):1: namespaces per access key are not supported yet"), "\(child.log)")
+        #expect(child.log.contains("S3 access key worker-2: 'bad/name' is not a namespace name"), "\(child.log)")
     }
 
     @Test func halfAPairIsRefused() throws {
@@ -101,6 +101,11 @@ import Glibc
     @Test func credentialsFilesAreParsed() throws {
         let parsed = try S3Credentials.parse(file: "a sa\n  # c\nb sb  \n", path: "f")
         #expect(parsed.keys == ["a": "sa", "b": "sb"])
+        #expect(parsed.namespaces.isEmpty)
+        let bound = try S3Credentials.parse(file: "a sa w1\nb sb\n", path: "f")
+        #expect(bound.keys == ["a": "sa", "b": "sb"])
+        #expect(bound.namespace(for: "a") == "w1" && bound.namespace(for: "b") == nil)
+        #expect(throws: S3CredentialsError.self) { try S3Credentials.parse(file: "a sa w1 extra\n", path: "f") }
         #expect(throws: S3CredentialsError.self) { try S3Credentials.parse(file: "a sa\na sb\n", path: "f") }
         #expect(throws: S3CredentialsError.self) { try S3Credentials.parse(file: "only-one-field\n", path: "f") }
         #expect(throws: S3CredentialsError.self) { try S3Credentials.parse(file: "# nothing\n", path: "f") }

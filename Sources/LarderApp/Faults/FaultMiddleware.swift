@@ -35,9 +35,6 @@ import LarderHTTP
 /// held answer is dropped (its open file closed).
 struct FaultMiddleware: LarderMiddleware {
     static let header = "Larder-Fault"
-    /// Where held answers are released; the work per timer is a lock and a
-    /// queue hop, so one serial queue serves any number of them.
-    private static let timers = DispatchQueue(label: "larder.faults")
 
     let book: FaultBook
 
@@ -88,14 +85,7 @@ struct FaultMiddleware: LarderMiddleware {
 
     /// Gives `response` through `responder`, now or after `nanos`.
     private static func answer(_ responder: HTTPResponder, with response: HTTPResponse, after nanos: UInt64) {
-        guard nanos > 0 else {
-            responder.respond(response)
-            return
-        }
-        // A watch's deadline answer (its 304) must not overtake the
-        // route's answer held here.
-        responder.dropDeadline()
-        HeldAnswer(response, for: responder, queue: timers).release(after: nanos)
+        HeldAnswer.give(response, through: responder, after: nanos)
     }
 
     /// The status line for a rule's code.
@@ -110,40 +100,4 @@ struct FaultMiddleware: LarderMiddleware {
         429: "Too Many Requests", 500: "Internal Server Error", 501: "Not Implemented", 502: "Bad Gateway",
         503: "Service Unavailable", 504: "Gateway Timeout", 507: "Insufficient Storage",
     ]
-}
-
-/// An answer waiting for its timer: given or dropped exactly once, whichever
-/// of the timer and the client's hang-up comes first (a body stream must be
-/// closed exactly once).
-///
-/// `@unchecked Sendable`: the response is behind the mutex, and the timer is
-/// only resumed (once, by `release`) and cancelled, which Dispatch allows
-/// from any thread.
-private final class HeldAnswer: @unchecked Sendable {
-    private let response: Locked<HTTPResponse?>
-    private let responder: HTTPResponder
-    private let timer: DispatchSourceTimer
-
-    init(_ response: HTTPResponse, for responder: HTTPResponder, queue: DispatchQueue) {
-        self.response = Locked(response)
-        self.responder = responder
-        self.timer = DispatchSource.makeTimerSource(queue: queue)
-    }
-
-    /// Starts the timer. Its handler keeps this object alive until it fires
-    /// or is cancelled (cancelling releases the handler): nothing else holds it.
-    func release(after nanos: UInt64) {
-        timer.schedule(deadline: .now() + .nanoseconds(Int(nanos)), leeway: .milliseconds(1))
-        timer.setEventHandler { [self] in
-            timer.cancel()
-            if let r = take() { responder.respond(r) }
-        }
-        responder.whenCancelled { [self] in
-            timer.cancel()
-            take()?.discardBody()
-        }
-        timer.resume()
-    }
-
-    private func take() -> HTTPResponse? { response.withLock { r in defer { r = nil }; return r } }
 }

@@ -52,6 +52,15 @@ struct JournalFilter: Sendable {
         waitSeconds = min(waitSeconds, Self.maxWait)
     }
 
+    /// The key of an S3 request's path (path style): `b/k` of `/b/k`, the
+    /// bucket's prefix `b/` of `/b` (its listings and the like, as a fault
+    /// rule sees them), the empty key of `/` (ListBuckets).
+    static func s3Key(of path: Substring) -> [UInt8]? {
+        let rest = path.dropFirst()
+        let storePath = rest.isEmpty || rest.contains("/") ? "/store" + path : "/store" + path + "/"
+        return FaultRule.storeKey(of: storePath[...])
+    }
+
     func matches(_ record: JournalRecord) -> Bool {
         guard record.seq > since else { return false }
         if let method, record.method.description != method { return false }
@@ -63,7 +72,8 @@ struct JournalFilter: Sendable {
             }
         }
         if let keyPrefix {
-            guard let key = FaultRule.storeKey(of: record.path), key.starts(with: keyPrefix) else { return false }
+            guard let key = record.op == nil ? FaultRule.storeKey(of: record.path) : Self.s3Key(of: record.path),
+                  key.starts(with: keyPrefix) else { return false }
         }
         return true
     }

@@ -20,19 +20,23 @@ final class NamespaceWorld: Sendable {
     /// not exist as far as clients see (not listed, not counted, a `DELETE
     /// /ns/<name>` is a 404).
     let firstWrite: FirstWriteMark
+    /// The namespace as the S3 listener uses it (a key bound to it): the
+    /// same store, journal and fault rules.
+    let s3: S3NamespaceView
     /// The idle sweep's tick at the last request for this namespace (a
     /// counter, not a clock: a request pays one atomic store), for
     /// `--namespace-idle`.
     private let lastTick: Atomic<UInt64>
 
     init(name: String, store: any ValueStore, hub: ChangeHub, table: RouteTable, journal: RequestJournal?,
-         firstWrite: FirstWriteMark, tick: UInt64 = 0) {
+         firstWrite: FirstWriteMark, faults: FaultBook? = nil, tick: UInt64 = 0) {
         self.name = name
         self.store = store
         self.hub = hub
         self.table = table
         self.journal = journal
         self.firstWrite = firstWrite
+        s3 = S3NamespaceView(store: store, journal: journal, faults: faults)
         lastTick = Atomic(tick)
     }
 

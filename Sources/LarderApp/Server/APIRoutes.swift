@@ -38,6 +38,7 @@ enum APIRoutes {
         let journal = configuration.journal > 0 ? RequestJournal(capacity: configuration.journal, sequence: journalSequence, namespace: name) : nil
         let routes = make(store: store, hub: hub, faults: faults, journal: journal, configuration: configuration, logger: logger)
         let table = RouteTable(routes, middleware: faults.map { [FaultMiddleware(book: $0)] } ?? [])
-        return NamespaceWorld(name: name, store: store, hub: hub, table: table, journal: journal, firstWrite: firstWrite)
+        return NamespaceWorld(name: name, store: store, hub: hub, table: table, journal: journal, firstWrite: firstWrite,
+                              faults: faults)
     }
 }

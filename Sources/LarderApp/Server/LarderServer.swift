@@ -60,6 +60,7 @@ public final class LarderServer: Sendable {
         let faults = faultCounts.map { FaultBook(counts: $0) }
         if let faults { chain.append(FaultMiddleware(book: faults)) }
         chain += configuration.middleware
+        if let s3 = configuration.s3 { try Self.checkNamespaces(of: s3.credentials, stores: configuration.namespaceStores != nil) }
         let metrics = HTTPServerMetrics()
         self.metrics = metrics
         let hub = ChangeHub(historySize: configuration.eventHistory, keepAliveEvery: configuration.eventHeartbeat)
@@ -85,8 +86,9 @@ public final class LarderServer: Sendable {
             throw error
         }
         self.namespaces = namespaces
+        let s3Counts = configuration.s3 == nil ? nil : S3RequestCounts()
         routes.append((.exact("/metrics"), MetricsRoute(http: metrics, store: values, hub: hub, namespaces: namespaces, faults: faultCounts,
-                                                        startTime: Double(Clock.nowNanos()) / 1e9)))
+                                                        s3: s3Counts, startTime: Double(Clock.nowNanos()) / 1e9)))
         let files = StaticFiles(files: configuration.publicDirectory.map { .directory($0) } ?? .embedded)
         routes += StaticFiles.paths.map { ($0, files) }
         // Right after the store's routes: a request for a new namespace is
@@ -100,9 +102,31 @@ public final class LarderServer: Sendable {
         let table = RouteTable(routes, middleware: chain, namespaces: namespaces,
                                journal: journal.map { JournalAttachment(journal: $0, namespaces: namespaces) })
         self.http = HTTPServer(configuration: configuration.http, handler: table, logger: httpLogger, metrics: metrics)
-        // Its own counters: the plain API's `/metrics` figures stay its own.
-        let s3Logger = named("larder.s3"), store = values
-        self.s3 = configuration.s3.map { S3Server(configuration: $0, http: configuration.http, store: store, logger: s3Logger) }
+        // Its own HTTP counters: the plain API's `/metrics` figures stay its
+        // own; its answers by operation are `larder_s3_requests_total`. Each
+        // key works in its namespace: the default one's store, journal and
+        // fault rules, or a named one's from the registry.
+        let s3Logger = named("larder.s3")
+        let s3Namespaces = ServerS3Namespaces(defaultNamespace: S3NamespaceView(store: values, journal: journal, faults: faults),
+                                              namespaces: namespaces)
+        self.s3 = configuration.s3.map {
+            S3Server(configuration: $0, http: configuration.http, namespaces: s3Namespaces, logger: s3Logger,
+                     requestCounts: s3Counts ?? S3RequestCounts())
+        }
+    }
+
+    /// The namespaces S3 keys are bound to are namespace names, on a store
+    /// that has namespaces: refused at start, not at a worker's first request.
+    static func checkNamespaces(of credentials: S3Credentials, stores: Bool) throws(ConfigurationError) {
+        for (key, name) in credentials.namespaces.sorted(by: { $0.key < $1.key }) {
+            guard (try? NamespaceName.check(name[...])) != nil else {
+                throw ConfigurationError("S3 access key \(key): '\(name)' is not a namespace name "
+                                         + "(1 to \(NamespaceName.maxBytes) bytes of A-Z a-z 0-9 _ . -, not . or ..)")
+            }
+            guard stores else {
+                throw ConfigurationError("S3 access key \(key) is bound to namespace \(name), but this server's store has no namespaces")
+            }
+        }
     }
 
     /// Binds and starts serving.

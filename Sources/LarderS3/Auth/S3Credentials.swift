@@ -14,38 +14,44 @@ public struct S3Credentials: Sendable {
 
     /// Secret by access key.
     public let keys: [String: String]
+    /// The namespace an access key works in, by access key; a key not in
+    /// here works in the default namespace. The server checks the names
+    /// when it starts (`LarderServer`: namespace names are its rules).
+    public let namespaces: [String: String]
 
-    public init(keys: [String: String]) {
+    public init(keys: [String: String], namespaces: [String: String] = [:]) {
         self.keys = keys
+        self.namespaces = namespaces
     }
 
     public func secret(for accessKey: String) -> String? { keys[accessKey] }
 
+    /// The namespace `accessKey` works in; nil: the default one.
+    public func namespace(for accessKey: String) -> String? { namespaces[accessKey] }
+
     /// A credentials file: one `ACCESS_KEY SECRET [NAMESPACE]` a line,
-    /// blank lines and `#` comments skipped. A NAMESPACE is refused for
-    /// now (binding a key to a namespace is a later step of the S3 face):
-    /// a key silently served from the default namespace would mix the data
-    /// of workers that meant to be apart.
+    /// blank lines and `#` comments skipped. A key with a NAMESPACE reads
+    /// and writes that namespace's store (one key per test worker).
     public static func parse(file text: String, path: String) throws -> S3Credentials {
         var keys: [String: String] = [:]
+        var namespaces: [String: String] = [:]
         for (number, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
             let line = raw.trimmingCharacters(in: .whitespacesAndNewlines)
             if line.isEmpty || line.hasPrefix("#") { continue }
             let fields = line.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
             let at = "\(path):\(number + 1)"
             switch fields.count {
-            case 2:
+            case 2, 3:
                 break
-            case 3:
-                throw S3CredentialsError("\(at): namespaces per access key are not supported yet; give ACCESS_KEY SECRET")
             default:
-                throw S3CredentialsError("\(at): expected ACCESS_KEY SECRET, found \(fields.count) fields")
+                throw S3CredentialsError("\(at): expected ACCESS_KEY SECRET [NAMESPACE], found \(fields.count) fields")
             }
             if keys[fields[0]] != nil { throw S3CredentialsError("\(at): the access key \(fields[0]) is given twice") }
             keys[fields[0]] = fields[1]
+            if fields.count == 3 { namespaces[fields[0]] = fields[2] }
         }
         if keys.isEmpty { throw S3CredentialsError("\(path): no access key in the file") }
-        return S3Credentials(keys: keys)
+        return S3Credentials(keys: keys, namespaces: namespaces)
     }
 
     /// `parse(file:)` of the file at `path`.

@@ -3,31 +3,28 @@ import LarderStorage
 import LarderSupport
 import LarderValueFile
 
-/// The S3 listener's only handler: verifies the signature, then sends the
-/// request to the operation its method, path and query name: `/` (the
-/// service), `/bucket`, `/bucket/key`, or `/key` on `Host: bucket.localhost`.
+/// The S3 listener's only handler: verifies the signature, finds the
+/// namespace the request's access key works in (its store, journal and
+/// fault rules, from the server: `S3Namespaces`), then sends the request to
+/// the operation its method, path and query name: `/` (the service),
+/// `/bucket`, `/bucket/key`, or `/key` on `Host: bucket.localhost`.
 final class S3RouteTable: HTTPRequestHandler {
     private let authenticator: SigV4Authenticator
-    private let buckets: BucketOperations
-    private let objects: ObjectOperations
-    private let listing: ListObjectsOperation
-    private let deleteObjects: DeleteObjectsOperation
-    private let copyObject: CopyObjectOperation
-    private let multipart: MultipartOperations
-    private let completion: MultipartCompletion
+    private let credentials: S3Credentials
+    private let namespaces: any S3Namespaces
+    private let counts: S3RequestCounts
+    private let maxObjectBytes: Int64
     private let logger: Logger
     private let requestIDs = RequestIDs()
 
-    init(store: any ValueStore, configuration: S3Configuration, maxObjectBytes: Int64, logger: Logger) {
+    init(namespaces: any S3Namespaces, configuration: S3Configuration, counts: S3RequestCounts, maxObjectBytes: Int64,
+         logger: Logger) {
         authenticator = SigV4Authenticator(credentials: configuration.credentials,
                                            maxClockSkewSeconds: configuration.maxClockSkewSeconds)
-        buckets = BucketOperations(store: store)
-        objects = ObjectOperations(store: store, buckets: buckets, maxObjectBytes: maxObjectBytes)
-        listing = ListObjectsOperation(store: store, buckets: buckets)
-        deleteObjects = DeleteObjectsOperation(store: store, buckets: buckets)
-        copyObject = CopyObjectOperation(store: store, buckets: buckets)
-        multipart = MultipartOperations(store: store, buckets: buckets, objects: objects)
-        completion = MultipartCompletion(store: store, maxObjectBytes: maxObjectBytes)
+        credentials = configuration.credentials
+        self.namespaces = namespaces
+        self.counts = counts
+        self.maxObjectBytes = maxObjectBytes
         self.logger = logger
     }
 
@@ -41,25 +38,98 @@ final class S3RouteTable: HTTPRequestHandler {
     ]
 
     func handle(_ head: HTTPRequestHead, _ responder: HTTPResponder) -> HTTPBodyAction {
-        let call = S3Call(head: head, responder: responder, requestID: requestIDs.next(), logger: logger)
+        var call = S3Call(head: head, responder: responder, requestID: requestIDs.next(), logger: logger)
+        let host = head.headers["Host"]
+        let path = S3Path(head.path, host: host)
+        let query = S3Query(head.query)
+        let virtualHost = host.flatMap(S3Path.virtualHostBucket)
+        let op = S3OperationName.of(head.method, path, query, copySource: head.headers["x-amz-copy-source"] != nil)
+        let target = Self.pathStyleTarget(head, virtualHost)
+        let verified: SigV4Authenticator.Verified
+        let namespace: any S3Namespace
         do {
-            let verified = try authenticator.verify(head, nowSeconds: Clock.nowNanos() / 1_000_000_000)
-            return try route(call, verified)
+            verified = try authenticator.verify(head, nowSeconds: Clock.nowNanos() / 1_000_000_000)
+            namespace = try self.namespace(of: verified.accessKey)
         } catch {
+            responder.observe(with: S3AnswerRecord(op: op, target: target, namespace: refusedNamespace(head), counts: counts))
             // A refused request's body is not read: the HTTP layer skips it
             // or closes the connection (never waiting for an upload).
             call.fail(error)
             return .ignore
         }
+        responder.observe(with: S3AnswerRecord(op: op, target: target, namespace: namespace, counts: counts))
+        // After the signature, as the plain API's faults come after its token.
+        if namespace.hasFaults, let fault = namespace.fault(method: head.method, storePath: Self.storePath(path, head, virtualHost)),
+           let action = S3FaultAnswer.apply(fault, to: &call, path: path) {
+            return action
+        }
+        do {
+            return try route(call, verified, path, query, S3Operations(store: namespace.store, maxObjectBytes: maxObjectBytes))
+        } catch {
+            call.fail(error)
+            return .ignore
+        }
     }
 
-    private func route(_ call: S3Call, _ verified: SigV4Authenticator.Verified) throws(S3Error) -> HTTPBodyAction {
-        let query = S3Query(call.head.query)
+    /// A request the HTTP layer refuses before `handle` (a body over the
+    /// limit) is counted and journaled too.
+    func answerObserver(forRefused head: HTTPRequestHead) -> (any HTTPAnswerObserver)? {
+        let host = head.headers["Host"]
+        let op = S3OperationName.of(head.method, S3Path(head.path, host: host), S3Query(head.query),
+                                    copySource: head.headers["x-amz-copy-source"] != nil)
+        return S3AnswerRecord(op: op, target: Self.pathStyleTarget(head, host.flatMap(S3Path.virtualHostBucket)),
+                              namespace: refusedNamespace(head), counts: counts)
+    }
+
+    /// The namespace a verified key works in, made on first use.
+    private func namespace(of accessKey: String) throws(S3Error) -> any S3Namespace {
+        guard let name = credentials.namespace(for: accessKey) else { return namespaces.defaultNamespace }
+        do {
+            return try namespaces.namespace(name)
+        } catch {
+            throw S3Error(error.status, error.code, error.message)
+        }
+    }
+
+    /// Whose journal a refused request goes in: the namespace of the key it
+    /// claims if that is open (a refusal makes none), the default one for a
+    /// key without one (or an unknown key); none for a key whose namespace
+    /// is not open.
+    private func refusedNamespace(_ head: HTTPRequestHead) -> (any S3Namespace)? {
+        guard let key = S3ClaimedKey.of(head), let name = credentials.namespace(for: key) else { return namespaces.defaultNamespace }
+        return namespaces.existingNamespace(name)
+    }
+
+    /// The target as path style writes it (`/bucket/key?query`): a
+    /// virtual-host request's journal entry reads as a path-style one's.
+    static func pathStyleTarget(_ head: HTTPRequestHead, _ virtualHost: String?) -> String {
+        guard let bucket = virtualHost else { return head.target }
+        return "/" + bucket + head.target
+    }
+
+    /// The request's path as the plain API spells it, which fault rules'
+    /// prefixes are compared with: `/store/<bucket>/<key>` for an object
+    /// (its key as sent), `/store/<bucket>/` for a bucket's operations (the
+    /// bucket's prefix, as a listing of `/store/<bucket>/` is), `/store/`
+    /// for the service's.
+    static func storePath(_ path: S3Path, _ head: HTTPRequestHead, _ virtualHost: String?) -> String {
+        switch path {
+        case .service: return "/store/"
+        case .bucket(let bucket): return "/store/" + bucket + "/"
+        case .object(let bucket, _): return virtualHost == nil ? "/store" + head.path : "/store/" + bucket + head.path
+        case .invalid: return "/store" + head.path
+        }
+    }
+
+    private func route(_ call: S3Call, _ verified: SigV4Authenticator.Verified, _ path: S3Path, _ query: S3Query,
+                       _ operations: S3Operations) throws(S3Error) -> HTTPBodyAction {
+        let (buckets, objects, listing, deleteObjects) = (operations.buckets, operations.objects, operations.listing,
+                                                          operations.deleteObjects)
+        let (copyObject, multipart, completion) = (operations.copyObject, operations.multipart, operations.completion)
         if let name = query.names.first(where: { Self.unsupported.contains($0) }) {
             throw S3Error.notImplemented("the ?\(name) subresource is not supported yet by Larder's S3 face")
         }
         let method = call.head.method
-        let path = S3Path(call.head.path, host: call.head.headers["Host"])
         // Any bucket a request names is one key segment not starting with
         // `.` (S3's names never do): Larder's own `.larder-s3/` stays hidden.
         if let bucket = path.bucket, bucket.hasPrefix(".") || (try? StoreKey(bucket)) == nil {

@@ -1,0 +1,19 @@
+import LarderHTTP
+
+extension RequestJournal {
+    /// Records an answered S3 request: as a plain API request is recorded
+    /// (status, times, bytes, ETag, fault), with its operation's name and
+    /// its target in path style (`/bucket/key?query`), whose path is the
+    /// whole of it (the S3 listener has no `/ns/<name>` prefix). Never a
+    /// reset of the journal: S3 has no request that empties a namespace.
+    func recordS3(_ request: borrowing HTTPAnsweredRequest, _ response: borrowing HTTPResponse, op: String, target: String) {
+        let answered = JournalRecord(request, response, pathOffset: 0)
+        let kept = target.utf8.count <= JournalRecord.maxTarget
+            ? target : String(decoding: target.utf8.prefix(JournalRecord.maxTarget), as: UTF8.self)
+        var record = JournalRecord(startedNanos: answered.startedNanos, durationNanos: answered.durationNanos,
+                                   method: answered.method, target: kept, pathOffset: 0, status: answered.status,
+                                   bytesIn: answered.bytesIn, bytesOut: answered.bytesOut, etag: answered.etag,
+                                   fault: answered.fault, op: op)
+        self.record(&record)
+    }
+}

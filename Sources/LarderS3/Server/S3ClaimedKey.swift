@@ -1,0 +1,22 @@
+import Foundation
+import LarderHTTP
+
+/// The access key a request says it is signed with (`Credential=KEY/…` of
+/// its `Authorization`, or `X-Amz-Credential=KEY%2F…` of a presigned URL),
+/// before or without its signature being checked: only to pick whose
+/// journal a refused request goes in, never to grant anything.
+enum S3ClaimedKey {
+    static func of(_ head: HTTPRequestHead) -> String? {
+        if let header = head.headers["Authorization"], let range = header.range(of: "Credential=") {
+            let key = header[range.upperBound...].prefix { $0 != "/" && $0 != "," && $0 != " " }
+            return key.isEmpty ? nil : String(key)
+        }
+        if let query = head.query, let range = query.range(of: "X-Amz-Credential=") {
+            let value = query[range.upperBound...].prefix { $0 != "&" }
+            let key = value.range(of: "%2F", options: .caseInsensitive).map { value[..<$0.lowerBound] }
+                ?? value.prefix { $0 != "/" }
+            return key.isEmpty ? nil : String(key)
+        }
+        return nil
+    }
+}

@@ -6,7 +6,7 @@ import LarderValueFile
 /// taken off when there is one, the object's bytes checked against the
 /// signed hash and any checksum as they pass, and the write published only
 /// if they match and the bucket exists (else dropped: nothing is stored).
-final class ObjectUploadSink: HTTPRequestBodySink {
+final class ObjectUploadSink: HTTPTruncatedBodySink {
     private let call: S3Call
     private let writer: ValueWriter
     private var checks: BodyChecks
@@ -17,11 +17,11 @@ final class ObjectUploadSink: HTTPRequestBodySink {
     private let bucket: String
     private var failed = false
 
-    init(call: S3Call, writer: ValueWriter, checks: BodyChecks, chunked: Bool, bucket: String, bucketExists: StoreReply<Bool>) {
+    init(call: S3Call, writer: ValueWriter, checks: BodyChecks, chunked: AWSChunkedDecoder?, bucket: String, bucketExists: StoreReply<Bool>) {
         self.call = call
         self.writer = writer
         self.checks = checks
-        self.chunked = chunked ? AWSChunkedDecoder() : nil
+        self.chunked = chunked
         self.bucket = bucket
         self.bucketExists = bucketExists
     }
@@ -75,6 +75,15 @@ final class ObjectUploadSink: HTTPRequestBodySink {
     }
 
     func abort() { writer.abort() }
+
+    /// The client half-closed before the whole body: nothing is stored.
+    func bodyEndedEarly() {
+        guard !failed else { return }
+        failed = true
+        writer.abort()
+        call.fail(.incompleteBody(chunked == nil ? "You did not provide the number of bytes specified by the Content-Length HTTP header"
+                                                 : "the aws-chunked body ended before its last chunk"), closeConnection: true)
+    }
 }
 
 /// Hands the writer to the bucket check's continuation. Unchecked: the

@@ -16,7 +16,7 @@ struct ObjectOperations: Sendable {
     func put(_ key: StoreKey, bucket: String, _ call: S3Call, _ verified: SigV4Authenticator.Verified) throws(S3Error) -> HTTPBodyAction {
         let headers = call.head.headers
         let encodings = (headers["Content-Encoding"] ?? "").split(separator: ",").map { $0.trimmingSpaces.lowercased() }
-        let chunked = verified.payload == .streamingUnsignedTrailer || encodings.contains("aws-chunked")
+        let chunked = verified.payload.isAWSChunked || encodings.contains("aws-chunked")
         // The object's own encoding, once aws-chunked is taken off: kept as
         // the value's, for gzip (the store keeps gzip as it is).
         let encoding: ValueUpload.Encoding
@@ -56,7 +56,8 @@ struct ObjectOperations: Sendable {
         } catch {
             throw S3Call.s3Error(error, logger: call.logger, context: "PUT \(key)")
         }
-        return .receive(ObjectUploadSink(call: call, writer: writer, checks: checks, chunked: chunked, bucket: bucket,
+        return .receive(ObjectUploadSink(call: call, writer: writer, checks: checks,
+                                         chunked: chunked ? AWSChunkedDecoder(for: verified, expectedBytes: length) : nil, bucket: bucket,
                                          bucketExists: exists))
     }
 

@@ -1,7 +1,7 @@
 import Crypto
 import Foundation
 import LarderApp
-import LarderS3
+@testable import LarderS3
 import LarderTestSupport
 import LarderWire
 import Testing

@@ -166,7 +166,8 @@ import Glibc
     /// A signed aws-chunked body: `chunks` signed in a chain seeded with the
     /// request's signature (`spoil`: the index of a chunk whose signature is
     /// wrong). The request's headers, and the framed body.
-    static func signedChunked(_ target: String, chunks: [[UInt8]], declared: Int? = nil, spoil: Int? = nil) -> ([(String, String)], [UInt8]) {
+    static func signedChunked(_ target: String, method: String = "PUT", chunks: [[UInt8]], declared: Int? = nil,
+                              spoil: Int? = nil) -> ([(String, String)], [UInt8]) {
         var body: [UInt8] = []
         let all = chunks + [[]]
         func frame(_ previous: String, _ date: String, _ scope: SignatureV4.Scope) -> [UInt8] {
@@ -186,7 +187,7 @@ import Glibc
         // The framing's length does not depend on the signatures: sign the
         // Content-Length with a first framing, then frame with the real seed.
         let length = frame(String(repeating: "0", count: 64), amzDate(now), SignatureV4Tests.scope).count
-        let signed = sign("PUT", target, payloadHash: "STREAMING-AWS4-HMAC-SHA256-PAYLOAD",
+        let signed = sign(method, target, payloadHash: "STREAMING-AWS4-HMAC-SHA256-PAYLOAD",
                           headers: [("Content-Encoding", "aws-chunked"), ("Content-Length", String(length)),
                                     ("x-amz-decoded-content-length", String(declared ?? chunks.reduce(0) { $0 + $1.count }))])
         body = frame(signed.signature, signed.amzDate, signed.scope)
@@ -247,5 +248,25 @@ import Glibc
         cut.shutdownWrite()
         Self.expectError(try cut.readResponse(), 400, "IncompleteBody", "a chunked body cut short")
         #expect(try Self.stored(port) == "200 old value")
+    }
+
+    @Test func aSmallSignedChunkedBodyIsVerifiedToo() throws {
+        // DeleteObjects' document sent as a signed aws-chunked body.
+        let (server, port) = try Self.server()
+        defer { server.stop() }
+        try Self.prepare(port)
+        let document = Array("<Delete><Object><Key>kept</Key></Object></Delete>".utf8)
+        let (badHeaders, badBody) = Self.signedChunked("/matrix?delete", method: "POST", chunks: [document], spoil: 0)
+        let bad = try HTTPClientConnection(port: port)
+        Self.expectError(try bad.request("POST", "/matrix?delete", headers: badHeaders, body: badBody), 403, "SignatureDoesNotMatch",
+                         "a DeleteObjects document with a bad chunk signature")
+        bad.close()
+        #expect(try Self.stored(port) == "200 old value")
+        let (headers, body) = Self.signedChunked("/matrix?delete", method: "POST", chunks: [document])
+        let connection = try HTTPClientConnection(port: port)
+        defer { connection.close() }
+        let deleted = try connection.request("POST", "/matrix?delete", headers: headers, body: body)
+        #expect(deleted.status == 200 && deleted.text.contains("<Deleted><Key>kept</Key></Deleted>"), "\(deleted.text)")
+        #expect(try Self.stored(port).hasPrefix("404 "))
     }
 }

@@ -91,7 +91,7 @@ struct BucketOperations: Sendable {
             write()
             return .ignore
         }
-        return .receive(SmallBodySink(call: call, payload: verified.payload, limit: 64 * 1024) { _ in write() })
+        return .receive(SmallBodySink(call: call, verified: verified, limit: 64 * 1024) { _ in write() })
     }
 
     // MARK: - HeadBucket, GetBucketLocation

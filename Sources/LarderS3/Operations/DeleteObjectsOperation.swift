@@ -15,7 +15,7 @@ struct DeleteObjectsOperation: Sendable {
     func delete(_ bucket: String, _ call: S3Call, _ verified: SigV4Authenticator.Verified) -> HTTPBodyAction {
         let store = self.store, buckets = self.buckets
         let checksum = BodyChecks.checksumHeader { call.head.headers[$0] }
-        return .receive(SmallBodySink(call: call, payload: verified.payload, checksumHeader: checksum, limit: Self.maxBodyBytes) { body in
+        return .receive(SmallBodySink(call: call, verified: verified, checksumHeader: checksum, limit: Self.maxBodyBytes) { body in
             let request: DeleteRequest
             do { request = try DeleteRequest(xml: body) } catch { call.fail(S3Call.s3Error(error, logger: call.logger, context: "DeleteObjects")); return }
             call.answer(buckets.exists(bucket)) { exists in

@@ -161,6 +161,17 @@ import Glibc
         connection.shutdownWrite()  // the client is done: 50 bytes of the 100 announced
         Self.expectError(try connection.readResponse(), 400, "IncompleteBody", "50 of 100 bytes")
         #expect(try Self.stored(port) == "200 old value")
+
+        // A DeleteObjects document cut short the same way deletes nothing.
+        let delete = Self.sign("POST", "/matrix?delete")
+        let short = try HTTPClientConnection(port: port)
+        defer { short.close() }
+        head = "POST /matrix?delete HTTP/1.1\r\nHost: localhost\r\nContent-Length: 100\r\n"
+        for (name, value) in delete.headers { head += "\(name): \(value)\r\n" }
+        try short.send(head + "\r\n<Delete><Object><Key>kept</Key></Object>")
+        short.shutdownWrite()
+        Self.expectError(try short.readResponse(), 400, "IncompleteBody", "a DeleteObjects document cut short")
+        #expect(try Self.stored(port) == "200 old value")
     }
 
     /// A signed aws-chunked body: `chunks` signed in a chain seeded with the

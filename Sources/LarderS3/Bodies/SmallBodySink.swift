@@ -5,7 +5,7 @@ import LarderHTTP
 /// signed payload hash and any checksum header, then hands it to `use`,
 /// which answers. An aws-chunked body has its framing taken off (and its
 /// chunk signatures checked) as a PutObject body has.
-final class SmallBodySink: HTTPRequestBodySink {
+final class SmallBodySink: HTTPTruncatedBodySink {
     private let call: S3Call
     private let limit: Int
     private let use: @Sendable ([UInt8]) -> Void
@@ -60,4 +60,13 @@ final class SmallBodySink: HTTPRequestBodySink {
     }
 
     func abort() { bytes = [] }
+
+    /// The client half-closed before the whole body: S3's IncompleteBody.
+    func bodyEndedEarly() {
+        guard !failed else { return }
+        failed = true
+        bytes = []
+        call.fail(.incompleteBody("You did not provide the number of bytes specified by the Content-Length HTTP header"),
+                  closeConnection: true)
+    }
 }

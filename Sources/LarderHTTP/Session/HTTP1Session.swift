@@ -170,6 +170,15 @@ final class HTTP1Session: SocketChannelDelegate, HTTPResponderOwner, @unchecked 
             channel.beginLingeringClose(idleTimeout: Self.shutdownLingerNanos)
             return
         }
+        if channel.peerClosed && !channel.hasUnread, let r = responder, !r.isFinished,
+           let sink = state.bodySink as? HTTPTruncatedBodySink {
+            // The client half-closed with the body incomplete: its sink answers.
+            _ = state.answeredBeforeBody()
+            r.beginInline()
+            sink.bodyEndedEarly()
+            if let answer = r.endInline() { send(answer) }
+            return drive()
+        }
         if channel.peerClosed && channel.output.isEmpty && (outgoing == nil || outgoing?.isPush == true) {
             // The client is gone; nothing more can arrive, and a parked
             // request or an event stream has no one to answer.

@@ -1,11 +1,13 @@
 import Foundation
 import LarderHTTP
 
-/// Checks a request's `Authorization: AWS4-HMAC-SHA256 …` header against
-/// the configured keys: the key is known, the date is near the server's
-/// clock, and the signature is the one its secret makes for this request.
-/// What it cannot check before the body (the payload's hash) it hands back
-/// as a `PayloadHash` for the body's reader.
+/// Checks a request's SigV4 signature against the configured keys: in an
+/// `Authorization: AWS4-HMAC-SHA256 …` header, or in the query of a
+/// presigned URL (`X-Amz-Signature`, `PresignedQuery`). The key is known,
+/// the date near the server's clock (and a presigned URL not expired), and
+/// the signature the one its secret makes for this request. What it cannot
+/// check before the body (the payload's hash, a signed chunked body's chain
+/// of chunk signatures) it hands back for the body's reader.
 struct SigV4Authenticator: Sendable {
     let credentials: S3Credentials
     let maxClockSkewSeconds: Int64
@@ -14,6 +16,10 @@ struct SigV4Authenticator: Sendable {
     struct Verified {
         let accessKey: String
         let payload: PayloadHash
+        /// For a signed aws-chunked body (`STREAMING-AWS4-HMAC-SHA256-…`):
+        /// the chain its chunks' signatures continue, seeded with this
+        /// request's signature. nil otherwise.
+        var chunkSignatures: ChunkSignatureChain? = nil
     }
 
     /// The parts of an `Authorization` header.
@@ -25,11 +31,14 @@ struct SigV4Authenticator: Sendable {
     }
 
     func verify(_ head: HTTPRequestHead, nowSeconds: Int64) throws(S3Error) -> Verified {
+        let presigned = head.query.map { PresignedQuery.isPresigned(S3Query($0)) } ?? false
         guard let header = head.headers["Authorization"] else {
-            if head.query.map({ $0.contains("X-Amz-Signature=") }) == true {
-                throw S3Error.notImplemented("presigned URLs are not supported yet; sign requests with the Authorization header")
-            }
+            if presigned { return try verifyPresigned(head, nowSeconds: nowSeconds) }
             throw S3Error.accessDenied("Access Denied: the request is not signed (no Authorization header)")
+        }
+        if presigned {
+            throw S3Error.invalidArgument("Only one auth mechanism allowed; only the X-Amz-Algorithm query parameter, "
+                + "Signature query string parameter or the Authorization header should be specified")
         }
         let auth = try Self.parse(header)
         guard let secret = credentials.secret(for: auth.accessKey) else { throw S3Error.invalidAccessKeyId }
@@ -46,20 +55,60 @@ struct SigV4Authenticator: Sendable {
         guard let hashText = head.headers["x-amz-content-sha256"] else {
             throw S3Error.invalidRequest("Missing required header for this request: x-amz-content-sha256")
         }
+        let payload = try Self.payload(hashText)
+        return try check(head, accessKey: auth.accessKey, secret: secret, amzDate: amzDate, scope: auth.scope,
+                         signedHeaders: auth.signedHeaders, payloadHash: hashText, payload: payload, signature: auth.signature)
+    }
+
+    /// A presigned URL: its parameters, its time window, its signature.
+    private func verifyPresigned(_ head: HTTPRequestHead, nowSeconds: Int64) throws(S3Error) -> Verified {
+        let query = try PresignedQuery(S3Query(head.query))
+        guard let secret = credentials.secret(for: query.accessKey) else { throw S3Error.invalidAccessKeyId }
+        // Signed in the future (beyond the skew S3 allows): the signer's clock is off.
+        if query.signedAt - nowSeconds > maxClockSkewSeconds { throw S3Error.requestTimeTooSkewed }
+        if nowSeconds > query.signedAt + query.expiresSeconds {
+            throw S3Error(.forbidden, "AccessDenied", "Request has expired", details: [
+                ("X-Amz-Expires", String(query.expiresSeconds)),
+                ("Expires", S3Time.iso8601(nanos: (query.signedAt + query.expiresSeconds) * 1_000_000_000)),
+                ("ServerTime", S3Time.iso8601(nanos: nowSeconds * 1_000_000_000)),
+            ])
+        }
+        let payload = try Self.payload(query.payloadHash)
+        return try check(head, accessKey: query.accessKey, secret: secret, amzDate: query.amzDate, scope: query.scope,
+                         signedHeaders: query.signedHeaders, payloadHash: query.payloadHash, payload: payload,
+                         signature: query.signature)
+    }
+
+    /// What a payload hash value means; refused when the face does not take it.
+    private static func payload(_ hashText: String) throws(S3Error) -> PayloadHash {
         guard let payload = PayloadHash(header: hashText) else {
             if hashText.hasPrefix("STREAMING-") {
                 throw S3Error.notImplemented(
-                    "x-amz-content-sha256 \(hashText) (signed aws-chunked uploads) is not supported yet; "
-                        + "send UNSIGNED-PAYLOAD, STREAMING-UNSIGNED-PAYLOAD-TRAILER or the body's SHA-256")
+                    "x-amz-content-sha256 \(hashText) is not supported; send UNSIGNED-PAYLOAD, the body's SHA-256, "
+                        + "STREAMING-UNSIGNED-PAYLOAD-TRAILER or STREAMING-AWS4-HMAC-SHA256-PAYLOAD[-TRAILER]")
             }
             throw S3Error.invalidArgument("x-amz-content-sha256 must be UNSIGNED-PAYLOAD, a STREAMING- value or a hex SHA-256")
         }
+        return payload
+    }
+
+    /// The signature check both forms share: the canonical request rebuilt
+    /// from what arrived, signed with the key's secret, compared.
+    private func check(_ head: HTTPRequestHead, accessKey: String, secret: String, amzDate: String, scope: SignatureV4.Scope,
+                       signedHeaders: [String], payloadHash: String, payload: PayloadHash,
+                       signature: String) throws(S3Error) -> Verified {
         let request = SignatureV4.Request(method: head.method.description, path: head.path, query: head.query,
                                           headers: head.headers.map { (name: $0.name, value: $0.value) },
-                                          signedHeaders: auth.signedHeaders, payloadHash: hashText)
-        let expected = SignatureV4.sign(request, secret: secret, amzDate: amzDate, scope: auth.scope)
-        guard Self.constantTimeEqual(expected, auth.signature) else { throw S3Error.signatureDoesNotMatch }
-        return Verified(accessKey: auth.accessKey, payload: payload)
+                                          signedHeaders: signedHeaders, payloadHash: payloadHash)
+        let key = SignatureV4.signingKey(secret: secret, scope: scope)
+        let toSign = SignatureV4.stringToSign(canonicalRequest: SignatureV4.canonicalRequest(request), amzDate: amzDate, scope: scope)
+        let expected = SignatureV4.signature(stringToSign: toSign, key: key)
+        guard Self.constantTimeEqual(expected, signature) else { throw S3Error.signatureDoesNotMatch }
+        var verified = Verified(accessKey: accessKey, payload: payload)
+        if payload.hasSignedChunks {
+            verified.chunkSignatures = ChunkSignatureChain(key: key, amzDate: amzDate, scope: scope, seedSignature: expected)
+        }
+        return verified
     }
 
     /// `AWS4-HMAC-SHA256 Credential=AK/20130524/us-east-1/s3/aws4_request,
@@ -78,19 +127,33 @@ struct SigV4Authenticator: Sendable {
             guard let eq = item.firstIndex(of: "=") else { continue }
             fields[String(item[..<eq])] = String(item[item.index(after: eq)...])
         }
-        guard let credential = fields["Credential"], let signed = fields["SignedHeaders"], let signature = fields["Signature"] else {
+        guard let credential = fields["Credential"], let signed = fields["SignedHeaders"], let signature = fields["Signature"],
+              !signed.isEmpty, !signature.isEmpty else {
             throw S3Error.authorizationHeaderMalformed("the Authorization header needs Credential, SignedHeaders and Signature")
         }
+        let (accessKey, scope) = try Self.credential(credential, malformed: S3Error.authorizationHeaderMalformed)
+        return Authorization(accessKey: accessKey, scope: scope,
+                             signedHeaders: signed.split(separator: ";").map { $0.lowercased() }, signature: signature)
+    }
+
+    /// `ACCESS_KEY/DATE/REGION/s3/aws4_request`: the access key and the
+    /// scope. Any region is taken (the signature is checked in the region
+    /// the client signed for); the service must be `s3`. `malformed` makes
+    /// the error (the header's and the query's differ).
+    static func credential(_ text: String, malformed: (String) -> S3Error) throws(S3Error) -> (String, SignatureV4.Scope) {
         // The access key may hold no `/`; the scope is the last four parts.
-        let parts = credential.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
-        guard parts.count == 5, parts[4] == "aws4_request", !parts[0].isEmpty else {
-            throw S3Error.authorizationHeaderMalformed("the Credential must be ACCESS_KEY/DATE/REGION/SERVICE/aws4_request")
+        let parts = text.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        guard parts.count == 5, !parts[0].isEmpty, !parts[2].isEmpty, parts[1].utf8.count == 8,
+              parts[1].utf8.allSatisfy({ (0x30...0x39).contains($0) }) else {
+            throw malformed("the Credential is mal-formed; expecting \"<YOUR-AKID>/YYYYMMDD/REGION/SERVICE/aws4_request\".")
         }
         guard parts[3] == "s3" else {
-            throw S3Error.authorizationHeaderMalformed("the Credential's service is '\(parts[3])'; this endpoint is s3")
+            throw malformed("the Credential's service is '\(parts[3])'; this endpoint is s3")
         }
-        return Authorization(accessKey: parts[0], scope: SignatureV4.Scope(date: parts[1], region: parts[2], service: parts[3]),
-                             signedHeaders: signed.split(separator: ";").map { $0.lowercased() }, signature: signature)
+        guard parts[4] == "aws4_request" else {
+            throw malformed("the Credential's terminal is '\(parts[4])'; this endpoint uses aws4_request")
+        }
+        return (parts[0], SignatureV4.Scope(date: parts[1], region: parts[2], service: parts[3]))
     }
 
     /// `20130524T000000Z` as seconds since 1970; nil when it is not one.

@@ -7,7 +7,7 @@ import LarderValueFile
 /// signed hash and any checksum as they pass, and the write published only
 /// if they match and its bucket (or upload) exists (else dropped: nothing
 /// is stored).
-final class ObjectUploadSink: HTTPRequestBodySink {
+final class ObjectUploadSink: HTTPTruncatedBodySink {
     private let call: S3Call
     private let writer: ValueWriter
     private var checks: BodyChecks
@@ -21,13 +21,13 @@ final class ObjectUploadSink: HTTPRequestBodySink {
     private let missing: S3Error
     private var failed = false
 
-    init(call: S3Call, writer: ValueWriter, checks: BodyChecks, attributes: ObjectAttributes, chunked: Bool,
+    init(call: S3Call, writer: ValueWriter, checks: BodyChecks, attributes: ObjectAttributes, chunked: AWSChunkedDecoder?,
          ready: StoreReply<Bool>, missing: S3Error) {
         self.call = call
         self.writer = writer
         self.checks = checks
         self.attributes = attributes
-        self.chunked = chunked ? AWSChunkedDecoder() : nil
+        self.chunked = chunked
         self.ready = ready
         self.missing = missing
     }
@@ -93,6 +93,15 @@ final class ObjectUploadSink: HTTPRequestBodySink {
     }
 
     func abort() { writer.abort() }
+
+    /// The client half-closed before the whole body: nothing is stored.
+    func bodyEndedEarly() {
+        guard !failed else { return }
+        failed = true
+        writer.abort()
+        call.fail(.incompleteBody(chunked == nil ? "You did not provide the number of bytes specified by the Content-Length HTTP header"
+                                                 : "the aws-chunked body ended before its last chunk"), closeConnection: true)
+    }
 }
 
 /// Hands a writer to the continuation that finishes it (after a bucket

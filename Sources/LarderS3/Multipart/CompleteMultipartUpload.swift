@@ -22,7 +22,7 @@ struct MultipartCompletion: Sendable {
         let checks = try BodyChecks(call.head, payload: verified.payload)
         let (store, maxObjectBytes) = (self.store, self.maxObjectBytes)
         let condition = ObjectConditions.writeCondition(call.head)
-        return .receive(SmallBodySink(call: call, checks: checks, limit: 1 << 20) { body in
+        return .receive(SmallBodySink(call: call, verified: verified, checks: checks, limit: 1 << 20) { body in
             let requested: [(number: Int, etag: String)]
             do throws(S3Error) { requested = try Self.parts(xml: body) } catch { call.fail(error); return }
             let record = MultipartLayout.record(bucket, id)

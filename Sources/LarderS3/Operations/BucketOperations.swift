@@ -91,9 +91,8 @@ struct BucketOperations: Sendable {
             write()
             return .ignore
         }
-        return .receive(SmallBodySink(call: call, checks: try BodyChecks(call.head, payload: verified.payload), limit: 64 * 1024) { _ in
-            write()
-        })
+        return .receive(SmallBodySink(call: call, verified: verified, checks: try BodyChecks(call.head, payload: verified.payload),
+                                      limit: 64 * 1024) { _ in write() })
     }
 
     // MARK: - HeadBucket, GetBucketLocation

@@ -15,7 +15,7 @@ struct DeleteObjectsOperation: Sendable {
     func delete(_ bucket: String, _ call: S3Call, _ verified: SigV4Authenticator.Verified) throws(S3Error) -> HTTPBodyAction {
         let store = self.store, buckets = self.buckets
         let checks = try BodyChecks(call.head, payload: verified.payload)
-        return .receive(SmallBodySink(call: call, checks: checks, limit: Self.maxBodyBytes) { body in
+        return .receive(SmallBodySink(call: call, verified: verified, checks: checks, limit: Self.maxBodyBytes) { body in
             let request: DeleteRequest
             do { request = try DeleteRequest(xml: body) } catch { call.fail(S3Call.s3Error(error, logger: call.logger, context: "DeleteObjects")); return }
             call.answer(buckets.exists(bucket)) { exists in

@@ -32,7 +32,7 @@ struct ObjectOperations: Sendable {
                  missing: S3Error) throws(S3Error) -> HTTPBodyAction {
         let headers = call.head.headers
         let encodings = (headers["Content-Encoding"] ?? "").split(separator: ",").map { $0.trimmingSpaces }
-        let chunked = verified.payload == .streamingUnsignedTrailer || encodings.contains { $0.lowercased() == "aws-chunked" }
+        let chunked = verified.payload.isAWSChunked || encodings.contains { $0.lowercased() == "aws-chunked" }
         let length: Int64?
         if chunked {
             guard let decoded = headers["x-amz-decoded-content-length"].flatMap({ Int64($0) }) else {
@@ -71,7 +71,8 @@ struct ObjectOperations: Sendable {
         } catch {
             throw S3Call.s3Error(error, logger: call.logger, context: "PUT \(key)")
         }
-        return .receive(ObjectUploadSink(call: call, writer: writer, checks: checks, attributes: attributes, chunked: chunked,
+        return .receive(ObjectUploadSink(call: call, writer: writer, checks: checks, attributes: attributes,
+                                         chunked: chunked ? AWSChunkedDecoder(for: verified, expectedBytes: length) : nil,
                                          ready: ready, missing: missing))
     }
 

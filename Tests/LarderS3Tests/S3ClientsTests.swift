@@ -98,9 +98,11 @@ struct S3ChildServer: @unchecked Sendable {
     /// SIGKILL a running server, leaving the directory behind) until it has
     /// exited, on a thread of its own.
     func stop() {
-        let child = self.child
         child.kill(SIGTERM)
-        DispatchQueue.global().async { child.process.waitUntilExit(); withExtendedLifetime(child) {} }
+        DispatchQueue.global().async { [self] in
+            child.process.waitUntilExit()
+            withExtendedLifetime(self) {}
+        }
     }
 
     init(arguments: [String] = []) throws {

@@ -310,6 +310,25 @@ def test_put_object_metadata(aws, bucket, tmp_path):
     assert head["CacheControl"] == "max-age=60" and head["ContentDisposition"] == "attachment"
 
 
+@pytest.mark.skip(reason="Content-Encoding: gzip on PutObject is taken as a transfer encoding: the face gunzips the "
+                         "body and stores the decoded bytes (GetObject answers them without Content-Encoding; a body "
+                         "that is not gzip answers 500 InternalError, which the CLI retries). S3 keeps the bytes as "
+                         "sent, with Content-Encoding: gzip as the object's header")
+def test_content_encoding_gzip_is_the_objects_header(aws, bucket, tmp_path):
+    import gzip
+    packed = gzip.compress(b"body { color: red }\n" * 20)
+    (tmp_path / "site.css.gz").write_bytes(packed)
+    aws("s3", "cp", "site.css.gz", f"s3://{bucket}/site.css", "--content-encoding", "gzip", "--content-type", "text/css")
+    head = api(aws, "head-object", "--bucket", bucket, "--key", "site.css")
+    assert head["ContentEncoding"] == "gzip" and head["ContentLength"] == len(packed)
+    aws("s3api", "get-object", "--bucket", bucket, "--key", "site.css", "out.gz")
+    assert (tmp_path / "out.gz").read_bytes() == packed
+    # Bytes that only say they are gzip are still the object's bytes.
+    (tmp_path / "not-gzip").write_bytes(b"plain text")
+    aws("s3api", "put-object", "--bucket", bucket, "--key", "labelled", "--body", "not-gzip", "--content-encoding", "gzip")
+    assert api(aws, "head-object", "--bucket", bucket, "--key", "labelled")["ContentLength"] == 10
+
+
 @pytest.mark.skip(reason="keys ending in '/' (the folder markers consoles and some tools create) are refused "
                          "with 400 InvalidArgument by Larder's key rules")
 def test_folder_marker_key(aws, bucket):

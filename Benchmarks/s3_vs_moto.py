@@ -215,9 +215,10 @@ def main():
     ]
     width = {name: max(8, len(name)) for name in names}
     ratios = [f"{name} vs moto" for name in larders]
-    out("| " + " | ".join([f"{'':34}"] + [f"{n:>{width[n]}}" for n in names] + [f"{r:>15}" for r in ratios]) + " |")
-    out("| " + " | ".join(["-" * 34] + ["-" * (width[n] - 1) + ":" for n in names] + ["-" * 14 + ":" for _ in ratios])
-        + " |")
+    for r in ratios:
+        width[r] = max(15, len(r))
+    out("| " + " | ".join([f"{'':34}"] + [f"{n:>{width[n]}}" for n in names + ratios]) + " |")
+    out("| " + " | ".join(["-" * 34] + ["-" * (width[n] - 1) + ":" for n in names + ratios]) + " |")
     for label, key, fmt, higher_better in rows:
         scale = 1000 if key == "start" else 1
         cells = [f"{fmt.format(results[n][key] * scale):>{width[n]}}" for n in names]
@@ -226,7 +227,7 @@ def main():
             ratio = a / b if higher_better else b / a  # over 1: Larder does better
             better, worse = ("smaller", "larger") if key in ("rss", "hwm") else ("faster", "slower")
             said = f"{ratio:.1f}x {better}" if ratio >= 1 else f"{1 / ratio:.1f}x {worse}"
-            cells.append(f"{said:>15}")
+            cells.append(f"{said:>{width[n + ' vs moto']}}")
         out("| " + " | ".join([f"{label:34}"] + cells) + " |")
     if args.out:
         with open(args.out, "w") as f:

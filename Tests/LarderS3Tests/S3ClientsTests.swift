@@ -32,6 +32,7 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: home) }
         let result = try await PythonRunner.run(
             ["-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", "--rootdir", Repository.path("Tests/s3"),
+             "--basetemp", home + "/pytest",
              Repository.path("Tests/s3/test_\(name).py")],
             environment: S3ChildServer.clientEnvironment(home: home).merging([
                 "LARDER_TEST_S3_URL": server.s3URL, "LARDER_TEST_URL": "http://127.0.0.1:\(server.child.port)",

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Larder's S3 face against moto's server mode on this machine, with one boto3
+# client for both (Benchmarks/s3_vs_moto.py does the measuring): 1 KiB
+# PutObject and GetObject per second on 1 client and on 8 threads, a 64 MiB
+# object's upload and download MB/s (one PUT: Larder has no multipart upload
+# yet), the time from start to the first answer, and resident memory after
+# the run. The servers run one after the other, never both at once.
+#
+#   bash Benchmarks/s3-vs-moto.sh            # about 2 minutes; the figures docs/s3.md quotes
+#   bash Benchmarks/s3-vs-moto.sh --quick    # short runs, an 8 MiB object: checks the script works
+#
+# LARDER=path uses that binary instead of building .build/release/larder
+# (SKIP_BUILD=1 uses the one there as it is). Installs moto[server] and boto3
+# with pip when they are missing. The table goes to stdout and to
+# .build/benchmarks/s3-vs-moto-<date>.txt. Not part of CI.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+QUICK=()
+for arg in "$@"; do
+  case $arg in
+    --quick) QUICK=(--quick) ;;
+    *) echo "usage: $0 [--quick]" >&2; exit 2 ;;
+  esac
+done
+
+if [ -z "${LARDER:-}" ]; then
+  LARDER=$ROOT/.build/release/larder
+  if [ -z "${SKIP_BUILD:-}" ] || [ ! -x "$LARDER" ]; then
+    echo "building release larder" >&2
+    swift build -c release --product larder >/dev/null
+  fi
+fi
+[ -x "$LARDER" ] || { echo "no larder binary at $LARDER" >&2; exit 1; }
+
+python3 -c "import boto3, moto.server, flask, flask_cors" 2>/dev/null || {
+  echo "pip installing boto3 'moto[server]'" >&2
+  python3 -m pip install -q boto3 'moto[server]'
+}
+
+OUTDIR=$ROOT/.build/benchmarks
+mkdir -p "$OUTDIR"
+python3 "$ROOT/Benchmarks/s3_vs_moto.py" --larder "$LARDER" "${QUICK[@]}" \
+  --out "$OUTDIR/s3-vs-moto-$(date -u +%Y-%m-%dT%H%M%SZ)${QUICK:+-quick}.txt"

@@ -1,0 +1,249 @@
+#!/usr/bin/env python3
+"""Larder's S3 face and moto's server side by side, driven by one boto3 client.
+
+    python3 Benchmarks/s3_vs_moto.py --larder .build/release/larder [--quick] [--out FILE]
+
+Run by Benchmarks/s3-vs-moto.sh (which builds the release binary and installs
+moto[server]). Each server is started here on a free loopback port, in turn,
+never both at once, and measured the same way:
+
+  - start: from spawning the process to its first HTTP answer (any status) to
+    `GET /`, polled every 2 ms;
+  - 1 KiB PutObject and GetObject per second, on 1 client and on 8 threads
+    (one boto3 client each), for DURATION seconds after a short warm-up, over
+    1000 keys;
+  - a 64 MiB object: upload and download MB/s, each the median of ROUNDS single
+    PutObject/GetObject calls (one PUT: Larder has no multipart upload yet);
+  - the server's resident memory after the run (VmRSS) and its peak (VmHWM).
+
+Larder runs as `--ephemeral` (its writes fsync'd, as by default) and, in
+the full run, also with `--no-fsync` (moto keeps everything in memory).
+The client is the same for all: boto3 with path-style addressing, no retries,
+and checksums only where an operation requires them (so neither server is
+charged for the client's CRC32 of every body). Python drives both: on a small
+machine the client's own CPU is part of every figure, for both servers alike.
+"""
+import argparse
+import concurrent.futures
+import datetime
+import http.client
+import os
+import platform
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+import boto3
+from botocore.client import Config
+
+ACCESS_KEY, SECRET = "larder", "larder-secret"
+KEYS = 1000  # 100 with --quick
+SMALL = os.urandom(1024)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def first_answer(port, started, process, limit=60):
+    """Seconds from `started` until `GET /` on `port` gets any HTTP answer."""
+    while time.perf_counter() - started < limit:
+        if process.poll() is not None:
+            raise SystemExit(f"the server exited with {process.returncode} before answering")
+        try:
+            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
+            connection.request("GET", "/")
+            connection.getresponse().read()
+            connection.close()
+            return time.perf_counter() - started
+        except OSError:
+            time.sleep(0.002)
+    raise SystemExit(f"no answer on port {port} within {limit} s")
+
+
+def memory_kib(pid):
+    fields = {}
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            name, _, value = line.partition(":")
+            if name in ("VmRSS", "VmHWM"):
+                fields[name] = int(value.split()[0])
+    return fields
+
+
+def client(port):
+    return boto3.client("s3", endpoint_url=f"http://127.0.0.1:{port}", region_name="us-east-1",
+                        aws_access_key_id=ACCESS_KEY, aws_secret_access_key=SECRET,
+                        config=Config(s3={"addressing_style": "path"}, retries={"max_attempts": 1},
+                                      request_checksum_calculation="when_required",
+                                      response_checksum_validation="when_required",
+                                      max_pool_connections=16))
+
+
+def rate(clients, operation, duration):
+    """Calls per second of `operation(client, i)` over `duration` s, one thread per client."""
+    stop = threading.Event()
+    counts = [0] * len(clients)
+
+    def loop(n):
+        c, i = clients[n], n * 7919
+        while not stop.is_set():
+            operation(c, i % KEYS)
+            i += 1
+            counts[n] += 1
+
+    with concurrent.futures.ThreadPoolExecutor(len(clients)) as pool:
+        # Warm-up: connections open, code paths hot.
+        list(pool.map(lambda n: [operation(clients[n], (n * 10 + i) % KEYS) for i in range(10)], range(len(clients))))
+        started = time.perf_counter()
+        futures = [pool.submit(loop, n) for n in range(len(clients))]
+        time.sleep(duration)
+        stop.set()
+        for f in futures:
+            f.result()
+        elapsed = time.perf_counter() - started
+    return sum(counts) / elapsed
+
+
+def put_small(c, i):
+    c.put_object(Bucket="bench", Key=f"small/{i:04d}", Body=SMALL)
+
+
+def get_small(c, i):
+    body = c.get_object(Bucket="bench", Key=f"small/{i:04d}")["Body"].read()
+    assert len(body) == 1024
+
+
+def measure(name, command, port, args):
+    log = tempfile.TemporaryFile()
+    started = time.perf_counter()
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=log, stdin=subprocess.DEVNULL)
+    try:
+        result = {"start": first_answer(port, started, process)}
+        print(f"  {name}: answering after {result['start'] * 1000:.0f} ms", file=sys.stderr)
+        main = client(port)
+        main.create_bucket(Bucket="bench")
+        threads = [client(port) for _ in range(8)]
+        with concurrent.futures.ThreadPoolExecutor(8) as pool:
+            list(pool.map(lambda i: put_small(threads[i % 8], i), range(KEYS)))
+        result["put1"] = rate([main], put_small, args.duration)
+        result["get1"] = rate([main], get_small, args.duration)
+        result["put8"] = rate(threads, put_small, args.duration)
+        result["get8"] = rate(threads, get_small, args.duration)
+        print(f"  {name}: 1 KiB PUT/GET per second done", file=sys.stderr)
+        big = os.urandom(args.large_mib * 1024 * 1024)
+        ups, downs = [], []
+        for _ in range(args.rounds):
+            t = time.perf_counter()
+            main.put_object(Bucket="bench", Key="large", Body=big)
+            ups.append(time.perf_counter() - t)
+            t = time.perf_counter()
+            got = main.get_object(Bucket="bench", Key="large")["Body"].read()
+            downs.append(time.perf_counter() - t)
+            assert got == big, "the large object came back different"
+            del got
+        result["up"] = args.large_mib * 1.048576 / statistics.median(ups)
+        result["down"] = args.large_mib * 1.048576 / statistics.median(downs)
+        memory = memory_kib(process.pid)
+        result["rss"], result["hwm"] = memory["VmRSS"] / 1024, memory["VmHWM"] / 1024
+        return result
+    finally:
+        process.terminate()
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        if process.returncode not in (0, -15, 143):
+            log.seek(0)
+            sys.stderr.write(log.read().decode(errors="replace")[-2000:])
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--larder", required=True, help="the larder binary")
+    parser.add_argument("--quick", action="store_true", help="0.5 s a rate, an 8 MiB object once: checks the script")
+    parser.add_argument("--out", help="also write the table to this file")
+    args = parser.parse_args()
+    args.duration = 0.5 if args.quick else 5.0
+    global KEYS
+    KEYS = 100 if args.quick else 1000
+    args.large_mib = 8 if args.quick else 64
+    args.rounds = 1 if args.quick else 3
+
+    moto = shutil.which("moto_server")
+    moto_command = [moto] if moto else [sys.executable, "-m", "moto.server"]
+    servers = [("larder", lambda p: [args.larder, "--ephemeral", "--port", "0", "--s3-port", str(p)])]
+    if not args.quick:
+        servers.append(("larder --no-fsync",
+                        lambda p: [args.larder, "--ephemeral", "--no-fsync", "--port", "0", "--s3-port", str(p)]))
+    servers.append(("moto", lambda p: moto_command + ["-H", "127.0.0.1", "-p", str(p)]))
+    results = {}
+    for name, command in servers:
+        port = free_port()
+        results[name] = measure(name, command(port), port, args)
+    names = [name for name, _ in servers]
+    larders = names[:-1]
+
+    import moto as moto_module
+    lines = []
+    def out(text=""):
+        lines.append(text)
+        print(text)
+    out(f"Larder's S3 face vs moto {moto_module.__version__} (server mode), one boto3 {boto3.__version__} client"
+        f"{' (--quick: not figures to quote)' if args.quick else ''}")
+    out(f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC, {cpu_model()}, {os.cpu_count()} cores, "
+        f"{platform.system()} {platform.release()}, Python {platform.python_version()}")
+    out()
+    rows = [
+        ("1 KiB PutObject/s, 1 client", "put1", "{:.0f}", True),
+        ("1 KiB GetObject/s, 1 client", "get1", "{:.0f}", True),
+        ("1 KiB PutObject/s, 8 threads", "put8", "{:.0f}", True),
+        ("1 KiB GetObject/s, 8 threads", "get8", "{:.0f}", True),
+        (f"{args.large_mib} MiB upload MB/s (one PUT)", "up", "{:.0f}", True),
+        (f"{args.large_mib} MiB download MB/s", "down", "{:.0f}", True),
+        ("start to first answer, ms", "start", "{:.0f}", False),
+        ("RSS after the run, MiB", "rss", "{:.1f}", False),
+        ("peak RSS, MiB", "hwm", "{:.1f}", False),
+    ]
+    width = {name: max(8, len(name)) for name in names}
+    ratios = [f"{name} vs moto" for name in larders]
+    for r in ratios:
+        width[r] = max(15, len(r))
+    out("| " + " | ".join([f"{'':34}"] + [f"{n:>{width[n]}}" for n in names + ratios]) + " |")
+    out("| " + " | ".join(["-" * 34] + ["-" * (width[n] - 1) + ":" for n in names + ratios]) + " |")
+    for label, key, fmt, higher_better in rows:
+        scale = 1000 if key == "start" else 1
+        cells = [f"{fmt.format(results[n][key] * scale):>{width[n]}}" for n in names]
+        for n in larders:
+            a, b = results[n][key], results["moto"][key]
+            ratio = a / b if higher_better else b / a  # over 1: Larder does better
+            better, worse = ("smaller", "larger") if key in ("rss", "hwm") else ("faster", "slower")
+            said = f"{ratio:.1f}x {better}" if ratio >= 1 else f"{1 / ratio:.1f}x {worse}"
+            cells.append(f"{said:>{width[n + ' vs moto']}}")
+        out("| " + " | ".join([f"{label:34}"] + cells) + " |")
+    if args.out:
+        with open(args.out, "w") as f:
+            f.write("\n".join(lines) + "\n")
+
+
+def cpu_model():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.machine()
+
+
+if __name__ == "__main__":
+    main()

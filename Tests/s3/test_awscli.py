@@ -1,0 +1,398 @@
+"""The aws CLI (v1, from PyPI's `awscli`) against Larder's S3 face.
+
+Each command runs as a user runs it: `aws --endpoint-url <larder> s3 ...` in a
+child process (`python3 -m awscli`, the same program as the `aws` script),
+with the credentials in the environment and a config file of our own
+(path-style addressing; a multipart threshold of 64 MB, since multipart
+uploads are not implemented yet and the CLI's default threshold is 8 MB).
+A named profile (`--profile`) takes its keys from the config file, not the
+environment, so the two named profiles carry them.
+"""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ACCESS_KEY, REGION, S3_URL, SECRET, keys_under, payload, plain, stored
+
+CONFIG = """\
+[default]
+region = us-east-1
+s3 =
+  addressing_style = path
+  signature_version = s3v4
+  multipart_threshold = 64MB
+  multipart_chunksize = 64MB
+
+[profile ranged]
+region = us-east-1
+aws_access_key_id = larder
+aws_secret_access_key = larder-secret
+s3 =
+  addressing_style = path
+  multipart_threshold = 1MB
+  multipart_chunksize = 1MB
+
+[profile default-thresholds]
+region = us-east-1
+aws_access_key_id = larder
+aws_secret_access_key = larder-secret
+s3 =
+  addressing_style = path
+"""
+
+
+@pytest.fixture(scope="session")
+def aws_home(tmp_path_factory):
+    home = tmp_path_factory.mktemp("aws-home")
+    (home / "config").write_text(CONFIG)
+    return home
+
+
+@pytest.fixture
+def aws(aws_home, tmp_path):
+    """aws(*args, ok=True, secret=SECRET, stdin=None, binary=False) runs `aws --endpoint-url S3_URL args...`
+    in tmp_path; with ok=True it must exit 0. Returns the CompletedProcess (text unless binary)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
+    def run(*args, ok=True, secret=SECRET, stdin=None, binary=False):
+        env.update(HOME=str(aws_home), AWS_CONFIG_FILE=str(aws_home / "config"),
+                   AWS_SHARED_CREDENTIALS_FILE=os.devnull, AWS_ACCESS_KEY_ID=ACCESS_KEY,
+                   AWS_SECRET_ACCESS_KEY=secret, AWS_DEFAULT_REGION=REGION, AWS_EC2_METADATA_DISABLED="true",
+                   AWS_PAGER="", AWS_RETRY_MODE="standard", AWS_MAX_ATTEMPTS="1")
+        done = subprocess.run([sys.executable, "-m", "awscli", "--endpoint-url", S3_URL, *map(str, args)],
+                              input=stdin, capture_output=True, env=env, cwd=tmp_path, timeout=120)
+        if ok:
+            assert done.returncode == 0, f"aws {' '.join(map(str, args))}: exit {done.returncode}\n{done.stderr.decode()}"
+        if binary:
+            return done
+        return subprocess.CompletedProcess(done.args, done.returncode, done.stdout.decode(), done.stderr.decode())
+    return run
+
+
+def api(aws, *args):
+    """`aws s3api ... --output json`, parsed (None for no output)."""
+    out = aws("s3api", *args, "--output", "json").stdout
+    return json.loads(out) if out.strip() else None
+
+
+def write_tree(root, files):
+    for name, data in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+
+
+def read_tree(root):
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+# MARK: - aws s3
+
+def test_mb_ls_and_rb(aws, bucket_name):
+    assert aws("s3", "mb", f"s3://{bucket_name}").stdout.strip() == f"make_bucket: {bucket_name}"
+    listed = [line.split()[-1] for line in aws("s3", "ls").stdout.splitlines()]
+    assert bucket_name in listed
+    assert aws("s3", "rb", f"s3://{bucket_name}").stdout.strip() == f"remove_bucket: {bucket_name}"
+    assert bucket_name not in aws("s3", "ls").stdout
+    missing = aws("s3", "ls", f"s3://{bucket_name}", ok=False)
+    assert missing.returncode != 0 and "NoSuchBucket" in missing.stderr
+
+
+def test_cp_up_and_down(aws, bucket, tmp_path):
+    data = payload(300_000)
+    (tmp_path / "up.bin").write_bytes(data)
+    out = aws("s3", "cp", "up.bin", f"s3://{bucket}/dir/up.bin", "--no-progress").stdout
+    assert out.strip() == f"upload: ./up.bin to s3://{bucket}/dir/up.bin"
+    assert stored(bucket, "dir/up.bin") == data
+    out = aws("s3", "cp", f"s3://{bucket}/dir/up.bin", "down.bin", "--no-progress").stdout
+    assert out.strip() == f"download: s3://{bucket}/dir/up.bin to ./down.bin"
+    assert (tmp_path / "down.bin").read_bytes() == data
+    # Into a "directory" (the key is the file's name under it), and a content type the CLI guesses.
+    (tmp_path / "page.html").write_text("<p>hi</p>")
+    aws("s3", "cp", "page.html", f"s3://{bucket}/site/")
+    assert stored(bucket, "site/page.html") == b"<p>hi</p>"
+    head = api(aws, "head-object", "--bucket", bucket, "--key", "site/page.html")
+    assert head["ContentType"] == "text/html" and head["ContentLength"] == 9
+    # An object that is not there: the CLI fails and says so.
+    missing = aws("s3", "cp", f"s3://{bucket}/nothing", "x", ok=False)
+    assert missing.returncode != 0 and "404" in missing.stderr
+    assert not (tmp_path / "x").exists()
+
+
+def test_cp_streams_stdin_and_stdout(aws, bucket):
+    data = payload(100_000, seed=3)
+    aws("s3", "cp", "-", f"s3://{bucket}/piped", stdin=data)
+    assert stored(bucket, "piped") == data
+    assert aws("s3", "cp", f"s3://{bucket}/piped", "-", binary=True).stdout == data
+
+
+def test_cp_over_the_default_multipart_threshold_as_one_put(aws, bucket, tmp_path):
+    """10 MiB is over the CLI's default 8 MB threshold: with the threshold set
+    to 64 MB in the config it goes up as one PutObject."""
+    data = payload(10 * 1024 * 1024, seed=5)
+    (tmp_path / "ten.bin").write_bytes(data)
+    aws("s3", "cp", "ten.bin", f"s3://{bucket}/ten.bin", "--no-progress")
+    assert stored(bucket, "ten.bin") == data
+    assert api(aws, "head-object", "--bucket", bucket, "--key", "ten.bin")["ContentLength"] == len(data)
+
+
+def test_cp_download_in_ranged_parts(aws, bucket, tmp_path, boto3_client):
+    """Over the multipart threshold a download is ranged GETs of multipart_chunksize, run in parallel."""
+    data = payload(3 * 1024 * 1024 + 12345, seed=7)
+    boto3_client.put_object(Bucket=bucket, Key="big.bin", Body=data)
+    aws("--profile", "ranged", "s3", "cp", f"s3://{bucket}/big.bin", "big.bin", "--no-progress")
+    assert (tmp_path / "big.bin").read_bytes() == data
+
+
+@pytest.mark.skip(reason="multipart upload (CreateMultipartUpload/UploadPart/CompleteMultipartUpload) "
+                         "answers 501 NotImplemented: the CLI's default 8 MB threshold needs it")
+def test_cp_multipart_upload_with_the_default_threshold(aws, bucket, tmp_path):
+    data = payload(9 * 1024 * 1024, seed=9)
+    (tmp_path / "nine.bin").write_bytes(data)
+    aws("--profile", "default-thresholds", "s3", "cp", "nine.bin", f"s3://{bucket}/nine.bin", "--no-progress")
+    assert stored(bucket, "nine.bin") == data
+
+
+@pytest.mark.skip(reason="CopyObject answers 501 NotImplemented: `aws s3 cp`/`mv` from s3:// to s3:// copies on the server")
+def test_cp_and_mv_within_s3(aws, bucket):
+    plain("PUT", f"{bucket}/a", b"A")
+    aws("s3", "cp", f"s3://{bucket}/a", f"s3://{bucket}/b")
+    aws("s3", "mv", f"s3://{bucket}/b", f"s3://{bucket}/c")
+    assert keys_under(bucket) == ["a", "c"] and stored(bucket, "c") == b"A"
+
+
+def test_ls(aws, bucket):
+    for key, data in {"top.txt": b"12345", "dir/a.txt": b"a", "dir/sub/b.txt": b"bb", "other/c": b"ccc"}.items():
+        assert plain("PUT", f"{bucket}/{key}", data)[0] == 201
+    lines = aws("s3", "ls", f"s3://{bucket}/").stdout.splitlines()
+    assert [l.split() for l in lines if "PRE" in l] == [["PRE", "dir/"], ["PRE", "other/"]]
+    files = [l.split() for l in lines if "PRE" not in l]
+    assert [(f[2], f[3]) for f in files] == [("5", "top.txt")], lines
+    lines = aws("s3", "ls", f"s3://{bucket}/dir/").stdout.splitlines()
+    assert [l.split()[-1] for l in lines] == ["sub/", "a.txt"]
+    recursive = [l.split() for l in aws("s3", "ls", f"s3://{bucket}", "--recursive").stdout.splitlines()]
+    assert [(f[2], f[3]) for f in recursive] == [("1", "dir/a.txt"), ("2", "dir/sub/b.txt"), ("3", "other/c"),
+                                                  ("5", "top.txt")]
+    summary = aws("s3", "ls", f"s3://{bucket}", "--recursive", "--summarize").stdout
+    assert "Total Objects: 4" in summary and "Total Size: 11" in summary
+    # A prefix that ends inside a name.
+    assert [l.split()[-1] for l in aws("s3", "ls", f"s3://{bucket}/dir/a").stdout.splitlines()] == ["a.txt"]
+
+
+def test_ls_pages_past_1000_keys(aws, bucket, boto3_client):
+    import concurrent.futures
+    keys = [f"many/{i:04d}" for i in range(1050)]
+    with concurrent.futures.ThreadPoolExecutor(8) as pool:
+        list(pool.map(lambda k: boto3_client.put_object(Bucket=bucket, Key=k, Body=b"x"), keys))
+    listed = [l.split()[-1] for l in aws("s3", "ls", f"s3://{bucket}/many/").stdout.splitlines()]
+    assert listed == [k[len("many/"):] for k in keys]
+
+
+def test_sync_up_and_down(aws, bucket, tmp_path):
+    local = tmp_path / "local"
+    files = {"a.txt": b"alpha", "nested/b.bin": payload(50_000, seed=11), "nested/deeper/c.json": b'{"c": 3}',
+             "with space/ünïcødé €.txt": "ünïcødé".encode(),
+             # Characters the CLI percent-encodes in the path, and reads back from url-encoded listings.
+             "odd/a+b c%41#q?.txt": b"odd", "odd/quote'(x)!*~,;=@$&.txt": b"odder"}
+    write_tree(local, files)
+    out = aws("s3", "sync", "local", f"s3://{bucket}/tree", "--no-progress").stdout
+    assert sorted(out.splitlines()) == sorted(f"upload: local/{n} to s3://{bucket}/tree/{n}" for n in files)
+    assert keys_under(bucket, "tree/") == sorted("tree/" + n for n in files)
+    for name, data in files.items():
+        assert stored(bucket, "tree/" + name) == data
+    # Nothing changed: nothing to send.
+    assert aws("s3", "sync", "local", f"s3://{bucket}/tree").stdout == ""
+    # One file changed (its size), one removed locally: --delete removes it remotely.
+    (local / "a.txt").write_bytes(b"alpha, longer now")
+    (local / "nested/deeper/c.json").unlink()
+    out = aws("s3", "sync", "local", f"s3://{bucket}/tree", "--delete", "--no-progress").stdout
+    assert sorted(out.splitlines()) == [f"delete: s3://{bucket}/tree/nested/deeper/c.json",
+                                        f"upload: local/a.txt to s3://{bucket}/tree/a.txt"]
+    assert stored(bucket, "tree/a.txt") == b"alpha, longer now"
+    assert stored(bucket, "tree/nested/deeper/c.json") is None
+
+    # Down into an empty directory: the same tree.
+    out = aws("s3", "sync", f"s3://{bucket}/tree", "copy", "--no-progress").stdout
+    assert len(out.splitlines()) == len(files) - 1
+    assert read_tree(tmp_path / "copy") == read_tree(local)
+    assert aws("s3", "sync", f"s3://{bucket}/tree", "copy").stdout == ""
+    # A key added on the plain API comes down with the next sync; --exclude holds.
+    plain("PUT", f"{bucket}/tree/new/d.txt", b"from the plain API")
+    plain("PUT", f"{bucket}/tree/skip.log", b"excluded")
+    out = aws("s3", "sync", f"s3://{bucket}/tree", "copy", "--exclude", "*.log", "--no-progress").stdout
+    assert out.strip() == f"download: s3://{bucket}/tree/new/d.txt to copy/new/d.txt"
+    assert (tmp_path / "copy/new/d.txt").read_bytes() == b"from the plain API"
+    assert not (tmp_path / "copy/skip.log").exists()
+
+
+def test_rm_and_rm_recursive(aws, bucket):
+    for key in ["logs/1", "logs/2", "logs/deep/3", "logsx", "keep/me"]:
+        plain("PUT", f"{bucket}/{key}", b"v")
+    assert aws("s3", "rm", f"s3://{bucket}/logsx").stdout.strip() == f"delete: s3://{bucket}/logsx"
+    out = aws("s3", "rm", f"s3://{bucket}/logs/", "--recursive").stdout
+    assert sorted(out.splitlines()) == [f"delete: s3://{bucket}/logs/{k}" for k in ["1", "2", "deep/3"]]
+    assert keys_under(bucket) == ["keep/me"]
+    aws("s3", "rm", f"s3://{bucket}", "--recursive")
+    assert keys_under(bucket) == []
+    # The bucket is still there (created, now empty), and rb takes it.
+    emptied = api(aws, "list-objects-v2", "--bucket", bucket, "--no-paginate")
+    assert emptied["KeyCount"] == 0 and "Contents" not in emptied
+    aws("s3", "rb", f"s3://{bucket}")
+    assert aws("s3api", "head-bucket", "--bucket", bucket, ok=False).returncode != 0
+
+
+def test_rb_force_empties_then_removes(aws, bucket):
+    for key in ["x/1", "x/2", "y"]:
+        plain("PUT", f"{bucket}/{key}", b"v")
+    refused = aws("s3", "rb", f"s3://{bucket}", ok=False)
+    assert refused.returncode != 0 and "BucketNotEmpty" in refused.stderr
+    aws("s3", "rb", f"s3://{bucket}", "--force")
+    assert keys_under(bucket) == []
+    assert bucket not in aws("s3", "ls").stdout
+
+
+@pytest.mark.skip(reason="presigned URLs (query-string SigV4, X-Amz-Signature in the query) are not implemented: "
+                         "a presigned GET answers 501 NotImplemented")
+def test_presign(aws, bucket):
+    import urllib.request
+    plain("PUT", f"{bucket}/shared.txt", b"presigned")
+    url = aws("s3", "presign", f"s3://{bucket}/shared.txt", "--expires-in", "60").stdout.strip()
+    with urllib.request.urlopen(url) as response:
+        assert response.read() == b"presigned"
+
+
+# MARK: - aws s3api
+
+def test_put_get_head_object(aws, bucket, tmp_path):
+    data = payload(20_000, seed=13)
+    (tmp_path / "body.bin").write_bytes(data)
+    put = api(aws, "put-object", "--bucket", bucket, "--key", "obj/one.bin", "--body", "body.bin",
+              "--content-type", "application/x-one")
+    etag = put["ETag"]
+    assert etag.startswith('"') and etag.endswith('"')
+    assert stored(bucket, "obj/one.bin") == data
+    got = api(aws, "get-object", "--bucket", bucket, "--key", "obj/one.bin", "out.bin")
+    assert (tmp_path / "out.bin").read_bytes() == data
+    assert got["ContentLength"] == len(data) and got["ETag"] == etag and got["ContentType"] == "application/x-one"
+    head = api(aws, "head-object", "--bucket", bucket, "--key", "obj/one.bin")
+    assert head["ContentLength"] == len(data) and head["ETag"] == etag and "LastModified" in head
+    ranged = api(aws, "get-object", "--bucket", bucket, "--key", "obj/one.bin", "--range", "bytes=100-199", "part.bin")
+    assert (tmp_path / "part.bin").read_bytes() == data[100:200]
+    assert ranged["ContentRange"] == f"bytes 100-199/{len(data)}"
+    # Conditions.
+    same = aws("s3api", "get-object", "--bucket", bucket, "--key", "obj/one.bin", "--if-none-match", etag, "x.bin",
+               ok=False)
+    assert same.returncode != 0 and "304" in same.stderr
+    refused = aws("s3api", "put-object", "--bucket", bucket, "--key", "obj/one.bin", "--body", "body.bin",
+                  "--if-none-match", "*", ok=False)
+    assert refused.returncode != 0 and "PreconditionFailed" in refused.stderr
+    # Missing key and bucket.
+    missing = aws("s3api", "head-object", "--bucket", bucket, "--key", "obj/none", ok=False)
+    assert missing.returncode != 0 and "404" in missing.stderr
+    missing = aws("s3api", "get-object", "--bucket", bucket, "--key", "obj/none", "y.bin", ok=False)
+    assert missing.returncode != 0 and "NoSuchKey" in missing.stderr
+    missing = aws("s3api", "get-object", "--bucket", bucket + "-none", "--key", "k", "y.bin", ok=False)
+    assert missing.returncode != 0 and "NoSuchBucket" in missing.stderr
+    assert api(aws, "delete-object", "--bucket", bucket, "--key", "obj/one.bin") is None
+    assert stored(bucket, "obj/one.bin") is None
+
+
+@pytest.mark.skip(reason="x-amz-meta-* user metadata is not kept yet: `--metadata` is accepted and dropped, "
+                         "head-object answers Metadata {}")
+def test_put_object_metadata(aws, bucket, tmp_path):
+    (tmp_path / "m").write_bytes(b"m")
+    api(aws, "put-object", "--bucket", bucket, "--key", "m", "--body", "m", "--metadata", "color=red,size=2",
+        "--cache-control", "max-age=60", "--content-disposition", "attachment")
+    head = api(aws, "head-object", "--bucket", bucket, "--key", "m")
+    assert head["Metadata"] == {"color": "red", "size": "2"}
+    assert head["CacheControl"] == "max-age=60" and head["ContentDisposition"] == "attachment"
+
+
+@pytest.mark.skip(reason="Content-Encoding: gzip on PutObject is taken as a transfer encoding: the face gunzips the "
+                         "body and stores the decoded bytes (GetObject answers them without Content-Encoding; a body "
+                         "that is not gzip answers 500 InternalError, which the CLI retries). S3 keeps the bytes as "
+                         "sent, with Content-Encoding: gzip as the object's header")
+def test_content_encoding_gzip_is_the_objects_header(aws, bucket, tmp_path):
+    import gzip
+    packed = gzip.compress(b"body { color: red }\n" * 20)
+    (tmp_path / "site.css.gz").write_bytes(packed)
+    aws("s3", "cp", "site.css.gz", f"s3://{bucket}/site.css", "--content-encoding", "gzip", "--content-type", "text/css")
+    head = api(aws, "head-object", "--bucket", bucket, "--key", "site.css")
+    assert head["ContentEncoding"] == "gzip" and head["ContentLength"] == len(packed)
+    aws("s3api", "get-object", "--bucket", bucket, "--key", "site.css", "out.gz")
+    assert (tmp_path / "out.gz").read_bytes() == packed
+    # Bytes that only say they are gzip are still the object's bytes.
+    (tmp_path / "not-gzip").write_bytes(b"plain text")
+    aws("s3api", "put-object", "--bucket", bucket, "--key", "labelled", "--body", "not-gzip", "--content-encoding", "gzip")
+    assert api(aws, "head-object", "--bucket", bucket, "--key", "labelled")["ContentLength"] == 10
+
+
+@pytest.mark.skip(reason="keys ending in '/' (the folder markers consoles and some tools create) are refused "
+                         "with 400 InvalidArgument by Larder's key rules")
+def test_folder_marker_key(aws, bucket):
+    api(aws, "put-object", "--bucket", bucket, "--key", "folder/")
+    assert [o["Key"] for o in api(aws, "list-objects-v2", "--bucket", bucket)["Contents"]] == ["folder/"]
+
+
+def test_list_objects_v2(aws, bucket):
+    keys = [f"p/{i:02d}" for i in range(7)] + ["p/sub/x", "p/sub/y", "q/z", "top"]
+    for key in keys:
+        plain("PUT", f"{bucket}/{key}", key.encode())
+    listed = api(aws, "list-objects-v2", "--bucket", bucket, "--no-paginate")
+    assert [o["Key"] for o in listed["Contents"]] == sorted(keys) and listed["KeyCount"] == len(keys)
+    assert listed["IsTruncated"] is False
+    assert {o["Size"] for o in listed["Contents"] if o["Key"] == "top"} == {3}
+    grouped = api(aws, "list-objects-v2", "--bucket", bucket, "--prefix", "p/", "--delimiter", "/")
+    assert [o["Key"] for o in grouped["Contents"]] == [f"p/{i:02d}" for i in range(7)]
+    assert [p["Prefix"] for p in grouped["CommonPrefixes"]] == ["p/sub/"]
+    # The CLI pages by itself (--page-size), and hands out a token with --max-items.
+    paged = api(aws, "list-objects-v2", "--bucket", bucket, "--prefix", "p/", "--page-size", "2")
+    assert [o["Key"] for o in paged["Contents"]] == [k for k in sorted(keys) if k.startswith("p/")]
+    first = api(aws, "list-objects-v2", "--bucket", bucket, "--max-items", "4", "--page-size", "3")
+    assert [o["Key"] for o in first["Contents"]] == sorted(keys)[:4] and first["NextToken"]
+    rest = api(aws, "list-objects-v2", "--bucket", bucket, "--starting-token", first["NextToken"])
+    assert [o["Key"] for o in rest["Contents"]] == sorted(keys)[4:]
+    after = api(aws, "list-objects-v2", "--bucket", bucket, "--start-after", "p/sub/y")
+    assert [o["Key"] for o in after["Contents"]] == ["q/z", "top"]
+    # JMESPath over the answer, as scripts use it.
+    assert aws("s3api", "list-objects-v2", "--bucket", bucket, "--prefix", "q/", "--query", "Contents[].Key",
+               "--output", "text").stdout.split() == ["q/z"]
+    # v1.
+    v1 = api(aws, "list-objects", "--bucket", bucket, "--prefix", "p/sub/")
+    assert [o["Key"] for o in v1["Contents"]] == ["p/sub/x", "p/sub/y"]
+
+
+def test_delete_objects(aws, bucket, tmp_path):
+    for key in ["d/1", "d/2", "d/three & four", "kept"]:
+        plain("PUT", f"{bucket}/{key}", b"v")
+    request = {"Objects": [{"Key": k} for k in ["d/1", "d/2", "d/three & four", "d/never"]], "Quiet": False}
+    (tmp_path / "delete.json").write_text(json.dumps(request))
+    answer = api(aws, "delete-objects", "--bucket", bucket, "--delete", "file://delete.json")
+    assert sorted(d["Key"] for d in answer["Deleted"]) == ["d/1", "d/2", "d/never", "d/three & four"]
+    assert "Errors" not in answer
+    assert keys_under(bucket) == ["kept"]
+    quiet = api(aws, "delete-objects", "--bucket", bucket, "--delete", "Objects=[{Key=kept}],Quiet=true")
+    assert not quiet or ("Deleted" not in quiet and "Errors" not in quiet)
+    assert keys_under(bucket) == []
+
+
+def test_bucket_calls(aws, bucket_name):
+    api(aws, "create-bucket", "--bucket", bucket_name)
+    aws("s3api", "head-bucket", "--bucket", bucket_name)
+    names = [b["Name"] for b in api(aws, "list-buckets")["Buckets"]]
+    assert bucket_name in names
+    location = api(aws, "get-bucket-location", "--bucket", bucket_name)
+    assert location.get("LocationConstraint") in (None, "")
+    api(aws, "delete-bucket", "--bucket", bucket_name)
+    gone = aws("s3api", "head-bucket", "--bucket", bucket_name, ok=False)
+    assert gone.returncode != 0 and "404" in gone.stderr
+
+
+def test_a_wrong_secret_is_refused(aws, bucket):
+    refused = aws("s3", "ls", f"s3://{bucket}", secret="not-the-secret", ok=False)
+    assert refused.returncode != 0 and "SignatureDoesNotMatch" in refused.stderr
+    refused = aws("s3", "cp", "-", f"s3://{bucket}/k", secret="not-the-secret", stdin=b"x", ok=False)
+    assert refused.returncode != 0
+    assert stored(bucket, "k") is None

@@ -364,6 +364,13 @@ def metadata():
           f"a plain write drops the S3 attributes: {after}")
     check(s3.get_object(Bucket="meta", Key="m", IfMatch=after["ETag"])["Body"].read() == b"plain bytes",
           "If-Match with the plain value's ETag")
+    # Reading what Larder does not vary: one owner with FULL_CONTROL, versioning never enabled.
+    for acl in [s3.get_bucket_acl(Bucket="meta"), s3.get_object_acl(Bucket="meta", Key="m")]:
+        check([g["Permission"] for g in acl["Grants"]] == ["FULL_CONTROL"] and acl["Owner"]["ID"] == "larder", f"ACL {acl}")
+    check(error_code(s3.get_object_acl, Bucket="meta", Key="none") == "NoSuchKey", "ACL of a missing object")
+    check(error_code(s3.get_bucket_acl, Bucket="nobucket") == "NoSuchBucket", "ACL of a missing bucket")
+    check("Status" not in s3.get_bucket_versioning(Bucket="meta"), "versioning never enabled")
+    check(error_code(s3.put_bucket_acl, Bucket="meta", ACL="public-read") == "NotImplemented", "changing an ACL")
 
 
 def copy():

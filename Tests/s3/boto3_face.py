@@ -58,6 +58,16 @@ def plain(method, key, body=None, headers=None):
         return e.code, e.read()
 
 
+def plain_request(method, target, body=None):
+    """Any request to the plain API (a snapshot, a restore)."""
+    request = urllib.request.Request(PLAIN_URL + target, data=body, method=method)
+    try:
+        with urllib.request.urlopen(request) as response:
+            return response.status, response.read()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read()
+
+
 def check(condition, message):
     if not condition:
         raise AssertionError(message)
@@ -364,6 +374,17 @@ def metadata():
           f"a plain write drops the S3 attributes: {after}")
     check(s3.get_object(Bucket="meta", Key="m", IfMatch=after["ETag"])["Body"].read() == b"plain bytes",
           "If-Match with the plain value's ETag")
+    # A snapshot carries the S3 attributes: a restore gives back the MD5 ETag and metadata.
+    s3.put_object(Bucket="meta", Key="kept", Body=data, Metadata={"keep": "me"}, ContentLanguage="de")
+    before = s3.head_object(Bucket="meta", Key="kept")
+    status, snapshot = plain_request("GET", "/snapshot?prefix=meta/")
+    check(status == 200 and b'"attributes":' in snapshot, f"snapshot {status} {snapshot[:300]!r}")
+    s3.delete_object(Bucket="meta", Key="kept")
+    status, body = plain_request("POST", "/snapshot", snapshot)
+    check(status == 200, f"restore {status} {body!r}")
+    restored = s3.head_object(Bucket="meta", Key="kept")
+    check(restored["ETag"] == before["ETag"] == md5_etag and restored["Metadata"] == {"keep": "me"}
+          and restored["ContentLanguage"] == "de", f"restored attributes {restored}")
     # Reading what Larder does not vary: one owner with FULL_CONTROL, versioning never enabled.
     for acl in [s3.get_bucket_acl(Bucket="meta"), s3.get_object_acl(Bucket="meta", Key="m")]:
         check([g["Permission"] for g in acl["Grants"]] == ["FULL_CONTROL"] and acl["Owner"]["ID"] == "larder", f"ACL {acl}")

@@ -26,7 +26,8 @@ import botocore.awsrequest
 import botocore.credentials
 import botocore.httpchecksum
 from botocore.client import Config
-from botocore.exceptions import ClientError
+
+from scenario_support import check, error_code, plain_http
 
 SCENARIO, S3_URL, PLAIN_URL, ACCESS_KEY, SECRET = sys.argv[1:6]
 
@@ -39,38 +40,16 @@ def client(secret=SECRET, access_key=ACCESS_KEY, **config):
     )
 
 
-def error_code(call, *args, **kwargs):
-    try:
-        call(*args, **kwargs)
-    except ClientError as e:
-        return e.response["Error"]["Code"]
-    raise AssertionError(f"{call.__name__} succeeded; an error was expected")
-
 
 def plain(method, key, body=None, headers=None):
     """The plain Larder API: /store/<key>."""
-    request = urllib.request.Request(PLAIN_URL + "/store/" + urllib.parse.quote(key), data=body, method=method,
-                                     headers=headers or {})
-    try:
-        with urllib.request.urlopen(request) as response:
-            return response.status, response.read()
-    except urllib.error.HTTPError as e:
-        return e.code, e.read()
+    return plain_http(PLAIN_URL + "/store/" + urllib.parse.quote(key), method, body, headers)
 
 
 def plain_request(method, target, body=None):
     """Any request to the plain API (a snapshot, a restore)."""
-    request = urllib.request.Request(PLAIN_URL + target, data=body, method=method)
-    try:
-        with urllib.request.urlopen(request) as response:
-            return response.status, response.read()
-    except urllib.error.HTTPError as e:
-        return e.code, e.read()
+    return plain_http(PLAIN_URL + target, method, body)
 
-
-def check(condition, message):
-    if not condition:
-        raise AssertionError(message)
 
 
 # MARK: - Scenarios

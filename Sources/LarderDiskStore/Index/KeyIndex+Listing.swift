@@ -64,7 +64,7 @@ extension KeyIndex {
                     let meta = ValueMetadata(key: String(decoding: key, as: UTF8.self), contentType: contentTypes[Int(entry.contentType)],
                                              size: entry.size, version: entry.version, modifiedNanos: entry.modified,
                                              expiresNanos: entry.expires == 0 ? nil : entry.expires,
-                                             attributes: attributes.isEmpty ? nil : attributes[Array(key)])
+                                             attributes: anyAttributes ? attributes[Array(key)] : nil)
                     guard take(key, { $0.values.append(ListedValue(key: meta.key, metadata: meta, storedSize: Int(entry.stored))) }) else { return }
                 }
                 advance(&p)

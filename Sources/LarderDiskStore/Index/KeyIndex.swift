@@ -43,6 +43,10 @@ final class KeyIndex: @unchecked Sendable {
     /// the S3 face's ETags and headers), by key: beside the blocks, so that
     /// values without any, nearly all of them, cost nothing more.
     var attributes: [[UInt8]: [UInt8]] = [:]
+    /// Whether `attributes` has ever held any since the last reset: until
+    /// then a write does not touch the dictionary (a generic lookup and an
+    /// access check on every PUT, Benchmarks/callgrind.sh).
+    var anyAttributes = false
 
     /// Whether the index holds every key (the start-up scan is done, or a
     /// reset made it complete): listings may use it.
@@ -188,7 +192,8 @@ final class KeyIndex: @unchecked Sendable {
             }
             if let kept = meta.attributes {
                 attributes[key] = kept
-            } else if !attributes.isEmpty {
+                anyAttributes = true
+            } else if anyAttributes {
                 attributes[key] = nil
             }
         }
@@ -207,7 +212,7 @@ final class KeyIndex: @unchecked Sendable {
                     insert(k, tomb, at: p)
                 }
             }
-            if !attributes.isEmpty { attributes[key] = nil }
+            if anyAttributes { attributes[key] = nil }
         }
     }
 
@@ -216,7 +221,7 @@ final class KeyIndex: @unchecked Sendable {
     func removePrefix(_ prefix: [UInt8]) -> (keys: Int, logical: Int64, stored: Int64) {
         lock.withLock {
             if building { prefixTombstones.append(prefix) }
-            if !attributes.isEmpty { attributes = attributes.filter { !$0.key.starts(with: prefix) } }
+            if anyAttributes { attributes = attributes.filter { !$0.key.starts(with: prefix) } }
             var keys = 0, logical: Int64 = 0, stored: Int64 = 0
             prefix.withUnsafeBufferPointer { pre in
                 var p = lowerBound(pre)
@@ -252,6 +257,7 @@ final class KeyIndex: @unchecked Sendable {
             typeIDs = [:]
             typeLimit = Self.initialTypeLimit
             attributes = [:]
+            anyAttributes = false
             liveCount = 0; logicalBytes = 0; storedBytes = 0
             building = false
             readyFlag = true
@@ -274,7 +280,7 @@ final class KeyIndex: @unchecked Sendable {
                     let entry = makeEntry(item.meta, stored: item.stored)
                     insert(k, entry, at: p)
                     account(entry, 1)
-                    if let kept = item.meta.attributes { attributes[item.key] = kept }
+                    if let kept = item.meta.attributes { attributes[item.key] = kept; anyAttributes = true }
                     added(item.meta, item.stored)
                 }
             }

@@ -96,6 +96,7 @@ package enum ValueFileHeader {
     }
 
     /// Bytes of the `LR` subfield's payload.
+    @inline(__always)
     private static func recordLength(of meta: ValueMetadata) -> Int {
         fixedPayload + 6 + meta.contentType.utf8.count + meta.key.utf8.count + (meta.originalGzipHeader?.count ?? 0)
     }
@@ -178,8 +179,14 @@ package enum ValueFileHeader {
             guard body + len <= end else { break }
             if id0 == 0x4C && id1 == 0x52 {
                 found = try decodePayload(bytes, body, len, path: path)
-            } else if id0 == attributesID.0 && id1 == attributesID.1 {
-                attributes = Array(bytes[body..<(body + len)])
+                // `LA`, when there is one, comes right after: nothing
+                // further is read for a value without attributes.
+                let next = body + len
+                if next + 4 <= end, bytes[next] == attributesID.0, bytes[next + 1] == attributesID.1 {
+                    let n = Int(readLE(bytes, next + 2, 2))
+                    if next + 4 + n <= end { attributes = Array(bytes[(next + 4)..<(next + 4 + n)]) }
+                }
+                break
             }
             offset = body + len
         }

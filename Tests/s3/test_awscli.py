@@ -172,9 +172,9 @@ def test_cp_and_mv_within_s3(aws, bucket):
     """`cp`/`mv` from s3:// to s3:// is CopyObject on the server (and DeleteObject for mv);
     the source here was written through the plain API."""
     plain("PUT", f"{bucket}/a", b"A")
-    out = aws("s3", "cp", f"s3://{bucket}/a", f"s3://{bucket}/b").stdout
+    out = aws("s3", "cp", f"s3://{bucket}/a", f"s3://{bucket}/b", "--no-progress").stdout
     assert out.strip() == f"copy: s3://{bucket}/a to s3://{bucket}/b"
-    out = aws("s3", "mv", f"s3://{bucket}/b", f"s3://{bucket}/c").stdout
+    out = aws("s3", "mv", f"s3://{bucket}/b", f"s3://{bucket}/c", "--no-progress").stdout
     assert out.strip() == f"move: s3://{bucket}/b to s3://{bucket}/c"
     assert keys_under(bucket) == ["a", "c"] and stored(bucket, "c") == b"A"
     # Recursively, into another prefix.

@@ -190,18 +190,32 @@ def test_copy_and_move(fs, bucket):
 
 
 def test_write_past_the_block_size(fs, bucket):
-    """Past its block size s3fs uploads the file in parts: here a 5 MiB part and the 1 MiB rest,
-    one object with a multipart ETag ("-2"), and no upload left in progress."""
+    """Past its block size s3fs starts a multipart upload: the object's ETag is a multipart one
+    ("<md5 of part md5s>-<parts>"), and no upload is left in progress."""
+    import re
     data = payload(6 * 1024 * 1024, seed=6)
     with fs.open(f"{bucket}/parts.bin", "wb", block_size=5 * 1024 * 1024) as f:
-        f.write(data)
+        f.write(data)  # one write past the block: s3fs sends the 6 MiB as one part
     assert stored(bucket, "parts.bin") == data
-    assert fs.info(f"{bucket}/parts.bin")["ETag"].endswith('-2"')
+    assert re.fullmatch(r'"[0-9a-f]{32}-1"', fs.info(f"{bucket}/parts.bin")["ETag"])
     assert fs.cat(f"{bucket}/parts.bin") == data
-    assert keys_under(bucket) == ["parts.bin"]
+    # Written a MiB at a time, 12 MiB: parts of (at least) the block size, then the rest.
+    data = payload(12 * 1024 * 1024, seed=8)
+    with fs.open(f"{bucket}/pieces.bin", "wb", block_size=5 * 1024 * 1024) as f:
+        for start in range(0, len(data), 1024 * 1024):
+            f.write(data[start:start + 1024 * 1024])
+    assert stored(bucket, "pieces.bin") == data
+    assert re.fullmatch(r'"[0-9a-f]{32}-[23]"', fs.info(f"{bucket}/pieces.bin")["ETag"])
+    assert keys_under(bucket) == ["parts.bin", "pieces.bin"]
+    assert fs.call_s3("list_multipart_uploads", Bucket=bucket).get("Uploads", []) == []
 
 
 def test_user_metadata(fs, bucket):
-    with fs.open(f"{bucket}/m", "wb", metadata={"owner": "ada"}) as f:
+    """open's extra arguments are PutObject's (`Metadata=`, boto3's name); setxattr copies the
+    object onto itself with MetadataDirective REPLACE and the metadata merged."""
+    with fs.open(f"{bucket}/m", "wb", Metadata={"owner": "ada"}) as f:
         f.write(b"m")
     assert fs.metadata(f"{bucket}/m") == {"owner": "ada"}
+    fs.setxattr(f"{bucket}/m", color="red")
+    assert fs.metadata(f"{bucket}/m") == {"owner": "ada", "color": "red"}
+    assert fs.getxattr(f"{bucket}/m", "color") == "red" and fs.cat(f"{bucket}/m") == b"m"

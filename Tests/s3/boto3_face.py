@@ -26,7 +26,8 @@ import botocore.awsrequest
 import botocore.credentials
 import botocore.httpchecksum
 from botocore.client import Config
-from botocore.exceptions import ClientError
+
+from scenario_support import check, error_code, plain_http
 
 SCENARIO, S3_URL, PLAIN_URL, ACCESS_KEY, SECRET = sys.argv[1:6]
 
@@ -39,28 +40,16 @@ def client(secret=SECRET, access_key=ACCESS_KEY, **config):
     )
 
 
-def error_code(call, *args, **kwargs):
-    try:
-        call(*args, **kwargs)
-    except ClientError as e:
-        return e.response["Error"]["Code"]
-    raise AssertionError(f"{call.__name__} succeeded; an error was expected")
-
 
 def plain(method, key, body=None, headers=None):
     """The plain Larder API: /store/<key>."""
-    request = urllib.request.Request(PLAIN_URL + "/store/" + urllib.parse.quote(key), data=body, method=method,
-                                     headers=headers or {})
-    try:
-        with urllib.request.urlopen(request) as response:
-            return response.status, response.read()
-    except urllib.error.HTTPError as e:
-        return e.code, e.read()
+    return plain_http(PLAIN_URL + "/store/" + urllib.parse.quote(key), method, body, headers)
 
 
-def check(condition, message):
-    if not condition:
-        raise AssertionError(message)
+def plain_request(method, target, body=None):
+    """Any request to the plain API (a snapshot, a restore)."""
+    return plain_http(PLAIN_URL + target, method, body)
+
 
 
 # MARK: - Scenarios
@@ -364,6 +353,24 @@ def metadata():
           f"a plain write drops the S3 attributes: {after}")
     check(s3.get_object(Bucket="meta", Key="m", IfMatch=after["ETag"])["Body"].read() == b"plain bytes",
           "If-Match with the plain value's ETag")
+    # A snapshot carries the S3 attributes: a restore gives back the MD5 ETag and metadata.
+    s3.put_object(Bucket="meta", Key="kept", Body=data, Metadata={"keep": "me"}, ContentLanguage="de")
+    before = s3.head_object(Bucket="meta", Key="kept")
+    status, snapshot = plain_request("GET", "/snapshot?prefix=meta/")
+    check(status == 200 and b'"attributes":' in snapshot, f"snapshot {status} {snapshot[:300]!r}")
+    s3.delete_object(Bucket="meta", Key="kept")
+    status, body = plain_request("POST", "/snapshot", snapshot)
+    check(status == 200, f"restore {status} {body!r}")
+    restored = s3.head_object(Bucket="meta", Key="kept")
+    check(restored["ETag"] == before["ETag"] == md5_etag and restored["Metadata"] == {"keep": "me"}
+          and restored["ContentLanguage"] == "de", f"restored attributes {restored}")
+    # Reading what Larder does not vary: one owner with FULL_CONTROL, versioning never enabled.
+    for acl in [s3.get_bucket_acl(Bucket="meta"), s3.get_object_acl(Bucket="meta", Key="m")]:
+        check([g["Permission"] for g in acl["Grants"]] == ["FULL_CONTROL"] and acl["Owner"]["ID"] == "larder", f"ACL {acl}")
+    check(error_code(s3.get_object_acl, Bucket="meta", Key="none") == "NoSuchKey", "ACL of a missing object")
+    check(error_code(s3.get_bucket_acl, Bucket="nobucket") == "NoSuchBucket", "ACL of a missing bucket")
+    check("Status" not in s3.get_bucket_versioning(Bucket="meta"), "versioning never enabled")
+    check(error_code(s3.put_bucket_acl, Bucket="meta", ACL="public-read") == "NotImplemented", "changing an ACL")
 
 
 def copy():

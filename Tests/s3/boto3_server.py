@@ -24,6 +24,8 @@ import botocore.credentials
 from botocore.client import Config
 from botocore.exceptions import ClientError
 
+from scenario_support import check, error_code, plain_http
+
 SCENARIO, S3_URL, PLAIN_URL = sys.argv[1:4]
 
 # access key: (secret, namespace or None); the Swift test writes the same.
@@ -43,22 +45,10 @@ def client(key="default-key", attempts=1, secret=None, **config):
     )
 
 
-def error_code(call, *args, **kwargs):
-    try:
-        call(*args, **kwargs)
-    except ClientError as e:
-        return e.response["Error"]["Code"]
-    raise AssertionError(f"{call.__name__} succeeded; an error was expected")
-
 
 def plain(method, path, body=None, headers=None):
     """The plain Larder API: `path` as is (`/ns/w1/store/b/k`)."""
-    request = urllib.request.Request(PLAIN_URL + path, data=body, method=method, headers=headers or {})
-    try:
-        with urllib.request.urlopen(request) as response:
-            return response.status, response.read()
-    except urllib.error.HTTPError as e:
-        return e.code, e.read()
+    return plain_http(PLAIN_URL + path, method, body, headers)
 
 
 def plain_json(method, path, rules=None):
@@ -71,10 +61,6 @@ def plain_json(method, path, rules=None):
 def journal(base="", query=""):
     return plain_json("GET", f"{base}/journal{query}")["requests"]
 
-
-def check(condition, message):
-    if not condition:
-        raise AssertionError(message)
 
 
 # MARK: - Scenarios

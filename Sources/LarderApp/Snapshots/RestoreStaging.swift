@@ -17,7 +17,8 @@ import Glibc
 /// document holds (a 1 GiB value, or a million keys):
 ///
 ///     keyLength(u16) contentTypeLength(u16) hasExpiry(u8) expiresNanos(i64)
-///     valueLength(i64) key contentType value              (little-endian)
+///     valueLength(i64) attributesLength(u16, 0xFFFF: none)
+///     key contentType attributes value                   (little-endian)
 ///
 /// A streamed value's length is written over its placeholder when the
 /// value ends. The file has no name from the moment it is made, so nothing
@@ -37,7 +38,7 @@ final class RestoreStaging: @unchecked Sendable {
     /// Where the value being streamed started, and its length field.
     private var open: (lengthAt: Int64, valueStart: Int64)?
 
-    private static let fixedLength = 2 + 2 + 1 + 8 + 8
+    private static let fixedLength = 2 + 2 + 1 + 8 + 8 + 2
     /// Bytes read from the spool per write into the store.
     private static let chunk = 256 << 10
 
@@ -65,17 +66,19 @@ final class RestoreStaging: @unchecked Sendable {
         } catch StoreError.invalidContentType(let why) {
             throw SnapshotLineError("the content type cannot be stored: \(why)")
         }
-        let key = header.key.bytes, type = Array(header.contentType.utf8)
+        let key = header.key.bytes, type = Array(header.contentType.utf8), attributes = header.attributes ?? []
         var record = [UInt8]()
-        record.reserveCapacity(Self.fixedLength + key.count + type.count)
+        record.reserveCapacity(Self.fixedLength + key.count + type.count + attributes.count)
         Self.put(UInt64(key.count), bytes: 2, into: &record)
         Self.put(UInt64(type.count), bytes: 2, into: &record)
         record.append(header.expiresNanos == nil ? 0 : 1)
         Self.put(UInt64(bitPattern: header.expiresNanos ?? 0), bytes: 8, into: &record)
         let lengthAt = size + Int64(record.count)
         Self.put(0, bytes: 8, into: &record)
+        Self.put(header.attributes == nil ? 0xFFFF : UInt64(attributes.count), bytes: 2, into: &record)
         record += key
         record += type
+        record += attributes
         try record.withUnsafeBytes { try append($0) }
         open = (lengthAt, size)
     }
@@ -128,12 +131,15 @@ final class RestoreStaging: @unchecked Sendable {
         let keyLength = Int(Self.get(fixed, 0, bytes: 2)), typeLength = Int(Self.get(fixed, 2, bytes: 2))
         let expires = fixed[4] == 1 ? Int64(bitPattern: Self.get(fixed, 5, bytes: 8)) : nil
         var left = Int64(bitPattern: Self.get(fixed, 13, bytes: 8))
-        let names = try read(keyLength + typeLength, at: at + Int64(Self.fixedLength))
+        let attributesField = Int(Self.get(fixed, 21, bytes: 2))
+        let attributesLength = attributesField == 0xFFFF ? 0 : attributesField
+        let names = try read(keyLength + typeLength + attributesLength, at: at + Int64(Self.fixedLength))
         at += Int64(Self.fixedLength + names.count)
         let key = try StoreKey(String(decoding: names[0..<keyLength], as: UTF8.self))
-        let writer = try store.beginUpload(key: key, contentType: String(decoding: names[keyLength...], as: UTF8.self),
+        let writer = try store.beginUpload(key: key, contentType: String(decoding: names[keyLength..<(keyLength + typeLength)], as: UTF8.self),
                                            encoding: .identity, expiresNanos: expires, condition: nil)
         do {
+            if attributesField != 0xFFFF { try writer.setAttributes(Array(names[(keyLength + typeLength)...])) }
             try writer.expect(bytes: left)
             var buffer = [UInt8](repeating: 0, count: Int(min(left, Int64(Self.chunk))))
             while left > 0 {

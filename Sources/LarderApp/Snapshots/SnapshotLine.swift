@@ -9,7 +9,11 @@ import LarderSupport
 /// its value, the value member last so that a reader can stream it:
 ///
 ///     {"key":"a/b","contentType":"…","expires":"2026-11-22T10:00:00.000Z" or null,
-///      "modified":"…","etag":"\"…\"", <value member>}
+///      "modified":"…","etag":"\"…\"", ["attributes":"<base64>",] <value member>}
+///
+/// `attributes`, present only for a value that has them, carries what
+/// another face keeps with it (`ValueMetadata.attributes`: the S3 face's
+/// MD5 ETag, checksum and headers), so a restore gives them back.
 ///
 /// The value member is exactly one of
 /// - `"json": <the stored bytes>`: a JSON-typed value of at most 1 MiB that
@@ -48,6 +52,7 @@ enum SnapshotLine {
         let expires: String?
         let modified: String
         let etag: String
+        let attributes: String?
 
         init(_ meta: ValueMetadata) {
             key = meta.key
@@ -55,9 +60,10 @@ enum SnapshotLine {
             expires = meta.expiresNanos.map { ISO8601.format(nanos: $0, milliseconds: true) }
             modified = ISO8601.format(nanos: meta.modifiedNanos, milliseconds: true)
             etag = meta.etag
+            attributes = meta.attributes.map { String(decoding: Base64.encode($0), as: UTF8.self) }
         }
 
-        enum CodingKeys: String, CodingKey { case key, contentType, expires, modified, etag }
+        enum CodingKeys: String, CodingKey { case key, contentType, expires, modified, etag, attributes }
 
         func encode(to encoder: any Encoder) throws {
             var c = encoder.container(keyedBy: CodingKeys.self)
@@ -66,6 +72,7 @@ enum SnapshotLine {
             if let expires { try c.encode(expires, forKey: .expires) } else { try c.encodeNil(forKey: .expires) }
             try c.encode(modified, forKey: .modified)
             try c.encode(etag, forKey: .etag)
+            try c.encodeIfPresent(attributes, forKey: .attributes)
         }
     }
 
@@ -115,6 +122,8 @@ enum SnapshotLine {
         let key: StoreKey
         let contentType: String
         let expiresNanos: Int64?
+        /// What another face keeps with the value (`ValueMetadata.attributes`).
+        let attributes: [UInt8]?
         /// The value member, the range of its raw value in the line and the
         /// value parsed; nil when the value is still to come (`valueFollows`:
         /// a long line, whose value member is streamed).
@@ -128,6 +137,7 @@ enum SnapshotLine {
             var key: String?
             var contentType: String?
             var expires: Int64?
+            var attributes: [UInt8]?
             var value: (member: ValueMember, range: Range<Int>, parsed: JSONValue)?
             for member in members {
                 guard seen.insert(member.name).inserted else {
@@ -148,7 +158,13 @@ enum SnapshotLine {
                         throw SnapshotLineError("\"expires\" is not an ISO 8601 date-time: \(s)")
                     }
                     expires = nanos
-                case ("key", _), ("contentType", _), ("expires", _):
+                case ("attributes", .string(let s)):
+                    let decoded = Array(s.utf8).withUnsafeBytes { try? Base64.decode($0) }
+                    guard let decoded, decoded.count <= ValueMetadata.maxAttributeBytes else {
+                        throw SnapshotLineError("\"attributes\" must be base64 of at most \(ValueMetadata.maxAttributeBytes) bytes")
+                    }
+                    attributes = decoded
+                case ("key", _), ("contentType", _), ("expires", _), ("attributes", _):
                     throw SnapshotLineError("\"\(member.name)\" must be a string" + (member.name == "expires" ? " or null" : ""))
                 default:
                     guard let kind = ValueMember(rawValue: member.name) else { continue }  // modified, etag, unknown
@@ -184,6 +200,7 @@ enum SnapshotLine {
             }
             self.contentType = contentType ?? "application/octet-stream"
             self.expiresNanos = expires
+            self.attributes = attributes
             self.value = value
         }
     }

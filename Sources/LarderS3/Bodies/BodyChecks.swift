@@ -42,12 +42,16 @@ struct BodyChecks {
         } else {
             self.contentMD5 = nil
         }
-        checksum = (checksumHeader?.0 ?? trailerChecksum).map(RunningChecksum.init)
+        checksumAlgorithm = checksumHeader?.0 ?? trailerChecksum
+        checksum = checksumAlgorithm.map(RunningChecksum.init)
         headerChecksum = checksumHeader?.1
     }
 
-    /// The algorithm of the checksum the body carries, if any: known before the body.
-    var checksumAlgorithm: ChecksumAlgorithm? { checksum?.algorithm }
+    /// The algorithm of the checksum the body carries, if any: known before
+    /// the body. Stored rather than read through `checksum`: Swift 6.3's
+    /// optimizer crashed (an ownership error in CopyPropagation) compiling
+    /// a read of `checksum?.algorithm` on a borrowed `BodyChecks`.
+    let checksumAlgorithm: ChecksumAlgorithm?
 
     /// The `x-amz-checksum-*` header a request sent; `InvalidRequest` for more than one.
     static func checksumHeader(in lookup: (String) -> String?) throws(S3Error) -> (ChecksumAlgorithm, String)? {

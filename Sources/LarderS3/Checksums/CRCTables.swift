@@ -1,23 +1,13 @@
 /// Slicing-by-8 tables of the two reflected CRCs, made once.
 enum CRCTables {
-    static let crc32c: [[UInt32]] = tables32(polynomial: 0x82F6_3B78)
-    static let crc64nvme: [[UInt64]] = tables64(polynomial: 0x9A6C_9329_AC4B_C9B5)
+    static let crc32c: [[UInt32]] = tables(polynomial: UInt32(0x82F6_3B78))
+    static let crc64nvme: [[UInt64]] = tables(polynomial: UInt64(0x9A6C_9329_AC4B_C9B5))
 
-    static func tables32(polynomial: UInt32) -> [[UInt32]] {
-        var t = [[UInt32]](repeating: [UInt32](repeating: 0, count: 256), count: 8)
+    /// Table k maps a byte to its CRC when followed by k zero bytes.
+    static func tables<T: FixedWidthInteger & UnsignedInteger>(polynomial: T) -> [[T]] {
+        var t = [[T]](repeating: [T](repeating: 0, count: 256), count: 8)
         for i in 0..<256 {
-            var c = UInt32(i)
-            for _ in 0..<8 { c = c & 1 != 0 ? (c >> 1) ^ polynomial : c >> 1 }
-            t[0][i] = c
-        }
-        for k in 1..<8 { for i in 0..<256 { t[k][i] = (t[k - 1][i] >> 8) ^ t[0][Int(t[k - 1][i] & 0xFF)] } }
-        return t
-    }
-
-    static func tables64(polynomial: UInt64) -> [[UInt64]] {
-        var t = [[UInt64]](repeating: [UInt64](repeating: 0, count: 256), count: 8)
-        for i in 0..<256 {
-            var c = UInt64(i)
+            var c = T(i)
             for _ in 0..<8 { c = c & 1 != 0 ? (c >> 1) ^ polynomial : c >> 1 }
             t[0][i] = c
         }

@@ -45,35 +45,46 @@ struct ObjectOperations: Sendable {
         }
         if let length, length > maxObjectBytes { throw S3Error.entityTooLarge(limit: maxObjectBytes) }
         let checks = try BodyChecks(call.head, payload: verified.payload)
-        // The object's own Content-Encoding (aws-chunked taken off) is kept
-        // and given back, as S3 does; its bytes are stored as sent (a
-        // gzip object reads back as the same gzip bytes).
-        var kept = kept
-        kept.removeAll { $0.name == "Content-Encoding" }
-        let encoding = encodings.filter { $0.lowercased() != "aws-chunked" && !$0.isEmpty }.joined(separator: ", ")
-        if !encoding.isEmpty { kept.append(("Content-Encoding", encoding)) }
-        let attributes = ObjectAttributes(headers: kept, checksum: checks.checksumAlgorithm)
+        let attributes = ObjectAttributes(headers: Self.keeping(kept, encodings: encodings), checksum: checks.checksumAlgorithm)
         // On the disk store the answer is here now: a missing bucket is
         // refused before the body (boto3 waits on `100 Continue`).
-        if case .now(let answer) = ready, case .success(false) = answer { throw missing }
+        if case .now(.success(false)) = ready { throw missing }
         let writer: ValueWriter
         do {
-            writer = try store.beginUpload(key: key, contentType: contentType, encoding: .identity, expiresNanos: nil,
-                                           condition: condition)
-            do {
-                // Zero digests for now, the same length as the final ones.
-                try writer.setAttributes(attributes.encoded())
-                if let length { try writer.expect(bytes: length) }
-            } catch {
-                writer.abort()
-                throw error
-            }
+            writer = try beginWrite(key, contentType: contentType, condition: condition, attributes: attributes, length: length)
         } catch {
             throw S3Call.s3Error(error, logger: call.logger, context: "PUT \(key)")
         }
         return .receive(ObjectUploadSink(call: call, writer: writer, checks: checks, attributes: attributes,
                                          chunked: chunked ? AWSChunkedDecoder(for: verified, expectedBytes: length) : nil,
                                          ready: ready, missing: missing))
+    }
+
+    /// The headers kept with an object: `kept`, and its own
+    /// Content-Encoding (aws-chunked taken off), given back as S3 does;
+    /// its bytes are stored as sent (a gzip object reads back as the same
+    /// gzip bytes).
+    static func keeping(_ kept: [(name: String, value: String)], encodings: [String]) -> [(name: String, value: String)] {
+        var headers = kept.filter { $0.name != "Content-Encoding" }
+        let encoding = encodings.filter { $0.lowercased() != "aws-chunked" && !$0.isEmpty }.joined(separator: ", ")
+        if !encoding.isEmpty { headers.append(("Content-Encoding", encoding)) }
+        return headers
+    }
+
+    /// A write of `key` with room for `attributes` (their digests still
+    /// zero: the final ones have the same length).
+    private func beginWrite(_ key: StoreKey, contentType: String, condition: WriteCondition?, attributes: ObjectAttributes,
+                            length: Int64?) throws -> ValueWriter {
+        let writer = try store.beginUpload(key: key, contentType: contentType, encoding: .identity, expiresNanos: nil,
+                                           condition: condition)
+        do {
+            try writer.setAttributes(attributes.encoded())
+            if let length { try writer.expect(bytes: length) }
+        } catch {
+            writer.abort()
+            throw error
+        }
+        return writer
     }
 
     // MARK: - GetObject, HeadObject

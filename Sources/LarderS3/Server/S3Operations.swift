@@ -11,6 +11,7 @@ struct S3Operations {
     let copyObject: CopyObjectOperation
     let multipart: MultipartOperations
     let completion: MultipartCompletion
+    let fixed: FixedSubresources
 
     init(store: any ValueStore, maxObjectBytes: Int64) {
         buckets = BucketOperations(store: store)
@@ -20,5 +21,6 @@ struct S3Operations {
         copyObject = CopyObjectOperation(store: store, buckets: buckets)
         multipart = MultipartOperations(store: store, buckets: buckets, objects: objects)
         completion = MultipartCompletion(store: store, maxObjectBytes: maxObjectBytes)
+        fixed = FixedSubresources(store: store, buckets: buckets)
     }
 }

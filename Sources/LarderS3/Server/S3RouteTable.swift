@@ -126,7 +126,8 @@ final class S3RouteTable: HTTPRequestHandler {
         let (buckets, objects, listing, deleteObjects) = (operations.buckets, operations.objects, operations.listing,
                                                           operations.deleteObjects)
         let (copyObject, multipart, completion) = (operations.copyObject, operations.multipart, operations.completion)
-        if let name = query.names.first(where: { Self.unsupported.contains($0) }) {
+        let readsFixed = call.head.method == .get && path.bucket != nil && (query.has("acl") || query.has("versioning"))
+        if !readsFixed, let name = query.names.first(where: { Self.unsupported.contains($0) }) {
             throw S3Error.notImplemented("the ?\(name) subresource is not supported yet by Larder's S3 face")
         }
         let method = call.head.method
@@ -135,6 +136,7 @@ final class S3RouteTable: HTTPRequestHandler {
         if let bucket = path.bucket, bucket.hasPrefix(".") || (try? StoreKey(bucket)) == nil {
             throw method == .put ? S3Error.invalidBucketName(bucket) : S3Error.noSuchBucket(bucket)
         }
+        if readsFixed { return try readFixed(call, path, query, operations.fixed) }
         switch path {
         case .service:
             guard method == .get || method == .head else { throw S3Error.methodNotAllowed }
@@ -188,6 +190,22 @@ final class S3RouteTable: HTTPRequestHandler {
         case .invalid(let why):
             throw S3Error.invalidArgument(why)
         }
+    }
+}
+
+extension S3RouteTable {
+    /// GetBucketAcl, GetObjectAcl, GetBucketVersioning: answers that do not depend on the bucket.
+    private func readFixed(_ call: S3Call, _ path: S3Path, _ query: S3Query,
+                           _ fixed: FixedSubresources) throws(S3Error) -> HTTPBodyAction {
+        switch path {
+        case .bucket(let bucket) where query.has("acl"): fixed.bucketACL(bucket, call)
+        case .bucket(let bucket): fixed.versioning(bucket, call)
+        case .object(let bucket, let key) where query.has("acl"):
+            fixed.objectACL(try BucketLayout.key(bucket: bucket, objectKey: key), bucket: bucket,
+                            objectKey: String(decoding: key, as: UTF8.self), call)
+        default: throw S3Error.notImplemented("the ?\(query.names.first ?? "") subresource is not supported by Larder's S3 face")
+        }
+        return .ignore
     }
 }
 

@@ -20,9 +20,22 @@ public final class S3Server: Sendable {
         self.requestCounts = requestCounts
         var settings = settings
         settings.port = configuration.port
+        let maxObjectBytes = settings.maxBodyBytes
+        settings.maxBodyBytes = Self.maxRequestBytes(forObjects: maxObjectBytes)
         let table = S3RouteTable(namespaces: namespaces, configuration: configuration, counts: requestCounts,
-                                 maxObjectBytes: settings.maxBodyBytes, logger: logger)
+                                 maxObjectBytes: maxObjectBytes, logger: logger)
         http = HTTPServer(configuration: settings, handler: table, logger: logger, metrics: metrics)
+    }
+
+    /// The largest request body the listener reads: an object of the
+    /// largest size in its aws-chunked framing. AWS's smallest chunk is
+    /// 8 KiB, and its framing (a signed chunk's line) under 100 bytes, so
+    /// 1/64 more, and room for the trailers, holds any object the face
+    /// takes; the object itself is held to `maxObjectBytes`
+    /// (`x-amz-decoded-content-length`, or the bytes as they come).
+    static func maxRequestBytes(forObjects maxObjectBytes: Int64) -> Int64 {
+        let (framed, overflow) = maxObjectBytes.addingReportingOverflow(maxObjectBytes / 64 + (64 << 10))
+        return overflow ? .max : framed
     }
 
     public func start() throws { try http.start() }

@@ -18,13 +18,15 @@ import Glibc
     static let size = 1 << 30
     static let chunkBytes = 1 << 16
 
-    /// An `Authorization` signed with docs/s3.md's default keys.
+    /// An `Authorization` signed with docs/s3.md's default keys (`target` may carry a query).
     static func signed(_ method: String, _ target: String, payloadHash: String, headers extra: [(String, String)])
         -> (headers: [(String, String)], signature: String, date: String, scope: SignatureV4.Scope) {
         let date = S3AuthErrorTests.amzDate(Int64(Date().timeIntervalSince1970))
         let scope = SignatureV4.Scope(date: String(date.prefix(8)), region: "us-east-1", service: "s3")
         let headers = [("Host", "localhost"), ("x-amz-date", date), ("x-amz-content-sha256", payloadHash)] + extra
-        let request = SignatureV4.Request(method: method, path: Substring(target), query: nil, headers: headers,
+        let question = target.firstIndex(of: "?")
+        let request = SignatureV4.Request(method: method, path: Substring(target[..<(question ?? target.endIndex)]),
+                                          query: question.map { target[target.index(after: $0)...] }, headers: headers,
                                           signedHeaders: headers.map { $0.0.lowercased() }.sorted(), payloadHash: payloadHash)
         let signature = SignatureV4.sign(request, secret: "larder-secret", amzDate: date, scope: scope)
         let authorization = "AWS4-HMAC-SHA256 Credential=larder/\(scope.string), "

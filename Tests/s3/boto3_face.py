@@ -492,6 +492,22 @@ def multipart():
     check(error_code(s3.upload_part, Bucket="parts", Key="k", UploadId="not-an-id", PartNumber=1, Body=b"x") == "NoSuchUpload",
           "an upload id Larder cannot have made")
     check(error_code(s3.create_multipart_upload, Bucket="nobucket", Key="k") == "NoSuchBucket", "an upload in a missing bucket")
+    # UploadPartCopy: a part copied from an object, whole or a range of it.
+    source = os.urandom(6 * 1024 * 1024)
+    s3.put_object(Bucket="parts", Key="source", Body=source)
+    made = s3.create_multipart_upload(Bucket="parts", Key="copied")["UploadId"]
+    c1 = s3.upload_part_copy(Bucket="parts", Key="copied", UploadId=made, PartNumber=1,
+                             CopySource={"Bucket": "parts", "Key": "source"})["CopyPartResult"]["ETag"]
+    c2 = s3.upload_part_copy(Bucket="parts", Key="copied", UploadId=made, PartNumber=2, CopySourceRange="bytes=10-19",
+                             CopySource={"Bucket": "parts", "Key": "source"})["CopyPartResult"]["ETag"]
+    check(c1 == '"' + hashlib.md5(source).hexdigest() + '"' and c2 == '"' + hashlib.md5(source[10:20]).hexdigest() + '"',
+          f"copied parts' ETags {c1} {c2}")
+    check(error_code(s3.upload_part_copy, Bucket="parts", Key="copied", UploadId=made, PartNumber=3,
+                     CopySourceRange=f"bytes=0-{len(source)}", CopySource={"Bucket": "parts", "Key": "source"}) == "InvalidRange",
+          "a range past the source")
+    s3.complete_multipart_upload(Bucket="parts", Key="copied", UploadId=made,
+                                 MultipartUpload={"Parts": [{"PartNumber": 1, "ETag": c1}, {"PartNumber": 2, "ETag": c2}]})
+    check(s3.get_object(Bucket="parts", Key="copied")["Body"].read() == source + source[10:20], "an object of copied parts")
     odd = s3.create_multipart_upload(Bucket="parts", Key="odd")["UploadId"]
     check(error_code(s3.upload_part, Bucket="parts", Key="odd", UploadId=odd, PartNumber=10001, Body=b"x") == "InvalidArgument",
           "part number 10001")

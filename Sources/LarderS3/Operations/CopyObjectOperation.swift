@@ -12,6 +12,8 @@ import LarderValueFile
 /// default) or the request's taken (`REPLACE`; the checksum, which is the
 /// bytes', is kept). `x-amz-copy-source-if-*` are checked against the
 /// source, `If-Match`/`If-None-Match` against the destination, as on S3.
+/// UploadPartCopy is the same copy into a part of a multipart upload, of
+/// the whole source or of `x-amz-copy-source-range`.
 struct CopyObjectOperation: Sendable {
     let store: any ValueStore
     let buckets: BucketOperations
@@ -64,45 +66,82 @@ struct CopyObjectOperation: Sendable {
             ? (try ObjectAttributes.headers(of: { headers[$0] }, all: headers.map { (name: $0.name, value: $0.value) }),
                headers["Content-Type"])
             : nil
+        let copied = copying(source, to: key, call, ready: buckets.exists(bucket), missing: .noSuchBucket(bucket),
+                             replacement: replacement, range: nil, writeCondition: ObjectConditions.writeCondition(call.head))
+        call.answer(copied) { result in
+            let (outcome, attributes) = try result.get()
+            return Self.result("CopyObjectResult", outcome, attributes)
+        }
+    }
+
+    /// UploadPartCopy: `x-amz-copy-source` (whole, or the bytes
+    /// `x-amz-copy-source-range: bytes=first-last` names) into part `part`
+    /// of upload `id`.
+    func copyPart(bucket: String, id: String, number: String?, _ call: S3Call) throws(S3Error) {
+        let id = try MultipartLayout.checkID(id)
+        let part = try MultipartOperations.partNumber(number)
+        let source = try Self.source(call.head.headers["x-amz-copy-source"] ?? "")
+        var range: (first: Int64, last: Int64)?
+        if let text = call.head.headers["x-amz-copy-source-range"] {
+            let bounds = text.hasPrefix("bytes=") ? text.dropFirst(6).split(separator: "-", omittingEmptySubsequences: false) : []
+            guard bounds.count == 2, let first = Int64(bounds[0]), let last = Int64(bounds[1]), first >= 0, first <= last else {
+                throw S3Error.invalidArgument("The x-amz-copy-source-range value must be of the form bytes=first-last where first and last "
+                                              + "are the zero-based offsets of the first and last bytes to copy")
+            }
+            range = (first, last)
+        }
+        let ready = store.currentMetadata(of: MultipartLayout.record(bucket, id)).map { $0 != nil }
+        let copied = copying(source, to: MultipartLayout.part(bucket, id, part), call, ready: ready, missing: .noSuchUpload(id),
+                             replacement: ([], "application/octet-stream"), range: range, writeCondition: nil)
+        call.answer(copied) { result in
+            let (outcome, attributes) = try result.get()
+            return Self.result("CopyPartResult", outcome, attributes)
+        }
+    }
+
+    static func result(_ name: String, _ outcome: PutOutcome, _ attributes: ObjectAttributes) -> HTTPResponse {
+        var xml = S3XML()
+        xml.open(name, namespaced: true)
+        xml.element("LastModified", S3Time.iso8601(nanos: outcome.metadata.modifiedNanos))
+        xml.element("ETag", attributes.etag)
+        if let checksum = attributes.checksum {
+            xml.element("Checksum" + checksum.algorithm.rawValue.uppercased(), checksum.digest.base64)
+        }
+        xml.close(name)
+        return xml.response()
+    }
+
+    /// Opens the source (NoSuchKey, NoSuchBucket), waits for `ready`
+    /// (`missing` when it answers no), then copies.
+    private func copying(_ source: Source, to key: StoreKey, _ call: S3Call, ready: StoreReply<Bool>, missing: S3Error,
+                         replacement: (headers: [(name: String, value: String)], contentType: String?)?,
+                         range: (first: Int64, last: Int64)?, writeCondition: WriteCondition?) -> StoreReply<(PutOutcome, ObjectAttributes)> {
         let conditions = Self.sourceConditions(call.head)
-        let writeCondition = ObjectConditions.writeCondition(call.head)
         let store = self.store, buckets = self.buckets
-        let destinationExists = buckets.exists(bucket)
-        let copied: StoreReply<(PutOutcome, ObjectAttributes)> = store.open(source.key).then { opened in
+        return store.open(source.key).then { opened in
             guard case .success(let value) = opened else {
                 guard case .failure(StoreError.notFound) = opened else { return .now(.failure(opened.failure!)) }
                 return buckets.exists(source.bucket).map { exists throws -> (PutOutcome, ObjectAttributes) in
                     throw exists ? S3Error.noSuchKey(source.objectKey) : S3Error.noSuchBucket(source.bucket)
                 }
             }
-            return destinationExists.then { exists in
+            return ready.then { ready in
                 do {
-                    guard try exists.get() else { throw S3Error.noSuchBucket(bucket) }
+                    guard try ready.get() else { throw missing }
                     return try Self.copy(value, to: key, store: store, conditions: conditions, replacement: replacement,
-                                         writeCondition: writeCondition)
+                                         range: range, writeCondition: writeCondition)
                 } catch {
                     value.close()
                     return .now(.failure(error))
                 }
             }
         }
-        call.answer(copied) { result in
-            let (outcome, attributes) = try result.get()
-            var xml = S3XML()
-            xml.open("CopyObjectResult", namespaced: true)
-            xml.element("LastModified", S3Time.iso8601(nanos: outcome.metadata.modifiedNanos))
-            xml.element("ETag", attributes.etag)
-            if let checksum = attributes.checksum {
-                xml.element("Checksum" + checksum.algorithm.rawValue.uppercased(), checksum.digest.base64)
-            }
-            xml.close("CopyObjectResult")
-            return xml.response()
-        }
     }
 
     /// Streams `value` into a write of `key`; closes `value`.
     private static func copy(_ value: StoredValue, to key: StoreKey, store: any ValueStore, conditions: HTTPPreconditions?,
                              replacement: (headers: [(name: String, value: String)], contentType: String?)?,
+                             range: (first: Int64, last: Int64)?,
                              writeCondition: WriteCondition?) throws -> StoreReply<(PutOutcome, ObjectAttributes)> {
         defer { value.close() }
         let meta = value.metadata
@@ -110,26 +149,36 @@ struct CopyObjectOperation: Sendable {
             // S3 answers 412 for every copy-source condition that fails, a none-match too.
             throw S3Error.preconditionFailed
         }
+        let size = Int64(meta.size)
+        if let range, range.last >= size {
+            throw S3Error.invalidRange(length: size)
+        }
+        let (skip, count) = range.map { ($0.first, $0.last - $0.first + 1) } ?? (0, size)
+        // The source's checksum is its whole bytes': a range has none.
         let kept = meta.s3Attributes
-        var attributes = ObjectAttributes(headers: replacement?.headers ?? kept?.headers ?? [], checksum: kept?.checksum?.algorithm)
-        attributes.checksum = kept?.checksum
+        let checksum = range == nil ? kept?.checksum : nil
+        var attributes = ObjectAttributes(headers: replacement?.headers ?? kept?.headers ?? [], checksum: checksum?.algorithm)
+        attributes.checksum = checksum
         let contentType = replacement.map { $0.contentType ?? "binary/octet-stream" } ?? meta.contentType
         let writer = try store.beginUpload(key: key, contentType: contentType, encoding: .identity, expiresNanos: nil,
                                            condition: writeCondition)
         do {
             try writer.setAttributes(attributes.encoded())
-            try writer.expect(bytes: Int64(meta.size))
+            try writer.expect(bytes: count)
             let stream = try value.identityStream()
             defer { stream.close() }
+            try stream.skip(skip)
             var md5 = Insecure.MD5()
             let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: pieceBytes, alignment: 16)
             defer { buffer.deallocate() }
-            while true {
-                let n = try stream.read(into: buffer)
-                if n == 0 { break }
+            var left = count
+            while left > 0 {
+                let n = try stream.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<Int(min(left, Int64(pieceBytes)))]))
+                if n == 0 { throw StoreError.corrupt(path: meta.key, reason: "the value ended before its size") }
                 let piece = UnsafeRawBufferPointer(rebasing: buffer[0..<n])
                 md5.update(bufferPointer: piece)
                 try writer.write(piece)
+                left -= Int64(n)
             }
             attributes.md5 = Array(md5.finalize())
             try writer.setAttributes(attributes.encoded())

@@ -164,7 +164,7 @@ final class S3RouteTable: HTTPRequestHandler {
             if let id = query["uploadId"] {
                 switch method {
                 case .put where call.head.headers["x-amz-copy-source"] != nil:
-                    throw S3Error.notImplemented("UploadPartCopy is not supported yet by Larder's S3 face")
+                    try copyObject.copyPart(bucket: bucket, id: id, number: query["partNumber"], call)
                 case .put: return try multipart.uploadPart(bucket: bucket, id: id, number: query["partNumber"], call, verified)
                 case .post: return try completion.complete(storeKey, bucket: bucket, objectKey: objectKey, id: id, call, verified)
                 case .delete: try multipart.abort(bucket: bucket, id: id, call)

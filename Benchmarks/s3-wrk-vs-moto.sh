@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# Request rates of Larder's S3 face and of moto's server mode, measured by
+# wrk rather than by a Python client: boto3 signing each call costs more
+# than either server's answer on these 2 cores, so Benchmarks/s3-vs-moto.sh
+# measures the client as much as the server. Here each server gets the same
+# presigned URLs (made once by boto3, signed for an hour): wrk GETs one
+# 1 KiB object and PUTs 1 KiB to one key over keep-alive connections, and
+# only the server's work differs. Larder runs --no-fsync, as moto keeps
+# everything in memory.
+#
+#   bash Benchmarks/s3-wrk-vs-moto.sh          # builds .build/release/larder (SKIP_BUILD=1 uses the one there)
+#   SECONDS_EACH=10 CONNECTIONS=32 bash Benchmarks/s3-wrk-vs-moto.sh
+#
+# Not part of CI. Needs wrk (Debian's) and moto[server] (pip).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+SECONDS_EACH=${SECONDS_EACH:-5}
+CONNECTIONS=${CONNECTIONS:-16}
+LARDER=${LARDER:-$ROOT/.build/release/larder}
+if [ -z "${SKIP_BUILD:-}" ] || [ ! -x "$LARDER" ]; then
+  echo "building release larder" >&2
+  swift build -c release --product larder >/dev/null
+fi
+command -v wrk >/dev/null || { echo "wrk is missing (apt-get install wrk)" >&2; exit 1; }
+python3 -c "import boto3, moto.server" 2>/dev/null || python3 -m pip install -q boto3 'moto[server]'
+
+WORK=$(mktemp -d)
+PIDS=()
+trap 'for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$WORK"' EXIT
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+cat > "$WORK/put.lua" <<'LUA'
+wrk.method = "PUT"
+wrk.body = string.rep("x", 1024)
+LUA
+
+# presign URL: prints a presigned GET and PUT URL for bench/k (1 KiB stored).
+presign() {
+  python3 - "$1" <<'PY'
+import sys, boto3
+from botocore.client import Config
+s3 = boto3.client("s3", endpoint_url=sys.argv[1], region_name="us-east-1", aws_access_key_id="larder",
+                  aws_secret_access_key="larder-secret", config=Config(signature_version="s3v4", s3={"addressing_style": "path"}))
+s3.create_bucket(Bucket="bench")
+s3.put_object(Bucket="bench", Key="k", Body=b"x" * 1024)
+print(s3.generate_presigned_url("get_object", Params={"Bucket": "bench", "Key": "k"}, ExpiresIn=3600))
+print(s3.generate_presigned_url("put_object", Params={"Bucket": "bench", "Key": "k"}, ExpiresIn=3600))
+PY
+}
+
+# rate URL [script]: requests per second wrk reaches.
+rate() {
+  local out
+  out=$(wrk -t2 -c"$CONNECTIONS" -d"${SECONDS_EACH}s" ${2:+-s "$2"} "$1")
+  local errors
+  errors=$(echo "$out" | awk '/Non-2xx/ {print $NF}')
+  [ -z "$errors" ] || echo "  (non-2xx answers: $errors)" >&2
+  echo "$out" | awk '/Requests\/sec/ {printf "%d", $2}'
+}
+
+wait_for() { for _ in $(seq 1 200); do curl -s -o /dev/null "$1" && return 0; sleep 0.05; done; echo "no answer from $1" >&2; exit 1; }
+
+measure() {
+  local name=$1 url=$2
+  mapfile -t urls < <(presign "$url")
+  local get put
+  get=$(rate "${urls[0]}")
+  put=$(rate "${urls[1]}" "$WORK/put.lua")
+  echo "$name $get $put"
+}
+
+port=$(free_port); s3port=$(free_port)
+"$LARDER" --ephemeral --no-fsync --port "$port" --s3-port "$s3port" --log-level error >"$WORK/larder.log" 2>&1 &
+PIDS+=($!)
+wait_for "http://127.0.0.1:$port/healthz"
+larder=$(measure larder "http://127.0.0.1:$s3port")
+kill "${PIDS[0]}"
+
+mport=$(free_port)
+moto_server -H 127.0.0.1 -p "$mport" >"$WORK/moto.log" 2>&1 &
+PIDS+=($!)
+wait_for "http://127.0.0.1:$mport/"
+moto=$(measure moto "http://127.0.0.1:$mport")
+
+read -r _ lget lput <<<"$larder"
+read -r _ mget mput <<<"$moto"
+printf '%s, wrk -t2 -c%s -d%ss on presigned URLs, 1 KiB objects\n' "$(date -u +%Y-%m-%dT%H:%MZ)" "$CONNECTIONS" "$SECONDS_EACH"
+printf '| requests/s | larder --no-fsync | moto | larder / moto |\n| --- | ---: | ---: | ---: |\n'
+printf '| GetObject | %s | %s | %.1f× |\n' "$lget" "$mget" "$(echo "$lget / $mget" | bc -l)"
+printf '| PutObject | %s | %s | %.1f× |\n' "$lput" "$mput" "$(echo "$lput / $mput" | bc -l)"

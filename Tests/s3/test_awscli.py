@@ -169,8 +169,8 @@ def test_cp_multipart_upload_with_the_default_threshold(aws, bucket, tmp_path):
 
 
 def test_cp_and_mv_within_s3(aws, bucket):
-    """`cp`/`mv` from s3:// to s3:// is CopyObject on the server (and DeleteObject for mv);
-    the source here was written through the plain API."""
+    """`cp`/`mv` from s3:// to s3:// is CopyObject on the server (and DeleteObject for mv), or
+    UploadPartCopy past the multipart threshold; the sources here were written through the plain API."""
     plain("PUT", f"{bucket}/a", b"A")
     out = aws("s3", "cp", f"s3://{bucket}/a", f"s3://{bucket}/b", "--no-progress").stdout
     assert out.strip() == f"copy: s3://{bucket}/a to s3://{bucket}/b"
@@ -182,6 +182,12 @@ def test_cp_and_mv_within_s3(aws, bucket):
     plain("PUT", f"{bucket}/dir/sub/y", b"Y")
     aws("s3", "cp", f"s3://{bucket}/dir/", f"s3://{bucket}/copy/", "--recursive")
     assert keys_under(bucket, "copy/") == ["copy/sub/y", "copy/x"] and stored(bucket, "copy/sub/y") == b"Y"
+    # Over the CLI's 8 MB threshold a copy is a multipart upload of UploadPartCopy parts (8 MiB and 1 MiB).
+    big = payload(9 * 1024 * 1024, seed=10)
+    assert plain("PUT", f"{bucket}/big", big)[0] == 201
+    aws("s3", "cp", f"s3://{bucket}/big", f"s3://{bucket}/big-copy", "--no-progress")
+    assert stored(bucket, "big-copy") == big
+    assert api(aws, "head-object", "--bucket", bucket, "--key", "big-copy")["ETag"].endswith('-2"')
 
 
 def test_ls(aws, bucket):

@@ -2,9 +2,9 @@
 # Larder's S3 face against moto's server mode on this machine, with one boto3
 # client for both (Benchmarks/s3_vs_moto.py does the measuring): 1 KiB
 # PutObject and GetObject per second on 1 client and on 8 threads, a 64 MiB
-# object's upload and download MB/s (one PUT: Larder has no multipart upload
-# yet), the time from start to the first answer, and resident memory after
-# the run. The servers run one after the other, never both at once.
+# file's upload and download MB/s through boto3's upload_file/download_file
+# (multipart and ranged, threaded), the time from start to the first answer,
+# and resident memory after the run. The servers run one after the other, never both at once.
 #
 #   bash Benchmarks/s3-vs-moto.sh            # about 2 minutes; the figures docs/s3.md quotes
 #   bash Benchmarks/s3-vs-moto.sh --quick    # short runs, an 8 MiB object: checks the script works

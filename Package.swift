@@ -164,7 +164,8 @@ let package = Package(
         ]),
         // The S3 face: SigV4 against AWS's published examples, and boto3 against a real server.
         .testTarget(name: "LarderS3Tests", dependencies: [
-            "LarderS3", "LarderApp", "LarderTestSupport", .product(name: "Crypto", package: "swift-crypto"),
+            "LarderS3", "LarderApp", "LarderHTTP", "LarderWire", "CZlib", "LarderTestSupport",
+            .product(name: "Crypto", package: "swift-crypto"),
         ]),
         // The `larder` executable: flags, environment, `healthcheck`, the runner's output.
         .testTarget(name: "larderTests", dependencies: [

@@ -28,6 +28,10 @@ public protocol ValueWriter: AnyObject {
     /// at that moment, atomically with the publish. The answer comes once
     /// the value is published and durable: now, or later (after a flush, a
     /// commit) without holding the caller's thread. The writer is handed over.
+    /// An answer given later runs its continuation on the store's own thread
+    /// (the disk store's flush thread): a continuation that makes another
+    /// store call, which may wait for that very thread, hops to another
+    /// queue first.
     func finish() -> StoreReply<PutOutcome>
     /// Drops the write; safe to call more than once.
     func abort()

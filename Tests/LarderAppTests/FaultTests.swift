@@ -320,7 +320,9 @@ private typealias S = StoreTestSupport
             Self.expectUntouched(try server.client().put("fast/k", "v"), 201)
             Self.expectUntouched(try server.client().get("fast/k"), 200)
         }
-        #expect(quick < 0.5, "an undelayed PUT and GET took \(quick) s while 50 requests were delayed")
+        // Blocked, they would take the delay (1 s) at least; a loaded CI
+        // machine took 0.55 s for the two on the PostgreSQL store.
+        #expect(quick < 0.9, "an undelayed PUT and GET took \(quick) s while 50 requests were delayed")
         for c in connections {
             let response = try c.readResponse()
             #expect(response.status == 404)

@@ -503,7 +503,7 @@ def multipart():
     check(c1 == '"' + hashlib.md5(source).hexdigest() + '"' and c2 == '"' + hashlib.md5(source[10:20]).hexdigest() + '"',
           f"copied parts' ETags {c1} {c2}")
     check(error_code(s3.upload_part_copy, Bucket="parts", Key="copied", UploadId=made, PartNumber=3,
-                     CopySourceRange=f"bytes=0-{len(source)}", CopySource={"Bucket": "parts", "Key": "source"}) == "InvalidRange",
+                     CopySourceRange=f"bytes=0-{len(source)}", CopySource={"Bucket": "parts", "Key": "source"}) == "InvalidArgument",
           "a range past the source")
     s3.complete_multipart_upload(Bucket="parts", Key="copied", UploadId=made,
                                  MultipartUpload={"Parts": [{"PartNumber": 1, "ETag": c1}, {"PartNumber": 2, "ETag": c2}]})

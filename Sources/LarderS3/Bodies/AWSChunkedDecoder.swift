@@ -1,3 +1,4 @@
+import LarderSupport
 import Crypto
 import Foundation
 
@@ -100,8 +101,10 @@ struct AWSChunkedDecoder {
         switch state {
         case .size:
             // The size ends at `;` (a chunk signature or extension follows).
+            // Hex digits only (`Int(_:radix:)` alone would take a sign), at most 15: never negative.
             let digits = line.prefix { $0 != 0x3B }
-            guard !digits.isEmpty, digits.count <= 16, let size = Int(String(decoding: digits, as: UTF8.self), radix: 16) else {
+            guard !digits.isEmpty, digits.count <= 15, digits.allSatisfy({ HexDigit.value($0) != nil }),
+                  let size = Int(String(decoding: digits, as: UTF8.self), radix: 16) else {
                 throw S3Error.incompleteBody("an aws-chunked chunk size is not hexadecimal")
             }
             if chain != nil {

@@ -15,14 +15,14 @@ final class ObjectUploadSink: HTTPTruncatedBodySink {
     private var attributes: ObjectAttributes
     private var chunked: AWSChunkedDecoder?
     /// Whether the write may be published (its bucket, its upload exists),
-    /// asked for as the body starts (answered by the time the body is in,
-    /// on the disk store at once); `missing` is the answer when not.
-    private let ready: StoreReply<Bool>
+    /// asked once the body is in (`receive` asked already as it started,
+    /// to refuse before the body); `missing` is the answer when not.
+    private let ready: @Sendable () -> StoreReply<Bool>
     private let missing: S3Error
     private var failed = false
 
     init(call: S3Call, writer: ValueWriter, checks: BodyChecks, attributes: ObjectAttributes, chunked: AWSChunkedDecoder?,
-         ready: StoreReply<Bool>, missing: S3Error) {
+         ready: @escaping @Sendable () -> StoreReply<Bool>, missing: S3Error) {
         self.call = call
         self.writer = writer
         self.checks = checks
@@ -78,14 +78,15 @@ final class ObjectUploadSink: HTTPTruncatedBodySink {
             }
         }
         let (call, writer, missing) = (self.call, WriterBox(writer), self.missing)
-        let published: StoreReply<PutOutcome> = ready.then { ready in
+        // Asked again now the body is in: an upload aborted meanwhile takes no part.
+        let published: StoreReply<PutOutcome> = ready().then { ready in
             switch ready {
             case .success(true): return writer.writer.finish()
             case .success(false): writer.writer.abort(); return .now(.failure(missing))
             case .failure(let error): writer.writer.abort(); return .now(.failure(error))
             }
         }
-        let answerHeaders = attributes.responseHeaders(checksumMode: true)
+        let answerHeaders = attributes.uploadAnswerHeaders
         call.answer(published) { outcome in
             _ = try outcome.get()
             return HTTPResponse(status: .ok, headers: answerHeaders)

@@ -134,6 +134,10 @@ struct MultipartCompletion: Sendable {
             do {
                 let value = try opened.get()
                 defer { value.close() }
+                // A part uploaded again since the listing: its MD5 is not the one in the ETag.
+                guard value.metadata.version == parts[index].metadata.version else {
+                    throw S3Error.invalidPart("part \(MultipartLayout.number(ofPartKey: parts[index].key) ?? 0) changed while the upload completed")
+                }
                 let stream = try value.identityStream()
                 defer { stream.close() }
                 let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: pieceBytes, alignment: 16)

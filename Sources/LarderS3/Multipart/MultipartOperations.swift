@@ -62,7 +62,8 @@ struct MultipartOperations: Sendable {
                     _ verified: SigV4Authenticator.Verified) throws(S3Error) -> HTTPBodyAction {
         let id = try MultipartLayout.checkID(id)
         let part = try Self.partNumber(number)
-        let ready = store.currentMetadata(of: MultipartLayout.record(bucket, id)).map { $0 != nil }
+        let (store, record) = (self.store, MultipartLayout.record(bucket, id))
+        let ready: @Sendable () -> StoreReply<Bool> = { store.currentMetadata(of: record).map { $0 != nil } }
         return try objects.receive(into: MultipartLayout.part(bucket, id, part), contentType: "application/octet-stream",
                                    kept: [], condition: nil, call, verified, ready: ready, missing: .noSuchUpload(id))
     }
@@ -93,8 +94,11 @@ struct MultipartOperations: Sendable {
 
     func listParts(bucket: String, objectKey: String, id: String, _ query: S3Query, _ call: S3Call) throws(S3Error) {
         let id = try MultipartLayout.checkID(id)
-        let maxParts = min(1000, Int(query["max-parts"] ?? "") ?? 1000)
+        let maxParts = max(1, min(1000, Int(query["max-parts"] ?? "") ?? 1000))
         let marker = Int(query["part-number-marker"] ?? "") ?? 0
+        guard (0...MultipartLayout.partNumbers.upperBound).contains(marker) else {
+            throw S3Error.invalidArgument("part-number-marker must be an integer between 0 and 10000")
+        }
         let store = self.store
         let after = marker > 0 ? MultipartLayout.part(bucket, id, marker).string : nil
         let listed: StoreReply<StoreListing> = store.currentMetadata(of: MultipartLayout.record(bucket, id)).then { record in

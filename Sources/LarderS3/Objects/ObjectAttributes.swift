@@ -56,6 +56,12 @@ struct ObjectAttributes: Equatable {
         for name in contentHeaders {
             if let value = request(name) { kept.append((name, value)) }
         }
+        // All of it must fit the value's attributes (the digests' room included).
+        let encoded = kept.reduce(64) { $0 + 4 + $1.name.utf8.count + $1.value.utf8.count }
+        guard encoded <= ValueMetadata.maxAttributeBytes else {
+            throw S3Error(.badRequest, "MetadataTooLarge",
+                          "Your metadata and content headers exceed the \(ValueMetadata.maxAttributeBytes) bytes Larder keeps with an object.")
+        }
         return kept
     }
 
@@ -127,6 +133,13 @@ extension ObjectAttributes {
     /// The headers an answer about the object carries: its ETag, its kept
     /// headers, and its checksum when asked for (`x-amz-checksum-mode:
     /// ENABLED`; always in PutObject's answer, as S3 gives it).
+    /// What PutObject and UploadPart answer, as S3: the ETag and the checksum.
+    var uploadAnswerHeaders: [(String, String)] {
+        var out: [(String, String)] = [("ETag", etag)]
+        if let checksum { out.append((checksum.algorithm.header, Data(checksum.digest).base64EncodedString())) }
+        return out
+    }
+
     func responseHeaders(checksumMode: Bool) -> [(String, String)] {
         var out: [(String, String)] = [("ETag", etag)]
         out += headers.map { ($0.name, $0.value) }

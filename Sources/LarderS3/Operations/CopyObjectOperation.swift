@@ -151,7 +151,7 @@ struct CopyObjectOperation: Sendable {
         }
         let size = Int64(meta.size)
         if let range, range.last >= size {
-            throw S3Error.invalidRange(length: size)
+            throw S3Error.invalidArgument("Range specified is not valid for source object of size: \(size)")
         }
         let (skip, count) = range.map { ($0.first, $0.last - $0.first + 1) } ?? (0, size)
         // The source's checksum is its whole bytes': a range has none.

@@ -19,16 +19,17 @@ struct ObjectOperations: Sendable {
         let kept = try ObjectAttributes.headers(of: { headers[$0] }, all: headers.map { (name: $0.name, value: $0.value) })
         return try receive(into: key, contentType: headers["Content-Type"] ?? "binary/octet-stream", kept: kept,
                            condition: ObjectConditions.writeCondition(call.head), call, verified,
-                           ready: buckets.exists(bucket), missing: .noSuchBucket(bucket))
+                           ready: { [buckets] in buckets.exists(bucket) }, missing: .noSuchBucket(bucket))
     }
 
     /// Streams a request's body into a write of `key` (PutObject, UploadPart):
     /// the aws-chunked framing taken off, the body checked as it passes,
     /// its MD5 and checksum kept with `kept` headers in the value's
-    /// attributes. Published only once `ready` answers true (the bucket,
-    /// the upload exists), else refused with `missing`.
+    /// attributes. Published only if `ready` answers true (the bucket, the
+    /// upload exists), asked as the body starts and again once it is in,
+    /// else refused with `missing`.
     func receive(into key: StoreKey, contentType: String, kept: [(name: String, value: String)], condition: WriteCondition?,
-                 _ call: S3Call, _ verified: SigV4Authenticator.Verified, ready: StoreReply<Bool>,
+                 _ call: S3Call, _ verified: SigV4Authenticator.Verified, ready: @escaping @Sendable () -> StoreReply<Bool>,
                  missing: S3Error) throws(S3Error) -> HTTPBodyAction {
         let headers = call.head.headers
         let encodings = (headers["Content-Encoding"] ?? "").split(separator: ",").map { $0.trimmingSpaces }
@@ -48,7 +49,7 @@ struct ObjectOperations: Sendable {
         let attributes = ObjectAttributes(headers: Self.keeping(kept, encodings: encodings), checksum: checks.checksumAlgorithm)
         // On the disk store the answer is here now: a missing bucket is
         // refused before the body (boto3 waits on `100 Continue`).
-        if case .now(.success(false)) = ready { throw missing }
+        if case .now(.success(false)) = ready() { throw missing }
         let writer: ValueWriter
         do {
             writer = try beginWrite(key, contentType: contentType, condition: condition, attributes: attributes, length: length)

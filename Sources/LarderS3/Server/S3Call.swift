@@ -43,6 +43,10 @@ struct S3Call: Sendable {
             return e
         case StoreError.invalidKey(let why):
             return .invalidArgument(why)
+        case StoreError.invalidAttributes(let why):
+            return S3Error(.badRequest, "MetadataTooLarge", "Your metadata headers exceed the maximum allowed metadata size (\(why)).")
+        case StoreError.invalidContentType(let why):
+            return .invalidArgument("the Content-Type cannot be stored: \(why)")
         case StoreError.tooLarge(let limit):
             return .entityTooLarge(limit: limit)
         case StoreError.backendUnavailable(let why):

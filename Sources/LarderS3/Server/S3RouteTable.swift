@@ -133,7 +133,8 @@ final class S3RouteTable: HTTPRequestHandler {
         let method = call.head.method
         // Any bucket a request names is one key segment not starting with
         // `.` (S3's names never do): Larder's own `.larder-s3/` stays hidden.
-        if let bucket = path.bucket, bucket.hasPrefix(".") || (try? StoreKey(bucket)) == nil {
+        // (A virtual-host bucket is what precedes `.localhost`: it may hold a `/`, which no bucket name has.)
+        if let bucket = path.bucket, bucket.hasPrefix(".") || bucket.contains("/") || (try? StoreKey(bucket)) == nil {
             throw method == .put ? S3Error.invalidBucketName(bucket) : S3Error.noSuchBucket(bucket)
         }
         if readsFixed { return try readFixed(call, path, query, operations.fixed) }

@@ -27,6 +27,7 @@ import botocore.credentials
 import botocore.httpchecksum
 from botocore.client import Config
 
+import scenario_support
 from scenario_support import check, error_code, plain_http
 
 SCENARIO, S3_URL, PLAIN_URL, ACCESS_KEY, SECRET = sys.argv[1:6]
@@ -531,17 +532,7 @@ def virtual_host():
 
 def signed_request(method, host, path_and_query, body=b""):
     """A request to Host `host` (sent to the listener's address), signed by botocore."""
-    request = botocore.awsrequest.AWSRequest(method=method, url=f"http://{host}{path_and_query}", data=body)
-    botocore.auth.S3SigV4Auth(botocore.credentials.Credentials(ACCESS_KEY, SECRET), "s3", "us-east-1").add_auth(request)
-    parsed = urllib.parse.urlparse(S3_URL)
-    connection = http.client.HTTPConnection(parsed.hostname, parsed.port, timeout=30)
-    headers = dict(request.headers.items())
-    headers["Host"] = host
-    connection.request(method, path_and_query, body=body or None, headers=headers)
-    response = connection.getresponse()
-    result = (response.status, response.read())
-    connection.close()
-    return result
+    return scenario_support.signed_request(S3_URL, ACCESS_KEY, SECRET, method, host, path_and_query, body)
 
 
 def raw_put(bucket, key, data, payload_hash=None, chunked=False, corrupt_trailer=False, garble_framing=False):

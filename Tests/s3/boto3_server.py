@@ -9,7 +9,6 @@ The server is started by Tests/LarderS3Tests/S3ServerTests.swift with the
 keys below (`KEYS`) and --allow-faults. Prints "ok" and exits 0 when every
 check of the scenario holds; an assertion names the first one that does not.
 """
-import http.client
 import json
 import sys
 import time
@@ -24,6 +23,7 @@ import botocore.credentials
 from botocore.client import Config
 from botocore.exceptions import ClientError
 
+import scenario_support
 from scenario_support import check, error_code, plain_http
 
 SCENARIO, S3_URL, PLAIN_URL = sys.argv[1:4]
@@ -266,17 +266,7 @@ def metrics():
 
 def signed_request(method, host, path_and_query, key="default-key", body=b""):
     """A request to Host `host` (sent to the listener's address), signed by botocore."""
-    request = botocore.awsrequest.AWSRequest(method=method, url=f"http://{host}{path_and_query}", data=body)
-    botocore.auth.S3SigV4Auth(botocore.credentials.Credentials(key, KEYS[key][0]), "s3", "us-east-1").add_auth(request)
-    parsed = urllib.parse.urlparse(S3_URL)
-    connection = http.client.HTTPConnection(parsed.hostname, parsed.port, timeout=30)
-    headers = dict(request.headers.items())
-    headers["Host"] = host
-    connection.request(method, path_and_query, body=body or None, headers=headers)
-    response = connection.getresponse()
-    result = (response.status, response.read())
-    connection.close()
-    return result
+    return scenario_support.signed_request(S3_URL, key, KEYS[key][0], method, host, path_and_query, body)
 
 
 SCENARIOS = {"namespaces": namespaces, "journal": journal_ops, "faults": faults, "metrics": metrics}

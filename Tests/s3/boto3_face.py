@@ -471,6 +471,10 @@ def multipart():
     check(done["ETag"].endswith('-2"'), f"complete's ETag {done['ETag']}")
     got = s3.get_object(Bucket="parts", Key="hand/made")
     check(got["Body"].read() == first + last and got["ContentType"] == "text/x-parts", "the assembled object and its type")
+    again = s3.complete_multipart_upload(Bucket="parts", Key="hand/made", UploadId=upload, MultipartUpload={"Parts": parts})
+    check(again["ETag"] == done["ETag"], f"a retried Complete answers as the first: {again}")
+    check(error_code(s3.complete_multipart_upload, Bucket="parts", Key="hand/made", UploadId=upload,
+                     MultipartUpload={"Parts": [parts[0]]}) == "NoSuchUpload", "a Complete of other parts once it is gone")
     check("Uploads" not in s3.list_multipart_uploads(Bucket="parts"), "the upload is gone once completed")
     check(error_code(s3.list_parts, Bucket="parts", Key="hand/made", UploadId=upload) == "NoSuchUpload", "its parts are gone")
     status, body = plain("GET", ".larder-s3/parts/")

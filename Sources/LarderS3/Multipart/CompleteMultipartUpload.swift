@@ -2,6 +2,7 @@ import Crypto
 import Dispatch
 import LarderHTTP
 import LarderStorage
+import LarderSupport
 import LarderValueFile
 
 /// CompleteMultipartUpload: the parts the request names, checked against
@@ -28,7 +29,8 @@ struct MultipartCompletion: Sendable {
             let record = MultipartLayout.record(bucket, id)
             let done: StoreReply<ObjectAttributes> = store.open(record).then { opened -> StoreReply<ObjectAttributes> in
                 guard case .success(let value) = opened else {
-                    return .now(.failure(opened.failure.map { $0 as? StoreError == .notFound ? S3Error.noSuchUpload(id) : $0 }!))
+                    guard case .failure(StoreError.notFound) = opened else { return .now(.failure(opened.failure!)) }
+                    return Self.alreadyCompleted(key, requested: requested, id: id, store: store)
                 }
                 let meta = value.metadata
                 value.close()
@@ -88,6 +90,35 @@ struct MultipartCompletion: Sendable {
                 return xml.response()
             }
         })
+    }
+
+    /// A Complete of an upload that is gone: a client's retry of a
+    /// Complete that did complete (boto3 retries one whose answer came after
+    /// its read timeout) answers as the first did, when the object is the
+    /// one these parts make (its ETag is the MD5 of their MD5s, with their
+    /// count); anything else is `NoSuchUpload`.
+    static func alreadyCompleted(_ key: StoreKey, requested: [(number: Int, etag: String)], id: String,
+                                 store: any ValueStore) -> StoreReply<ObjectAttributes> {
+        var md5s = Insecure.MD5()
+        for (_, etag) in requested {
+            let hex = Array(unquoted(etag).utf8)
+            guard hex.count == 32 else { return .now(.failure(S3Error.noSuchUpload(id))) }
+            var digest: [UInt8] = []
+            for i in stride(from: 0, to: 32, by: 2) {
+                guard let high = HexDigit.value(hex[i]), let low = HexDigit.value(hex[i + 1]) else {
+                    return .now(.failure(S3Error.noSuchUpload(id)))
+                }
+                digest.append(high << 4 | low)
+            }
+            md5s.update(data: digest)
+        }
+        let expected = Array(md5s.finalize())
+        return store.currentMetadata(of: key).map { meta throws -> ObjectAttributes in
+            guard let attributes = meta?.s3Attributes, attributes.parts == UInt32(requested.count), attributes.md5 == expected else {
+                throw S3Error.noSuchUpload(id)
+            }
+            return attributes
+        }
     }
 
     /// The uploaded parts the request names, in its order; S3's error for

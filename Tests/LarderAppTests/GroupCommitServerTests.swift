@@ -47,8 +47,10 @@ import Testing
         #expect(writes == Double(clients * perClient))
         // One writer alone needs two flushes per PUT; these shared them.
         // Unshared, each write takes two flushes (data, then rename). How
-        // much they share depends on the machine's load (see GroupCommitTests).
-        #expect(flushes > 0 && flushes < 2 * writes * 0.75, "\(flushes) flushes for \(writes) writes")
+        // much they share depends on the machine's load (see GroupCommitTests):
+        // under ThreadSanitizer on a loaded 2-core machine, barely, so the
+        // bound is only that some were shared.
+        #expect(flushes > 0 && flushes < 2 * writes, "\(flushes) flushes for \(writes) writes")
         server.stop(keepData: true)
 
         let restarted = try TestServer(dataDirectory: directory) { $0.store.fsync = true }

@@ -167,7 +167,7 @@ import Testing
             "--url", "http://127.0.0.1:\(server.port)",
             "--checks", "not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance,response_headers_conformance",
             "--phases", "examples,coverage,fuzzing",
-            "--max-examples", "50",
+            "--max-examples", "30",
             "--seed", "20261122",
             // Derandomized: the same cases every run (and so no example database).
             "--generation-deterministic",

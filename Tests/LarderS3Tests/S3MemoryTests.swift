@@ -14,8 +14,12 @@ import Glibc
 /// CRC32 trailer; signed chunks): the server's peak RSS stays bounded, and
 /// the object reads back whole through the plain API. On the `larder`
 /// binary, so that the process's RSS is the server's alone.
+///
+/// CI sends 512 MiB through each form (CI's time is counted);
+/// `LARDER_S3_MEMORY_MIB=1024 swift test --filter S3MemoryTests` sends the
+/// 1 GiB issue 20 names (peak RSS 39.9 MiB for each form on 2026-11-26).
 @Suite(.serialized) struct S3MemoryTests {
-    static let size = 1 << 30
+    static let size = (ProcessInfo.processInfo.environment["LARDER_S3_MEMORY_MIB"].flatMap { Int($0) } ?? 512) << 20
     static let chunkBytes = 1 << 16
 
     /// An `Authorization` signed with docs/s3.md's default keys (`target` may carry a query).
@@ -46,7 +50,7 @@ import Glibc
     }
 
     @Test(arguments: ["unsigned-trailer", "signed"])
-    func aGiBThroughAWSChunkedKeepsPeakRSSBounded(_ form: String) async throws {
+    func aLargeUploadThroughAWSChunkedKeepsPeakRSSBounded(_ form: String) async throws {
         let server = try await S3ChildServer.start(arguments: ["--no-fsync", "--gzip-level", "1", "--log-level", "warning"])
         defer { server.stop() }
         let port = try #require(Int(server.s3URL.split(separator: ":").last ?? ""))
@@ -115,7 +119,7 @@ import Glibc
         }
         #expect(get.status == 200 && received == Self.size && readCRC == crc)
         let peak = try #require(server.child.peakRSSKiB())
-        print("S3MemoryTests: larder peak RSS after a 1 GiB \(form) aws-chunked PUT and its GET: \(peak) KiB")
+        print("S3MemoryTests: larder peak RSS after a \(Self.size >> 20) MiB \(form) aws-chunked PUT and its GET: \(peak) KiB")
         #expect(peak < 64 * 1024, "peak RSS \(peak) KiB")
     }
 }

@@ -169,17 +169,19 @@ import FoundationNetworking
     }
 
     @Test func closedPortIsUnreachable() async throws {
-        let server = try TestServer()
-        let larder = Self.client(server)
-        server.stop()
+        // A port bound and not listening refuses connections, and stays ours
+        // (a stopped server's port can be taken by a parallel test).
+        let closed = try SilentListener(listening: false)
+        let larder = Self.client(port: closed.port)
         await #expect { try await larder.fetch("k") } throws: { error in
             guard case LarderError.unreachable(let url, _) = error else { return false }
-            return url.contains(":\(server.port)/store/k")
+            return url.contains(":\(closed.port)/store/k")
         }
         // The change feed says so when asked for, before any iteration.
         await #expect { try await larder.changes(prefix: "") } throws: { error in
             if case LarderError.unreachable = error { return true } else { return false }
         }
+        withExtendedLifetime(closed) {}
     }
 
     @Test func listingPagesThroughEveryKey() async throws {

@@ -6,11 +6,15 @@ import Glibc
 
 /// A loopback socket that listens but never accepts: a client's connect
 /// succeeds (the kernel completes it) and no answer ever comes.
+///
+/// With `listening: false` the port is bound and never listened on, so a
+/// connect is refused; while this object lives no other test can take the
+/// port, which a stopped server's freed port does not promise.
 public final class SilentListener {
     public let port: Int
     private let fd: Int32
 
-    public init() throws {
+    public init(listening: Bool = true) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw ClientError("socket: errno \(errno)") }
         var address = sockaddr_in()
@@ -20,7 +24,7 @@ public final class SilentListener {
         let fd = fd
         let bound = withUnsafeMutablePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
-                bind(fd, pointer, length) == 0 && listen(fd, 4) == 0 && getsockname(fd, pointer, &length) == 0
+                bind(fd, pointer, length) == 0 && (!listening || listen(fd, 4) == 0) && getsockname(fd, pointer, &length) == 0
             }
         }
         guard bound else {

@@ -9,7 +9,7 @@ struct CRC32C {
     var value: UInt32 { ~state }
 
     mutating func update(_ bytes: UnsafeRawBufferPointer) {
-        state = CRCTables.update32(state, bytes, CRCTables.crc32c)
+        state = CRCTables.update(state, bytes, CRCTables.crc32c)
     }
 
     /// Big-endian, as S3 encodes it (then base64).

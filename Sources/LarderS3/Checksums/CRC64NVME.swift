@@ -6,7 +6,7 @@ struct CRC64NVME {
     var value: UInt64 { ~state }
 
     mutating func update(_ bytes: UnsafeRawBufferPointer) {
-        state = CRCTables.update64(state, bytes, CRCTables.crc64nvme)
+        state = CRCTables.update(state, bytes, CRCTables.crc64nvme)
     }
 
     var bigEndianBytes: [UInt8] { withUnsafeBytes(of: value.bigEndian, Array.init) }

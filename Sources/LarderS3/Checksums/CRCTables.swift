@@ -15,28 +15,12 @@ enum CRCTables {
         return t
     }
 
-    static func update32(_ crc: UInt32, _ bytes: UnsafeRawBufferPointer, _ tables: [[UInt32]]) -> UInt32 {
-        var c = crc
-        var i = 0
-        let n = bytes.count
-        tables.withUnsafeBufferPointer { t in
-            let (t0, t1, t2, t3) = (t[0], t[1], t[2], t[3])
-            let (t4, t5, t6, t7) = (t[4], t[5], t[6], t[7])
-            while i + 8 <= n {
-                let lo = c ^ (UInt32(bytes[i]) | UInt32(bytes[i + 1]) << 8 | UInt32(bytes[i + 2]) << 16 | UInt32(bytes[i + 3]) << 24)
-                c = t7[Int(lo & 0xFF)] ^ t6[Int(lo >> 8 & 0xFF)] ^ t5[Int(lo >> 16 & 0xFF)] ^ t4[Int(lo >> 24)]
-                    ^ t3[Int(bytes[i + 4])] ^ t2[Int(bytes[i + 5])] ^ t1[Int(bytes[i + 6])] ^ t0[Int(bytes[i + 7])]
-                i += 8
-            }
-            while i < n {
-                c = (c >> 8) ^ t0[Int((c ^ UInt32(bytes[i])) & 0xFF)]
-                i += 1
-            }
-        }
-        return c
-    }
-
-    static func update64(_ crc: UInt64, _ bytes: UnsafeRawBufferPointer, _ tables: [[UInt64]]) -> UInt64 {
+    /// The CRC `crc` (its running state) over `bytes` more, with `tables`
+    /// of `tables(polynomial:)`. Eight bytes at a time: the word of eight
+    /// data bytes, the state folded into its low bytes, looked up byte by
+    /// byte in the table for how many bytes follow it. One body for both
+    /// widths (a 32-bit state leaves the word's high bytes as data).
+    static func update<T: FixedWidthInteger & UnsignedInteger>(_ crc: T, _ bytes: UnsafeRawBufferPointer, _ tables: [[T]]) -> T {
         var c = crc
         var i = 0
         let n = bytes.count
@@ -46,13 +30,13 @@ enum CRCTables {
             while i + 8 <= n {
                 var word: UInt64 = 0
                 for j in 0..<8 { word |= UInt64(bytes[i + j]) << (8 * UInt64(j)) }
-                let x = c ^ word
+                let x = UInt64(c) ^ word
                 c = t7[Int(x & 0xFF)] ^ t6[Int(x >> 8 & 0xFF)] ^ t5[Int(x >> 16 & 0xFF)] ^ t4[Int(x >> 24 & 0xFF)]
                     ^ t3[Int(x >> 32 & 0xFF)] ^ t2[Int(x >> 40 & 0xFF)] ^ t1[Int(x >> 48 & 0xFF)] ^ t0[Int(x >> 56)]
                 i += 8
             }
             while i < n {
-                c = (c >> 8) ^ t0[Int((c ^ UInt64(bytes[i])) & 0xFF)]
+                c = (c >> 8) ^ t0[Int(truncatingIfNeeded: (c ^ T(bytes[i])) & 0xFF)]
                 i += 1
             }
         }

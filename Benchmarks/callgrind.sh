@@ -6,6 +6,8 @@
 #   bash Benchmarks/callgrind.sh                       # this checkout
 #   N=2000 BASELINE=/path/to/older/larder bash Benchmarks/callgrind.sh   # and an older build
 #   NAMESPACE=w1 bash Benchmarks/callgrind.sh          # also a 1 KiB GET in namespace w1 (/ns/w1/store/...)
+#   NGINX=0 bash Benchmarks/callgrind.sh                # without nginx WebDAV (measured by default,
+#                                                      # the same way: one process, N and 2N requests)
 #   BASELINE=.build/release/larder BASELINE_FLAGS="--journal 0" bash Benchmarks/callgrind.sh
 #                                                      # one build with a feature on and off (LARDER_FLAGS: this checkout's)
 #
@@ -24,7 +26,7 @@ ROOT=$PWD
 . "$ROOT/Benchmarks/common.sh"
 OUTDIR=$ROOT/.build/benchmarks
 mkdir -p "$OUTDIR"
-need_tools valgrind python3 curl
+need_tools valgrind python3 curl nginx:nginx-light
 WORK=$(mktemp -d /tmp/larder-callgrind.XXXXXX)
 VPID=""
 cleanup() {
@@ -58,6 +60,46 @@ pick() {
   printf '%s\n' "$out"
 }
 
+# start_nginx_under_callgrind DIR: nginx WebDAV (the yardstick of
+# Benchmarks/run.sh, its location and settings) as one process, no master,
+# under callgrind; sets VPID, prints its URL
+start_nginx_under_callgrind() {
+  local dir=$1 port
+  port=$(free_port)
+  mkdir -p "$dir/root/store/bench" "$dir/tmp"
+  {
+    [ "$(id -u)" -eq 0 ] && echo "user root;"
+    cat <<CONF
+daemon off;
+master_process off;
+worker_processes 1;
+pid $dir/nginx.pid;
+error_log $dir/nginx-error.log;
+events { worker_connections 1024; }
+http {
+  access_log off;
+  sendfile on;
+  client_body_temp_path $dir/tmp;
+  proxy_temp_path $dir/tmp;
+  fastcgi_temp_path $dir/tmp;
+  uwsgi_temp_path $dir/tmp;
+  scgi_temp_path $dir/tmp;
+  server {
+    listen 127.0.0.1:$port;
+    root $dir/root;
+    location /store/ { dav_methods PUT DELETE; create_full_put_path on; client_max_body_size 4g; }
+  }
+}
+CONF
+  } >"$dir/nginx.conf"
+  valgrind --tool=callgrind --callgrind-out-file="$dir/cg.out" --dump-instr=no \
+    --vgdb=yes "$(command -v nginx)" -c "$dir/nginx.conf" -e "$dir/nginx-error.log" \
+    >"$dir/stdout" 2>"$dir/valgrind.log" &
+  VPID=$!
+  for _ in $(seq 600); do curl -s -o /dev/null "http://127.0.0.1:$port/" && break; sleep 0.1; done
+  echo "http://127.0.0.1:$port"
+}
+
 # measure NAME BINARY: prints "GET PUT" instructions per request
 measure() {
   # Every build runs in a directory whose path has the same length (the name
@@ -71,14 +113,18 @@ measure() {
   # A copy without debug info: this valgrind cannot read the DWARF 5 that
   # clang gives swift-crypto's BoringSSL, and the symbol table (kept) is
   # all the function names need.
-  local bin=$dir/larder
-  cp "$2" "$bin" && strip --strip-debug "$bin"
-  valgrind --tool=callgrind --callgrind-out-file="$dir/cg.out" --dump-instr=no \
-    --vgdb=yes "$bin" --port 0 --data-dir "$dir/data" --no-fsync --log-level warning $3 \
-    >"$dir/stdout" 2>"$dir/valgrind.log" &
-  VPID=$!
   local url
-  url=$(wait_url "$dir/stdout" "$dir/valgrind.log" 600 0.1) || exit 1
+  if [ "$name" = nginx ]; then
+    url=$(start_nginx_under_callgrind "$dir") || exit 1
+  else
+    local bin=$dir/larder
+    cp "$2" "$bin" && strip --strip-debug "$bin"
+    valgrind --tool=callgrind --callgrind-out-file="$dir/cg.out" --dump-instr=no \
+      --vgdb=yes "$bin" --port 0 --data-dir "$dir/data" --no-fsync --log-level warning $3 \
+      >"$dir/stdout" 2>"$dir/valgrind.log" &
+    VPID=$!
+    url=$(wait_url "$dir/stdout" "$dir/valgrind.log" 600 0.1) || exit 1
+  fi
   one_kib_value "$dir/value"
   curl -sf -T "$dir/value" "$url/store/bench/get" -o /dev/null
   $BENCH requests "$url/store/bench/get" "$WARMUP" get
@@ -144,5 +190,11 @@ fi
 if [ -n "${BASELINE:-}" ]; then
   read -r BGET BPUT < <(measure baseline "$BASELINE" "${BASELINE_FLAGS:-}")
   printf 'baseline: instructions per GET: %s, per PUT: %s\n' "$BGET" "$BPUT" | tee -a "$RESULTS"
+fi
+if [ "${NGINX:-1}" = 1 ]; then
+  read -r NGET NPUT < <(measure nginx nginx "")
+  printf 'nginx:    instructions per GET: %s, per PUT: %s\n' "$NGET" "$NPUT" | tee -a "$RESULTS"
+  printf 'larder / nginx: GET %s, PUT %s\n' "$(python3 -c "print(f'{$GET / $NGET:.2f}x')")" \
+    "$(python3 -c "print(f'{$PUT / $NPUT:.2f}x')")" | tee -a "$RESULTS"
 fi
 echo "details: $RESULTS"

@@ -33,9 +33,7 @@ extension DiskStore {
 
     func createTempFile(for key: StoreKey, name: String) throws -> (String, Int32) {
         try locked(rootQueue) { () -> (String, Int32) in
-            let directories = DiskNames.relativeDirectories(key.segments.dropLast())
-            let directory = ([valuesRoot] + directories).joined(separator: "/")
-            let path = directory + "/" + name
+            let path = valuesRoot + "/" + DiskNames.relativeDirectory(of: key) + name
             var attempt = 0
             while true {
                 let fd = POSIX.openPath(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)

@@ -9,7 +9,7 @@ extension JournalRecord {
     /// inside the namespace starts `pathOffset` bytes into the target.
     init(_ request: borrowing HTTPAnsweredRequest, _ response: borrowing HTTPResponse, pathOffset: Int32) {
         var etag: String?, fault: String?
-        response.headers.withUnsafeBufferPointer { headers in
+        func look(_ headers: UnsafeBufferPointer<(String, String)>) {
             for i in headers.indices {
                 // Larder's own answers spell both as here; lengths first, so
                 // other headers cost one integer compare each.
@@ -20,6 +20,8 @@ extension JournalRecord {
                 }
             }
         }
+        response.headers.withUnsafeBufferPointer(look)
+        response.headerBlock?.fields.withUnsafeBufferPointer(look)
         var status = Int16(truncatingIfNeeded: response.status.code)
         var bytesOut = request.responseBodyBytes
         switch response.networkFault {

@@ -123,6 +123,7 @@ struct CORS: LarderMiddleware {
 
     /// Adds a header; `Vary` joins an existing `Vary` field instead.
     private static func add(_ name: String, _ value: String, to response: inout HTTPResponse) {
+        if name == "Vary" { response.expandHeaderBlock() }
         if name == "Vary", let i = response.headers.firstIndex(where: { $0.0.lowercased() == "vary" }) {
             response.headers[i].1 += ", " + value
         } else {

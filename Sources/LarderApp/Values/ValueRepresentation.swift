@@ -1,3 +1,4 @@
+import LarderModel
 import LarderHTTP
 import LarderStorage
 import LarderValueFile
@@ -55,17 +56,8 @@ struct ValueRepresentation: Sendable {
                 break
             }
         }
-        var headers: [(String, String)] = [
-            ("Content-Type", meta.contentType),
-            ("ETag", etag),
-            ("Last-Modified", HTTPDate.format(secondsSince1970: meta.modifiedSeconds)),
-            ("Vary", "Accept-Encoding"),
-            ("Cache-Control", "no-cache"),
-            ("Accept-Ranges", "bytes"),
-            ("Larder-Source", value.source.rawValue),
-        ]
-        if let expires = meta.expiresNanos { headers.append(("Larder-Expires", Self.httpDate(nanos: expires))) }
-        if gzip { headers.append(("Content-Encoding", "gzip")) }
+        var headers: [(String, String)] = []
+        let block = Self.headerBlock(value, etag: etag, gzip: gzip)
         let length = gzip ? Int64(value.gzipLength) : Int64(meta.size)
 
         var start: Int64 = 0
@@ -89,7 +81,8 @@ struct ValueRepresentation: Sendable {
         }
         if head.method == .head {
             // The encoder sends no body for HEAD; the stream only carries the length.
-            return HTTPResponse(status: status, headers: headers, body: .stream(StoreBodyStream(value.gzipStream()), length: count))
+            return HTTPResponse(status: status, headers: headers, headerBlock: block,
+                                body: .stream(StoreBodyStream(value.gzipStream()), length: count))
         }
         let body: HTTPResponseBody = try ErrorMapping.run(logger, context: "GET \(meta.key)") { () throws -> HTTPResponseBody in
             // A truncated file is an error before the status line goes out, never a short value.
@@ -108,7 +101,46 @@ struct ValueRepresentation: Sendable {
             do { try stream.skip(start) } catch { stream.close(); throw error }
             return .stream(StoreBodyStream(stream), length: count)
         }
-        return HTTPResponse(status: status, headers: headers, body: body)
+        return HTTPResponse(status: status, headers: headers, headerBlock: block, body: body)
+    }
+
+    /// The fields every 200 (or 206) of this representation carries, the
+    /// same for every GET of this version of the value: formatted once for a
+    /// value served from the cache (kept in its memo), else now.
+    static func headerBlock(_ value: StoredValue, etag: String, gzip: Bool) -> HTTPHeaderBlock {
+        if let memo = value.cacheMemo {
+            if let kept = memo.kept(gzip: gzip) as? KeptHead, kept.source == value.source { return kept.block }
+            let block = headerBlock(value.metadata, etag: etag, gzip: gzip, source: value.source)
+            memo.keep(KeptHead(source: value.source, block: block), gzip: gzip)
+            return block
+        }
+        return headerBlock(value.metadata, etag: etag, gzip: gzip, source: value.source)
+    }
+
+    private static func headerBlock(_ meta: ValueMetadata, etag: String, gzip: Bool, source: ValueSource) -> HTTPHeaderBlock {
+        var fields: [(String, String)] = [
+            ("Content-Type", meta.contentType),
+            ("ETag", etag),
+            ("Last-Modified", HTTPDate.format(secondsSince1970: meta.modifiedSeconds)),
+            ("Vary", "Accept-Encoding"),
+            ("Cache-Control", "no-cache"),
+            ("Accept-Ranges", "bytes"),
+            ("Larder-Source", source.rawValue),
+        ]
+        if let expires = meta.expiresNanos { fields.append(("Larder-Expires", httpDate(nanos: expires))) }
+        if gzip { fields.append(("Content-Encoding", "gzip")) }
+        return HTTPHeaderBlock(fields)
+    }
+
+    /// A cached value's formatted head, with the source it was formatted
+    /// for (the same file may be served as a fixture and as a value).
+    private final class KeptHead: Sendable {
+        let source: ValueSource
+        let block: HTTPHeaderBlock
+        init(source: ValueSource, block: HTTPHeaderBlock) {
+            self.source = source
+            self.block = block
+        }
     }
 
     /// `If-Range` with the representation's strong ETag. A date never

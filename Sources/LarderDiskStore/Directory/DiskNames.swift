@@ -31,12 +31,46 @@ enum DiskNames {
     }
 
     static func relativePath(of key: StoreKey) -> String {
+        if let path = plainPath(key.bytes, withFile: true) { return path }
         var path = ""
         for segment in key.segments.dropLast() {
             path += directoryName(segment)
             path += "/"
         }
         return path + key.segments.last!
+    }
+
+    /// The directories of `key`'s file, each followed by `/` (empty for a
+    /// key of one segment).
+    static func relativeDirectory(of key: StoreKey) -> String {
+        if let path = plainPath(key.bytes, withFile: false) { return path }
+        return relativeDirectories(key.segments.dropLast()).map { $0 + "/" }.joined()
+    }
+
+    /// The key's path (or only its directories' part) when no directory is
+    /// hashed: the key's bytes with a backslash before every `/`, written
+    /// in one pass (every write asks for it twice). Nil when a directory
+    /// segment is too long to be named plainly.
+    private static func plainPath(_ key: [UInt8], withFile: Bool) -> String? {
+        key.withUnsafeBufferPointer { bytes -> String? in
+            var slashes = 0, run = 0, lastSlash = -1
+            for (i, c) in bytes.enumerated() where c == 0x2F {
+                run = i - lastSlash - 1
+                if run >= StoreKey.maxSegmentBytes { return nil }
+                slashes += 1
+                lastSlash = i
+            }
+            let end = withFile ? bytes.count : lastSlash + 1
+            return String(unsafeUninitializedCapacity: end + slashes) { out in
+                var o = 0
+                for i in 0..<end {
+                    if bytes[i] == 0x2F { out[o] = backslash; o += 1 }
+                    out[o] = bytes[i]
+                    o += 1
+                }
+                return o
+            }
+        }
     }
 
     static func relativePath(of prefix: StorePrefix) -> String {

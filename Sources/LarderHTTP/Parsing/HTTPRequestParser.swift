@@ -102,108 +102,94 @@ package struct HTTPRequestParser {
     }
 
     /// `head` spans the request line through the final empty line.
+    ///
+    /// Read in place through the raw buffer (each request passes here: a
+    /// generic slice operation costs tens of instructions a byte); the bytes
+    /// are copied once, for the headers to keep.
     private static func parseHead(_ head: UnsafeRawBufferPointer, requestLineEnd: Int) throws -> HTTPRequestHead {
-        let bytes = Array(head)
         // Request line: method SP target SP version.
         var lineLength = requestLineEnd
-        if lineLength > 0 && bytes[lineLength - 1] == 0x0D { lineLength -= 1 }
-        guard let sp1 = bytes[0..<lineLength].firstIndex(of: 0x20),
-              let sp2 = bytes[(sp1 + 1)..<lineLength].firstIndex(of: 0x20) else {
+        if lineLength > 0 && head[lineLength - 1] == 0x0D { lineLength -= 1 }
+        guard let sp1 = index(of: 0x20, in: head, from: 0, to: lineLength),
+              let sp2 = index(of: 0x20, in: head, from: sp1 + 1, to: lineLength) else {
             throw bad("the request line is not 'METHOD target HTTP/1.1'")
         }
-        let methodBytes = bytes[0..<sp1]
+        let methodBytes = UnsafeRawBufferPointer(rebasing: head[0..<sp1])
         guard !methodBytes.isEmpty, methodBytes.allSatisfy(isTokenByte) else { throw bad("the method is not a token") }
         let method = parseMethod(methodBytes)
-        let targetBytes = bytes[(sp1 + 1)..<sp2]
-        let versionBytes = bytes[(sp2 + 1)..<lineLength]
-        let version: HTTPVersion
-        if versionBytes.elementsEqual("HTTP/1.1".utf8) {
-            version = .http11
-        } else if versionBytes.elementsEqual("HTTP/1.0".utf8) {
-            version = .http10
-        } else if versionBytes.count == 8, versionBytes.starts(with: "HTTP/".utf8),
-                  isDigit(versionBytes[sp2 + 6]), versionBytes[sp2 + 7] == 0x2E, isDigit(versionBytes[sp2 + 8]) {
-            // RFC 9110 2.5: a higher minor version of a major version we
-            // implement is processed as the highest minor we conform to.
-            guard versionBytes[sp2 + 6] == 0x31 else {
-                throw HTTPError(.versionNotSupported, .versionNotSupported, "only HTTP/1.x is supported", closeConnection: true)
-            }
-            version = .http11
-        } else {
-            throw bad("the request line does not end in a valid HTTP version")
-        }
-        let target = try parseTarget(targetBytes, method: method)
+        let version = try parseVersion(UnsafeRawBufferPointer(rebasing: head[(sp2 + 1)..<lineLength]))
+        let target = try parseTarget(UnsafeRawBufferPointer(rebasing: head[(sp1 + 1)..<sp2]), method: method)
 
         // Header fields.
         var fields: [(name: Range<Int>, value: Range<Int>)] = []
+        fields.reserveCapacity(12)
         var contentLength: Int64? = nil
         var transferCodings: [String] = []
         var sawTransferEncoding = false
         var connectionClose = false
-        var connectionKeepAlive = false
         var expectsContinue = false
         var hostCount = 0
         var lineStart = requestLineEnd + 1
-        while lineStart < bytes.count {
-            var lineEnd = lineStart
-            while bytes[lineEnd] != 0x0A { lineEnd += 1 }
+        while lineStart < head.count {
+            // The head ends with an empty line, so every line has its LF.
+            let lineEnd = index(of: 0x0A, in: head, from: lineStart, to: head.count)!
             var contentEnd = lineEnd
-            if contentEnd > lineStart && bytes[contentEnd - 1] == 0x0D { contentEnd -= 1 }
+            if contentEnd > lineStart && head[contentEnd - 1] == 0x0D { contentEnd -= 1 }
             defer { lineStart = lineEnd + 1 }
             if contentEnd == lineStart { break }  // the empty line
-            if bytes[lineStart] == 0x20 || bytes[lineStart] == 0x09 {
+            if head[lineStart] == 0x20 || head[lineStart] == 0x09 {
                 throw bad("obsolete line folding in headers is not accepted")
             }
-            guard let colon = bytes[lineStart..<contentEnd].firstIndex(of: 0x3A) else {
+            guard let colon = index(of: 0x3A, in: head, from: lineStart, to: contentEnd) else {
                 throw bad("a header line has no colon")
             }
-            guard colon > lineStart, bytes[lineStart..<colon].allSatisfy(isTokenByte) else {
+            let name = UnsafeRawBufferPointer(rebasing: head[lineStart..<colon])
+            guard colon > lineStart, name.allSatisfy(isTokenByte) else {
                 throw bad("a header name is empty or contains invalid characters (whitespace before ':' is not allowed)")
             }
             var vs = colon + 1
             var ve = contentEnd
-            while vs < ve && (bytes[vs] == 0x20 || bytes[vs] == 0x09) { vs += 1 }
-            while ve > vs && (bytes[ve - 1] == 0x20 || bytes[ve - 1] == 0x09) { ve -= 1 }
+            while vs < ve && (head[vs] == 0x20 || head[vs] == 0x09) { vs += 1 }
+            while ve > vs && (head[ve - 1] == 0x20 || head[ve - 1] == 0x09) { ve -= 1 }
             for i in vs..<ve {
-                let c = bytes[i]
+                let c = head[i]
                 if (c < 0x20 && c != 0x09) || c == 0x7F { throw bad("a header value contains a control character") }
             }
             fields.append((lineStart..<colon, vs..<ve))
-            let name = bytes[lineStart..<colon]
-            let value = bytes[vs..<ve]
-            if equalsLower(name, "content-length") {
+            let value = UnsafeRawBufferPointer(rebasing: head[vs..<ve])
+            // The names the framing depends on, told apart by length first.
+            switch name.count {
+            case 14 where equalsLower(name, "content-length"):
                 // Empty list members (`Content-Length: ,`) are not skipped: a
                 // length that parses as nothing must not mean "no body".
                 for part in value.split(separator: 0x2C, omittingEmptySubsequences: false) {
-                    let trimmed = trimOWS(part)
-                    guard let n = parseDecimal(trimmed) else { throw bad("Content-Length is not a number") }
+                    guard let n = parseDecimal(trimOWS(part)) else { throw bad("Content-Length is not a number") }
                     if let existing = contentLength, existing != n {
                         throw bad("conflicting Content-Length values")
                     }
                     contentLength = n
                 }
                 if value.isEmpty { throw bad("Content-Length is empty") }
-            } else if equalsLower(name, "transfer-encoding") {
+            case 17 where equalsLower(name, "transfer-encoding"):
                 sawTransferEncoding = true
                 for part in value.split(separator: 0x2C) {
                     let coding = String(decoding: trimOWS(part).map(asciiLower), as: UTF8.self)
                     if !coding.isEmpty { transferCodings.append(coding) }
                 }
-            } else if equalsLower(name, "connection") {
-                for part in value.split(separator: 0x2C) {
-                    let token = trimOWS(part)
-                    if equalsLower(token, "close") { connectionClose = true }
-                    if equalsLower(token, "keep-alive") { connectionKeepAlive = true }
+            case 10 where equalsLower(name, "connection"):
+                for part in value.split(separator: 0x2C) where equalsLower(trimOWS(part), "close") {
+                    connectionClose = true
                 }
-            } else if equalsLower(name, "expect") {
-                if equalsLower(value, "100-continue") {
-                    expectsContinue = true
-                } else {
+            case 6 where equalsLower(name, "expect"):
+                guard equalsLower(value, "100-continue") else {
                     throw HTTPError(.expectationFailed, .expectationFailed, "only 'Expect: 100-continue' is supported", closeConnection: true)
                 }
-            } else if equalsLower(name, "host") {
+                expectsContinue = true
+            case 4 where equalsLower(name, "host"):
                 hostCount += 1
                 guard isValidHost(value) else { throw bad("the Host header is not a valid host[:port]") }
+            default:
+                break
             }
         }
 
@@ -225,15 +211,34 @@ package struct HTTPRequestParser {
         if version == .http11 && hostCount != 1 {
             throw bad(hostCount == 0 ? "an HTTP/1.1 request needs a Host header" : "more than one Host header")
         }
+        // HTTP/1.0 keep-alive is not offered: 1.0 is answered and closed.
         let keepAlive = version == .http11 && !connectionClose
-        _ = connectionKeepAlive  // HTTP/1.0 keep-alive is not offered: 1.0 is answered and closed.
         return HTTPRequestHead(method: method, version: version, target: target,
-                               headers: HTTPHeaders(bytes: bytes, fields: fields),
+                               headers: HTTPHeaders(bytes: Array(head), fields: fields),
                                contentLength: isChunked ? nil : contentLength, isChunked: isChunked,
                                expectsContinue: expectsContinue && version == .http11, keepAlive: keepAlive)
     }
 
-    private static func parseMethod(_ m: ArraySlice<UInt8>) -> HTTPMethod {
+    /// The first `byte` in `buffer[from..<to]`.
+    @inline(__always)
+    private static func index(of byte: UInt8, in buffer: UnsafeRawBufferPointer, from: Int, to: Int) -> Int? {
+        guard from < to, let p = memchr(buffer.baseAddress! + from, Int32(byte), to - from) else { return nil }
+        return buffer.baseAddress!.distance(to: UnsafeRawPointer(p))
+    }
+
+    private static func parseVersion(_ v: UnsafeRawBufferPointer) throws -> HTTPVersion {
+        guard v.count == 8, v.starts(with: "HTTP/".utf8), isDigit(v[5]), v[6] == 0x2E, isDigit(v[7]) else {
+            throw bad("the request line does not end in a valid HTTP version")
+        }
+        // RFC 9110 2.5: a higher minor version of a major version we
+        // implement is processed as the highest minor we conform to.
+        guard v[5] == 0x31 else {
+            throw HTTPError(.versionNotSupported, .versionNotSupported, "only HTTP/1.x is supported", closeConnection: true)
+        }
+        return v[7] == 0x30 ? .http10 : .http11
+    }
+
+    private static func parseMethod(_ m: UnsafeRawBufferPointer) -> HTTPMethod {
         switch m.count {
         case 3:
             if m.elementsEqual("GET".utf8) { return .get }
@@ -252,42 +257,40 @@ package struct HTTPRequestParser {
         return .other(String(decoding: m, as: UTF8.self))
     }
 
-    private static func parseTarget(_ t: ArraySlice<UInt8>, method: HTTPMethod) throws -> String {
+    private static func parseTarget(_ t: UnsafeRawBufferPointer, method: HTTPMethod) throws -> String {
         guard !t.isEmpty else { throw bad("the request target is empty") }
         // Every form is checked whole, before absolute-form is reduced: no
-        // byte of the target (authority and query included) may be a control.
-        // A fragment is never sent (RFC 9112 3.2: the target has none); a
-        // `#` taken as part of a key would name a key the client never meant.
-        // (Checked in the same pass: this loop is on every request.)
-        for c in t where c < 0x20 || c == 0x7F || c == 0x23 {
-            if c == 0x23 { throw bad("the request target contains '#' (a fragment is not sent; encode it as %23)") }
-            throw bad("the request target contains a control character or space")
+        // byte of the target (authority and query included) may be a control
+        // or a space. A fragment is never sent (RFC 9112 3.2: the target has
+        // none); a `#` taken as part of a key would name a key the client
+        // never meant. (One pass: this loop is on every request.)
+        var ascii = true
+        for c in t {
+            if c <= 0x20 || c == 0x7F || c == 0x23 {
+                if c == 0x23 { throw bad("the request target contains '#' (a fragment is not sent; encode it as %23)") }
+                throw bad("the request target contains a control character or space")
+            }
+            if c >= 0x80 { ascii = false }
         }
-        var bytes = t
-        if bytes.elementsEqual("*".utf8) {
+        if t.count == 1 && t[0] == 0x2A {
             guard method == .options else { throw bad("'*' is only a target for OPTIONS") }
             return "*"
         }
+        var bytes = t
         // absolute-form: keep the path and query; a query without a path
         // (`http://host?q`) gets the path `/`.
         var prefix = ""
-        let lowered = bytes.prefix(8).map(asciiLower)
-        if lowered.starts(with: "http://".utf8) || lowered.starts(with: "https://".utf8) {
-            let afterScheme = bytes.startIndex + (lowered.starts(with: "https://".utf8) ? 8 : 7)
-            if let slash = bytes[afterScheme...].firstIndex(where: { $0 == 0x2F || $0 == 0x3F }) {
-                bytes = bytes[slash...]
+        if t[0] != 0x2F {
+            let lowered = t.prefix(8).map(asciiLower)
+            if lowered.starts(with: "http://".utf8) || lowered.starts(with: "https://".utf8) {
+                let afterScheme = lowered.starts(with: "https://".utf8) ? 8 : 7
+                guard let slash = t[afterScheme...].firstIndex(where: { $0 == 0x2F || $0 == 0x3F }) else { return "/" }
+                bytes = UnsafeRawBufferPointer(rebasing: t[slash...])
                 if bytes.first == 0x3F { prefix = "/" }
-            } else {
-                return "/"
             }
         }
         guard prefix == "/" || bytes.first == 0x2F else { throw bad("the request target must start with '/'") }
-        var ascii = true
-        for c in bytes {
-            if c <= 0x20 || c == 0x7F { throw bad("the request target contains a control character or space") }
-            if c >= 0x80 { ascii = false }
-        }
-        if ascii { return prefix + String(decoding: bytes, as: UTF8.self) }
+        if ascii { return prefix.isEmpty ? String(decoding: bytes, as: UTF8.self) : prefix + String(decoding: bytes, as: UTF8.self) }
         // Raw non-ASCII bytes: percent-encode them so key decoding sees them exactly.
         var out = prefix
         let hex: [Character] = Array("0123456789ABCDEF")
@@ -325,7 +328,7 @@ package struct HTTPRequestParser {
     /// and 3.2.3), uri-host being an IP-literal in brackets or a reg-name
     /// (which IPv4 addresses are too), the port digits only. Empty is
     /// valid: a client sends an empty Host for a target without authority.
-    static func isValidHost(_ value: ArraySlice<UInt8>) -> Bool {
+    static func isValidHost(_ value: UnsafeRawBufferPointer) -> Bool {
         var i = value.startIndex
         if i < value.endIndex && value[i] == 0x5B {
             guard let close = value[i...].firstIndex(of: 0x5D) else { return false }
@@ -350,23 +353,31 @@ package struct HTTPRequestParser {
 
     /// The characters of an IPv6address (hex digits, colons, and dots for
     /// an embedded IPv4): enough to refuse what is no address at all.
-    private static func isIPv6Shaped(_ s: ArraySlice<UInt8>) -> Bool {
+    private static func isIPv6Shaped(_ s: Slice<UnsafeRawBufferPointer>) -> Bool {
         s.count >= 2 && s.contains(0x3A) && s.allSatisfy { HexDigit.isDigit($0) || $0 == 0x3A || $0 == 0x2E }
     }
 
     /// IPvFuture: "v" 1*HEXDIG "." 1*( unreserved / sub-delims / ":" ).
-    private static func isIPvFuture(_ s: ArraySlice<UInt8>) -> Bool {
+    private static func isIPvFuture(_ s: Slice<UnsafeRawBufferPointer>) -> Bool {
         guard let v = s.first, v == 0x76 || v == 0x56, let dot = s.firstIndex(of: 0x2E) else { return false }
         let version = s[(s.startIndex + 1)..<dot], rest = s[(dot + 1)...]
         return !version.isEmpty && version.allSatisfy(HexDigit.isDigit)
             && !rest.isEmpty && rest.allSatisfy { isUnreservedOrSubDelim($0) || $0 == 0x3A }
     }
 
-    private static func equalsLower(_ a: ArraySlice<UInt8>, _ b: String) -> Bool {
-        a.count == b.utf8.count && zip(a, b.utf8).allSatisfy { asciiLower($0) == $1 }
+    /// Whether `a` is `b` (lowercase ASCII) in any case.
+    @inline(__always)
+    private static func equalsLower<C: Collection<UInt8>>(_ a: C, _ b: StaticString) -> Bool {
+        guard a.count == b.utf8CodeUnitCount else { return false }
+        var p = b.utf8Start
+        for c in a {
+            if asciiLower(c) != p.pointee { return false }
+            p += 1
+        }
+        return true
     }
 
-    private static func trimOWS(_ s: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
+    private static func trimOWS(_ s: Slice<UnsafeRawBufferPointer>) -> Slice<UnsafeRawBufferPointer> {
         var s = s
         while let f = s.first, f == 0x20 || f == 0x09 { s = s.dropFirst() }
         while let l = s.last, l == 0x20 || l == 0x09 { s = s.dropLast() }
@@ -374,7 +385,7 @@ package struct HTTPRequestParser {
     }
 
     /// 1*DIGIT, no sign, no overflow.
-    static func parseDecimal(_ s: ArraySlice<UInt8>) -> Int64? {
+    static func parseDecimal<C: Collection<UInt8>>(_ s: C) -> Int64? {
         guard !s.isEmpty, s.count <= 18 else { return nil }
         var n: Int64 = 0
         for c in s {

@@ -34,6 +34,8 @@ public enum HTTPResponseBody {
 public struct HTTPResponse: @unchecked Sendable {
     public var status: HTTPStatus
     public var headers: [(String, String)]
+    /// Fields formatted before, sent after `headers` (a cached value's head).
+    public var headerBlock: HTTPHeaderBlock?
     public var body: HTTPResponseBody
     /// Close the connection after this response.
     public var closeConnection = false
@@ -41,9 +43,11 @@ public struct HTTPResponse: @unchecked Sendable {
     /// this answer plainly (`--allow-faults`); nil: sent as usual.
     public var networkFault: HTTPNetworkFault?
 
-    public init(status: HTTPStatus, headers: [(String, String)] = [], body: HTTPResponseBody = .empty) {
+    public init(status: HTTPStatus, headers: [(String, String)] = [], headerBlock: HTTPHeaderBlock? = nil,
+                body: HTTPResponseBody = .empty) {
         self.status = status
         self.headers = headers
+        self.headerBlock = headerBlock
         self.body = body
     }
 
@@ -66,7 +70,22 @@ public struct HTTPResponse: @unchecked Sendable {
 
     /// The first value of a header the response carries (case-insensitive).
     public func header(_ name: String) -> String? {
-        headers.first { $0.0.utf8.count == name.utf8.count && $0.0.lowercased() == name.lowercased() }?.1
+        let matches = { (field: (String, String)) in field.0.utf8.count == name.utf8.count && field.0.lowercased() == name.lowercased() }
+        return headers.first(where: matches)?.1 ?? headerBlock?.fields.first(where: matches)?.1
+    }
+
+    /// Every field, the block's after `headers`.
+    public var allHeaders: [(String, String)] {
+        guard let headerBlock else { return headers }
+        return headers + headerBlock.fields
+    }
+
+    /// Moves the block's fields into `headers`, for a change to a field the
+    /// block holds (joining a `Vary`).
+    public mutating func expandHeaderBlock() {
+        guard let headerBlock else { return }
+        headers += headerBlock.fields
+        self.headerBlock = nil
     }
 
     /// Releases what the body holds (an open file) when the response is dropped unsent.

@@ -32,6 +32,10 @@ enum ResponseEncoder {
             output.append(value)
             output.append("\r\n")
         }
+        if let block = response.headerBlock {
+            output.append(block.bytes)
+            hasLength = hasLength || block.hasContentLength
+        }
         output.append("Date: ")
         output.append(HTTPDate.nowBytes())
         output.append("\r\nServer: larder\r\n")

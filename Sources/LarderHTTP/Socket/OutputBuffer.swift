@@ -57,16 +57,23 @@ struct OutputBuffer {
     }
 
     mutating func append(_ text: String) {
+        // A native string's UTF-8 in place (a small one's from the stack).
+        if let done: Void = text.utf8.withContiguousStorageIfAvailable({ append(UnsafeRawBufferPointer($0)) }) { return done }
         var text = text
         text.withUTF8 { append(UnsafeRawBufferPointer($0)) }
     }
 
+    /// A non-negative integer in decimal, written in place (no array: this
+    /// is every answer's Content-Length).
     mutating func append(decimal value: Int64) {
-        var digits: [UInt8] = []
+        var digits = 1
+        var rest = value / 10
+        while rest > 0 { digits += 1; rest /= 10 }
+        reserve(digits)
         var v = value
-        repeat { digits.append(UInt8(0x30 + v % 10)); v /= 10 } while v > 0
-        reserve(digits.count)
-        for d in digits.reversed() { storage[end] = d; end += 1 }
+        var i = end + digits - 1
+        repeat { storage[i] = UInt8(truncatingIfNeeded: 0x30 + v % 10); v /= 10; i -= 1 } while v > 0
+        end += digits
     }
 
     /// Lets `fill` write up to `max` bytes at the end; it returns how many it wrote.

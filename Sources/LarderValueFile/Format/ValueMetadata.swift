@@ -45,10 +45,10 @@ public struct ValueMetadata: Sendable, Equatable {
     public var etag: String { Self.etag(version: version) }
 
     /// The strong ETag of the identity representation of `version`.
-    public static func etag(version: UInt64) -> String { "\"" + VersionHex.hex(version) + "\"" }
+    public static func etag(version: UInt64) -> String { VersionHex.format(version, before: "\"", after: "\"") }
     /// Strong ETag of the gzip representation (RFC 9110 8.8.3: another
     /// representation of the same version gets its own tag).
-    public var gzipETag: String { "\"" + VersionHex.hex(version) + "-gz\"" }
+    public var gzipETag: String { VersionHex.format(version, before: "\"", after: "-gz\"") }
 
     public var modifiedSeconds: Int64 { modifiedNanos / 1_000_000_000 }
 
@@ -110,30 +110,61 @@ package enum ValueFileHeader {
         precondition(fits(meta, segments: segments), "metadata larger than a gzip extra field")
         let total = length(of: meta, segments: segments)
         let payloadLength = recordLength(of: meta)
-        var out: [UInt8] = [0x1F, 0x8B, 0x08, 0x04, 0, 0, 0, 0, 0, 0x03]
-        out.reserveCapacity(total)
-        appendLE(&out, UInt64(total - 12), bytes: 2)
-        out.append(0x4C) // 'L'
-        out.append(0x52) // 'R'
-        appendLE(&out, UInt64(payloadLength), bytes: 2)
-        out.append(1) // format
-        out.append(0) // flags
-        appendLE(&out, meta.size, bytes: 8)
-        appendLE(&out, meta.version, bytes: 8)
-        appendLE(&out, UInt64(bitPattern: meta.modifiedNanos), bytes: 8)
-        appendLE(&out, UInt64(bitPattern: meta.expiresNanos ?? 0), bytes: 8)
-        for field in [Array(meta.contentType.utf8), Array(meta.key.utf8), meta.originalGzipHeader ?? []] {
-            appendLE(&out, UInt64(field.count), bytes: 2)
-            out.append(contentsOf: field)
-        }
-        if let attributes = meta.attributes {
-            out.append(attributesID.0)
-            out.append(attributesID.1)
-            appendLE(&out, UInt64(attributes.count), bytes: 2)
-            out.append(contentsOf: attributes)
+        // Written in place into storage of the final size (every write
+        // encodes a header: appends one byte at a time cost thousands of
+        // instructions); the segment table, if any, goes after.
+        var out = [UInt8](unsafeUninitializedCapacity: total) { buffer, count in
+            var w = HeaderWriter(base: buffer.baseAddress!)
+            // ID1 ID2 CM, FLG = FEXTRA, MTIME 0, XFL 0, OS 3 (Unix)
+            w.byte(0x1F); w.byte(0x8B); w.byte(0x08); w.byte(0x04)
+            w.le(0, 4)
+            w.byte(0); w.byte(0x03)
+            w.le(UInt64(total - 12), 2)
+            w.byte(0x4C) // 'L'
+            w.byte(0x52) // 'R'
+            w.le(UInt64(payloadLength), 2)
+            w.byte(1) // format
+            w.byte(0) // flags
+            w.le(meta.size, 8)
+            w.le(meta.version, 8)
+            w.le(UInt64(bitPattern: meta.modifiedNanos), 8)
+            w.le(UInt64(bitPattern: meta.expiresNanos ?? 0), 8)
+            w.field(meta.contentType.utf8)
+            w.field(meta.key.utf8)
+            w.field(meta.originalGzipHeader ?? [])
+            if let attributes = meta.attributes {
+                w.byte(attributesID.0)
+                w.byte(attributesID.1)
+                w.field(attributes)
+            }
+            count = w.written
         }
         segments?.encode(into: &out)
+        assert(out.count == total)
         return out
+    }
+
+    /// Writes a header into storage sized for it (`length(of:)`).
+    private struct HeaderWriter {
+        let base: UnsafeMutablePointer<UInt8>
+        var written = 0
+
+        @inline(__always) mutating func byte(_ b: UInt8) {
+            base[written] = b
+            written += 1
+        }
+
+        @inline(__always) mutating func le(_ value: UInt64, _ bytes: Int) {
+            for i in 0..<bytes { base[written + i] = UInt8(truncatingIfNeeded: value >> (8 * UInt64(i))) }
+            written += bytes
+        }
+
+        /// A 2-byte little-endian length, then the bytes.
+        @inline(__always) mutating func field<C: Collection<UInt8>>(_ bytes: C) {
+            le(UInt64(bytes.count), 2)
+            let copied = UnsafeMutableBufferPointer(start: base + written, count: bytes.count).initialize(fromContentsOf: bytes)
+            written += copied
+        }
     }
 
     /// The segment table in a complete header (`bytes` holds at least

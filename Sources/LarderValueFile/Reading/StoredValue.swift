@@ -48,6 +48,9 @@ public final class StoredValue: @unchecked Sendable {
     public let fileSize: Int
     /// The layer this value came from; set by `LayeredStore`.
     public package(set) var source: ValueSource = .store
+    /// Where what is derived from a value served from the cache is kept
+    /// for its later hits; nil for a value read from its file.
+    package let cacheMemo: CachedValueMemo?
     let headerLength: Int
     let path: String
     let zlib: ZlibPool
@@ -74,6 +77,7 @@ public final class StoredValue: @unchecked Sendable {
         self.prefetched = entry.file
         self.knownIdentity = entry.identity
         self.segments = nil
+        self.cacheMemo = entry.memo
     }
 
     /// The cache entry for a small value (inflating it now, once); nil when large.
@@ -89,6 +93,7 @@ public final class StoredValue: @unchecked Sendable {
     /// The value file open at `fd` (the store's file, or a spool file a
     /// database value was copied into); its header is read now.
     package init(fd: Int32, path: String, zlib: ZlibPool) throws {
+        self.cacheMemo = nil
         self.fd = fd
         self.path = path
         self.zlib = zlib
@@ -117,6 +122,7 @@ public final class StoredValue: @unchecked Sendable {
     /// A whole value file held in memory (a value read from a database);
     /// no file is open. `origin` names it in errors.
     package init(fileBytes: [UInt8], origin: String, zlib: ZlibPool) throws {
+        self.cacheMemo = nil
         self.fd = -1
         self.path = origin
         self.zlib = zlib

@@ -9,7 +9,9 @@ import LarderSupport
 /// generation move to the young one; when the young one holds half the
 /// capacity it becomes the old one and the previous old one is dropped.
 package final class ValueCache: @unchecked Sendable {
-    package struct Entry {
+    /// A class: a hit hands out one reference, not a copy of six fields
+    /// (a retain each).
+    package final class Entry: Sendable {
         package let metadata: ValueMetadata
         /// The whole gzip file.
         package let file: [UInt8]
@@ -19,7 +21,18 @@ package final class ValueCache: @unchecked Sendable {
         /// Formatted once, sent with every hit.
         package let etag: String
         package let gzipETag: String
+        /// What readers derived from this entry (`CachedValueMemo`).
+        package let memo = CachedValueMemo()
         package var cost: Int { file.count + identity.count + metadata.key.utf8.count + metadata.contentType.utf8.count + 128 }
+
+        package init(metadata: ValueMetadata, file: [UInt8], headerLength: Int, identity: [UInt8], etag: String, gzipETag: String) {
+            self.metadata = metadata
+            self.file = file
+            self.headerLength = headerLength
+            self.identity = identity
+            self.etag = etag
+            self.gzipETag = gzipETag
+        }
     }
 
     /// Files up to this size are cached.

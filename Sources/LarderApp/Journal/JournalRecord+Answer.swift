@@ -21,7 +21,8 @@ extension JournalRecord {
             }
         }
         response.headers.withUnsafeBufferPointer(look)
-        response.headerBlock?.fields.withUnsafeBufferPointer(look)
+        // A block's fields are formatted once and never a fault's.
+        if let tag = response.headerBlock?.etag { etag = tag }
         var status = Int16(truncatingIfNeeded: response.status.code)
         var bytesOut = request.responseBodyBytes
         switch response.networkFault {

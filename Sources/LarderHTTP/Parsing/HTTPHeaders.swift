@@ -33,17 +33,15 @@ public struct HTTPHeaders: Sendable, Sequence {
 
     /// Whether any field name starts with `prefix` (ASCII, case-insensitive):
     /// one pass to learn that a request has no `If-…` fields at all.
-    public func containsName(startingWith prefix: String) -> Bool {
-        let p = Array(prefix.utf8)
-        search: for field in fields where field.name.count >= p.count {
-            var i = field.name.lowerBound
-            for c in p {
-                if asciiLower(bytes[i]) != asciiLower(c) { continue search }
-                i += 1
+    public func containsName(startingWith prefix: StaticString) -> Bool {
+        let (p, n) = (prefix.utf8Start, prefix.utf8CodeUnitCount)
+        return bytes.withUnsafeBufferPointer { bytes in
+            search: for field in fields where field.name.count >= n {
+                for k in 0..<n where asciiLower(bytes[field.name.lowerBound + k]) != asciiLower(p[k]) { continue search }
+                return true
             }
-            return true
+            return false
         }
-        return false
     }
 
     public func contains(_ name: String) -> Bool {

@@ -227,7 +227,8 @@ package struct HTTPRequestParser {
     }
 
     private static func parseVersion(_ v: UnsafeRawBufferPointer) throws -> HTTPVersion {
-        guard v.count == 8, v.starts(with: "HTTP/".utf8), isDigit(v[5]), v[6] == 0x2E, isDigit(v[7]) else {
+        guard v.count == 8, v[0] == 0x48, v[1] == 0x54, v[2] == 0x54, v[3] == 0x50, v[4] == 0x2F,  // "HTTP/"
+              isDigit(v[5]), v[6] == 0x2E, isDigit(v[7]) else {
             throw bad("the request line does not end in a valid HTTP version")
         }
         // RFC 9110 2.5: a higher minor version of a major version we

@@ -8,6 +8,9 @@ public final class HTTPHeaderBlock: Sendable {
     let bytes: [UInt8]
     /// Whether one of the fields is Content-Length (the encoder then adds none).
     let hasContentLength: Bool
+    /// The ETag field's value, found once: observers (the request journal)
+    /// ask every answer for it.
+    public let etag: String?
 
     public init(_ fields: [(String, String)]) {
         self.fields = fields
@@ -22,5 +25,6 @@ public final class HTTPHeaderBlock: Sendable {
         }
         self.bytes = bytes
         self.hasContentLength = hasContentLength
+        self.etag = fields.first { $0.0.lowercased() == "etag" }?.1
     }
 }

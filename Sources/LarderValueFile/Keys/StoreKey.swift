@@ -58,45 +58,49 @@ public struct StoreKey: Hashable, Sendable, CustomStringConvertible {
         return bytes.split(separator: 0x2F, omittingEmptySubsequences: false).map { String(decoding: $0, as: UTF8.self) }
     }
 
-    /// Checks every key rule in one pass over the bytes, without building strings.
+    /// Checks every key rule in one pass over the bytes, without building
+    /// strings (every request with a key passes here).
     static func validate(_ bytes: [UInt8]) throws {
-        // ASCII needs no UTF-8 check.
-        if bytes.contains(where: { $0 >= 0x80 }), String(validating: bytes, as: UTF8.self) == nil {
-            throw StoreError.invalidKey("the key is not valid UTF-8")
-        }
-        var start = 0
-        var index = 0
-        while index <= bytes.count {
-            if index == bytes.count || bytes[index] == 0x2F {
-                try checkSegment(bytes[start..<index])
-                start = index + 1
-            } else {
-                let b = bytes[index]
-                if b < 0x20 || b == 0x7F {
-                    throw StoreError.invalidKey("the key contains the control byte 0x\(String(b, radix: 16))")
+        try bytes.withUnsafeBufferPointer { b in
+            // ASCII needs no UTF-8 check.
+            if b.contains(where: { $0 >= 0x80 }), String(validating: b, as: UTF8.self) == nil {
+                throw StoreError.invalidKey("the key is not valid UTF-8")
+            }
+            var start = 0
+            for index in 0...b.count {
+                if index == b.count || b[index] == 0x2F {
+                    try checkSegment(UnsafeBufferPointer(rebasing: b[start..<index]))
+                    start = index + 1
+                    continue
                 }
-                if b == 0x5C { throw StoreError.invalidKey("the key contains a backslash") }
+                let c = b[index]
+                if c < 0x20 || c == 0x7F {
+                    throw StoreError.invalidKey("the key contains the control byte 0x\(String(c, radix: 16))")
+                }
+                if c == 0x5C { throw StoreError.invalidKey("the key contains a backslash") }
                 // C1 control characters U+0080...U+009F are encoded as C2 80...C2 9F.
-                if b == 0xC2, index + 1 < bytes.count, (0x80...0x9F).contains(bytes[index + 1]) {
+                if c == 0xC2, index + 1 < b.count, b[index + 1] >= 0x80, b[index + 1] <= 0x9F {
                     throw StoreError.invalidKey("the key contains a control character")
                 }
             }
-            index += 1
         }
     }
 
-    private static func checkSegment(_ segment: ArraySlice<UInt8>) throws {
-        if segment.isEmpty { throw StoreError.invalidKey("the key has an empty segment") }
-        if segment.elementsEqual([0x2E]) || segment.elementsEqual([0x2E, 0x2E]) {
+    private static func checkSegment(_ segment: UnsafeBufferPointer<UInt8>) throws {
+        switch segment.count {
+        case 0: throw StoreError.invalidKey("the key has an empty segment")
+        case 1 where segment[0] == 0x2E, 2 where segment[0] == 0x2E && segment[1] == 0x2E:
             throw StoreError.invalidKey("'.' and '..' are not allowed as key segments")
-        }
-        if segment.count > maxSegmentBytes {
+        case (maxSegmentBytes + 1)...:
             throw StoreError.invalidKey("a key segment is \(segment.count) bytes; at most \(maxSegmentBytes) are allowed")
+        default: break
         }
     }
 
     /// `%XX` → byte. A `%` not followed by two hex digits is an invalid key.
     public static func percentDecode(_ text: Substring) throws -> [UInt8] {
+        // Most keys have no escapes: their bytes as they are, in one copy.
+        if !text.utf8.contains(0x25) { return Array(text.utf8) }
         var out: [UInt8] = []
         out.reserveCapacity(text.utf8.count)
         var iterator = text.utf8.makeIterator()

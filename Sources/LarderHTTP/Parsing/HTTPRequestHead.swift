@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// A parsed request line and header section.
 public struct HTTPRequestHead: Sendable {
     public let method: HTTPMethod
@@ -30,8 +34,19 @@ public struct HTTPRequestHead: Sendable {
         self.isChunked = isChunked
         self.expectsContinue = expectsContinue
         self.keepAlive = keepAlive
-        self.questionMark = target.utf8.firstIndex(of: 0x3F)
+        self.questionMark = Self.firstQuestionMark(target)
         self.pathStart = target.startIndex
+    }
+
+    /// Where the first `?` is: `memchr` over the target's UTF-8 (the generic
+    /// `firstIndex(of:)` of a string's view costs hundreds of instructions).
+    private static func firstQuestionMark(_ target: String) -> String.Index? {
+        let offset = target.utf8.withContiguousStorageIfAvailable { bytes -> Int? in
+            guard let base = bytes.baseAddress, let found = memchr(base, 0x3F, bytes.count) else { return nil }
+            return UnsafeRawPointer(base).distance(to: UnsafeRawPointer(found))
+        }
+        guard let offset else { return target.utf8.firstIndex(of: 0x3F) }
+        return offset.map { target.utf8.index(target.startIndex, offsetBy: $0) }
     }
 
     /// The target up to `?` (less a prefix `droppingPathPrefix` took off).

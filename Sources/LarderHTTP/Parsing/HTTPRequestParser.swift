@@ -162,12 +162,18 @@ package struct HTTPRequestParser {
             case 14 where equalsLower(name, "content-length"):
                 // Empty list members (`Content-Length: ,`) are not skipped: a
                 // length that parses as nothing must not mean "no body".
-                for part in value.split(separator: 0x2C, omittingEmptySubsequences: false) {
+                func take(_ part: Slice<UnsafeRawBufferPointer>) throws {
                     guard let n = parseDecimal(trimOWS(part)) else { throw bad("Content-Length is not a number") }
                     if let existing = contentLength, existing != n {
                         throw bad("conflicting Content-Length values")
                     }
                     contentLength = n
+                }
+                // One value, the common case, is not split (an array a request).
+                if value.contains(0x2C) {
+                    for part in value.split(separator: 0x2C, omittingEmptySubsequences: false) { try take(part) }
+                } else {
+                    try take(value[...])
                 }
                 if value.isEmpty { throw bad("Content-Length is empty") }
             case 17 where equalsLower(name, "transfer-encoding"):
@@ -240,19 +246,23 @@ package struct HTTPRequestParser {
     }
 
     private static func parseMethod(_ m: UnsafeRawBufferPointer) -> HTTPMethod {
+        // Byte compares (a generic `elementsEqual` is a few hundred instructions).
+        func `is`(_ name: StaticString) -> Bool {
+            m.count == name.utf8CodeUnitCount && memcmp(m.baseAddress!, name.utf8Start, m.count) == 0
+        }
         switch m.count {
         case 3:
-            if m.elementsEqual("GET".utf8) { return .get }
-            if m.elementsEqual("PUT".utf8) { return .put }
+            if `is`("GET") { return .get }
+            if `is`("PUT") { return .put }
         case 4:
-            if m.elementsEqual("HEAD".utf8) { return .head }
-            if m.elementsEqual("POST".utf8) { return .post }
+            if `is`("HEAD") { return .head }
+            if `is`("POST") { return .post }
         case 5:
-            if m.elementsEqual("PATCH".utf8) { return .patch }
+            if `is`("PATCH") { return .patch }
         case 6:
-            if m.elementsEqual("DELETE".utf8) { return .delete }
+            if `is`("DELETE") { return .delete }
         case 7:
-            if m.elementsEqual("OPTIONS".utf8) { return .options }
+            if `is`("OPTIONS") { return .options }
         default: break
         }
         return .other(String(decoding: m, as: UTF8.self))

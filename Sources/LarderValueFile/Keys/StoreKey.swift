@@ -99,8 +99,13 @@ public struct StoreKey: Hashable, Sendable, CustomStringConvertible {
 
     /// `%XX` → byte. A `%` not followed by two hex digits is an invalid key.
     public static func percentDecode(_ text: Substring) throws -> [UInt8] {
-        // Most keys have no escapes: their bytes as they are, in one copy.
-        if !text.utf8.contains(0x25) { return Array(text.utf8) }
+        // Most keys have no escapes: their bytes as they are, in one copy
+        // (through the contiguous storage: the view's generic `contains`
+        // and copy cost hundreds of instructions).
+        let plain = text.utf8.withContiguousStorageIfAvailable { bytes in
+            bytes.contains(0x25) ? nil : Array(bytes)
+        }
+        if let plain, let bytes = plain { return bytes }
         var out: [UInt8] = []
         out.reserveCapacity(text.utf8.count)
         var iterator = text.utf8.makeIterator()

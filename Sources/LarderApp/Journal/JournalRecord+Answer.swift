@@ -8,19 +8,7 @@ extension JournalRecord {
     /// The record of a request answered with `response`, now; its path
     /// inside the namespace starts `pathOffset` bytes into the target.
     init(_ request: borrowing HTTPAnsweredRequest, _ response: borrowing HTTPResponse, pathOffset: Int32) {
-        var etag: String?, fault: String?
-        func look(_ headers: UnsafeBufferPointer<(String, String)>) {
-            for i in headers.indices {
-                // Larder's own answers spell both as here; lengths first, so
-                // other headers cost one integer compare each.
-                switch headers[i].0.utf8.count {
-                case 4 where headers[i].0 == "ETag": etag = headers[i].1
-                case 12 where headers[i].0 == "Larder-Fault": fault = headers[i].1
-                default: break
-                }
-            }
-        }
-        response.headers.withUnsafeBufferPointer(look)
+        var (etag, fault) = response.headers.withUnsafeBufferPointer(Self.etagAndFault)
         // A block's fields are formatted once and never a fault's.
         if let tag = response.headerBlock?.etag { etag = tag }
         var status = Int16(truncatingIfNeeded: response.status.code)
@@ -42,5 +30,21 @@ extension JournalRecord {
         self.init(startedNanos: Clock.nowNanos() - duration, durationNanos: duration, method: request.method,
                   target: target, pathOffset: pathOffset, status: status, bytesIn: request.bodyBytes,
                   bytesOut: bytesOut, etag: etag, fault: fault, op: nil)
+    }
+
+    /// The ETag and Larder-Fault fields among `headers`. Larder's own
+    /// answers spell both as here; lengths first, so other fields cost one
+    /// integer compare each. (A function of its own: a closure capturing
+    /// the two variables cost an exclusivity check per access.)
+    private static func etagAndFault(_ headers: UnsafeBufferPointer<(String, String)>) -> (String?, String?) {
+        var etag: String?, fault: String?
+        for i in headers.indices {
+            switch headers[i].0.utf8.count {
+            case 4 where headers[i].0 == "ETag": etag = headers[i].1
+            case 12 where headers[i].0 == "Larder-Fault": fault = headers[i].1
+            default: break
+            }
+        }
+        return (etag, fault)
     }
 }

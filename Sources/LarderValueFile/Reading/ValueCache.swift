@@ -40,14 +40,15 @@ package final class ValueCache: @unchecked Sendable {
     static let maxValueSize = 512 * 1024
 
     let capacity: Int
-    // Everything below is guarded by `lock`.
+    // Everything below is guarded by `lock` (so the runtime's exclusivity
+    // checks, one per access on every GET, are off for them).
     private let lock = Lock()
     // Keyed by bytes: Swift's String equality would merge NFC and NFD
     // spellings, which are two different keys.
-    private var young: [[UInt8]: Entry] = [:]
-    private var old: [[UInt8]: Entry] = [:]
-    private var youngCost = 0
-    private var epochs: [UInt64]
+    @exclusivity(unchecked) private var young: [[UInt8]: Entry] = [:]
+    @exclusivity(unchecked) private var old: [[UInt8]: Entry] = [:]
+    @exclusivity(unchecked) private var youngCost = 0
+    @exclusivity(unchecked) private var epochs: [UInt64]
 
     package init(capacity: Int, stripes: Int) {
         self.capacity = capacity

@@ -311,7 +311,10 @@ private typealias S = StoreTestSupport
     }
 
     @Test func aNamespaceFollowedThroughItsJournalIsNotIdle() throws {
-        let server = try TestServer { $0.namespaceIdleSeconds = 0.3 }
+        // Idle after 1 s, half the wait: the sweep runs while the client
+        // waits, and a loaded machine still gets the GET below in before
+        // the namespace is idle again (0.3 s was not always enough).
+        let server = try TestServer { $0.namespaceIdleSeconds = 1.0 }
         let client = server.client()
         #expect(try client.send("PUT", "/ns/w2/store/keep", body: [1]).status == 201)
         let port = server.port, since = try Self.journal(client, base: "/ns/w2").next

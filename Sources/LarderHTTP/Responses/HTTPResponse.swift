@@ -74,12 +74,6 @@ public struct HTTPResponse: @unchecked Sendable {
         return headers.first(where: matches)?.1 ?? headerBlock?.fields.first(where: matches)?.1
     }
 
-    /// Every field, the block's after `headers`.
-    public var allHeaders: [(String, String)] {
-        guard let headerBlock else { return headers }
-        return headers + headerBlock.fields
-    }
-
     /// Moves the block's fields into `headers`, for a change to a field the
     /// block holds (joining a `Vary`).
     public mutating func expandHeaderBlock() {

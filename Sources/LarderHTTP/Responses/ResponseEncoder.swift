@@ -15,15 +15,23 @@ enum ResponseEncoder {
     }
 
     static let lastChunk: [UInt8] = Array("0\r\n\r\n".utf8)
+    /// The status lines of most answers, whole (five appends each otherwise).
+    static let statusLine200: [UInt8] = Array("HTTP/1.1 200 OK\r\n".utf8)
+    static let statusLine204: [UInt8] = Array("HTTP/1.1 204 No Content\r\n".utf8)
 
     static func encodeHead(_ response: HTTPResponse, into output: inout OutputBuffer,
                            isHead: Bool, close: Bool, chunkedAllowed: Bool) -> Framing {
         let code = response.status.code
-        output.append("HTTP/1.1 ")
-        output.append(decimal: Int64(code))
-        output.append(" ")
-        output.append(response.status.reason)
-        output.append("\r\n")
+        switch code {
+        case 200: output.append(statusLine200)
+        case 204: output.append(statusLine204)
+        default:
+            output.append("HTTP/1.1 ")
+            output.append(decimal: Int64(code))
+            output.append(" ")
+            output.append(response.status.reason)
+            output.append("\r\n")
+        }
         var hasLength = false
         for (name, value) in response.headers {
             if !hasLength && name.utf8.count == 14 && name.lowercased() == "content-length" { hasLength = true }

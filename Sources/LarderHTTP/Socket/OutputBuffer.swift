@@ -20,9 +20,16 @@ struct OutputBuffer {
         if start == end { start = 0; end = 0 }
     }
 
-    /// Makes room for `n` more bytes, moving or growing the storage.
+    /// Makes room for `n` more bytes, moving or growing the storage. (The
+    /// check inlined into every append; the move or growth is not.)
+    @inline(__always)
     mutating func reserve(_ n: Int) {
         if storage.count - end >= n { return }
+        makeRoom(n)
+    }
+
+    @inline(never)
+    private mutating func makeRoom(_ n: Int) {
         if start > 0 {
             let live = end - start
             storage.baseAddress!.copyMemory(from: storage.baseAddress! + start, byteCount: live)
@@ -45,6 +52,7 @@ struct OutputBuffer {
         storage = .allocate(byteCount: capacity, alignment: 16)
     }
 
+    @inline(__always)
     mutating func append(_ bytes: UnsafeRawBufferPointer) {
         guard bytes.count > 0 else { return }
         reserve(bytes.count)

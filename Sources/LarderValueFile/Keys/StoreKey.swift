@@ -25,7 +25,8 @@ public struct StoreKey: Hashable, Sendable, CustomStringConvertible {
     // Keys are equal when their bytes are: String's == would equate NFC
     // and NFD spellings of one text, which are different keys.
     public static func == (a: StoreKey, b: StoreKey) -> Bool { a.bytes == b.bytes }
-    public func hash(into hasher: inout Hasher) { hasher.combine(bytes) }
+    /// The bytes in one call (`ByteKey`: not one at a time).
+    public func hash(into hasher: inout Hasher) { bytes.withUnsafeBytes { hasher.combine(bytes: $0) } }
 
     /// Validates an already percent-decoded key.
     public init(_ string: String) throws {

@@ -45,8 +45,8 @@ package final class ValueCache: @unchecked Sendable {
     private let lock = Lock()
     // Keyed by bytes: Swift's String equality would merge NFC and NFD
     // spellings, which are two different keys.
-    @exclusivity(unchecked) private var young: [[UInt8]: Entry] = [:]
-    @exclusivity(unchecked) private var old: [[UInt8]: Entry] = [:]
+    @exclusivity(unchecked) private var young: [ByteKey: Entry] = [:]
+    @exclusivity(unchecked) private var old: [ByteKey: Entry] = [:]
     @exclusivity(unchecked) private var youngCost = 0
     @exclusivity(unchecked) private var epochs: [UInt64]
 
@@ -60,8 +60,8 @@ package final class ValueCache: @unchecked Sendable {
     package func lookup(_ key: [UInt8]) -> Entry? {
         guard isEnabled else { return nil }
         return lock.withLock {
-            if let hit = young[key] { return hit }
-            guard let hit = old.removeValue(forKey: key) else { return nil }
+            if let hit = young[ByteKey(key)] { return hit }
+            guard let hit = old.removeValue(forKey: ByteKey(key)) else { return nil }
             admitLocked(key, hit)
             return hit
         }
@@ -80,14 +80,14 @@ package final class ValueCache: @unchecked Sendable {
         guard isEnabled, entry.cost <= capacity / 8 else { return }
         lock.withLock {
             guard epochs[stripe] == epoch else { return }
-            if let previous = young.removeValue(forKey: key) { youngCost -= previous.cost }
-            old.removeValue(forKey: key)
+            if let previous = young.removeValue(forKey: ByteKey(key)) { youngCost -= previous.cost }
+            old.removeValue(forKey: ByteKey(key))
             admitLocked(key, entry)
         }
     }
 
     private func admitLocked(_ key: [UInt8], _ entry: Entry) {
-        young[key] = entry
+        young[ByteKey(key)] = entry
         youngCost += entry.cost
         if youngCost > capacity / 2 {
             old = young
@@ -100,8 +100,8 @@ package final class ValueCache: @unchecked Sendable {
     package func invalidate(_ key: [UInt8], stripe: Int) {
         lock.withLock {
             epochs[stripe] &+= 1
-            if let previous = young.removeValue(forKey: key) { youngCost -= previous.cost }
-            old.removeValue(forKey: key)
+            if let previous = young.removeValue(forKey: ByteKey(key)) { youngCost -= previous.cost }
+            old.removeValue(forKey: ByteKey(key))
         }
     }
 

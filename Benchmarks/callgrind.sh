@@ -77,6 +77,9 @@ pid $dir/nginx.pid;
 error_log $dir/nginx-error.log;
 events { worker_connections 1024; }
 http {
+  # One connection carries every request of a phase (nginx closes after
+  # 1,000 by default).
+  keepalive_requests 1000000;
   access_log off;
   sendfile on;
   client_body_temp_path $dir/tmp;

@@ -1,5 +1,7 @@
+import Crypto
 import Foundation
 import LarderHTTP
+import LarderSupport
 
 /// Checks a request's SigV4 signature against the configured keys: in an
 /// `Authorization: AWS4-HMAC-SHA256 …` header, or in the query of a
@@ -11,6 +13,9 @@ import LarderHTTP
 struct SigV4Authenticator: Sendable {
     let credentials: S3Credentials
     let maxClockSkewSeconds: Int64
+    /// Signing keys by secret and scope: a client signs all day in one
+    /// scope, so the four HMACs that make its key are done once a day.
+    let signingKeys = SigningKeyCache()
 
     /// Who signed, and what the body must match.
     struct Verified {
@@ -31,9 +36,14 @@ struct SigV4Authenticator: Sendable {
     }
 
     func verify(_ head: HTTPRequestHead, nowSeconds: Int64) throws(S3Error) -> Verified {
-        let presigned = head.query.map { PresignedQuery.isPresigned(S3Query($0)) } ?? false
+        try verify(head, query: S3Query(head.query), nowSeconds: nowSeconds)
+    }
+
+    /// `query`: the request's, parsed (`S3Query(head.query)`).
+    func verify(_ head: HTTPRequestHead, query: S3Query, nowSeconds: Int64) throws(S3Error) -> Verified {
+        let presigned = head.query != nil && PresignedQuery.isPresigned(query)
         guard let header = head.headers["Authorization"] else {
-            if presigned { return try verifyPresigned(head, nowSeconds: nowSeconds) }
+            if presigned { return try verifyPresigned(head, query, nowSeconds: nowSeconds) }
             throw S3Error.accessDenied("Access Denied: the request is not signed (no Authorization header)")
         }
         if presigned {
@@ -61,8 +71,8 @@ struct SigV4Authenticator: Sendable {
     }
 
     /// A presigned URL: its parameters, its time window, its signature.
-    private func verifyPresigned(_ head: HTTPRequestHead, nowSeconds: Int64) throws(S3Error) -> Verified {
-        let query = try PresignedQuery(S3Query(head.query))
+    private func verifyPresigned(_ head: HTTPRequestHead, _ parsed: S3Query, nowSeconds: Int64) throws(S3Error) -> Verified {
+        let query = try PresignedQuery(parsed)
         guard let secret = credentials.secret(for: query.accessKey) else { throw S3Error.invalidAccessKeyId }
         // Signed in the future (beyond the skew S3 allows): the signer's clock is off.
         if query.signedAt - nowSeconds > maxClockSkewSeconds { throw S3Error.requestTimeTooSkewed }
@@ -100,7 +110,7 @@ struct SigV4Authenticator: Sendable {
         let request = SignatureV4.Request(method: head.method.description, path: head.path, query: head.query,
                                           headers: head.headers.map { (name: $0.name, value: $0.value) },
                                           signedHeaders: signedHeaders, payloadHash: payloadHash)
-        let key = SignatureV4.signingKey(secret: secret, scope: scope)
+        let key = signingKeys.key(secret: secret, scope: scope)
         let toSign = SignatureV4.stringToSign(canonicalRequest: SignatureV4.canonicalRequest(request), amzDate: amzDate, scope: scope)
         let expected = SignatureV4.signature(stringToSign: toSign, key: key)
         guard Self.constantTimeEqual(expected, signature) else { throw S3Error.signatureDoesNotMatch }
@@ -122,10 +132,15 @@ struct SigV4Authenticator: Sendable {
             throw S3Error.authorizationHeaderMalformed("the Authorization header does not start with \(SignatureV4.algorithm)")
         }
         var fields: [String: String] = [:]
-        for part in header.dropFirst(algorithm.count).split(separator: ",") {
-            let item = part.trimmingCharacters(in: .whitespaces)
-            guard let eq = item.firstIndex(of: "=") else { continue }
-            fields[String(item[..<eq])] = String(item[item.index(after: eq)...])
+        // By bytes (the header is ASCII that matters): Foundation's
+        // trimming cost more than the signature's arithmetic.
+        let utf8 = header.utf8.dropFirst(algorithm.utf8.count)
+        for part in utf8.split(separator: 0x2C) {
+            var item = part[...]
+            while let f = item.first, f == 0x20 || f == 0x09 { item = item.dropFirst() }
+            while let l = item.last, l == 0x20 || l == 0x09 { item = item.dropLast() }
+            guard let eq = item.firstIndex(of: 0x3D) else { continue }
+            fields[String(Substring(item[..<eq]))] = String(Substring(item[item.index(after: eq)...]))
         }
         guard let credential = fields["Credential"], let signed = fields["SignedHeaders"], let signature = fields["Signature"],
               !signed.isEmpty, !signature.isEmpty else {
@@ -142,7 +157,7 @@ struct SigV4Authenticator: Sendable {
     /// the error (the header's and the query's differ).
     static func credential(_ text: String, malformed: (String) -> S3Error) throws(S3Error) -> (String, SignatureV4.Scope) {
         // The access key may hold no `/`; the scope is the last four parts.
-        let parts = text.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        let parts = text.utf8.split(separator: 0x2F, omittingEmptySubsequences: false).map { String(Substring($0)) }
         guard parts.count == 5, !parts[0].isEmpty, !parts[2].isEmpty, parts[1].utf8.count == 8,
               parts[1].utf8.allSatisfy({ (0x30...0x39).contains($0) }) else {
             throw malformed("the Credential is mal-formed; expecting \"<YOUR-AKID>/YYYYMMDD/REGION/SERVICE/aws4_request\".")
@@ -192,5 +207,24 @@ struct SigV4Authenticator: Sendable {
         var diff: UInt8 = 0
         for i in 0..<x.count { diff |= x[i] ^ y[i] }
         return diff == 0
+    }
+}
+
+/// Signing keys by secret and scope (`SignatureV4.signingKey`), made once
+/// each. Emptied when it holds many (a new day's scope, many keys), so it
+/// stays small.
+final class SigningKeyCache: Sendable {
+    private let keys = Locked<[String: SymmetricKey]>([:])
+    static let limit = 256
+
+    func key(secret: String, scope: SignatureV4.Scope) -> SymmetricKey {
+        let name = scope.date + "\n" + scope.region + "\n" + scope.service + "\n" + secret
+        if let key = keys.withLock({ $0[name] }) { return key }
+        let key = SignatureV4.signingKey(secret: secret, scope: scope)
+        keys.withLock { keys in
+            if keys.count >= Self.limit { keys.removeAll() }
+            keys[name] = key
+        }
+        return key
     }
 }

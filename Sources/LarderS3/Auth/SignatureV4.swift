@@ -67,36 +67,59 @@ public enum SignatureV4 {
     /// left out (a presigned URL carries its signature there).
     static func canonicalQuery(_ query: Substring?) -> String {
         guard let query, !query.isEmpty else { return "" }
-        var pairs: [(String, String)] = []
-        for item in query.split(separator: "&", omittingEmptySubsequences: true) {
-            let parts = item.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            let name = AWSURIEncoding.encode(AWSURIEncoding.decode(parts[0]), keepSlash: false)
-            if name == "X-Amz-Signature" { continue }
-            let value = parts.count > 1 ? AWSURIEncoding.encode(AWSURIEncoding.decode(parts[1]), keepSlash: false) : ""
+        var pairs: [(name: [UInt8], value: [UInt8])] = []
+        S3Query.forEachPair(query) { name, value in
+            let name = AWSURIEncoding.encodedBytes(AWSURIEncoding.decode(name), keepSlash: false)
+            if name.elementsEqual("X-Amz-Signature".utf8) { return }
+            let value = value.map { AWSURIEncoding.encodedBytes(AWSURIEncoding.decode($0), keepSlash: false) } ?? []
             pairs.append((name, value))
         }
         // Byte order (ASCII after encoding), as AWS sorts.
         pairs.sort { a, b in
-            a.0 != b.0 ? Array(a.0.utf8).lexicographicallyPrecedes(Array(b.0.utf8))
-                       : Array(a.1.utf8).lexicographicallyPrecedes(Array(b.1.utf8))
+            a.name != b.name ? a.name.lexicographicallyPrecedes(b.name) : a.value.lexicographicallyPrecedes(b.value)
         }
-        return pairs.map { "\($0.0)=\($0.1)" }.joined(separator: "&")
+        var out: [UInt8] = []
+        for (i, pair) in pairs.enumerated() {
+            if i > 0 { out.append(0x26) }
+            out += pair.name
+            out.append(0x3D)
+            out += pair.value
+        }
+        return String(decoding: out, as: UTF8.self)
     }
 
     /// `name:value\n` for each signed header: values of a repeated header
     /// joined with `,`, surrounding spaces trimmed and runs of spaces
     /// folded to one. Ends with the blank line AWS's format has.
     static func canonicalHeaders(_ headers: [(name: String, value: String)], signed: [String]) -> String {
+        // Each header's name lower-cased once, not once per signed name.
+        let lowered = headers.map { $0.name.lowercased() }
         var out = ""
         for name in signed {
-            let values = headers.filter { $0.name.lowercased() == name }.map { foldSpaces($0.value) }
-            out += name + ":" + values.joined(separator: ",") + "\n"
+            out += name
+            out += ":"
+            var first = true
+            for (i, header) in headers.enumerated() where lowered[i] == name {
+                if !first { out += "," }
+                first = false
+                out += foldSpaces(header.value)
+            }
+            out += "\n"
         }
         return out
     }
 
     private static func foldSpaces(_ value: String) -> String {
-        value.split(whereSeparator: { $0 == " " || $0 == "\t" }).joined(separator: " ")
+        // Most values have nothing to fold: given back as they are.
+        var previousSpace = true  // a leading space or tab is folded away too
+        var clean = true
+        for b in value.utf8 {
+            let space = b == 0x20 || b == 0x09
+            if space && (previousSpace || b == 0x09) { clean = false; break }
+            previousSpace = space
+        }
+        if clean && !previousSpace { return value }
+        return value.split(whereSeparator: { $0 == " " || $0 == "\t" }).joined(separator: " ")
     }
 
     public static func stringToSign(canonicalRequest: String, amzDate: String, scope: Scope) -> String {
@@ -123,11 +146,12 @@ public enum SignatureV4 {
     }
 
     static func hex<D: Sequence>(_ digest: D) -> String where D.Element == UInt8 {
-        let digits = Array("0123456789abcdef".utf8)
+        @inline(__always) func digit(_ n: UInt8) -> UInt8 { n < 10 ? 0x30 + n : 0x57 + n }
         var out: [UInt8] = []
+        out.reserveCapacity(2 * digest.underestimatedCount)
         for b in digest {
-            out.append(digits[Int(b >> 4)])
-            out.append(digits[Int(b & 0x0F)])
+            out.append(digit(b >> 4))
+            out.append(digit(b & 0x0F))
         }
         return String(decoding: out, as: UTF8.self)
     }

@@ -48,7 +48,7 @@ final class S3RouteTable: HTTPRequestHandler {
         let verified: SigV4Authenticator.Verified
         let namespace: any S3Namespace
         do {
-            verified = try authenticator.verify(head, nowSeconds: Clock.nowNanos() / 1_000_000_000)
+            verified = try authenticator.verify(head, query: query, nowSeconds: Clock.nowNanos() / 1_000_000_000)
             namespace = try self.namespace(of: verified.accessKey)
         } catch {
             responder.observe(with: S3AnswerRecord(op: op, target: target, namespace: refusedNamespace(head), counts: counts))

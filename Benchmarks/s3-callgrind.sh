@@ -19,6 +19,7 @@
 # each phase's last 2N run, go to .build/benchmarks/s3-callgrind-*.txt.
 # Needs valgrind, boto3. Not part of CI.
 set -euo pipefail
+shopt -s inherit_errexit  # a failed request inside $(measure ...) stops the run
 cd "$(dirname "$0")/.."
 N=${N:-1000}
 WARMUP=${WARMUP:-200}
@@ -90,7 +91,9 @@ measure() {
         f2=$dir/cg.out.$((ctl + 1))
         [ "$n" = "$N" ] && f1=$f2
       done
-      per[$phase]+="$(( ($(total "$f2") - $(total "$f1")) / N )) "
+      local one=$(( ($(total "$f2") - $(total "$f1")) / N ))
+      [ "$one" -gt 1000 ] || { echo "$phase: $one instructions a request: the requests did not run" >&2; exit 1; }
+      per[$phase]+="$one "
       last[$phase]=$f2
       echo "$phase, repetition $rep: $(total "$f1") instructions for $N requests, $(total "$f2") for $((2 * N))" >>"$RESULTS.$name"
     done

@@ -103,6 +103,12 @@ import Testing
             #expect(cache.key(secret: Self.secret, scope: other) == SignatureV4.signingKey(secret: Self.secret, scope: other))
             #expect(cache.key(secret: "x", scope: Self.scope) == SignatureV4.signingKey(secret: "x", scope: Self.scope))
         }
+        // The keyed HMAC, copied, signs as a fresh one does, however often.
+        let signing = cache.signing(secret: Self.secret, scope: Self.scope)
+        for text in ["a", "string to sign", "a"] {
+            #expect(signing.signature(stringToSign: text)
+                == SignatureV4.signature(stringToSign: text, key: SignatureV4.signingKey(secret: Self.secret, scope: Self.scope)))
+        }
         for n in 0..<(SigningKeyCache.limit + 10) {
             #expect(cache.key(secret: "s\(n)", scope: Self.scope) == SignatureV4.signingKey(secret: "s\(n)", scope: Self.scope))
         }

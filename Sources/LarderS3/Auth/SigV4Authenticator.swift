@@ -110,9 +110,10 @@ struct SigV4Authenticator: Sendable {
         let request = SignatureV4.Request(method: head.method.description, path: head.path, query: head.query,
                                           headers: head.headers.map { (name: $0.name, value: $0.value) },
                                           signedHeaders: signedHeaders, payloadHash: payloadHash)
-        let key = signingKeys.key(secret: secret, scope: scope)
+        let signing = signingKeys.signing(secret: secret, scope: scope)
         let toSign = SignatureV4.stringToSign(canonicalRequest: SignatureV4.canonicalRequest(request), amzDate: amzDate, scope: scope)
-        let expected = SignatureV4.signature(stringToSign: toSign, key: key)
+        let expected = signing.signature(stringToSign: toSign)
+        let key = signing.key
         guard Self.constantTimeEqual(expected, signature) else { throw S3Error.signatureDoesNotMatch }
         var verified = Verified(accessKey: accessKey, payload: payload)
         if payload.hasSignedChunks {
@@ -131,24 +132,45 @@ struct SigV4Authenticator: Sendable {
             }
             throw S3Error.authorizationHeaderMalformed("the Authorization header does not start with \(SignatureV4.algorithm)")
         }
-        var fields: [String: String] = [:]
-        // By bytes (the header is ASCII that matters): Foundation's
-        // trimming cost more than the signature's arithmetic.
-        let utf8 = header.utf8.dropFirst(algorithm.utf8.count)
-        for part in utf8.split(separator: 0x2C) {
-            var item = part[...]
-            while let f = item.first, f == 0x20 || f == 0x09 { item = item.dropFirst() }
-            while let l = item.last, l == 0x20 || l == 0x09 { item = item.dropLast() }
-            guard let eq = item.firstIndex(of: 0x3D) else { continue }
-            fields[String(Substring(item[..<eq]))] = String(Substring(item[item.index(after: eq)...]))
+        // By bytes (what matters of the header is ASCII), three fields
+        // looked for by name: Foundation's trimming and a dictionary cost
+        // more than the signature's arithmetic.
+        var credential: String?, signed: String?, signature: String?
+        let bytes = Array(header.utf8)
+        var start = algorithm.utf8.count
+        while start < bytes.count {
+            var end = start
+            while end < bytes.count && bytes[end] != 0x2C { end += 1 }
+            var (from, to) = (start, end)
+            while from < to && (bytes[from] == 0x20 || bytes[from] == 0x09) { from += 1 }
+            while to > from && (bytes[to - 1] == 0x20 || bytes[to - 1] == 0x09) { to -= 1 }
+            var eq = from
+            while eq < to && bytes[eq] != 0x3D { eq += 1 }
+            if eq < to {
+                // The last of a name given twice counts, as before.
+                let value = String(decoding: bytes[(eq + 1)..<to], as: UTF8.self)
+                switch bytes[from..<eq] {
+                case let name where name.elementsEqual("Credential".utf8): credential = value
+                case let name where name.elementsEqual("SignedHeaders".utf8): signed = value
+                case let name where name.elementsEqual("Signature".utf8): signature = value
+                default: break
+                }
+            }
+            start = end + 1
         }
-        guard let credential = fields["Credential"], let signed = fields["SignedHeaders"], let signature = fields["Signature"],
-              !signed.isEmpty, !signature.isEmpty else {
+        guard let credential, let signed, let signature, !signed.isEmpty, !signature.isEmpty else {
             throw S3Error.authorizationHeaderMalformed("the Authorization header needs Credential, SignedHeaders and Signature")
         }
         let (accessKey, scope) = try Self.credential(credential, malformed: S3Error.authorizationHeaderMalformed)
-        return Authorization(accessKey: accessKey, scope: scope,
-                             signedHeaders: signed.split(separator: ";").map { $0.lowercased() }, signature: signature)
+        return Authorization(accessKey: accessKey, scope: scope, signedHeaders: Self.signedHeaders(signed), signature: signature)
+    }
+
+    /// `host;x-amz-date` as lower-case names (a name given in upper case lower-cased; empty ones skipped).
+    static func signedHeaders(_ text: String) -> [String] {
+        text.utf8.split(separator: 0x3B).map { name in
+            name.contains(where: { (0x41...0x5A).contains($0) || $0 >= 0x80 }) ? String(Substring(name)).lowercased()
+                                                                             : String(Substring(name))
+        }
     }
 
     /// `ACCESS_KEY/DATE/REGION/s3/aws4_request`: the access key and the
@@ -211,20 +233,37 @@ struct SigV4Authenticator: Sendable {
 }
 
 /// Signing keys by secret and scope (`SignatureV4.signingKey`), made once
-/// each. Emptied when it holds many (a new day's scope, many keys), so it
-/// stays small.
+/// each, with an HMAC already keyed with each (copied per request: keying
+/// one hashes a block). Emptied when it holds many (a new day's scope, many
+/// keys), so it stays small.
 final class SigningKeyCache: Sendable {
-    private let keys = Locked<[String: SymmetricKey]>([:])
+    struct Signing {
+        let key: SymmetricKey
+        /// `HMAC(key:)`, not yet fed: each use works on its own copy.
+        let keyed: HMAC<SHA256>
+
+        /// `SignatureV4.signature(stringToSign:key:)`, from the keyed HMAC.
+        func signature(stringToSign: String) -> String {
+            var mac = keyed
+            mac.update(data: Array(stringToSign.utf8))
+            return SignatureV4.hex(mac.finalize())
+        }
+    }
+
+    private let entries = Locked<[String: Signing]>([:])
     static let limit = 256
 
-    func key(secret: String, scope: SignatureV4.Scope) -> SymmetricKey {
+    func key(secret: String, scope: SignatureV4.Scope) -> SymmetricKey { signing(secret: secret, scope: scope).key }
+
+    func signing(secret: String, scope: SignatureV4.Scope) -> Signing {
         let name = scope.date + "\n" + scope.region + "\n" + scope.service + "\n" + secret
-        if let key = keys.withLock({ $0[name] }) { return key }
+        if let signing = entries.withLock({ $0[name] }) { return signing }
         let key = SignatureV4.signingKey(secret: secret, scope: scope)
-        keys.withLock { keys in
-            if keys.count >= Self.limit { keys.removeAll() }
-            keys[name] = key
+        let signing = Signing(key: key, keyed: HMAC<SHA256>(key: key))
+        entries.withLock { entries in
+            if entries.count >= Self.limit { entries.removeAll() }
+            entries[name] = signing
         }
-        return key
+        return signing
     }
 }

@@ -52,15 +52,25 @@ public enum SignatureV4 {
     /// payload hash, a line each. S3 URIs are encoded once, not normalised
     /// (no `.`/`..` removal, no `//` folding), unlike other services.
     public static func canonicalRequest(_ request: Request) -> String {
-        let uri = AWSURIEncoding.encode(AWSURIEncoding.decode(request.path), keepSlash: true)
-        return [
-            request.method,
-            uri.isEmpty ? "/" : uri,
-            canonicalQuery(request.query),
-            canonicalHeaders(request.headers, signed: request.signedHeaders),
-            request.signedHeaders.joined(separator: ";"),
-            request.payloadHash,
-        ].joined(separator: "\n")
+        // Built as bytes: the strings of each line joined cost as much as the hashing.
+        var out: [UInt8] = []
+        out.reserveCapacity(512)
+        out += request.method.utf8
+        out.append(0x0A)
+        let uri = AWSURIEncoding.encodedBytes(AWSURIEncoding.decode(request.path.utf8), keepSlash: true)
+        if uri.isEmpty { out.append(0x2F) } else { out += uri }
+        out.append(0x0A)
+        out += canonicalQuery(request.query).utf8
+        out.append(0x0A)
+        appendCanonicalHeaders(&out, request.headers, signed: request.signedHeaders)
+        out.append(0x0A)  // the headers' block ends with a blank line
+        for (i, name) in request.signedHeaders.enumerated() {
+            if i > 0 { out.append(0x3B) }
+            out += name.utf8
+        }
+        out.append(0x0A)
+        out += request.payloadHash.utf8
+        return String(decoding: out, as: UTF8.self)
     }
 
     /// Parameters encoded and sorted by name, then value; `X-Amz-Signature`
@@ -92,38 +102,54 @@ public enum SignatureV4 {
     /// joined with `,`, surrounding spaces trimmed and runs of spaces
     /// folded to one. Ends with the blank line AWS's format has.
     static func canonicalHeaders(_ headers: [(name: String, value: String)], signed: [String]) -> String {
-        // Each header's name lower-cased once, not once per signed name.
-        let lowered = headers.map { $0.name.lowercased() }
-        var out = ""
-        for name in signed {
-            out += name
-            out += ":"
-            var first = true
-            for (i, header) in headers.enumerated() where lowered[i] == name {
-                if !first { out += "," }
-                first = false
-                out += foldSpaces(header.value)
-            }
-            out += "\n"
-        }
-        return out
+        var out: [UInt8] = []
+        appendCanonicalHeaders(&out, headers, signed: signed)
+        return String(decoding: out, as: UTF8.self)
     }
 
-    private static func foldSpaces(_ value: String) -> String {
-        // Most values have nothing to fold: given back as they are.
-        var previousSpace = true  // a leading space or tab is folded away too
-        var clean = true
-        for b in value.utf8 {
-            let space = b == 0x20 || b == 0x09
-            if space && (previousSpace || b == 0x09) { clean = false; break }
-            previousSpace = space
+    private static func appendCanonicalHeaders(_ out: inout [UInt8], _ headers: [(name: String, value: String)], signed: [String]) {
+        for name in signed {
+            out += name.utf8
+            out.append(0x3A)
+            var first = true
+            for header in headers where isLowerCased(header.name, as: name) {
+                if !first { out.append(0x2C) }
+                first = false
+                appendFolded(&out, header.value)
+            }
+            out.append(0x0A)
         }
-        if clean && !previousSpace { return value }
-        return value.split(whereSeparator: { $0 == " " || $0 == "\t" }).joined(separator: " ")
+    }
+
+    /// `name.lowercased() == lower` for the ASCII names headers have, without the lower-cased copy.
+    private static func isLowerCased(_ name: String, as lower: String) -> Bool {
+        guard name.utf8.count == lower.utf8.count else { return false }
+        for (a, b) in zip(name.utf8, lower.utf8) where a != b {
+            guard (0x41...0x5A).contains(a), a | 0x20 == b else {
+                return a >= 0x80 ? name.lowercased() == lower : false
+            }
+        }
+        return true
+    }
+
+    /// `value` with surrounding spaces and tabs trimmed and each run of them one space.
+    private static func appendFolded(_ out: inout [UInt8], _ value: String) {
+        var pendingSpace = false
+        var started = false
+        for b in value.utf8 {
+            if b == 0x20 || b == 0x09 {
+                pendingSpace = started
+            } else {
+                if pendingSpace { out.append(0x20) }
+                pendingSpace = false
+                started = true
+                out.append(b)
+            }
+        }
     }
 
     public static func stringToSign(canonicalRequest: String, amzDate: String, scope: Scope) -> String {
-        [algorithm, amzDate, scope.string, hex(SHA256.hash(data: Array(canonicalRequest.utf8)))].joined(separator: "\n")
+        algorithm + "\n" + amzDate + "\n" + scope.string + "\n" + hex(SHA256.hash(data: Array(canonicalRequest.utf8)))
     }
 
     /// HMAC chain: `AWS4`+secret, then date, region, service, `aws4_request`.

@@ -19,20 +19,20 @@ struct S3Query: Sendable {
     /// Each `name[=value]` of `query`, as sent (not decoded), in order; empty items
     /// (`a&&b`) skipped. `value` is nil when there is no `=`.
     static func forEachPair(_ query: Substring,
-                            _ body: (_ name: Substring.UTF8View.SubSequence, _ value: Substring.UTF8View.SubSequence?) -> Void) {
-        let utf8 = query.utf8
-        var start = utf8.startIndex
-        while start < utf8.endIndex {
-            let end = utf8[start...].firstIndex(of: 0x26) ?? utf8.endIndex
+                            _ body: (_ name: ArraySlice<UInt8>, _ value: ArraySlice<UInt8>?) -> Void) {
+        // One copy into an array: indexing a Substring's UTF-8 view byte by
+        // byte cost more than the copy.
+        let bytes = query.utf8.withContiguousStorageIfAvailable { Array($0) } ?? Array(query.utf8)
+        var start = 0
+        while start < bytes.count {
+            var end = start
+            while end < bytes.count && bytes[end] != 0x26 { end += 1 }
             if start < end {
-                let item = utf8[start..<end]
-                if let eq = item.firstIndex(of: 0x3D) {
-                    body(item[..<eq], item[item.index(after: eq)...])
-                } else {
-                    body(item, nil)
-                }
+                var eq = start
+                while eq < end && bytes[eq] != 0x3D { eq += 1 }
+                body(bytes[start..<eq], eq < end ? bytes[(eq + 1)..<end] : nil)
             }
-            start = end < utf8.endIndex ? utf8.index(after: end) : end
+            start = end + 1
         }
     }
 

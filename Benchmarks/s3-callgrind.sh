@@ -62,6 +62,8 @@ pick() {
 
 # measure NAME BINARY: prints the instructions per request of each phase, in PHASES order
 measure() {
+  # Run inside $(...): its own trap stops its valgrind when a request fails.
+  trap 'if [ -n "$VPID" ]; then kill "$VPID" 2>/dev/null || true; fi' EXIT
   local name=$1 dir
   dir=$WORK/$(printf '%.8s' "${1}________")
   mkdir -p "$dir"

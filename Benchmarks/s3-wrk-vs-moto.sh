@@ -4,9 +4,12 @@
 # than either server's answer on these 2 cores, so Benchmarks/s3-vs-moto.sh
 # measures the client as much as the server. Here each server gets the same
 # presigned URLs (made once by boto3, signed for an hour): wrk GETs one
-# 1 KiB object and PUTs 1 KiB to one key over keep-alive connections, and
-# only the server's work differs. Larder runs --no-fsync, as moto keeps
-# everything in memory.
+# 1 KiB object, PUTs 1 KiB to one key, and PUTs 1 KiB to 1000 keys in turn
+# (a presigned URL names one key, so boto3 presigns 1000 and the wrk script
+# cycles through them, each thread from its own place), over keep-alive
+# connections, and only the server's work differs. PUTs to one key queue on
+# that key in Larder (a key takes one write at a time); over 1000 keys they
+# do not. Larder runs --no-fsync, as moto keeps everything in memory.
 #
 #   bash Benchmarks/s3-wrk-vs-moto.sh          # builds .build/release/larder (SKIP_BUILD=1 uses the one there)
 #   SECONDS_EACH=10 CONNECTIONS=32 bash Benchmarks/s3-wrk-vs-moto.sh
@@ -33,11 +36,32 @@ cat > "$WORK/put.lua" <<'LUA'
 wrk.method = "PUT"
 wrk.body = string.rep("x", 1024)
 LUA
+# PUT 1 KiB to the presigned paths of the file named after `--`, one a line, cycling.
+cat > "$WORK/put-many.lua" <<'LUA'
+wrk.method = "PUT"
+wrk.body = string.rep("x", 1024)
+local threads = 0
+function setup(thread)
+  thread:set("id", threads)
+  threads = threads + 1
+end
+local paths, i = {}, 0
+function init(args)
+  for line in io.lines(args[1]) do paths[#paths + 1] = line end
+  i = (id or 0) * 397
+end
+function request()
+  i = i + 1
+  return wrk.format(nil, paths[i % #paths + 1])
+end
+LUA
 
-# presign URL: prints a presigned GET and PUT URL for bench/k (1 KiB stored).
+# presign URL PATHS: prints a presigned GET and PUT URL for bench/k (1 KiB
+# stored); writes to PATHS the path and query of presigned PUTs of
+# bench/many-0000 … many-0999.: prints a presigned GET and PUT URL for bench/k (1 KiB stored).
 presign() {
-  python3 - "$1" <<'PY'
-import sys, boto3
+  python3 - "$1" "$2" <<'PY'
+import sys, boto3, urllib.parse
 from botocore.client import Config
 s3 = boto3.client("s3", endpoint_url=sys.argv[1], region_name="us-east-1", aws_access_key_id="larder",
                   aws_secret_access_key="larder-secret", config=Config(signature_version="s3v4", s3={"addressing_style": "path"}))
@@ -45,13 +69,18 @@ s3.create_bucket(Bucket="bench")
 s3.put_object(Bucket="bench", Key="k", Body=b"x" * 1024)
 print(s3.generate_presigned_url("get_object", Params={"Bucket": "bench", "Key": "k"}, ExpiresIn=3600))
 print(s3.generate_presigned_url("put_object", Params={"Bucket": "bench", "Key": "k"}, ExpiresIn=3600))
+with open(sys.argv[2], "w") as f:
+    for i in range(1000):
+        u = urllib.parse.urlsplit(s3.generate_presigned_url("put_object", Params={"Bucket": "bench", "Key": f"many-{i:04d}"},
+                                                            ExpiresIn=3600))
+        f.write(f"{u.path}?{u.query}\n")
 PY
 }
 
-# rate URL [script]: requests per second wrk reaches.
+# rate URL [script [script arguments]]: requests per second wrk reaches.
 rate() {
   local out
-  out=$(wrk -t2 -c"$CONNECTIONS" -d"${SECONDS_EACH}s" ${2:+-s "$2"} "$1")
+  out=$(wrk -t2 -c"$CONNECTIONS" -d"${SECONDS_EACH}s" ${2:+-s "$2"} "$1" ${3:+-- "$3"})
   local errors
   errors=$(echo "$out" | awk '/Non-2xx/ {print $NF}')
   [ -z "$errors" ] || echo "  (non-2xx answers: $errors)" >&2
@@ -62,11 +91,12 @@ wait_for() { for _ in $(seq 1 200); do curl -s -o /dev/null "$1" && return 0; sl
 
 measure() {
   local name=$1 url=$2
-  mapfile -t urls < <(presign "$url")
-  local get put
+  mapfile -t urls < <(presign "$url" "$WORK/$name-paths")
+  local get put many
   get=$(rate "${urls[0]}")
   put=$(rate "${urls[1]}" "$WORK/put.lua")
-  echo "$name $get $put"
+  many=$(rate "$url/" "$WORK/put-many.lua" "$WORK/$name-paths")
+  echo "$name $get $put $many"
 }
 
 port=$(free_port); s3port=$(free_port)
@@ -82,9 +112,10 @@ PIDS+=($!)
 wait_for "http://127.0.0.1:$mport/"
 moto=$(measure moto "http://127.0.0.1:$mport")
 
-read -r _ lget lput <<<"$larder"
-read -r _ mget mput <<<"$moto"
+read -r _ lget lput lmany <<<"$larder"
+read -r _ mget mput mmany <<<"$moto"
 printf '%s, wrk -t2 -c%s -d%ss on presigned URLs, 1 KiB objects\n' "$(date -u +%Y-%m-%dT%H:%MZ)" "$CONNECTIONS" "$SECONDS_EACH"
 printf '| requests/s | larder --no-fsync | moto | larder / moto |\n| --- | ---: | ---: | ---: |\n'
 printf '| GetObject | %s | %s | %.1f× |\n' "$lget" "$mget" "$(echo "$lget / $mget" | bc -l)"
-printf '| PutObject | %s | %s | %.1f× |\n' "$lput" "$mput" "$(echo "$lput / $mput" | bc -l)"
+printf '| PutObject, one key | %s | %s | %.1f× |\n' "$lput" "$mput" "$(echo "$lput / $mput" | bc -l)"
+printf '| PutObject, 1000 keys | %s | %s | %.1f× |\n' "$lmany" "$mmany" "$(echo "$lmany / $mmany" | bc -l)"

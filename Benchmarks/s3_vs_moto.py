@@ -18,6 +18,13 @@ never both at once, and measured the same way:
     GETs of 8 MiB, 10 threads each), as a test suite moves a large file;
   - the server's resident memory after the run (VmRSS) and its peak (VmHWM).
 
+Before them, the same 1 KiB loops run against a ceiling: nginx answering
+every request at once with a fixed valid answer (200 and an ETag for a PUT,
+a fixed 1 KiB body for a GET), so the server costs next to nothing and
+the rate is what boto3 itself reaches on this machine. A second table gives
+each server's rates as a fraction of that ceiling. (No nginx: no ceiling,
+said so; `--no-ceiling` leaves it out.)
+
 Larder runs as `--ephemeral` (its writes fsync'd, as by default) and, in
 the full run, also with `--no-fsync` (moto keeps everything in memory).
 The client is the same for all: boto3 with path-style addressing, no retries,
@@ -124,7 +131,47 @@ def get_small(c, i):
     assert len(body) == 1024
 
 
-def measure(name, command, port, args):
+CEILING_CONF = """
+%(user)s
+worker_processes 1;
+pid %(dir)s/nginx.pid;
+error_log %(dir)s/error.log;
+events { worker_connections 1024; }
+http {
+  access_log off;
+  client_body_temp_path %(dir)s/tmp;
+  proxy_temp_path %(dir)s/tmp;
+  fastcgi_temp_path %(dir)s/tmp;
+  uwsgi_temp_path %(dir)s/tmp;
+  scgi_temp_path %(dir)s/tmp;
+  keepalive_requests 100000000;
+  default_type application/octet-stream;
+  server {
+    listen 127.0.0.1:%(port)d;
+    location / {
+      add_header ETag '"%(etag)s"' always;
+      if ($request_method = GET) { return 200 "%(body)s"; }
+      return 200 "";
+    }
+  }
+}
+"""
+
+
+def ceiling_command(port, directory):
+    """nginx answering any request at once: a GET with the same 1 KiB, anything else with an empty 200; an ETag on each."""
+    nginx = shutil.which("nginx") or ("/usr/sbin/nginx" if os.path.exists("/usr/sbin/nginx") else None)
+    if nginx is None:
+        return None
+    os.makedirs(os.path.join(directory, "tmp"), exist_ok=True)
+    conf = os.path.join(directory, "nginx.conf")
+    with open(conf, "w") as f:
+        f.write(CEILING_CONF % {"user": "user root;" if os.geteuid() == 0 else "", "dir": directory, "port": port,
+                               "etag": "0" * 32, "body": "x" * 1024})
+    return [nginx, "-c", conf, "-e", os.path.join(directory, "error.log"), "-g", "daemon off;"]
+
+
+def measure(name, command, port, args, rates_only=False):
     log = tempfile.TemporaryFile()
     started = time.perf_counter()
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=log, stdin=subprocess.DEVNULL)
@@ -141,6 +188,8 @@ def measure(name, command, port, args):
         result["put8"] = rate(threads, put_small, args.duration)
         result["get8"] = rate(threads, get_small, args.duration)
         print(f"  {name}: 1 KiB PUT/GET per second done", file=sys.stderr)
+        if rates_only:
+            return result
         big = os.urandom(args.large_mib * 1024 * 1024)
         ups, downs = [], []
         transfer = TransferConfig()  # boto3's defaults: 8 MiB threshold and parts, 10 threads
@@ -180,6 +229,7 @@ def main():
     parser.add_argument("--larder", required=True, help="the larder binary")
     parser.add_argument("--quick", action="store_true", help="0.5 s a rate, an 8 MiB object once: checks the script")
     parser.add_argument("--out", help="also write the table to this file")
+    parser.add_argument("--no-ceiling", action="store_true", help="leave out the nginx ceiling run")
     args = parser.parse_args()
     args.duration = 0.5 if args.quick else 5.0
     global KEYS
@@ -195,6 +245,17 @@ def main():
                         lambda p: [args.larder, "--ephemeral", "--no-fsync", "--port", "0", "--s3-port", str(p)]))
     servers.append(("moto", lambda p: moto_command + ["-H", "127.0.0.1", "-p", str(p)]))
     results = {}
+    ceiling_dir = tempfile.mkdtemp(prefix="s3-ceiling-")
+    ceiling_note = None
+    try:
+        port = free_port()
+        command = None if args.no_ceiling else ceiling_command(port, ceiling_dir)
+        if command is not None:
+            results["ceiling"] = measure("ceiling (nginx, fixed answers)", command, port, args, rates_only=True)
+        else:
+            ceiling_note = "no ceiling run (--no-ceiling, or no nginx: apt-get install nginx)"
+    finally:
+        shutil.rmtree(ceiling_dir, ignore_errors=True)
     for name, command in servers:
         port = free_port()
         results[name] = measure(name, command(port), port, args)
@@ -238,6 +299,24 @@ def main():
             said = f"{ratio:.1f}x {better}" if ratio >= 1 else f"{1 / ratio:.1f}x {worse}"
             cells.append(f"{said:>{width[n + ' vs moto']}}")
         out("| " + " | ".join([f"{label:34}"] + cells) + " |")
+    out()
+    if "ceiling" in results:
+        out("The same boto3 client against nginx answering at once with fixed answers (the ceiling: what boto3 itself")
+        out("reaches here), and each server's rate as a fraction of it:")
+        out()
+        cols = ["boto3 ceiling"] + [c for n in names for c in (n, f"{n} / ceiling")]
+        cw = {c: max(8, len(c)) for c in cols}
+        out("| " + " | ".join([f"{'':34}"] + [f"{c:>{cw[c]}}" for c in cols]) + " |")
+        out("| " + " | ".join(["-" * 34] + ["-" * (cw[c] - 1) + ":" for c in cols]) + " |")
+        for label, key, fmt, _ in rows[:4]:
+            top = results["ceiling"][key]
+            cells = [f"{top:>{cw['boto3 ceiling']}.0f}"]
+            for n in names:
+                cells.append(f"{results[n][key]:>{cw[n]}.0f}")
+                cells.append(f"{results[n][key] / top:>{cw[n + ' / ceiling']}.2f}")
+            out("| " + " | ".join([f"{label:34}"] + cells) + " |")
+    else:
+        out(ceiling_note)
     if args.out:
         with open(args.out, "w") as f:
             f.write("\n".join(lines) + "\n")

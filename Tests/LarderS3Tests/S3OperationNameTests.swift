@@ -65,4 +65,13 @@ import Testing
                     == "w2-key")
         #expect(S3ClaimedKey.of(try head("/b1/k", [])) == nil)
     }
+
+    @Test func virtualHostBuckets() {
+        let cases: [(String, String?)] = [
+            ("photos.localhost:9000", "photos"), ("Photos.LOCALHOST", "photos"), ("a.b.localhost", "a.b"), ("a.localhost:", "a"),
+            ("localhost:9000", nil), (".localhost", nil), ("127.0.0.1:9000", nil), ("[::1]:9000", nil), ("photos.localhost:90a", nil),
+            ("photos.example.com", nil), ("Ünï.localhost", "ünï"),
+        ]
+        for (host, bucket) in cases { #expect(S3Path.virtualHostBucket(host) == bucket, "\(host)") }
+    }
 }

@@ -84,6 +84,50 @@ import Testing
         #expect(SignatureV4.canonicalRequest(request).hasPrefix("GET\n/b/~a%20b/c%2B\n"))
     }
 
+    @Test func queryIsReadByBytes() {
+        // Empty items skipped, a name without `=` has the empty value, `%XX` decoded, `+` kept, a lone `%` kept.
+        let query = S3Query("a=1&&b&c=x%2Fy+z&d=%&e=%zz&=v")
+        #expect(query.names == ["a", "b", "c", "d", "e", ""])
+        #expect(query["a"] == "1" && query["b"] == "" && query["c"] == "x/y+z" && query["d"] == "%" && query["e"] == "%zz")
+        #expect(query[""] == "v" && query["f"] == nil)
+        #expect(S3Query("&").names.isEmpty && S3Query("").names.isEmpty && S3Query(nil).names.isEmpty)
+        // X-Amz-Signature left out, pairs sorted by encoded name then value, equal names kept.
+        #expect(SignatureV4.canonicalQuery("X-Amz-Signature=ab&z=2&z=1&%41=&b") == "A=&b=&z=1&z=2")
+    }
+
+    @Test func signingKeysAreCachedBySecretAndScope() {
+        let cache = SigningKeyCache()
+        let other = SignatureV4.Scope(date: "20130525", region: "us-east-1", service: "s3")
+        for _ in 0..<2 {
+            #expect(cache.key(secret: Self.secret, scope: Self.scope) == SignatureV4.signingKey(secret: Self.secret, scope: Self.scope))
+            #expect(cache.key(secret: Self.secret, scope: other) == SignatureV4.signingKey(secret: Self.secret, scope: other))
+            #expect(cache.key(secret: "x", scope: Self.scope) == SignatureV4.signingKey(secret: "x", scope: Self.scope))
+        }
+        // The keyed HMAC, copied, signs as a fresh one does, however often.
+        let signing = cache.signing(secret: Self.secret, scope: Self.scope)
+        for text in ["a", "string to sign", "a"] {
+            #expect(signing.signature(stringToSign: text)
+                == SignatureV4.signature(stringToSign: text, key: SignatureV4.signingKey(secret: Self.secret, scope: Self.scope)))
+        }
+        for n in 0..<(SigningKeyCache.limit + 10) {
+            #expect(cache.key(secret: "s\(n)", scope: Self.scope) == SignatureV4.signingKey(secret: "s\(n)", scope: Self.scope))
+        }
+    }
+
+    @Test func xmlTimestamps() {
+        #expect(S3Time.iso8601(nanos: 1_369_353_600 * 1_000_000_000) == "2013-05-24T00:00:00.000Z")
+        #expect(S3Time.iso8601(nanos: (1_369_353_600 + 86_400 * 222 + 3600 * 13 + 60 * 4 + 5) * 1_000_000_000 + 78_999_999)
+            == "2014-01-01T13:04:05.078Z")
+        #expect(S3Time.iso8601(nanos: 0) == "1970-01-01T00:00:00.000Z")
+    }
+
+    @Test func headerValuesAreFolded() {
+        let request = SignatureV4.Request(method: "GET", path: "/", query: nil,
+                                          headers: [("X-A", "  a   b\t c "), ("x-a", "d"), ("X-B", "plain value"), ("x-c", "")],
+                                          signedHeaders: ["x-a", "x-b", "x-c"], payloadHash: "UNSIGNED-PAYLOAD")
+        #expect(SignatureV4.canonicalRequest(request).hasPrefix("GET\n/\n\nx-a:a b c,d\nx-b:plain value\nx-c:\n\n"))
+    }
+
     @Test func authorizationHeaderIsParsed() throws {
         let auth = try SigV4Authenticator.parse(
             "AWS4-HMAC-SHA256 Credential=AKIAIOSFODNN7EXAMPLE/20130524/us-east-1/s3/aws4_request, "

@@ -7,7 +7,13 @@ import LarderSupport
 /// `~` as `%7E`) still signs what the server checks.
 enum AWSURIEncoding {
     static func encode<Bytes: Sequence>(_ bytes: Bytes, keepSlash: Bool) -> String where Bytes.Element == UInt8 {
+        String(decoding: encodedBytes(bytes, keepSlash: keepSlash), as: UTF8.self)
+    }
+
+    /// `encode`'s bytes.
+    static func encodedBytes<Bytes: Sequence>(_ bytes: Bytes, keepSlash: Bool) -> [UInt8] where Bytes.Element == UInt8 {
         var out: [UInt8] = []
+        out.reserveCapacity(bytes.underestimatedCount)
         for b in bytes {
             switch b {
             case 0x41...0x5A, 0x61...0x7A, 0x30...0x39, 0x2D, 0x2E, 0x5F, 0x7E:
@@ -20,26 +26,35 @@ enum AWSURIEncoding {
                 out.append(hex[Int(b & 0x0F)])
             }
         }
-        return String(decoding: out, as: UTF8.self)
+        return out
     }
 
     private static let hex = Array("0123456789ABCDEF".utf8)
 
     /// `%XX` to bytes; a `%` without two hex digits after it stays as it is
     /// (S3 takes such a path literally rather than refusing it). `+` stays `+`.
-    static func decode(_ text: Substring) -> [UInt8] {
-        let utf8 = Array(text.utf8)
+    static func decode(_ text: Substring) -> [UInt8] { decode(text.utf8) }
+
+    /// The same, of bytes.
+    static func decode<Bytes: Collection>(_ bytes: Bytes) -> [UInt8] where Bytes.Element == UInt8 {
         var out: [UInt8] = []
-        out.reserveCapacity(utf8.count)
-        var i = 0
-        while i < utf8.count {
-            if utf8[i] == 0x25, i + 2 < utf8.count, let h = HexDigit.value(utf8[i + 1]), let l = HexDigit.value(utf8[i + 2]) {
-                out.append(h << 4 | l)
-                i += 3
-            } else {
-                out.append(utf8[i])
-                i += 1
+        out.reserveCapacity(bytes.count)
+        var i = bytes.startIndex
+        while i < bytes.endIndex {
+            let b = bytes[i]
+            if b == 0x25 {
+                let h1 = bytes.index(after: i)
+                if h1 < bytes.endIndex {
+                    let h2 = bytes.index(after: h1)
+                    if h2 < bytes.endIndex, let h = HexDigit.value(bytes[h1]), let l = HexDigit.value(bytes[h2]) {
+                        out.append(h << 4 | l)
+                        i = bytes.index(after: h2)
+                        continue
+                    }
+                }
             }
+            out.append(b)
+            i = bytes.index(after: i)
         }
         return out
     }

@@ -50,7 +50,7 @@ struct PresignedQuery: Equatable {
         amzDate = date
         self.signedAt = signedAt
         expiresSeconds = seconds
-        signedHeaders = signed.split(separator: ";").map { $0.lowercased() }
+        signedHeaders = SigV4Authenticator.signedHeaders(signed)
         self.signature = signature
         payloadHash = query["X-Amz-Content-Sha256"] ?? "UNSIGNED-PAYLOAD"
     }

@@ -1,5 +1,7 @@
+import Crypto
 import Foundation
 import LarderHTTP
+import LarderSupport
 
 /// Checks a request's SigV4 signature against the configured keys: in an
 /// `Authorization: AWS4-HMAC-SHA256 …` header, or in the query of a
@@ -11,6 +13,9 @@ import LarderHTTP
 struct SigV4Authenticator: Sendable {
     let credentials: S3Credentials
     let maxClockSkewSeconds: Int64
+    /// Signing keys by secret and scope: a client signs all day in one
+    /// scope, so the four HMACs that make its key are done once a day.
+    let signingKeys = SigningKeyCache()
 
     /// Who signed, and what the body must match.
     struct Verified {
@@ -31,9 +36,14 @@ struct SigV4Authenticator: Sendable {
     }
 
     func verify(_ head: HTTPRequestHead, nowSeconds: Int64) throws(S3Error) -> Verified {
-        let presigned = head.query.map { PresignedQuery.isPresigned(S3Query($0)) } ?? false
+        try verify(head, query: S3Query(head.query), nowSeconds: nowSeconds)
+    }
+
+    /// `query`: the request's, parsed (`S3Query(head.query)`).
+    func verify(_ head: HTTPRequestHead, query: S3Query, nowSeconds: Int64) throws(S3Error) -> Verified {
+        let presigned = head.query != nil && PresignedQuery.isPresigned(query)
         guard let header = head.headers["Authorization"] else {
-            if presigned { return try verifyPresigned(head, nowSeconds: nowSeconds) }
+            if presigned { return try verifyPresigned(head, query, nowSeconds: nowSeconds) }
             throw S3Error.accessDenied("Access Denied: the request is not signed (no Authorization header)")
         }
         if presigned {
@@ -61,8 +71,8 @@ struct SigV4Authenticator: Sendable {
     }
 
     /// A presigned URL: its parameters, its time window, its signature.
-    private func verifyPresigned(_ head: HTTPRequestHead, nowSeconds: Int64) throws(S3Error) -> Verified {
-        let query = try PresignedQuery(S3Query(head.query))
+    private func verifyPresigned(_ head: HTTPRequestHead, _ parsed: S3Query, nowSeconds: Int64) throws(S3Error) -> Verified {
+        let query = try PresignedQuery(parsed)
         guard let secret = credentials.secret(for: query.accessKey) else { throw S3Error.invalidAccessKeyId }
         // Signed in the future (beyond the skew S3 allows): the signer's clock is off.
         if query.signedAt - nowSeconds > maxClockSkewSeconds { throw S3Error.requestTimeTooSkewed }
@@ -100,9 +110,10 @@ struct SigV4Authenticator: Sendable {
         let request = SignatureV4.Request(method: head.method.description, path: head.path, query: head.query,
                                           headers: head.headers.map { (name: $0.name, value: $0.value) },
                                           signedHeaders: signedHeaders, payloadHash: payloadHash)
-        let key = SignatureV4.signingKey(secret: secret, scope: scope)
+        let signing = signingKeys.signing(secret: secret, scope: scope)
         let toSign = SignatureV4.stringToSign(canonicalRequest: SignatureV4.canonicalRequest(request), amzDate: amzDate, scope: scope)
-        let expected = SignatureV4.signature(stringToSign: toSign, key: key)
+        let expected = signing.signature(stringToSign: toSign)
+        let key = signing.key
         guard Self.constantTimeEqual(expected, signature) else { throw S3Error.signatureDoesNotMatch }
         var verified = Verified(accessKey: accessKey, payload: payload)
         if payload.hasSignedChunks {
@@ -121,19 +132,45 @@ struct SigV4Authenticator: Sendable {
             }
             throw S3Error.authorizationHeaderMalformed("the Authorization header does not start with \(SignatureV4.algorithm)")
         }
-        var fields: [String: String] = [:]
-        for part in header.dropFirst(algorithm.count).split(separator: ",") {
-            let item = part.trimmingCharacters(in: .whitespaces)
-            guard let eq = item.firstIndex(of: "=") else { continue }
-            fields[String(item[..<eq])] = String(item[item.index(after: eq)...])
+        // By bytes (what matters of the header is ASCII), three fields
+        // looked for by name: Foundation's trimming and a dictionary cost
+        // more than the signature's arithmetic.
+        var credential: String?, signed: String?, signature: String?
+        let bytes = Array(header.utf8)
+        var start = algorithm.utf8.count
+        while start < bytes.count {
+            var end = start
+            while end < bytes.count && bytes[end] != 0x2C { end += 1 }
+            var (from, to) = (start, end)
+            while from < to && (bytes[from] == 0x20 || bytes[from] == 0x09) { from += 1 }
+            while to > from && (bytes[to - 1] == 0x20 || bytes[to - 1] == 0x09) { to -= 1 }
+            var eq = from
+            while eq < to && bytes[eq] != 0x3D { eq += 1 }
+            if eq < to {
+                // The last of a name given twice counts, as before.
+                let value = String(decoding: bytes[(eq + 1)..<to], as: UTF8.self)
+                switch bytes[from..<eq] {
+                case let name where name.elementsEqual("Credential".utf8): credential = value
+                case let name where name.elementsEqual("SignedHeaders".utf8): signed = value
+                case let name where name.elementsEqual("Signature".utf8): signature = value
+                default: break
+                }
+            }
+            start = end + 1
         }
-        guard let credential = fields["Credential"], let signed = fields["SignedHeaders"], let signature = fields["Signature"],
-              !signed.isEmpty, !signature.isEmpty else {
+        guard let credential, let signed, let signature, !signed.isEmpty, !signature.isEmpty else {
             throw S3Error.authorizationHeaderMalformed("the Authorization header needs Credential, SignedHeaders and Signature")
         }
         let (accessKey, scope) = try Self.credential(credential, malformed: S3Error.authorizationHeaderMalformed)
-        return Authorization(accessKey: accessKey, scope: scope,
-                             signedHeaders: signed.split(separator: ";").map { $0.lowercased() }, signature: signature)
+        return Authorization(accessKey: accessKey, scope: scope, signedHeaders: Self.signedHeaders(signed), signature: signature)
+    }
+
+    /// `host;x-amz-date` as lower-case names (a name given in upper case lower-cased; empty ones skipped).
+    static func signedHeaders(_ text: String) -> [String] {
+        text.utf8.split(separator: 0x3B).map { name in
+            name.contains(where: { (0x41...0x5A).contains($0) || $0 >= 0x80 }) ? String(Substring(name)).lowercased()
+                                                                             : String(Substring(name))
+        }
     }
 
     /// `ACCESS_KEY/DATE/REGION/s3/aws4_request`: the access key and the
@@ -142,7 +179,7 @@ struct SigV4Authenticator: Sendable {
     /// the error (the header's and the query's differ).
     static func credential(_ text: String, malformed: (String) -> S3Error) throws(S3Error) -> (String, SignatureV4.Scope) {
         // The access key may hold no `/`; the scope is the last four parts.
-        let parts = text.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        let parts = text.utf8.split(separator: 0x2F, omittingEmptySubsequences: false).map { String(Substring($0)) }
         guard parts.count == 5, !parts[0].isEmpty, !parts[2].isEmpty, parts[1].utf8.count == 8,
               parts[1].utf8.allSatisfy({ (0x30...0x39).contains($0) }) else {
             throw malformed("the Credential is mal-formed; expecting \"<YOUR-AKID>/YYYYMMDD/REGION/SERVICE/aws4_request\".")
@@ -192,5 +229,41 @@ struct SigV4Authenticator: Sendable {
         var diff: UInt8 = 0
         for i in 0..<x.count { diff |= x[i] ^ y[i] }
         return diff == 0
+    }
+}
+
+/// Signing keys by secret and scope (`SignatureV4.signingKey`), made once
+/// each, with an HMAC already keyed with each (copied per request: keying
+/// one hashes a block). Emptied when it holds many (a new day's scope, many
+/// keys), so it stays small.
+final class SigningKeyCache: Sendable {
+    struct Signing {
+        let key: SymmetricKey
+        /// `HMAC(key:)`, not yet fed: each use works on its own copy.
+        let keyed: HMAC<SHA256>
+
+        /// `SignatureV4.signature(stringToSign:key:)`, from the keyed HMAC.
+        func signature(stringToSign: String) -> String {
+            var mac = keyed
+            mac.update(data: Array(stringToSign.utf8))
+            return SignatureV4.hex(mac.finalize())
+        }
+    }
+
+    private let entries = Locked<[String: Signing]>([:])
+    static let limit = 256
+
+    func key(secret: String, scope: SignatureV4.Scope) -> SymmetricKey { signing(secret: secret, scope: scope).key }
+
+    func signing(secret: String, scope: SignatureV4.Scope) -> Signing {
+        let name = scope.date + "\n" + scope.region + "\n" + scope.service + "\n" + secret
+        if let signing = entries.withLock({ $0[name] }) { return signing }
+        let key = SignatureV4.signingKey(secret: secret, scope: scope)
+        let signing = Signing(key: key, keyed: HMAC<SHA256>(key: key))
+        entries.withLock { entries in
+            if entries.count >= Self.limit { entries.removeAll() }
+            entries[name] = signing
+        }
+        return signing
     }
 }

@@ -52,55 +52,104 @@ public enum SignatureV4 {
     /// payload hash, a line each. S3 URIs are encoded once, not normalised
     /// (no `.`/`..` removal, no `//` folding), unlike other services.
     public static func canonicalRequest(_ request: Request) -> String {
-        let uri = AWSURIEncoding.encode(AWSURIEncoding.decode(request.path), keepSlash: true)
-        return [
-            request.method,
-            uri.isEmpty ? "/" : uri,
-            canonicalQuery(request.query),
-            canonicalHeaders(request.headers, signed: request.signedHeaders),
-            request.signedHeaders.joined(separator: ";"),
-            request.payloadHash,
-        ].joined(separator: "\n")
+        // Built as bytes: the strings of each line joined cost as much as the hashing.
+        var out: [UInt8] = []
+        out.reserveCapacity(512)
+        out += request.method.utf8
+        out.append(0x0A)
+        let uri = AWSURIEncoding.encodedBytes(AWSURIEncoding.decode(request.path.utf8), keepSlash: true)
+        if uri.isEmpty { out.append(0x2F) } else { out += uri }
+        out.append(0x0A)
+        out += canonicalQuery(request.query).utf8
+        out.append(0x0A)
+        appendCanonicalHeaders(&out, request.headers, signed: request.signedHeaders)
+        out.append(0x0A)  // the headers' block ends with a blank line
+        for (i, name) in request.signedHeaders.enumerated() {
+            if i > 0 { out.append(0x3B) }
+            out += name.utf8
+        }
+        out.append(0x0A)
+        out += request.payloadHash.utf8
+        return String(decoding: out, as: UTF8.self)
     }
 
     /// Parameters encoded and sorted by name, then value; `X-Amz-Signature`
     /// left out (a presigned URL carries its signature there).
     static func canonicalQuery(_ query: Substring?) -> String {
         guard let query, !query.isEmpty else { return "" }
-        var pairs: [(String, String)] = []
-        for item in query.split(separator: "&", omittingEmptySubsequences: true) {
-            let parts = item.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            let name = AWSURIEncoding.encode(AWSURIEncoding.decode(parts[0]), keepSlash: false)
-            if name == "X-Amz-Signature" { continue }
-            let value = parts.count > 1 ? AWSURIEncoding.encode(AWSURIEncoding.decode(parts[1]), keepSlash: false) : ""
+        var pairs: [(name: [UInt8], value: [UInt8])] = []
+        S3Query.forEachPair(query) { name, value in
+            let name = AWSURIEncoding.encodedBytes(AWSURIEncoding.decode(name), keepSlash: false)
+            if name.elementsEqual("X-Amz-Signature".utf8) { return }
+            let value = value.map { AWSURIEncoding.encodedBytes(AWSURIEncoding.decode($0), keepSlash: false) } ?? []
             pairs.append((name, value))
         }
         // Byte order (ASCII after encoding), as AWS sorts.
         pairs.sort { a, b in
-            a.0 != b.0 ? Array(a.0.utf8).lexicographicallyPrecedes(Array(b.0.utf8))
-                       : Array(a.1.utf8).lexicographicallyPrecedes(Array(b.1.utf8))
+            a.name != b.name ? a.name.lexicographicallyPrecedes(b.name) : a.value.lexicographicallyPrecedes(b.value)
         }
-        return pairs.map { "\($0.0)=\($0.1)" }.joined(separator: "&")
+        var out: [UInt8] = []
+        for (i, pair) in pairs.enumerated() {
+            if i > 0 { out.append(0x26) }
+            out += pair.name
+            out.append(0x3D)
+            out += pair.value
+        }
+        return String(decoding: out, as: UTF8.self)
     }
 
     /// `name:value\n` for each signed header: values of a repeated header
     /// joined with `,`, surrounding spaces trimmed and runs of spaces
     /// folded to one. Ends with the blank line AWS's format has.
     static func canonicalHeaders(_ headers: [(name: String, value: String)], signed: [String]) -> String {
-        var out = ""
-        for name in signed {
-            let values = headers.filter { $0.name.lowercased() == name }.map { foldSpaces($0.value) }
-            out += name + ":" + values.joined(separator: ",") + "\n"
-        }
-        return out
+        var out: [UInt8] = []
+        appendCanonicalHeaders(&out, headers, signed: signed)
+        return String(decoding: out, as: UTF8.self)
     }
 
-    private static func foldSpaces(_ value: String) -> String {
-        value.split(whereSeparator: { $0 == " " || $0 == "\t" }).joined(separator: " ")
+    private static func appendCanonicalHeaders(_ out: inout [UInt8], _ headers: [(name: String, value: String)], signed: [String]) {
+        for name in signed {
+            out += name.utf8
+            out.append(0x3A)
+            var first = true
+            for header in headers where isLowerCased(header.name, as: name) {
+                if !first { out.append(0x2C) }
+                first = false
+                appendFolded(&out, header.value)
+            }
+            out.append(0x0A)
+        }
+    }
+
+    /// `name.lowercased() == lower` for the ASCII names headers have, without the lower-cased copy.
+    private static func isLowerCased(_ name: String, as lower: String) -> Bool {
+        guard name.utf8.count == lower.utf8.count else { return false }
+        for (a, b) in zip(name.utf8, lower.utf8) where a != b {
+            guard (0x41...0x5A).contains(a), a | 0x20 == b else {
+                return a >= 0x80 ? name.lowercased() == lower : false
+            }
+        }
+        return true
+    }
+
+    /// `value` with surrounding spaces and tabs trimmed and each run of them one space.
+    private static func appendFolded(_ out: inout [UInt8], _ value: String) {
+        var pendingSpace = false
+        var started = false
+        for b in value.utf8 {
+            if b == 0x20 || b == 0x09 {
+                pendingSpace = started
+            } else {
+                if pendingSpace { out.append(0x20) }
+                pendingSpace = false
+                started = true
+                out.append(b)
+            }
+        }
     }
 
     public static func stringToSign(canonicalRequest: String, amzDate: String, scope: Scope) -> String {
-        [algorithm, amzDate, scope.string, hex(SHA256.hash(data: Array(canonicalRequest.utf8)))].joined(separator: "\n")
+        algorithm + "\n" + amzDate + "\n" + scope.string + "\n" + hex(SHA256.hash(data: Array(canonicalRequest.utf8)))
     }
 
     /// HMAC chain: `AWS4`+secret, then date, region, service, `aws4_request`.
@@ -123,11 +172,12 @@ public enum SignatureV4 {
     }
 
     static func hex<D: Sequence>(_ digest: D) -> String where D.Element == UInt8 {
-        let digits = Array("0123456789abcdef".utf8)
+        @inline(__always) func digit(_ n: UInt8) -> UInt8 { n < 10 ? 0x30 + n : 0x57 + n }
         var out: [UInt8] = []
+        out.reserveCapacity(2 * digest.underestimatedCount)
         for b in digest {
-            out.append(digits[Int(b >> 4)])
-            out.append(digits[Int(b & 0x0F)])
+            out.append(digit(b >> 4))
+            out.append(digit(b & 0x0F))
         }
         return String(decoding: out, as: UTF8.self)
     }

@@ -30,7 +30,8 @@ struct ObjectAttributes: Equatable {
 
     /// The ETag S3 gives: quoted hex MD5, with `-<parts>` for a multipart object.
     var etag: String {
-        "\"" + md5.map { String(format: "%02x", $0) }.joined() + (parts > 0 ? "-\(parts)" : "") + "\""
+        // Hex by table: `String(format:)` a byte cost a GetObject more than the rest of its answer.
+        "\"" + SignatureV4.hex(md5) + (parts > 0 ? "-\(parts)" : "") + "\""
     }
 
     static func == (a: ObjectAttributes, b: ObjectAttributes) -> Bool {
@@ -44,7 +45,7 @@ struct ObjectAttributes: Equatable {
     static func headers(of request: (String) -> String?, all: [(name: String, value: String)]) throws(S3Error) -> [(name: String, value: String)] {
         var kept: [(name: String, value: String)] = []
         var userBytes = 0
-        for (name, value) in all where name.count > 11 && name.lowercased().hasPrefix("x-amz-meta-") {
+        for (name, value) in all where name.utf8.count > 11 && Self.isUserMetadata(name) {
             let lower = name.lowercased()
             userBytes += lower.utf8.count - 11 + value.utf8.count
             kept.append((lower, value))
@@ -63,6 +64,16 @@ struct ObjectAttributes: Equatable {
                           "Your metadata and content headers exceed the \(ValueMetadata.maxAttributeBytes) bytes Larder keeps with an object.")
         }
         return kept
+    }
+
+    /// `x-amz-meta-…`, in any case (no lower-cased copy of every header's name).
+    static func isUserMetadata(_ name: String) -> Bool {
+        var prefix = "x-amz-meta-".utf8.makeIterator()
+        for b in name.utf8 {
+            guard let p = prefix.next() else { return true }
+            guard b == p || (p >= 0x61 && p <= 0x7A && b == p - 0x20) else { return false }
+        }
+        return false
     }
 
     func encoded() -> [UInt8] {
@@ -140,8 +151,8 @@ extension ObjectAttributes {
         return out
     }
 
-    func responseHeaders(checksumMode: Bool) -> [(String, String)] {
-        var out: [(String, String)] = [("ETag", etag)]
+    func responseHeaders(checksumMode: Bool, etag: String? = nil) -> [(String, String)] {
+        var out: [(String, String)] = [("ETag", etag ?? self.etag)]
         out += headers.map { ($0.name, $0.value) }
         if checksumMode, let checksum {
             out.append((checksum.algorithm.header, Data(checksum.digest).base64EncodedString()))

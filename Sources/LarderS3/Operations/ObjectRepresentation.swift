@@ -18,11 +18,12 @@ enum ObjectRepresentation {
     static func response(_ value: StoredValue, _ head: HTTPRequestHead) throws -> HTTPResponse {
         let meta = value.metadata
         let length = Int64(meta.size)
-        let etag = meta.s3ETag
+        let attributes = meta.s3Attributes  // decoded once
+        let etag = attributes?.etag ?? meta.etag
         let lastModified = HTTPDate.format(secondsSince1970: meta.modifiedSeconds)
         var headers: [(String, String)] = [("Content-Type", meta.contentType), ("Last-Modified", lastModified), ("Accept-Ranges", "bytes")]
         let wantsChecksum = head.headers["x-amz-checksum-mode"]?.uppercased() == "ENABLED" && head.headers["Range"] == nil
-        headers += meta.s3Attributes?.responseHeaders(checksumMode: wantsChecksum) ?? [("ETag", etag)]
+        headers += attributes?.responseHeaders(checksumMode: wantsChecksum, etag: etag) ?? [("ETag", etag)]
         if head.query != nil {
             let query = S3Query(head.query)
             for (parameter, header) in overrides {

@@ -39,16 +39,15 @@ final class S3RouteTable: HTTPRequestHandler {
 
     func handle(_ head: HTTPRequestHead, _ responder: HTTPResponder) -> HTTPBodyAction {
         var call = S3Call(head: head, responder: responder, requestID: requestIDs.next(), logger: logger)
-        let host = head.headers["Host"]
-        let path = S3Path(head.path, host: host)
+        let virtualHost = head.headers["Host"].flatMap(S3Path.virtualHostBucket)
+        let path = S3Path(head.path, virtualHost: virtualHost)
         let query = S3Query(head.query)
-        let virtualHost = host.flatMap(S3Path.virtualHostBucket)
         let op = S3OperationName.of(head.method, path, query, copySource: head.headers["x-amz-copy-source"] != nil)
         let target = Self.pathStyleTarget(head, virtualHost)
         let verified: SigV4Authenticator.Verified
         let namespace: any S3Namespace
         do {
-            verified = try authenticator.verify(head, nowSeconds: Clock.nowNanos() / 1_000_000_000)
+            verified = try authenticator.verify(head, query: query, nowSeconds: Clock.nowNanos() / 1_000_000_000)
             namespace = try self.namespace(of: verified.accessKey)
         } catch {
             responder.observe(with: S3AnswerRecord(op: op, target: target, namespace: refusedNamespace(head), counts: counts))
@@ -134,7 +133,7 @@ final class S3RouteTable: HTTPRequestHandler {
         // Any bucket a request names is one key segment not starting with
         // `.` (S3's names never do): Larder's own `.larder-s3/` stays hidden.
         // (A virtual-host bucket is what precedes `.localhost`: it may hold a `/`, which no bucket name has.)
-        if let bucket = path.bucket, bucket.hasPrefix(".") || bucket.contains("/") || (try? StoreKey(bucket)) == nil {
+        if let bucket = path.bucket, bucket.hasPrefix(".") || bucket.utf8.contains(0x2F) || (try? StoreKey(bucket)) == nil {
             throw method == .put ? S3Error.invalidBucketName(bucket) : S3Error.noSuchBucket(bucket)
         }
         if readsFixed { return try readFixed(call, path, query, operations.fixed) }

@@ -104,6 +104,13 @@ extension DiskStore {
             // barrier, after its rename or unlink: an unchanged epoch under
             // the barrier means the file read is still the key's; else it is
             // read again there.
+            // An unconditional write needs only the replaced value's sizes
+            // and expiry: once the key index holds every key, it has them
+            // (no file read; ~6,000 instructions and an open a 1 KiB PUT).
+            if condition == nil && index.isReady {
+                return try publishKnownByIndex(tempPath: tempPath, fd: fd, key: key, metadata: metadata,
+                                               fileSize: fileSize, finalPath: finalPath, stripe: stripe)
+            }
             let epochBefore = cache.epoch(stripe: stripe)
             let early = try existingFile(key, path: finalPath)
             let liveBefore = try locked(stripes[stripe], barrier: true) { () -> Bool in
@@ -121,16 +128,8 @@ extension DiskStore {
                 } else {
                     liveBefore = old != nil && !expiries.hasExpired(key, nowNanos: Self.nowNanos())
                 }
-                try moveIntoPlace(tempPath: tempPath, fd: fd, finalPath: finalPath, key: key)
-                cache.invalidate(key.bytes, stripe: stripe)
-                index.set(key.bytes, metadata, stored: fileSize)
-                // Under the barrier, so the index always holds the latest write's expiry.
-                if let expires = metadata.expiresNanos {
-                    noteExpiry(key, at: expires, version: metadata.version)
-                } else {
-                    expiries.forget(key, version: metadata.version)
-                }
-                changes?.storeDidChange(.put(metadata))
+                try place(tempPath: tempPath, fd: fd, key: key, metadata: metadata, fileSize: fileSize,
+                          finalPath: finalPath, stripe: stripe)
                 let oldLogical = Int64((try? old?.metadata.get())?.size ?? 0)
                 totals.add(keys: old == nil ? 1 : 0, logical: Int64(metadata.size) - oldLogical,
                            stored: fileSize - (old?.fileSize ?? 0))
@@ -138,6 +137,40 @@ extension DiskStore {
             }
             return !liveBefore
         }
+    }
+
+    /// `publish` without a condition once the key index is ready: the value
+    /// replaced is the index's entry, read under the barrier. (Called on
+    /// the root queue.)
+    private func publishKnownByIndex(tempPath: String, fd: Int32, key: StoreKey, metadata: ValueMetadata, fileSize: Int64,
+                                     finalPath: String, stripe: Int) throws -> Bool {
+        let liveBefore = try locked(stripes[stripe], barrier: true) { () -> Bool in
+            let old = index.replaced(key.bytes)
+            // A value that expired but is not swept yet was absent to every reader.
+            let liveBefore = old.map { $0.expiresNanos.map { $0 > Self.nowNanos() } ?? true } ?? false
+            try place(tempPath: tempPath, fd: fd, key: key, metadata: metadata, fileSize: fileSize,
+                      finalPath: finalPath, stripe: stripe)
+            totals.add(keys: old == nil ? 1 : 0, logical: Int64(metadata.size) - Int64(old?.size ?? 0),
+                       stored: fileSize - (old?.stored ?? 0))
+            return liveBefore
+        }
+        return !liveBefore
+    }
+
+    /// The rename and everything that must change with it, under the key's
+    /// barrier: the cache, the index, the expiry, the change feed.
+    private func place(tempPath: String, fd: Int32, key: StoreKey, metadata: ValueMetadata, fileSize: Int64,
+                       finalPath: String, stripe: Int) throws {
+        try moveIntoPlace(tempPath: tempPath, fd: fd, finalPath: finalPath, key: key)
+        cache.invalidate(key.bytes, stripe: stripe)
+        index.set(key.bytes, metadata, stored: fileSize)
+        // Under the barrier, so the index always holds the latest write's expiry.
+        if let expires = metadata.expiresNanos {
+            noteExpiry(key, at: expires, version: metadata.version)
+        } else {
+            expiries.forget(key, version: metadata.version)
+        }
+        changes?.storeDidChange(.put(metadata))
     }
 
 

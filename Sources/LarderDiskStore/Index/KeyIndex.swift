@@ -199,6 +199,22 @@ final class KeyIndex: @unchecked Sendable {
         }
     }
 
+    /// What a write replacing `key` needs to know of the value before it:
+    /// its sizes and expiry, nil when there is none. Asked under the key's
+    /// stripe barrier (where every change of the key is told to the index),
+    /// and only once `isReady`: until then the index may lack keys.
+    func replaced(_ key: [UInt8]) -> (size: UInt64, stored: Int64, expiresNanos: Int64?)? {
+        lock.withLock {
+            key.withUnsafeBufferPointer { k in
+                let (p, found) = find(k)
+                guard found else { return nil }
+                let e = blocks[p.block].entries[p.index]
+                if e.isTombstone { return nil }
+                return (e.size, e.stored, e.expires == 0 ? nil : e.expires)
+            }
+        }
+    }
+
     /// `key`'s file was removed.
     func remove(_ key: [UInt8]) {
         lock.withLock {

@@ -311,19 +311,28 @@ private typealias S = StoreTestSupport
     }
 
     @Test func aNamespaceFollowedThroughItsJournalIsNotIdle() throws {
-        // Idle after 1 s, half the wait: the sweep runs while the client
-        // waits, and a loaded machine still gets the GET below in before
-        // the namespace is idle again (0.3 s was not always enough).
+        // Idle after 1 s, a quarter of the wait: the sweep runs several
+        // times while the client waits. Once the wait is answered the
+        // namespace may go idle again, so the GET that shows it was kept
+        // counts only when it came soon after; a test run that starves
+        // this thread for longer cannot tell, and says so.
         let server = try TestServer { $0.namespaceIdleSeconds = 1.0 }
         let client = server.client()
         #expect(try client.send("PUT", "/ns/w2/store/keep", body: [1]).status == 201)
         let port = server.port, since = try Self.journal(client, base: "/ns/w2").next
-        let waiter = Background { () -> ClientResponse in
-            try HTTPClientConnection(port: port).request("GET", "/ns/w2/journal?since=\(since)&wait=2")
+        let waiter = Background { () -> (ClientResponse, UInt64) in
+            let answer = try HTTPClientConnection(port: port).request("GET", "/ns/w2/journal?since=\(since)&wait=4")
+            return (answer, DispatchTime.now().uptimeNanoseconds)
         }
-        let waited = try waiter.wait(10)
+        let (waited, answeredAt) = try waiter.wait(15)
         #expect(waited.status == 200 && waited.text.contains(#""requests":[]"#), "\(waited.text)")
-        #expect(try client.send("GET", "/ns/w2/store/keep").status == 200, "the idle sweep dropped a namespace with a waiting client")
+        let kept = try client.send("GET", "/ns/w2/store/keep").status
+        let gap = Double(DispatchTime.now().uptimeNanoseconds - answeredAt) / 1e9
+        if gap < 0.5 {
+            #expect(kept == 200, "the idle sweep dropped a namespace with a waiting client")
+        } else {
+            print("aNamespaceFollowedThroughItsJournalIsNotIdle: the GET came \(gap) s after the wait; not conclusive")
+        }
     }
 
     @Test func refusedRequestsAndBadNamespaceNamesAreRecorded() throws {

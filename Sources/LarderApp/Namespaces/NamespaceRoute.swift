@@ -51,6 +51,7 @@ struct NamespaceRoute: Route {
         switch world.serve(request.head, path: request.head.path, prefixBytes: prefixBytes, request.responder) {
         case .ignore: return .later
         case .receive(let sink): return .receiveBody(sink)
+        case .answer(let response): return .respond(response)
         }
     }
 

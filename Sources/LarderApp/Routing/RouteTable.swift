@@ -129,6 +129,9 @@ final class RouteTable: HTTPRequestHandler {
         do {
             switch try route.handle(RouteRequest(head: head, responder: responder, rest: rest)) {
             case .respond(let response):
+                // Returned to the connection when no middleware wrapped the
+                // responder: one lock and no copies of the answer fewer.
+                if responder.isConnections { return .answer(response) }
                 responder.respond(response)
                 return .ignore
             case .receiveBody(let sink):

@@ -236,9 +236,21 @@ final class HTTP1Session: SocketChannelDelegate, HTTPResponderOwner, @unchecked 
             send(error.response)
         case .handle(let bodyLimit):
             let action = handler.handle(head, responder)
-            let answer = responder.endInline()
+            var answer: HTTPResponse?
             var sink: HTTPRequestBodySink?
-            if case .receive(let s) = action { sink = s }
+            switch action {
+            case .answer(let given):
+                // Returned, not handed through the responder (one lock, no copies).
+                if responder.endInline(answeredWith: given) { answer = given } else {
+                    given.discardBody()
+                    answer = responder.endInline()
+                }
+            case .receive(let s):
+                sink = s
+                answer = responder.endInline()
+            case .ignore:
+                answer = responder.endInline()
+            }
             switch state.handled(head, bodyLimit: bodyLimit, sink: sink, answered: answer != nil) {
             case .none: break
             case .finish(let sink): finish(sink, responder)

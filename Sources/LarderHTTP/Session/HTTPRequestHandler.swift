@@ -6,6 +6,12 @@ public enum HTTPBodyAction {
     case ignore
     /// Stream the body into this sink (after `100 Continue` if asked for).
     case receive(HTTPRequestBodySink)
+    /// This is the answer, given by returning it: what `respond` and then
+    /// `.ignore` would do, without handing the response through the
+    /// responder's lock. Only with the responder the connection made
+    /// (`HTTPResponder.isConnections`): a wrapped one's middleware must see
+    /// the answer, so it is answered through.
+    case answer(HTTPResponse)
 }
 
 /// Receives a request body piece by piece, on the connection's queue.

@@ -77,6 +77,11 @@ public final class HTTPResponder: Sendable {
 
     private var shared: HTTPResponder { root ?? self }
 
+    /// Whether this is the responder the connection made, not one a
+    /// middleware made with `intercept`: a handler given it may answer by
+    /// returning `.answer`.
+    public var isConnections: Bool { root == nil }
+
     private func wake() {
         guard let owner, let queue else { return }
         queue.async { owner.answerArrived() }
@@ -182,6 +187,24 @@ public final class HTTPResponder: Sendable {
     // MARK: - The connection's side (on its queue)
 
     func beginInline() { shared.state.withLock { st in st.inline = true } }
+
+    /// Ends an inline call whose handler returned its answer (`.answer`):
+    /// the request counts as answered, as with `respond`, without the
+    /// response being stored and taken back. False when an answer was given
+    /// or the request ended before (the returned one is then not sent).
+    func endInline(answeredWith response: HTTPResponse) -> Bool {
+        let (taken, releasedDeadline): (Bool, HTTPResponse?) = state.withLock { st in
+            st.inline = false
+            guard !st.answered && !st.ended else { return (false, nil) }
+            st.answered = true
+            let released = st.deadline?.response
+            st.deadline = nil
+            st.cancelHandlers = []
+            return (true, released)
+        }
+        releasedDeadline?.discardBody()
+        return taken
+    }
 
     /// Ends an inline call; returns an answer given meanwhile.
     func endInline() -> HTTPResponse? {

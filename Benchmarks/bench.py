@@ -14,6 +14,29 @@
 import base64, json, os, socket, sys, time, urllib.parse, zlib
 
 
+def read_response(s, buf):
+    """One response from socket `s` after the bytes already in `buf`:
+    (status, body, the bytes after it). Bodies are Content-Length framed."""
+    while b"\r\n\r\n" not in buf:
+        chunk = s.recv(65536)
+        if not chunk:
+            raise SystemExit("connection closed")
+        buf += chunk
+    head, _, buf = buf.partition(b"\r\n\r\n")
+    status = int(head.split(b" ", 2)[1])
+    length = 0
+    for line in head.split(b"\r\n")[1:]:
+        k, _, v = line.partition(b":")
+        if k.strip().lower() == b"content-length":
+            length = int(v)
+    while len(buf) < length:
+        chunk = s.recv(65536)
+        if not chunk:
+            raise SystemExit("connection closed")
+        buf += chunk
+    return status, buf[:length], buf[length:]
+
+
 def requests(url, count, method="get", size=1024):
     u = urllib.parse.urlsplit(url)
     s = socket.create_connection((u.hostname, u.port))
@@ -27,26 +50,9 @@ def requests(url, count, method="get", size=1024):
             req = (f"PUT {u.path}-{i % 1000} HTTP/1.1\r\nHost: x\r\n"
                    f"Content-Type: application/octet-stream\r\nContent-Length: {size}\r\n\r\n").encode() + body
         s.sendall(req)
-        while b"\r\n\r\n" not in buf:
-            chunk = s.recv(65536)
-            if not chunk:
-                raise SystemExit("connection closed")
-            buf += chunk
-        head, _, buf = buf.partition(b"\r\n\r\n")
-        status = int(head.split(b" ", 2)[1])
+        status, _, buf = read_response(s, buf)
         if status >= 300:
             raise SystemExit(f"request {i}: HTTP {status}")
-        length = 0
-        for line in head.split(b"\r\n")[1:]:
-            k, _, v = line.partition(b":")
-            if k.strip().lower() == b"content-length":
-                length = int(v)
-        while len(buf) < length:
-            chunk = s.recv(65536)
-            if not chunk:
-                raise SystemExit("connection closed")
-            buf += chunk
-        buf = buf[length:]
     s.close()
 
 

@@ -39,27 +39,6 @@ build_larder
 STAMP=$(date -u +%Y-%m-%dT%H%M%SZ)
 RESULTS=$OUTDIR/callgrind-$STAMP.txt
 
-total() { awk '/^(summary|totals):/ {print $2; exit}' "$1"; }
-demangle() { if command -v swift-demangle >/dev/null; then swift-demangle --simplified; elif command -v swift >/dev/null; then swift demangle --simplified; else cat; fi; }
-
-# top FILE LABEL: the top functions by inclusive cost (the first ones are
-# Dispatch's and the thread's wrappers, so 25 of them) and by self cost
-top() {
-  echo "-- top 25 functions by inclusive cost, $2 (whole process, all threads):"
-  pick "$1" 25 --inclusive=yes '!/PROGRAM TOTALS/'
-  echo "-- top 15 functions by self cost, $2:"
-  # (clone and start_thread show the whole total as self cost after a zero)
-  pick "$1" 15 --inclusive=no '!/PROGRAM TOTALS|:clone |:start_thread /'
-}
-# pick FILE COUNT OPTION AWK-FILTER: the first COUNT cost lines, demangled
-pick() {
-  local sel out
-  sel=$(callgrind_annotate "$3" --threshold=100 "$1" 2>/dev/null \
-    | awk -v n="$2" "/^ *[0-9,]+ \\(/ && $4 && k < n {print; k++}" || true)
-  out=$(printf '%s\n' "$sel" | demangle 2>/dev/null) || out=$sel
-  printf '%s\n' "$out"
-}
-
 # start_nginx_under_callgrind DIR: nginx WebDAV (the yardstick of
 # Benchmarks/run.sh, its location and settings) as one process, no master,
 # under callgrind; sets VPID, prints its URL

@@ -194,3 +194,26 @@ stop_postgres() {
   [ -f "$PGROOT/data/postmaster.pid" ] && "${PGRUN[@]}" "$PG_BIN/pg_ctl" -D "$PGROOT/data" -m immediate -w stop >/dev/null 2>&1 || true
   rm -rf "$PGROOT"
 }
+
+# Reading callgrind dumps (callgrind.sh, s3-callgrind.sh):
+# total FILE: the dump's instruction total
+total() { awk '/^(summary|totals):/ {print $2; exit}' "$1"; }
+demangle() { if command -v swift-demangle >/dev/null; then swift-demangle --simplified; elif command -v swift >/dev/null; then swift demangle --simplified; else cat; fi; }
+
+# top FILE LABEL [INCLUSIVE SELF]: the top functions by inclusive cost (25;
+# the first ones are Dispatch's and the thread's wrappers) and by self cost (15)
+top() {
+  echo "-- top ${3:-25} functions by inclusive cost, $2 (whole process, all threads):"
+  pick "$1" "${3:-25}" --inclusive=yes '!/PROGRAM TOTALS/'
+  echo "-- top ${4:-15} functions by self cost, $2:"
+  # (clone and start_thread show the whole total as self cost after a zero)
+  pick "$1" "${4:-15}" --inclusive=no '!/PROGRAM TOTALS|:clone |:start_thread /'
+}
+# pick FILE COUNT OPTION AWK-FILTER: the first COUNT cost lines, demangled
+pick() {
+  local sel out
+  sel=$(callgrind_annotate "$3" --threshold=100 "$1" 2>/dev/null \
+    | awk -v n="$2" "/^ *[0-9,]+ \\(/ && $4 && k < n {print; k++}" || true)
+  out=$(printf '%s\n' "$sel" | demangle 2>/dev/null) || out=$sel
+  printf '%s\n' "$out"
+}

@@ -44,22 +44,6 @@ STAMP=$(date -u +%Y-%m-%dT%H%M%SZ)
 RESULTS=$OUTDIR/s3-callgrind-$STAMP.txt
 REQ="python3 $ROOT/Benchmarks/s3_requests.py"
 
-total() { awk '/^(summary|totals):/ {print $2; exit}' "$1"; }
-demangle() { if command -v swift-demangle >/dev/null; then swift-demangle --simplified; elif command -v swift >/dev/null; then swift demangle --simplified; else cat; fi; }
-top() {
-  echo "-- top 30 functions by inclusive cost, $2 (whole process, all threads):"
-  pick "$1" 30 --inclusive=yes '!/PROGRAM TOTALS/'
-  echo "-- top 25 functions by self cost, $2:"
-  pick "$1" 25 --inclusive=no '!/PROGRAM TOTALS|:clone |:start_thread /'
-}
-pick() {
-  local sel out
-  sel=$(callgrind_annotate "$3" --threshold=100 "$1" 2>/dev/null \
-    | awk -v n="$2" "/^ *[0-9,]+ \\(/ && $4 && k < n {print; k++}" || true)
-  out=$(printf '%s\n' "$sel" | demangle 2>/dev/null) || out=$sel
-  printf '%s\n' "$out"
-}
-
 # measure NAME BINARY: prints the instructions per request of each phase, in PHASES order
 measure() {
   # Run inside $(...): its own trap stops its valgrind when a request fails.
@@ -109,7 +93,7 @@ measure() {
     for phase in $PHASES; do
       echo "per $phase, each repetition: ${per[$phase]}-> median $(echo "${per[$phase]}" | tr ' ' '\n' | grep . | median)"
     done
-    for phase in $PHASES; do top "${last[$phase]}" "$((2 * N)) $phase"; done
+    for phase in $PHASES; do top "${last[$phase]}" "$((2 * N)) $phase" 30 25; done
     echo
   } >>"$RESULTS"
   for phase in $PHASES; do

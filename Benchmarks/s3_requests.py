@@ -21,6 +21,7 @@ import subprocess
 import sys
 import urllib.parse
 
+from bench import read_response  # this folder is on sys.path (the script's own)
 import boto3
 from botocore.awsrequest import AWSResponse
 from botocore.client import Config
@@ -97,26 +98,9 @@ def send(url, requests):
     buf = b""
     for i, request in enumerate(requests):
         s.sendall(request)
-        while b"\r\n\r\n" not in buf:
-            chunk = s.recv(65536)
-            if not chunk:
-                raise SystemExit("connection closed")
-            buf += chunk
-        head, _, buf = buf.partition(b"\r\n\r\n")
-        status = int(head.split(b" ", 2)[1])
-        length = 0
-        for line in head.split(b"\r\n")[1:]:
-            k, _, v = line.partition(b":")
-            if k.strip().lower() == b"content-length":
-                length = int(v)
-        while len(buf) < length:
-            chunk = s.recv(65536)
-            if not chunk:
-                raise SystemExit("connection closed")
-            buf += chunk
+        status, body, buf = read_response(s, buf)
         if status >= 300:
-            raise SystemExit(f"request {i}: HTTP {status}: {buf[:length].decode(errors='replace')}")
-        buf = buf[length:]
+            raise SystemExit(f"request {i}: HTTP {status}: {body.decode(errors='replace')}")
     s.close()
 
 

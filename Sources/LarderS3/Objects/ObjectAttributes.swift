@@ -13,6 +13,11 @@ import LarderValueFile
 ///     format(1)=1 | md5(16) | parts(4, 0: one PUT) | checksum(1, 0: none) digest(n)
 ///     | headers(2) { name(2+n) value(2+n) }...
 ///
+/// The checksum's byte is its algorithm's code, with 0x80 set for a
+/// composite checksum of a multipart object (older values never set it:
+/// their checksums are full-object ones). An upload's record keeps the
+/// algorithm and type the upload was created with there, digest zero.
+///
 /// Its length depends only on the headers and the checksum's algorithm, so
 /// an upload reserves it with the digests zero and fills them in at the end.
 struct ObjectAttributes: Equatable {
@@ -20,6 +25,8 @@ struct ObjectAttributes: Equatable {
     /// Parts of a multipart object; 0 for one written by one request.
     var parts: UInt32 = 0
     var checksum: (algorithm: ChecksumAlgorithm, digest: [UInt8])?
+    /// What `checksum` is the digest of: the bytes, or the parts' digests.
+    var checksumType: ChecksumType = .fullObject
     /// Names as S3 answers them: lower-case `x-amz-meta-*`, the content headers as named.
     var headers: [(name: String, value: String)] = []
 
@@ -36,7 +43,7 @@ struct ObjectAttributes: Equatable {
 
     static func == (a: ObjectAttributes, b: ObjectAttributes) -> Bool {
         a.md5 == b.md5 && a.parts == b.parts && a.checksum?.algorithm == b.checksum?.algorithm
-            && a.checksum?.digest == b.checksum?.digest
+            && a.checksum?.digest == b.checksum?.digest && a.checksumType == b.checksumType
             && a.headers.map(\.name) == b.headers.map(\.name) && a.headers.map(\.value) == b.headers.map(\.value)
     }
 
@@ -81,7 +88,7 @@ struct ObjectAttributes: Equatable {
         out += md5
         Self.append(&out, UInt64(parts), bytes: 4)
         if let checksum {
-            out.append(checksum.algorithm.code)
+            out.append(checksum.algorithm.code | (checksumType == .composite ? Self.compositeFlag : 0))
             out += checksum.digest
         } else {
             out.append(0)
@@ -111,8 +118,10 @@ struct ObjectAttributes: Equatable {
         self.md5 = Array(md5)
         self.parts = UInt32(parts)
         if code != 0 {
-            guard let algorithm = ChecksumAlgorithm(code: code), let digest = take(algorithm.digestLength) else { return nil }
+            guard let algorithm = ChecksumAlgorithm(code: code & ~Self.compositeFlag), let digest = take(algorithm.digestLength)
+            else { return nil }
             checksum = (algorithm, Array(digest))
+            checksumType = code & Self.compositeFlag != 0 ? .composite : .fullObject
         }
         guard let count = integer(2) else { return nil }
         for _ in 0..<count {
@@ -121,10 +130,14 @@ struct ObjectAttributes: Equatable {
         }
     }
 
-    init(headers: [(name: String, value: String)], checksum: ChecksumAlgorithm?) {
+    init(headers: [(name: String, value: String)], checksum: ChecksumAlgorithm?, type: ChecksumType = .fullObject) {
         self.headers = headers
         if let checksum { self.checksum = (checksum, [UInt8](repeating: 0, count: checksum.digestLength)) }
+        checksumType = type
     }
+
+    /// The bit of the checksum's byte that marks a composite checksum.
+    private static let compositeFlag: UInt8 = 0x80
 
     private static func append(_ out: inout [UInt8], _ value: UInt64, bytes: Int) {
         for i in 0..<bytes { out.append(UInt8(truncatingIfNeeded: value >> (8 * UInt64(i)))) }
@@ -147,16 +160,24 @@ extension ObjectAttributes {
     /// What PutObject and UploadPart answer, as S3: the ETag and the checksum.
     var uploadAnswerHeaders: [(String, String)] {
         var out: [(String, String)] = [("ETag", etag)]
-        if let checksum { out.append((checksum.algorithm.header, Data(checksum.digest).base64EncodedString())) }
+        if let checksum, let text = checksumText { out.append((checksum.algorithm.header, text)) }
         return out
+    }
+
+    /// The checksum as S3 answers it: base64, and for a composite one
+    /// `-<parts>` after it.
+    var checksumText: String? {
+        guard let checksum else { return nil }
+        let base64 = Data(checksum.digest).base64EncodedString()
+        return checksumType == .composite ? base64 + "-\(parts)" : base64
     }
 
     func responseHeaders(checksumMode: Bool, etag: String? = nil) -> [(String, String)] {
         var out: [(String, String)] = [("ETag", etag ?? self.etag)]
         out += headers.map { ($0.name, $0.value) }
-        if checksumMode, let checksum {
-            out.append((checksum.algorithm.header, Data(checksum.digest).base64EncodedString()))
-            out.append(("x-amz-checksum-type", "FULL_OBJECT"))
+        if checksumMode, let checksum, let text = checksumText {
+            out.append((checksum.algorithm.header, text))
+            out.append(("x-amz-checksum-type", checksumType.rawValue))
         }
         return out
     }

@@ -21,7 +21,8 @@ struct MultipartOperations: Sendable {
             let own = encoding.split(separator: ",").map { $0.trimmingSpaces }.filter { $0.lowercased() != "aws-chunked" && !$0.isEmpty }
             if !own.isEmpty { kept.append(("Content-Encoding", own.joined(separator: ", "))) }
         }
-        let record = ObjectAttributes(headers: kept, checksum: nil)
+        let checksum = try UploadChecksum.requested(algorithm: headers["x-amz-checksum-algorithm"], type: headers["x-amz-checksum-type"])
+        let record = checksum?.record(headers: kept) ?? ObjectAttributes(headers: kept, checksum: nil)
         let id = MultipartLayout.newID()
         let store = self.store
         let contentType = headers["Content-Type"] ?? "binary/octet-stream"
@@ -52,7 +53,10 @@ struct MultipartOperations: Sendable {
             xml.element("Key", objectKey)
             xml.element("UploadId", id)
             xml.close("InitiateMultipartUploadResult")
-            return xml.response()
+            // Echoed as S3 echoes them, the type S3 chose when none was named.
+            let echoed = checksum.map { [("x-amz-checksum-algorithm", $0.algorithm.rawValue.uppercased()),
+                                         ("x-amz-checksum-type", $0.type.rawValue)] } ?? []
+            return xml.response(headers: echoed)
         }
     }
 
@@ -63,7 +67,15 @@ struct MultipartOperations: Sendable {
         let id = try MultipartLayout.checkID(id)
         let part = try Self.partNumber(number)
         let (store, record) = (self.store, MultipartLayout.record(bucket, id))
-        let ready: @Sendable () -> StoreReply<Bool> = { store.currentMetadata(of: record).map { $0 != nil } }
+        // The part's checksum is the upload's (known from the headers, before the body).
+        let sent = try BodyChecks(call.head, payload: .unsigned).checksumAlgorithm
+        let ready: @Sendable () -> StoreReply<Bool> = {
+            store.currentMetadata(of: record).map { meta throws -> Bool in
+                guard let meta else { return false }
+                try UploadChecksum(record: meta.s3Attributes)?.check(part: sent)
+                return true
+            }
+        }
         return try objects.receive(into: MultipartLayout.part(bucket, id, part), contentType: "application/octet-stream",
                                    kept: [], condition: nil, call, verified, ready: ready, missing: .noSuchUpload(id))
     }
@@ -101,14 +113,17 @@ struct MultipartOperations: Sendable {
         }
         let store = self.store
         let after = marker > 0 ? MultipartLayout.part(bucket, id, marker).string : nil
-        let listed: StoreReply<StoreListing> = store.currentMetadata(of: MultipartLayout.record(bucket, id)).then { record in
-            guard case .success(.some) = record else {
-                return .now(.failure((try? record.get()) == nil ? S3Error.noSuchUpload(id) : record.failure!))
+        let listed: StoreReply<(StoreListing, UploadChecksum?)> = store.currentMetadata(of: MultipartLayout.record(bucket, id))
+            .then { record in
+                guard case .success(.some(let meta)) = record else {
+                    return .now(.failure((try? record.get()) == nil ? S3Error.noSuchUpload(id) : record.failure!))
+                }
+                let checksum = UploadChecksum(record: meta.s3Attributes)
+                return store.list(prefix: MultipartLayout.parts(bucket, id), after: after, limit: maxParts, groupByDirectory: false)
+                    .map { ($0, checksum) }
             }
-            return store.list(prefix: MultipartLayout.parts(bucket, id), after: after, limit: maxParts, groupByDirectory: false)
-        }
         call.answer(listed) { result in
-            let page = try result.get()
+            let (page, checksum) = try result.get()
             var xml = S3XML()
             xml.open("ListPartsResult", namespaced: true)
             xml.element("Bucket", bucket)
@@ -120,6 +135,10 @@ struct MultipartOperations: Sendable {
             xml.element("MaxParts", String(maxParts))
             xml.element("IsTruncated", page.next == nil ? "false" : "true")
             xml.element("StorageClass", "STANDARD")
+            if let checksum {
+                xml.element("ChecksumAlgorithm", checksum.algorithm.rawValue.uppercased())
+                xml.element("ChecksumType", checksum.type.rawValue)
+            }
             for part in page.values {
                 guard let number = MultipartLayout.number(ofPartKey: part.key) else { continue }
                 xml.open("Part")
@@ -127,6 +146,9 @@ struct MultipartOperations: Sendable {
                 xml.element("LastModified", S3Time.iso8601(nanos: part.metadata.modifiedNanos))
                 xml.element("ETag", part.metadata.s3ETag)
                 xml.element("Size", String(part.metadata.size))
+                if let attributes = part.metadata.s3Attributes, let sum = attributes.checksum, let text = attributes.checksumText {
+                    xml.element("Checksum" + sum.algorithm.rawValue.uppercased(), text)
+                }
                 xml.close("Part")
             }
             xml.close("ListPartsResult")

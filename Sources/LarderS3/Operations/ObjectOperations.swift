@@ -47,9 +47,14 @@ struct ObjectOperations: Sendable {
         if let length, length > maxObjectBytes { throw S3Error.entityTooLarge(limit: maxObjectBytes) }
         let checks = try BodyChecks(call.head, payload: verified.payload)
         let attributes = ObjectAttributes(headers: Self.keeping(kept, encodings: encodings), checksum: checks.checksumAlgorithm)
-        // On the disk store the answer is here now: a missing bucket is
-        // refused before the body (boto3 waits on `100 Continue`).
-        if case .now(.success(false)) = ready() { throw missing }
+        // On the disk store the answer is here now: a missing bucket (or
+        // a part's wrong checksum) is refused before the body (boto3 waits
+        // on `100 Continue`).
+        switch ready() {
+        case .now(.success(false)): throw missing
+        case .now(.failure(let error as S3Error)): throw error
+        default: break
+        }
         let writer: ValueWriter
         do {
             writer = try beginWrite(key, contentType: contentType, condition: condition, attributes: attributes, length: length)

@@ -9,8 +9,12 @@ import LarderValueFile
 /// those uploaded (each there with that ETag, in ascending order, all but
 /// the last at least 5 MiB), streamed one after another into one write of
 /// the object, never a whole part in memory. The object's ETag is S3's:
-/// the MD5 of the parts' MD5s, then `-<parts>`. Once it is published the
-/// upload's record and parts are deleted.
+/// the MD5 of the parts' MD5s, then `-<parts>`. Its checksum is the one
+/// the upload was created with (`UploadChecksum`): the digest of the parts'
+/// digests (composite), or the checksum of the bytes computed as they
+/// stream (full-object), checked against the request's
+/// `x-amz-checksum-<algorithm>` when it sends one. Once it is published
+/// the upload's record and parts are deleted.
 struct MultipartCompletion: Sendable {
     let store: any ValueStore
     let maxObjectBytes: Int64
@@ -20,11 +24,15 @@ struct MultipartCompletion: Sendable {
     func complete(_ key: StoreKey, bucket: String, objectKey: String, id: String, _ call: S3Call,
                   _ verified: SigV4Authenticator.Verified) throws(S3Error) -> HTTPBodyAction {
         let id = try MultipartLayout.checkID(id)
-        let checks = try BodyChecks(call.head, payload: verified.payload)
+        // An `x-amz-checksum-*` header here is the object's checksum, not the XML's.
+        let checks = try BodyChecks(payload: verified.payload, checksumHeader: nil, trailerChecksum: nil,
+                                    contentMD5: call.head.headers["Content-MD5"])
+        let sent = try BodyChecks.checksumHeader { call.head.headers[$0] }
+        let sentType = call.head.headers["x-amz-checksum-type"]
         let (store, maxObjectBytes) = (self.store, self.maxObjectBytes)
         let condition = ObjectConditions.writeCondition(call.head)
         return .receive(SmallBodySink(call: call, verified: verified, checks: checks, limit: 1 << 20) { body in
-            let requested: [(number: Int, etag: String)]
+            let requested: [RequestedPart]
             do throws(S3Error) { requested = try Self.parts(xml: body) } catch { call.fail(error); return }
             let record = MultipartLayout.record(bucket, id)
             let done: StoreReply<ObjectAttributes> = store.open(record).then { opened -> StoreReply<ObjectAttributes> in
@@ -38,12 +46,10 @@ struct MultipartCompletion: Sendable {
                                   groupByDirectory: false).then { listing -> StoreReply<ObjectAttributes> in
                     do {
                         let uploaded = try listing.get().values
-                        let chosen = try Self.check(requested, against: uploaded, maxObjectBytes: maxObjectBytes)
-                        var attributes = ObjectAttributes(headers: meta.s3Attributes?.headers ?? [], checksum: nil)
-                        var md5s = Insecure.MD5()
-                        for part in chosen { md5s.update(data: part.metadata.s3Attributes?.md5 ?? []) }
-                        attributes.md5 = Array(md5s.finalize())
-                        attributes.parts = UInt32(chosen.count)
+                        let checksum = UploadChecksum(record: meta.s3Attributes)
+                        let chosen = try Self.check(requested, against: uploaded, checksum: checksum, maxObjectBytes: maxObjectBytes)
+                        let attributes = try Self.attributes(of: chosen, headers: meta.s3Attributes?.headers ?? [], checksum: checksum,
+                                                             sent: sent, sentType: sentType)
                         let writer = try store.beginUpload(key: key, contentType: meta.contentType, encoding: .identity,
                                                            expiresNanos: nil, condition: condition)
                         do {
@@ -53,11 +59,28 @@ struct MultipartCompletion: Sendable {
                             writer.abort()
                             throw error
                         }
-                        let (made, box) = (attributes, WriterBox(writer))
-                        return Self.append(chosen, from: 0, to: box, store: store)
+                        // A full-object checksum is the bytes': computed as they stream in.
+                        let running = RunningBox(checksum?.type == .fullObject ? checksum.map { RunningChecksum($0.algorithm) } : nil)
+                        let box = WriterBox(writer)
+                        return Self.append(chosen, from: 0, to: box, running: running, store: store)
                             .then { appended -> StoreReply<ObjectAttributes> in
-                                guard case .success = appended else { box.writer.abort(); return .now(.failure(appended.failure!)) }
-                                return box.writer.finish().map { _ in made }
+                                var made = attributes
+                                do {
+                                    try appended.get()
+                                    if let whole = running.checksum {
+                                        made.checksum = (whole.algorithm, whole.finalize())
+                                        if let sent, sent.1 != made.checksumText {
+                                            throw S3Error(.badRequest, "BadDigest", "The \(sent.0.rawValue.uppercased()) you specified "
+                                                          + "did not match the calculated checksum.")
+                                        }
+                                        try box.writer.setAttributes(made.encoded())
+                                    }
+                                } catch {
+                                    box.writer.abort()
+                                    return .now(.failure(error))
+                                }
+                                let published = made
+                                return box.writer.finish().map { _ in published }
                             }
                     } catch {
                         return .now(.failure(error))
@@ -86,6 +109,10 @@ struct MultipartCompletion: Sendable {
                 xml.element("Bucket", bucket)
                 xml.element("Key", objectKey)
                 xml.element("ETag", attributes.etag)
+                if let checksum = attributes.checksum, let text = attributes.checksumText {
+                    xml.element("Checksum" + checksum.algorithm.rawValue.uppercased(), text)
+                    xml.element("ChecksumType", attributes.checksumType.rawValue)
+                }
                 xml.close("CompleteMultipartUploadResult")
                 return xml.response()
             }
@@ -97,11 +124,11 @@ struct MultipartCompletion: Sendable {
     /// its read timeout) answers as the first did, when the object is the
     /// one these parts make (its ETag is the MD5 of their MD5s, with their
     /// count); anything else is `NoSuchUpload`.
-    static func alreadyCompleted(_ key: StoreKey, requested: [(number: Int, etag: String)], id: String,
+    static func alreadyCompleted(_ key: StoreKey, requested: [RequestedPart], id: String,
                                  store: any ValueStore) -> StoreReply<ObjectAttributes> {
         var md5s = Insecure.MD5()
-        for (_, etag) in requested {
-            let hex = Array(unquoted(etag).utf8)
+        for part in requested {
+            let hex = Array(unquoted(part.etag).utf8)
             guard hex.count == 32 else { return .now(.failure(S3Error.noSuchUpload(id))) }
             var digest: [UInt8] = []
             for i in stride(from: 0, to: 32, by: 2) {
@@ -123,8 +150,8 @@ struct MultipartCompletion: Sendable {
 
     /// The uploaded parts the request names, in its order; S3's error for
     /// what is wrong, checked as S3 does: the order, then each part's
-    /// presence and ETag, then the sizes.
-    static func check(_ requested: [(number: Int, etag: String)], against uploaded: [ListedValue],
+    /// presence, ETag and checksum, then the sizes.
+    static func check(_ requested: [RequestedPart], against uploaded: [ListedValue], checksum: UploadChecksum?,
                       maxObjectBytes: Int64) throws(S3Error) -> [ListedValue] {
         for (earlier, later) in zip(requested, requested.dropFirst()) where later.number <= earlier.number {
             throw S3Error(.badRequest, "InvalidPartOrder", "The list of parts was not in ascending order. "
@@ -133,10 +160,18 @@ struct MultipartCompletion: Sendable {
         var byNumber: [Int: ListedValue] = [:]
         for part in uploaded { if let n = MultipartLayout.number(ofPartKey: part.key) { byNumber[n] = part } }
         var chosen: [ListedValue] = []
-        for (number, etag) in requested {
-            guard let part = byNumber[number], unquoted(part.metadata.s3ETag) == unquoted(etag) else {
+        for (number, etag, sum) in requested.map({ ($0.number, $0.etag, $0.checksum) }) {
+            let kept = byNumber[number]?.metadata.s3Attributes
+            guard let part = byNumber[number], unquoted(part.metadata.s3ETag) == unquoted(etag),
+                  sum == nil || (kept?.checksum?.algorithm == sum?.algorithm && kept?.checksumText == sum?.value) else {
                 throw S3Error.invalidPart("One or more of the specified parts could not be found. The part may not have been "
                                           + "uploaded, or the specified entity tag may not match the part's entity tag. (part \(number))")
+            }
+            // A composite checksum is made of the parts': the request names each, as S3 asks.
+            if let checksum, checksum.type == .composite, sum == nil {
+                throw S3Error.invalidRequest("The upload was created using a \(checksum.algorithm.rawValue) checksum. The complete "
+                                             + "request must include the checksum for each part. It was missing for part \(number) "
+                                             + "in the request.")
             }
             chosen.append(part)
         }
@@ -157,8 +192,48 @@ struct MultipartCompletion: Sendable {
         return s
     }
 
-    /// Streams parts `index...` into `writer`, one store read at a time.
-    private static func append(_ parts: [ListedValue], from index: Int, to writer: WriterBox,
+    /// The object's attributes before its bytes: the upload's headers, the
+    /// multipart ETag, and a composite checksum (a full-object one is
+    /// reserved, its digest zero until the bytes are in). A checksum
+    /// header of another algorithm than the upload's, or a type that is
+    /// not the upload's, is `InvalidRequest`; a composite checksum that is
+    /// not the one sent `BadDigest`.
+    static func attributes(of chosen: [ListedValue], headers: [(name: String, value: String)], checksum: UploadChecksum?,
+                           sent: (ChecksumAlgorithm, String)?, sentType: String?) throws(S3Error) -> ObjectAttributes {
+        if let sent, sent.0 != checksum?.algorithm {
+            throw S3Error.invalidRequest("The upload was created using \(checksum.map { "a " + $0.algorithm.rawValue } ?? "no") checksum; "
+                                         + "the complete request's \(sent.0.header) cannot be checked against it.")
+        }
+        if let sentType, let checksum, sentType.uppercased() != checksum.type.rawValue {
+            throw S3Error.invalidRequest("The upload was created using the \(checksum.type.rawValue) checksum mode. The complete "
+                                         + "request must use the same checksum mode.")
+        }
+        var attributes = ObjectAttributes(headers: headers, checksum: checksum?.algorithm, type: checksum?.type ?? .fullObject)
+        var md5s = Insecure.MD5()
+        for part in chosen { md5s.update(data: part.metadata.s3Attributes?.md5 ?? []) }
+        attributes.md5 = Array(md5s.finalize())
+        attributes.parts = UInt32(chosen.count)
+        if let checksum, checksum.type == .composite {
+            var digests: [[UInt8]] = []
+            for part in chosen {
+                guard let kept = part.metadata.s3Attributes?.checksum, kept.algorithm == checksum.algorithm else {
+                    throw S3Error.invalidPart("part \(MultipartLayout.number(ofPartKey: part.key) ?? 0) has no "
+                                              + "\(checksum.algorithm.rawValue) checksum")
+                }
+                digests.append(kept.digest)
+            }
+            attributes.checksum = (checksum.algorithm, checksum.composite(of: digests))
+            if let sent, sent.1 != attributes.checksumText, sent.1 != attributes.checksum?.digest.base64 {
+                throw S3Error(.badRequest, "BadDigest", "The \(sent.0.rawValue.uppercased()) you specified did not match the "
+                              + "calculated checksum.")
+            }
+        }
+        return attributes
+    }
+
+    /// Streams parts `index...` into `writer`, one store read at a time,
+    /// through `running` when it computes the object's checksum.
+    private static func append(_ parts: [ListedValue], from index: Int, to writer: WriterBox, running: RunningBox,
                                store: any ValueStore) -> StoreReply<Void> {
         guard index < parts.count else { return .now(.success(())) }
         return store.open(try! StoreKey(parts[index].key)).then { opened in
@@ -176,20 +251,29 @@ struct MultipartCompletion: Sendable {
                 while true {
                     let n = try stream.read(into: buffer)
                     if n == 0 { break }
-                    try writer.writer.write(UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
+                    let piece = UnsafeRawBufferPointer(rebasing: buffer[0..<n])
+                    running.checksum?.update(piece)
+                    try writer.writer.write(piece)
                 }
             } catch {
                 return .now(.failure(error))
             }
-            return append(parts, from: index + 1, to: writer, store: store)
+            return append(parts, from: index + 1, to: writer, running: running, store: store)
         }
     }
 
-    /// The `<CompleteMultipartUpload>` document's parts: number and ETag each.
-    static func parts(xml body: [UInt8]) throws(S3Error) -> [(number: Int, etag: String)] {
+    /// A `<Part>` of the request: its number, ETag and the checksum it names, if any.
+    struct RequestedPart {
+        let number: Int
+        let etag: String
+        let checksum: (algorithm: ChecksumAlgorithm, value: String)?
+    }
+
+    /// The `<CompleteMultipartUpload>` document's parts.
+    static func parts(xml body: [UInt8]) throws(S3Error) -> [RequestedPart] {
         let text = String(decoding: body, as: UTF8.self)
         guard text.contains("<CompleteMultipartUpload") else { throw DeleteRequest.malformed }
-        var parts: [(number: Int, etag: String)] = []
+        var parts: [RequestedPart] = []
         var rest = Substring(text)
         while let open = rest.range(of: "<Part>") {
             guard let close = rest.range(of: "</Part>", range: open.upperBound..<rest.endIndex) else { throw DeleteRequest.malformed }
@@ -197,7 +281,13 @@ struct MultipartCompletion: Sendable {
             guard let number = Self.element("PartNumber", in: part).flatMap({ Int($0) }),
                   MultipartLayout.partNumbers.contains(number),
                   let etag = Self.element("ETag", in: part) else { throw DeleteRequest.malformed }
-            parts.append((number, try DeleteRequest.unescape(etag)))
+            var checksum: (algorithm: ChecksumAlgorithm, value: String)?
+            for algorithm in ChecksumAlgorithm.allCases {
+                if let value = Self.element("Checksum" + algorithm.rawValue.uppercased(), in: part) {
+                    checksum = (algorithm, try DeleteRequest.unescape(value).trimmingSpaces)
+                }
+            }
+            parts.append(RequestedPart(number: number, etag: try DeleteRequest.unescape(etag), checksum: checksum))
             rest = rest[close.upperBound...]
         }
         guard !parts.isEmpty else {
@@ -212,4 +302,12 @@ struct MultipartCompletion: Sendable {
         else { return nil }
         return text[open.upperBound..<close.lowerBound]
     }
+}
+
+/// The checksum a Complete computes over the object's bytes, handed from
+/// one part's read to the next. Unchecked, as `WriterBox`: one step uses it
+/// at a time, each after the last.
+final class RunningBox: @unchecked Sendable {
+    var checksum: RunningChecksum?
+    init(_ checksum: RunningChecksum?) { self.checksum = checksum }
 }

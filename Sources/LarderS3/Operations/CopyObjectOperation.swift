@@ -7,13 +7,17 @@ import LarderValueFile
 
 /// CopyObject (`PUT` with `x-amz-copy-source`): the source's bytes streamed
 /// into a new write of the destination, never whole in memory, with their
-/// MD5 computed on the way (the copy's ETag). The source's Content-Type,
-/// headers and checksum are copied (`x-amz-metadata-directive: COPY`, the
-/// default) or the request's taken (`REPLACE`; the checksum, which is the
-/// bytes', is kept). `x-amz-copy-source-if-*` are checked against the
+/// MD5 computed on the way (the copy's ETag). The source's Content-Type
+/// and headers are copied (`x-amz-metadata-directive: COPY`, the default)
+/// or the request's taken (`REPLACE`). The copy's checksum is computed over
+/// the bytes as they pass, in the source's algorithm or the one
+/// `x-amz-checksum-algorithm` names: as on S3, a copy's checksum is always
+/// the whole object's, so a multipart source's composite checksum becomes
+/// a full-object one. `x-amz-copy-source-if-*` are checked against the
 /// source, `If-Match`/`If-None-Match` against the destination, as on S3.
 /// UploadPartCopy is the same copy into a part of a multipart upload, of
-/// the whole source or of `x-amz-copy-source-range`.
+/// the whole source or of `x-amz-copy-source-range`, with the checksum the
+/// upload was created with.
 struct CopyObjectOperation: Sendable {
     let store: any ValueStore
     let buckets: BucketOperations
@@ -66,7 +70,17 @@ struct CopyObjectOperation: Sendable {
             ? (try ObjectAttributes.headers(of: { headers[$0] }, all: headers.map { (name: $0.name, value: $0.value) }),
                headers["Content-Type"])
             : nil
-        let copied = copying(source, to: key, call, ready: buckets.exists(bucket), missing: .noSuchBucket(bucket),
+        var algorithm: ChecksumAlgorithm?
+        if let named = headers["x-amz-checksum-algorithm"] {
+            guard let known = ChecksumAlgorithm(name: named) else {
+                throw S3Error.invalidRequest("Checksum algorithm provided is unsupported. Please try again with any of the valid types: "
+                                             + "[CRC32, CRC32C, CRC64NVME, SHA1, SHA256]")
+            }
+            algorithm = known
+        }
+        let named = algorithm
+        let ready = buckets.exists(bucket).map { (exists: $0, checksum: named) }
+        let copied = copying(source, to: key, call, ready: ready, missing: .noSuchBucket(bucket),
                              replacement: replacement, range: nil, writeCondition: ObjectConditions.writeCondition(call.head))
         call.answer(copied) { result in
             let (outcome, attributes) = try result.get()
@@ -90,7 +104,9 @@ struct CopyObjectOperation: Sendable {
             }
             range = (first, last)
         }
-        let ready = store.currentMetadata(of: MultipartLayout.record(bucket, id)).map { $0 != nil }
+        let ready = store.currentMetadata(of: MultipartLayout.record(bucket, id)).map { meta in
+            (exists: meta != nil, checksum: UploadChecksum(record: meta?.s3Attributes)?.algorithm)
+        }
         let copied = copying(source, to: MultipartLayout.part(bucket, id, part), call, ready: ready, missing: .noSuchUpload(id),
                              replacement: ([], "application/octet-stream"), range: range, writeCondition: nil)
         call.answer(copied) { result in
@@ -104,16 +120,19 @@ struct CopyObjectOperation: Sendable {
         xml.open(name, namespaced: true)
         xml.element("LastModified", S3Time.iso8601(nanos: outcome.metadata.modifiedNanos))
         xml.element("ETag", attributes.etag)
-        if let checksum = attributes.checksum {
-            xml.element("Checksum" + checksum.algorithm.rawValue.uppercased(), checksum.digest.base64)
+        if let checksum = attributes.checksum, let text = attributes.checksumText {
+            xml.element("Checksum" + checksum.algorithm.rawValue.uppercased(), text)
+            if name == "CopyObjectResult" { xml.element("ChecksumType", attributes.checksumType.rawValue) }
         }
         xml.close(name)
         return xml.response()
     }
 
     /// Opens the source (NoSuchKey, NoSuchBucket), waits for `ready`
-    /// (`missing` when it answers no), then copies.
-    private func copying(_ source: Source, to key: StoreKey, _ call: S3Call, ready: StoreReply<Bool>, missing: S3Error,
+    /// (`missing` when it answers no; the checksum the copy is to have, if
+    /// the destination names one), then copies.
+    private func copying(_ source: Source, to key: StoreKey, _ call: S3Call,
+                         ready: StoreReply<(exists: Bool, checksum: ChecksumAlgorithm?)>, missing: S3Error,
                          replacement: (headers: [(name: String, value: String)], contentType: String?)?,
                          range: (first: Int64, last: Int64)?, writeCondition: WriteCondition?) -> StoreReply<(PutOutcome, ObjectAttributes)> {
         let conditions = Self.sourceConditions(call.head)
@@ -127,9 +146,10 @@ struct CopyObjectOperation: Sendable {
             }
             return ready.then { ready in
                 do {
-                    guard try ready.get() else { throw missing }
+                    let destination = try ready.get()
+                    guard destination.exists else { throw missing }
                     return try Self.copy(value, to: key, store: store, conditions: conditions, replacement: replacement,
-                                         range: range, writeCondition: writeCondition)
+                                         range: range, checksum: destination.checksum, writeCondition: writeCondition)
                 } catch {
                     value.close()
                     return .now(.failure(error))
@@ -138,10 +158,12 @@ struct CopyObjectOperation: Sendable {
         }
     }
 
-    /// Streams `value` into a write of `key`; closes `value`.
+    /// Streams `value` into a write of `key`, with a checksum in
+    /// `checksum`'s algorithm, else the source's (of a whole source: a
+    /// range has none); closes `value`.
     private static func copy(_ value: StoredValue, to key: StoreKey, store: any ValueStore, conditions: HTTPPreconditions?,
                              replacement: (headers: [(name: String, value: String)], contentType: String?)?,
-                             range: (first: Int64, last: Int64)?,
+                             range: (first: Int64, last: Int64)?, checksum: ChecksumAlgorithm?,
                              writeCondition: WriteCondition?) throws -> StoreReply<(PutOutcome, ObjectAttributes)> {
         defer { value.close() }
         let meta = value.metadata
@@ -154,11 +176,9 @@ struct CopyObjectOperation: Sendable {
             throw S3Error.invalidArgument("Range specified is not valid for source object of size: \(size)")
         }
         let (skip, count) = range.map { ($0.first, $0.last - $0.first + 1) } ?? (0, size)
-        // The source's checksum is its whole bytes': a range has none.
         let kept = meta.s3Attributes
-        let checksum = range == nil ? kept?.checksum : nil
-        var attributes = ObjectAttributes(headers: replacement?.headers ?? kept?.headers ?? [], checksum: checksum?.algorithm)
-        attributes.checksum = checksum
+        var running = (checksum ?? (range == nil ? kept?.checksum?.algorithm : nil)).map(RunningChecksum.init)
+        var attributes = ObjectAttributes(headers: replacement?.headers ?? kept?.headers ?? [], checksum: running?.algorithm)
         let contentType = replacement.map { $0.contentType ?? "binary/octet-stream" } ?? meta.contentType
         let writer = try store.beginUpload(key: key, contentType: contentType, encoding: .identity, expiresNanos: nil,
                                            condition: writeCondition)
@@ -177,10 +197,12 @@ struct CopyObjectOperation: Sendable {
                 if n == 0 { throw StoreError.corrupt(path: meta.key, reason: "the value ended before its size") }
                 let piece = UnsafeRawBufferPointer(rebasing: buffer[0..<n])
                 md5.update(bufferPointer: piece)
+                running?.update(piece)
                 try writer.write(piece)
                 left -= Int64(n)
             }
             attributes.md5 = Array(md5.finalize())
+            if let running { attributes.checksum = (running.algorithm, running.finalize()) }
             try writer.setAttributes(attributes.encoded())
         } catch {
             writer.abort()

@@ -292,6 +292,21 @@ def crc_reflected(data, width, polynomial):
     return (crc ^ mask).to_bytes(width // 8, "big")
 
 
+def crc_by_table(data, width, polynomial):
+    """`crc_reflected` a byte at a time through a table: fast enough for MiBs."""
+    table = []
+    for i in range(256):
+        c = i
+        for _ in range(8):
+            c = (c >> 1) ^ polynomial if c & 1 else c >> 1
+        table.append(c)
+    mask = (1 << width) - 1
+    crc = mask
+    for byte in data:
+        crc = (crc >> 8) ^ table[(crc ^ byte) & 0xFF]
+    return (crc ^ mask).to_bytes(width // 8, "big")
+
+
 def metadata():
     s3 = client()
     s3.create_bucket(Bucket="meta")
@@ -447,6 +462,15 @@ def multipart():
     part_md5s = b"".join(hashlib.md5(data[i:i + 8 * 1024 * 1024]).digest() for i in range(0, size, 8 * 1024 * 1024))
     check(head["ETag"] == '"' + hashlib.md5(part_md5s).hexdigest() + '-8"', f"multipart ETag {head['ETag']}")
     check(head["ContentLength"] == size and head["Metadata"] == {"kind": "multi"}, f"size and metadata {head}")
+    # boto3's default: CRC32 named on Create and sent with each part, so
+    # the object's checksum is S3's composite one, the CRC32 of the parts' CRC32s.
+    part_crcs = b"".join(zlib.crc32(data[i:i + 8 * 1024 * 1024]).to_bytes(4, "big") for i in range(0, size, 8 * 1024 * 1024))
+    composite = base64.b64encode(zlib.crc32(part_crcs).to_bytes(4, "big")).decode() + "-8"
+    asked = s3.head_object(Bucket="parts", Key="big/upload.bin", ChecksumMode="ENABLED")
+    check((asked.get("ChecksumCRC32"), asked.get("ChecksumType")) == (composite, "COMPOSITE"),
+          f"upload_file's composite CRC32: {asked.get('ChecksumCRC32')} {asked.get('ChecksumType')} vs {composite}")
+    ranged = s3.get_object(Bucket="parts", Key="big/upload.bin", Range="bytes=0-9", ChecksumMode="ENABLED")
+    check(ranged["Body"].read() == data[:10] and "ChecksumCRC32" not in ranged, "no checksum for a range")
     check(plain("GET", "parts/big/upload.bin")[1] == data, "the plain API reads the assembled object")
 
     # By hand: parts listed, the upload listed, then completed.
@@ -516,6 +540,98 @@ def multipart():
     odd = s3.create_multipart_upload(Bucket="parts", Key="odd")["UploadId"]
     check(error_code(s3.upload_part, Bucket="parts", Key="odd", UploadId=odd, PartNumber=10001, Body=b"x") == "InvalidArgument",
           "part number 10001")
+    multipart_checksums(s3)
+
+
+def multipart_checksums(s3):
+    """A multipart object's checksum, as S3 keeps it: composite (the digest
+    of the parts' digests, `-N`) or full-object (the CRC of all its bytes)."""
+    import os
+    first, last = os.urandom(5 * 1024 * 1024), b"the last part"
+    whole = first + last
+    b64 = lambda raw: base64.b64encode(raw).decode()
+    crc32 = lambda data: b64(zlib.crc32(data).to_bytes(4, "big"))
+    # Create's rules: S3's default type per algorithm, and the pairs it refuses.
+    made = s3.create_multipart_upload(Bucket="parts", Key="sums/crc64", ChecksumAlgorithm="CRC64NVME")
+    check((made.get("ChecksumAlgorithm"), made.get("ChecksumType")) == ("CRC64NVME", "FULL_OBJECT"), f"CRC64NVME's type {made}")
+    s3.abort_multipart_upload(Bucket="parts", Key="sums/crc64", UploadId=made["UploadId"])
+    for algorithm, kind in [("SHA256", "FULL_OBJECT"), ("SHA1", "FULL_OBJECT"), ("CRC64NVME", "COMPOSITE")]:
+        check(error_code(s3.create_multipart_upload, Bucket="parts", Key="sums/bad", ChecksumAlgorithm=algorithm,
+                         ChecksumType=kind) == "InvalidRequest", f"{algorithm} with {kind}")
+    check(error_code(s3.create_multipart_upload, Bucket="parts", Key="sums/bad", ChecksumType="FULL_OBJECT")
+          == "InvalidRequest", "a type without an algorithm")
+    check(error_code(s3.create_multipart_upload, Bucket="parts", Key="sums/bad", ChecksumAlgorithm="CRC32",
+                     ChecksumType="WHOLE") == "InvalidRequest", "a type S3 does not know")
+    check("Uploads" not in s3.list_multipart_uploads(Bucket="parts", Prefix="sums/"), "no upload made by a refused Create")
+
+    # SHA256, composite (its only type): each part must carry its SHA256.
+    made = s3.create_multipart_upload(Bucket="parts", Key="sums/sha", ChecksumAlgorithm="SHA256")
+    check(made.get("ChecksumType") == "COMPOSITE", f"SHA256's type {made}")
+    upload = made["UploadId"]
+    bare = client(request_checksum_calculation="when_required")
+    check(error_code(bare.upload_part, Bucket="parts", Key="sums/sha", UploadId=upload, PartNumber=1, Body=first)
+          == "InvalidRequest", "a part without the upload's checksum")
+    check(error_code(s3.upload_part, Bucket="parts", Key="sums/sha", UploadId=upload, PartNumber=1, Body=first,
+                     ChecksumAlgorithm="CRC32") == "InvalidRequest", "a part with another algorithm")
+    p1 = s3.upload_part(Bucket="parts", Key="sums/sha", UploadId=upload, PartNumber=1, Body=first, ChecksumAlgorithm="SHA256")
+    p2 = s3.upload_part(Bucket="parts", Key="sums/sha", UploadId=upload, PartNumber=2, Body=last, ChecksumAlgorithm="SHA256")
+    sha1, sha2 = hashlib.sha256(first).digest(), hashlib.sha256(last).digest()
+    check((p1.get("ChecksumSHA256"), p2.get("ChecksumSHA256")) == (b64(sha1), b64(sha2)), "the parts' SHA256s answered")
+    listed = s3.list_parts(Bucket="parts", Key="sums/sha", UploadId=upload)
+    check([p.get("ChecksumSHA256") for p in listed["Parts"]] == [b64(sha1), b64(sha2)], f"list_parts' checksums {listed['Parts']}")
+    check((listed.get("ChecksumAlgorithm"), listed.get("ChecksumType")) == ("SHA256", "COMPOSITE"), f"list_parts' algorithm {listed}")
+    parts = [{"PartNumber": 1, "ETag": p1["ETag"], "ChecksumSHA256": p1["ChecksumSHA256"]},
+             {"PartNumber": 2, "ETag": p2["ETag"], "ChecksumSHA256": p2["ChecksumSHA256"]}]
+    check(error_code(s3.complete_multipart_upload, Bucket="parts", Key="sums/sha", UploadId=upload,
+                     MultipartUpload={"Parts": [parts[0], dict(parts[1], ChecksumSHA256=b64(sha1))]}) == "InvalidPart",
+          "a part's wrong checksum in Complete")
+    check(error_code(s3.complete_multipart_upload, Bucket="parts", Key="sums/sha", UploadId=upload,
+                     MultipartUpload={"Parts": [{k: v for k, v in p.items() if k != "ChecksumSHA256"} for p in parts]})
+          == "InvalidRequest", "a composite upload's Complete without the parts' checksums")
+    done = s3.complete_multipart_upload(Bucket="parts", Key="sums/sha", UploadId=upload, MultipartUpload={"Parts": parts})
+    composite = b64(hashlib.sha256(sha1 + sha2).digest()) + "-2"
+    check((done.get("ChecksumSHA256"), done.get("ChecksumType")) == (composite, "COMPOSITE"), f"Complete's checksum {done}")
+    got = s3.get_object(Bucket="parts", Key="sums/sha", ChecksumMode="ENABLED")
+    check(got["Body"].read() == whole and (got.get("ChecksumSHA256"), got.get("ChecksumType")) == (composite, "COMPOSITE"),
+          f"GetObject's composite SHA256 {got.get('ChecksumSHA256')}")
+    # A copy's checksum is the whole object's, as on S3: the composite one becomes full-object.
+    copied = s3.copy_object(Bucket="parts", Key="sums/sha-copy", CopySource={"Bucket": "parts", "Key": "sums/sha"})
+    check(copied["CopyObjectResult"].get("ChecksumSHA256") == b64(hashlib.sha256(whole).digest()), f"the copy's SHA256 {copied}")
+    head = s3.head_object(Bucket="parts", Key="sums/sha-copy", ChecksumMode="ENABLED")
+    check((head.get("ChecksumSHA256"), head.get("ChecksumType")) == (b64(hashlib.sha256(whole).digest()), "FULL_OBJECT"),
+          f"the copy's checksum type {head.get('ChecksumType')}")
+
+    # CRC32, full-object: the CRC32 of all the bytes, checked against the one Complete sends.
+    upload = s3.create_multipart_upload(Bucket="parts", Key="sums/crc32", ChecksumAlgorithm="CRC32",
+                                        ChecksumType="FULL_OBJECT")["UploadId"]
+    p1 = s3.upload_part(Bucket="parts", Key="sums/crc32", UploadId=upload, PartNumber=1, Body=first, ChecksumAlgorithm="CRC32")
+    p2 = s3.upload_part(Bucket="parts", Key="sums/crc32", UploadId=upload, PartNumber=2, Body=last, ChecksumAlgorithm="CRC32")
+    parts = [{"PartNumber": n, "ETag": p["ETag"], "ChecksumCRC32": p["ChecksumCRC32"]} for n, p in [(1, p1), (2, p2)]]
+    check(error_code(s3.complete_multipart_upload, Bucket="parts", Key="sums/crc32", UploadId=upload,
+                     MultipartUpload={"Parts": parts}, ChecksumCRC32=crc32(b"other bytes"), ChecksumType="FULL_OBJECT")
+          == "BadDigest", "a wrong full-object CRC32 on Complete")
+    check(error_code(s3.head_object, Bucket="parts", Key="sums/crc32") == "404", "nothing stored after BadDigest")
+    done = s3.complete_multipart_upload(Bucket="parts", Key="sums/crc32", UploadId=upload, MultipartUpload={"Parts": parts},
+                                        ChecksumCRC32=crc32(whole), ChecksumType="FULL_OBJECT")
+    check((done.get("ChecksumCRC32"), done.get("ChecksumType")) == (crc32(whole), "FULL_OBJECT"), f"full-object CRC32 {done}")
+    got = s3.get_object(Bucket="parts", Key="sums/crc32", ChecksumMode="ENABLED")  # botocore checks a full-object CRC32
+    check(got["Body"].read() == whole and (got.get("ChecksumCRC32"), got.get("ChecksumType")) == (crc32(whole), "FULL_OBJECT"),
+          "GetObject's full-object CRC32")
+
+    # CRC64NVME (full-object only), computed here: a part may come without
+    # it (botocore computes CRC64NVME only with awscrt), the object has it.
+    crc64 = lambda data: b64(crc_by_table(data, 64, 0x9A6C9329AC4BC9B5))
+    upload = s3.create_multipart_upload(Bucket="parts", Key="sums/crc64", ChecksumAlgorithm="CRC64NVME")["UploadId"]
+    p1 = bare.upload_part(Bucket="parts", Key="sums/crc64", UploadId=upload, PartNumber=1, Body=first)
+    p2 = bare.upload_part(Bucket="parts", Key="sums/crc64", UploadId=upload, PartNumber=2, Body=last, ChecksumCRC64NVME=crc64(last))
+    listed = s3.list_parts(Bucket="parts", Key="sums/crc64", UploadId=upload)["Parts"]
+    check([p.get("ChecksumCRC64NVME") for p in listed] == [None, crc64(last)], f"the CRC64NVME parts {listed}")
+    done = s3.complete_multipart_upload(Bucket="parts", Key="sums/crc64", UploadId=upload, ChecksumCRC64NVME=crc64(whole),
+                                        MultipartUpload={"Parts": [{"PartNumber": 1, "ETag": p1["ETag"]},
+                                                                   {"PartNumber": 2, "ETag": p2["ETag"]}]})
+    check((done.get("ChecksumCRC64NVME"), done.get("ChecksumType")) == (crc64(whole), "FULL_OBJECT"), f"CRC64NVME {done}")
+    head = s3.head_object(Bucket="parts", Key="sums/crc64", ChecksumMode="ENABLED")
+    check((head.get("ChecksumCRC64NVME"), head.get("ChecksumType")) == (crc64(whole), "FULL_OBJECT"), f"HeadObject's CRC64NVME {head}")
 
 
 def virtual_host():

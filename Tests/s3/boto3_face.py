@@ -601,6 +601,18 @@ def multipart_checksums(s3):
     check((head.get("ChecksumSHA256"), head.get("ChecksumType")) == (b64(hashlib.sha256(whole).digest()), "FULL_OBJECT"),
           f"the copy's checksum type {head.get('ChecksumType')}")
 
+    # UploadPartCopy: the part gets the upload's checksum, computed over the copied bytes.
+    made = s3.create_multipart_upload(Bucket="parts", Key="sums/copied", ChecksumAlgorithm="CRC32")
+    uploads = s3.list_multipart_uploads(Bucket="parts", Prefix="sums/copied")["Uploads"]
+    check([(u.get("ChecksumAlgorithm"), u.get("ChecksumType")) for u in uploads] == [("CRC32", "COMPOSITE")],
+          f"list_multipart_uploads' checksum {uploads}")
+    part = s3.upload_part_copy(Bucket="parts", Key="sums/copied", UploadId=made["UploadId"], PartNumber=1,
+                               CopySource={"Bucket": "parts", "Key": "sums/sha"})["CopyPartResult"]
+    check(part.get("ChecksumCRC32") == crc32(whole), f"a copied part's CRC32 {part}")
+    done = s3.complete_multipart_upload(Bucket="parts", Key="sums/copied", UploadId=made["UploadId"], MultipartUpload={
+        "Parts": [{"PartNumber": 1, "ETag": part["ETag"], "ChecksumCRC32": part["ChecksumCRC32"]}]})
+    check(done.get("ChecksumCRC32") == crc32(zlib.crc32(whole).to_bytes(4, "big")) + "-1", f"one copied part's composite {done}")
+
     # CRC32, full-object: the CRC32 of all the bytes, checked against the one Complete sends.
     upload = s3.create_multipart_upload(Bucket="parts", Key="sums/crc32", ChecksumAlgorithm="CRC32",
                                         ChecksumType="FULL_OBJECT")["UploadId"]

@@ -163,7 +163,7 @@ struct MultipartOperations: Sendable {
     func listUploads(bucket: String, _ query: S3Query, _ call: S3Call) {
         let store = self.store, buckets = self.buckets
         let prefix = query["prefix"] ?? ""
-        let listed: StoreReply<[(key: String, id: String, initiated: Int64)]> = buckets.exists(bucket).then { exists in
+        let listed: StoreReply<[ListedUpload]> = buckets.exists(bucket).then { exists in
             guard case .success(true) = exists else {
                 return .now(.failure((try? exists.get()) == false ? S3Error.noSuchBucket(bucket) : exists.failure!))
             }
@@ -188,6 +188,10 @@ struct MultipartOperations: Sendable {
                 xml.element("UploadId", upload.id)
                 xml.element("StorageClass", "STANDARD")
                 xml.element("Initiated", S3Time.iso8601(nanos: upload.initiated))
+                if let checksum = upload.checksum {
+                    xml.element("ChecksumAlgorithm", checksum.algorithm.rawValue.uppercased())
+                    xml.element("ChecksumType", checksum.type.rawValue)
+                }
                 xml.close("Upload")
             }
             xml.close("ListMultipartUploadsResult")
@@ -195,9 +199,16 @@ struct MultipartOperations: Sendable {
         }
     }
 
+    /// An upload in progress as ListMultipartUploads shows it.
+    struct ListedUpload: Sendable {
+        let key: String
+        let id: String
+        let initiated: Int64
+        let checksum: UploadChecksum?
+    }
+
     private static func readKeys(_ records: [ListedValue], from index: Int, store: any ValueStore,
-                                 into found: [(key: String, id: String, initiated: Int64)])
-        -> StoreReply<[(key: String, id: String, initiated: Int64)]> {
+                                 into found: [ListedUpload]) -> StoreReply<[ListedUpload]> {
         guard index < records.count else { return .now(.success(found)) }
         let record = records[index]
         let id = String(record.key.split(separator: "/").last ?? "")
@@ -206,7 +217,8 @@ struct MultipartOperations: Sendable {
             if case .success(let value) = opened {
                 defer { value.close() }
                 if let bytes = try? value.readAll() {
-                    found.append((String(decoding: bytes, as: UTF8.self), id, record.metadata.modifiedNanos))
+                    found.append(ListedUpload(key: String(decoding: bytes, as: UTF8.self), id: id, initiated: record.metadata.modifiedNanos,
+                                              checksum: UploadChecksum(record: record.metadata.s3Attributes)))
                 }
             }
             return readKeys(records, from: index + 1, store: store, into: found)

@@ -158,10 +158,11 @@ def signing_key(date):
     return key
 
 
-def signed_chunked_put(bucket, key, payload, trailer=False, bad=None, chunk_size=64 * 1024):
+def signed_chunked_put(bucket, key, payload, trailer=False, bad=None, chunk_size=64 * 1024, query=""):
     """PUTs `payload` as a signed aws-chunked body: the headers signed by
     botocore with the STREAMING- payload hash, each chunk and the trailer
-    signed here from the spec. `bad` spoils one part. (status, body)."""
+    signed here from the spec. `bad` spoils one part; `query` (an
+    UploadPart's) goes on the URL. (status, body)."""
     mode = "STREAMING-AWS4-HMAC-SHA256-PAYLOAD" + ("-TRAILER" if trailer else "")
     declared = len(payload) + (1 if bad == "short" else 0)
     headers = {"Content-Encoding": "aws-chunked", "X-Amz-Decoded-Content-Length": str(declared)}
@@ -172,7 +173,7 @@ def signed_chunked_put(bucket, key, payload, trailer=False, bad=None, chunk_size
         def payload(self, request):
             return mode
 
-    url = f"{S3_URL}/{bucket}/{urllib.parse.quote(key)}"
+    url = f"{S3_URL}/{bucket}/{urllib.parse.quote(key)}" + ("?" + query if query else "")
     request = botocore.awsrequest.AWSRequest(method="PUT", url=url, data=b"", headers=headers)
     Signer(botocore.credentials.Credentials(ACCESS_KEY, SECRET), "s3", REGION).add_auth(request)
     check(request.headers["X-Amz-Content-SHA256"] == mode, "botocore signed the streaming payload hash")
@@ -214,7 +215,7 @@ def signed_chunked_put(bucket, key, payload, trailer=False, bad=None, chunk_size
     connection = http.client.HTTPConnection(parsed.hostname, parsed.port, timeout=30)
     sent = dict(request.headers.items())
     sent["Content-Length"] = str(len(wire))
-    connection.request("PUT", urllib.parse.urlparse(url).path, body=bytes(wire), headers=sent)
+    connection.request("PUT", urllib.parse.urlparse(url).path + ("?" + query if query else ""), body=bytes(wire), headers=sent)
     response = connection.getresponse()
     result = (response.status, response.read())
     connection.close()
@@ -254,6 +255,25 @@ def signed_chunks():
         check(status == want_status and want_code in body, f"{bad} (trailer={trailer}): {status} {body!r}")
         check(s3.get_object(Bucket="streams", Key="kept")["Body"].read() == b"the old value",
               f"{bad} (trailer={trailer}) stored something")
+
+    # A part with its CRC32 in the trailer (as SDKs send parts over HTTPS)
+    # into an upload created with CRC32: its checksum is the upload's, so
+    # the object gets the composite CRC32; a part with no checksum is refused.
+    upload = s3.create_multipart_upload(Bucket="streams", Key="parts", ChecksumAlgorithm="CRC32")["UploadId"]
+    part_query = f"partNumber=1&uploadId={upload}"
+    status, body = signed_chunked_put("streams", "parts", payload, query=part_query)
+    check(status == 400 and b"InvalidRequest" in body, f"a part without the upload's checksum: {status} {body!r}")
+    status, body = signed_chunked_put("streams", "parts", payload, trailer=True, query=part_query)
+    check(status == 200, f"a part with a CRC32 trailer: {status} {body!r}")
+    part_crc = (zlib.crc32(payload) & 0xFFFFFFFF).to_bytes(4, "big")
+    listed = s3.list_parts(Bucket="streams", Key="parts", UploadId=upload)["Parts"]
+    check([p.get("ChecksumCRC32") for p in listed] == [base64.b64encode(part_crc).decode()], f"the trailer's CRC32 kept {listed}")
+    done = s3.complete_multipart_upload(Bucket="streams", Key="parts", UploadId=upload, MultipartUpload={"Parts": [
+        {"PartNumber": 1, "ETag": listed[0]["ETag"], "ChecksumCRC32": listed[0]["ChecksumCRC32"]}]})
+    composite = base64.b64encode(zlib.crc32(part_crc).to_bytes(4, "big")).decode() + "-1"
+    head = s3.head_object(Bucket="streams", Key="parts", ChecksumMode="ENABLED")
+    check(done.get("ChecksumCRC32") == composite and (head.get("ChecksumCRC32"), head.get("ChecksumType")) == (composite, "COMPOSITE"),
+          f"one part's composite CRC32: {done.get('ChecksumCRC32')} {head.get('ChecksumCRC32')} vs {composite}")
 
 
 SCENARIOS = {f.__name__: f for f in [presigned, signed_chunks]}

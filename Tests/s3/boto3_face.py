@@ -600,6 +600,9 @@ def multipart_checksums(s3):
     head = s3.head_object(Bucket="parts", Key="sums/sha-copy", ChecksumMode="ENABLED")
     check((head.get("ChecksumSHA256"), head.get("ChecksumType")) == (b64(hashlib.sha256(whole).digest()), "FULL_OBJECT"),
           f"the copy's checksum type {head.get('ChecksumType')}")
+    copied = s3.copy_object(Bucket="parts", Key="sums/sha-crc", CopySource={"Bucket": "parts", "Key": "sums/sha"},
+                            ChecksumAlgorithm="CRC32")
+    check(copied["CopyObjectResult"].get("ChecksumCRC32") == crc32(whole), f"a copy in another algorithm {copied}")
 
     # UploadPartCopy: the part gets the upload's checksum, computed over the copied bytes.
     made = s3.create_multipart_upload(Bucket="parts", Key="sums/copied", ChecksumAlgorithm="CRC32")

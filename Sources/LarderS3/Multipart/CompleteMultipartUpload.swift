@@ -160,9 +160,10 @@ struct MultipartCompletion: Sendable {
         var byNumber: [Int: ListedValue] = [:]
         for part in uploaded { if let n = MultipartLayout.number(ofPartKey: part.key) { byNumber[n] = part } }
         var chosen: [ListedValue] = []
-        for (number, etag, sum) in requested.map({ ($0.number, $0.etag, $0.checksum) }) {
+        for named in requested {
+            let (number, sum) = (named.number, named.checksum)
             let kept = byNumber[number]?.metadata.s3Attributes
-            guard let part = byNumber[number], unquoted(part.metadata.s3ETag) == unquoted(etag),
+            guard let part = byNumber[number], unquoted(part.metadata.s3ETag) == unquoted(named.etag),
                   sum == nil || (kept?.checksum?.algorithm == sum?.algorithm && kept?.checksumText == sum?.value) else {
                 throw S3Error.invalidPart("One or more of the specified parts could not be found. The part may not have been "
                                           + "uploaded, or the specified entity tag may not match the part's entity tag. (part \(number))")

@@ -157,7 +157,7 @@ struct MultipartCompletion: Sendable {
         return s
     }
 
-    /// Streams parts `index...` into `writer`, one store read at a time.
+    /// Appends parts `index...` to `writer`, one store read at a time.
     private static func append(_ parts: [ListedValue], from index: Int, to writer: WriterBox,
                                store: any ValueStore) -> StoreReply<Void> {
         guard index < parts.count else { return .now(.success(())) }
@@ -168,6 +168,11 @@ struct MultipartCompletion: Sendable {
                 // A part uploaded again since the listing: its MD5 is not the one in the ETag.
                 guard value.metadata.version == parts[index].metadata.version else {
                     throw S3Error.invalidPart("part \(MultipartLayout.number(ofPartKey: parts[index].key) ?? 0) changed while the upload completed")
+                }
+                // Parts cut into the object's segment size are copied as
+                // they lie, compressed, in the kernel; others are streamed.
+                if try writer.writer.join(value, isLast: index == parts.count - 1) {
+                    return append(parts, from: index + 1, to: writer, store: store)
                 }
                 let stream = try value.identityStream()
                 defer { stream.close() }

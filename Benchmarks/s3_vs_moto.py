@@ -145,9 +145,21 @@ http {
   uwsgi_temp_path %(dir)s/tmp;
   scgi_temp_path %(dir)s/tmp;
   keepalive_requests 100000000;
+  client_max_body_size 0;
   default_type application/octet-stream;
   server {
     listen 127.0.0.1:%(port)d;
+    # The large object: its multipart upload answered with fixed XML (each
+    # part's body read and dropped), its download served from a file of the
+    # same bytes (nginx's own HEAD, ranges and ETag, which download_file's
+    # ranged GETs send back in If-Match).
+    location = /bench/large {
+      if ($arg_uploadId) { set $complete 1; }
+      if ($request_method = PUT) { add_header ETag '"%(etag)s"' always; return 200 ""; }
+      if ($complete) { return 200 '<?xml version="1.0" encoding="UTF-8"?><CompleteMultipartUploadResult><Bucket>bench</Bucket><Key>large</Key><ETag>"%(etag)s-8"</ETag></CompleteMultipartUploadResult>'; }
+      if ($request_method = POST) { return 200 '<?xml version="1.0" encoding="UTF-8"?><InitiateMultipartUploadResult><Bucket>bench</Bucket><Key>large</Key><UploadId>u1</UploadId></InitiateMultipartUploadResult>'; }
+      root %(dir)s/files;
+    }
     location / {
       add_header ETag '"%(etag)s"' always;
       if ($request_method = GET) { return 200 "%(body)s"; }
@@ -158,12 +170,16 @@ http {
 """
 
 
-def ceiling_command(port, directory):
-    """nginx answering any request at once: a GET with the same 1 KiB, anything else with an empty 200; an ETag on each."""
+def ceiling_command(port, directory, big):
+    """nginx answering any request at once: a GET with the same 1 KiB, anything else with an empty 200; an ETag on each;
+    `bench/large`'s multipart upload with fixed XML, and its download from a file holding `big`."""
     nginx = shutil.which("nginx") or ("/usr/sbin/nginx" if os.path.exists("/usr/sbin/nginx") else None)
     if nginx is None:
         return None
     os.makedirs(os.path.join(directory, "tmp"), exist_ok=True)
+    os.makedirs(os.path.join(directory, "files", "bench"), exist_ok=True)
+    with open(os.path.join(directory, "files", "bench", "large"), "wb") as f:
+        f.write(big)
     conf = os.path.join(directory, "nginx.conf")
     with open(conf, "w") as f:
         f.write(CEILING_CONF % {"user": "user root;" if os.geteuid() == 0 else "", "dir": directory, "port": port,
@@ -171,7 +187,7 @@ def ceiling_command(port, directory):
     return [nginx, "-c", conf, "-e", os.path.join(directory, "error.log"), "-g", "daemon off;"]
 
 
-def measure(name, command, port, args, rates_only=False):
+def measure(name, command, port, args, ceiling=False):
     log = tempfile.TemporaryFile()
     started = time.perf_counter()
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=log, stdin=subprocess.DEVNULL)
@@ -188,9 +204,7 @@ def measure(name, command, port, args, rates_only=False):
         result["put8"] = rate(threads, put_small, args.duration)
         result["get8"] = rate(threads, get_small, args.duration)
         print(f"  {name}: 1 KiB PUT/GET per second done", file=sys.stderr)
-        if rates_only:
-            return result
-        big = os.urandom(args.large_mib * 1024 * 1024)
+        big = args.big
         ups, downs = [], []
         transfer = TransferConfig()  # boto3's defaults: 8 MiB threshold and parts, 10 threads
         with tempfile.TemporaryDirectory() as scratch:
@@ -209,6 +223,8 @@ def measure(name, command, port, args, rates_only=False):
                 os.remove(down_path)
         result["up"] = args.large_mib * 1.048576 / statistics.median(ups)
         result["down"] = args.large_mib * 1.048576 / statistics.median(downs)
+        if ceiling:
+            return result
         memory = memory_kib(process.pid)
         result["rss"], result["hwm"] = memory["VmRSS"] / 1024, memory["VmHWM"] / 1024
         return result
@@ -236,6 +252,7 @@ def main():
     KEYS = 100 if args.quick else 1000
     args.large_mib = 8 if args.quick else 64
     args.rounds = 1 if args.quick else 3
+    args.big = os.urandom(args.large_mib * 1024 * 1024)
 
     moto = shutil.which("moto_server")
     moto_command = [moto] if moto else [sys.executable, "-m", "moto.server"]
@@ -249,9 +266,9 @@ def main():
     ceiling_note = None
     try:
         port = free_port()
-        command = None if args.no_ceiling else ceiling_command(port, ceiling_dir)
+        command = None if args.no_ceiling else ceiling_command(port, ceiling_dir, args.big)
         if command is not None:
-            results["ceiling"] = measure("ceiling (nginx, fixed answers)", command, port, args, rates_only=True)
+            results["ceiling"] = measure("ceiling (nginx, fixed answers)", command, port, args, ceiling=True)
         else:
             ceiling_note = "no ceiling run (--no-ceiling, or no nginx: apt-get install nginx)"
     finally:
@@ -308,7 +325,7 @@ def main():
         cw = {c: max(8, len(c)) for c in cols}
         out("| " + " | ".join([f"{'':34}"] + [f"{c:>{cw[c]}}" for c in cols]) + " |")
         out("| " + " | ".join(["-" * 34] + ["-" * (cw[c] - 1) + ":" for c in cols]) + " |")
-        for label, key, fmt, _ in rows[:4]:
+        for label, key, fmt, _ in rows[:6]:
             top = results["ceiling"][key]
             cells = [f"{top:>{cw['boto3 ceiling']}.0f}"]
             for n in names:

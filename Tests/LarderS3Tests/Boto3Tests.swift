@@ -5,7 +5,8 @@ import Testing
 
 /// boto3 against a real server's S3 listener: each scenario of
 /// Tests/s3/boto3_face.py on a fresh server (buckets, objects and ranges,
-/// listings with pagination and delimiters, the plain API and S3 on one
+/// listings with pagination and delimiters, keys with empty, `.` and `..`
+/// segments (folder markers), the plain API and S3 on one
 /// store, signatures refused, checksums and aws-chunked bodies, metadata and
 /// MD5 ETags kept with objects, CopyObject, multipart uploads, virtual-host
 /// style addressing).
@@ -13,7 +14,7 @@ import Testing
     static let accessKey = "test-access-key"
     static let secret = "test-secret-key"
 
-    @Test(arguments: ["buckets", "objects", "listing", "interop", "auth", "checksums", "metadata", "copy", "multipart", "virtual_host"])
+    @Test(arguments: ["buckets", "objects", "listing", "folder_keys", "interop", "auth", "checksums", "metadata", "copy", "multipart", "virtual_host"])
     func scenario(_ name: String) async throws {
         try PythonRunner.require([("boto3", "boto3")])
         let server = try TestServer {

@@ -198,6 +198,53 @@ def listing():
     check(s3.list_objects_v2(Bucket="empty-one")["KeyCount"] == 0, "listing an empty bucket")
 
 
+def folder_keys():
+    """Keys Larder's own rules refuse (an empty segment, `.`, `..`) are S3 keys like any other: a
+    folder marker `photos/` is kept as the Larder key `photos/ ` (S3KeyEscaping)."""
+    s3 = client()
+    s3.create_bucket(Bucket="folders")
+    keys = ["photos/", "photos/a.jpg", "photos/2024/", "photos/2024/b.jpg", "a//b", "/lead", "./dot", "x/../y", " space"]
+    for k in keys:
+        s3.put_object(Bucket="folders", Key=k, Body=k.encode())
+    for k in keys:
+        check(s3.get_object(Bucket="folders", Key=k)["Body"].read() == k.encode(), f"GET {k!r}")
+        check(s3.head_object(Bucket="folders", Key=k)["ContentLength"] == len(k), f"HEAD {k!r}")
+    listed = [o["Key"] for o in s3.list_objects_v2(Bucket="folders")["Contents"]]
+    check(sorted(listed, key=lambda k: k.encode()) == sorted(keys, key=lambda k: k.encode()), f"every key listed: {listed}")
+    # A folder marker lists where S3 lists it: before what is under it.
+    photos = s3.list_objects_v2(Bucket="folders", Prefix="photos/", Delimiter="/")
+    check([o["Key"] for o in photos["Contents"]] == ["photos/", "photos/a.jpg"], f"photos/ objects: {photos.get('Contents')}")
+    check([p["Prefix"] for p in photos["CommonPrefixes"]] == ["photos/2024/"], "photos/ prefixes")
+    check([o["Key"] for o in s3.list_objects_v2(Bucket="folders", Prefix="photos/2024/")["Contents"]]
+          == ["photos/2024/", "photos/2024/b.jpg"], "a marker under a marker")
+    top = s3.list_objects_v2(Bucket="folders", Delimiter="/")
+    check([p["Prefix"] for p in top["CommonPrefixes"]] == ["./", "/", "a/", "photos/", "x/"], f"top prefixes {top.get('CommonPrefixes')}")
+    check([o["Key"] for o in top["Contents"]] == [" space"], f"top objects {top.get('Contents')}")
+    check([p["Prefix"] for p in s3.list_objects_v2(Bucket="folders", Prefix="a/", Delimiter="/")["CommonPrefixes"]] == ["a//"],
+          "an empty segment groups as S3 groups it")
+    check([o["Key"] for o in s3.list_objects_v2(Bucket="folders", Prefix="x/.")["Contents"]] == ["x/../y"], "a prefix ending in '.'")
+    check([o["Key"] for o in s3.list_objects_v2(Bucket="folders", Prefix="photos/", StartAfter="photos/")["Contents"]][:1]
+          == ["photos/2024/"], "start-after a marker")
+    pages = list(s3.get_paginator("list_objects_v2").paginate(Bucket="folders", PaginationConfig={"PageSize": 2}))
+    check(sorted(o["Key"] for p in pages for o in p["Contents"]) == sorted(keys), "paginated, every key once")
+    # The plain API reads the marker at its Larder key; copies and deletes take such keys too.
+    status, body = plain("GET", "folders/photos/ ")
+    check(status == 200 and body == b"photos/", f"plain GET of the marker: {status} {body!r}")
+    s3.copy_object(Bucket="folders", Key="copies/", CopySource={"Bucket": "folders", "Key": "a//b"})
+    check(s3.get_object(Bucket="folders", Key="copies/")["Body"].read() == b"a//b", "copy between such keys")
+    gone = s3.delete_objects(Bucket="folders", Delete={"Objects": [{"Key": "./dot"}, {"Key": "copies/"}]})
+    check(sorted(d["Key"] for d in gone["Deleted"]) == ["./dot", "copies/"], "delete_objects echoes the keys")
+    s3.delete_object(Bucket="folders", Key="photos/")
+    check(error_code(s3.head_object, Bucket="folders", Key="photos/") == "404", "the marker is gone")
+    check(s3.get_object(Bucket="folders", Key="photos/a.jpg")["Body"].read() == b"photos/a.jpg", "what was under it stays")
+    # Multipart under a folder-marker-like key.
+    upload = s3.create_multipart_upload(Bucket="folders", Key="big/")["UploadId"]
+    etag = s3.upload_part(Bucket="folders", Key="big/", UploadId=upload, PartNumber=1, Body=b"part")["ETag"]
+    s3.complete_multipart_upload(Bucket="folders", Key="big/", UploadId=upload,
+                                 MultipartUpload={"Parts": [{"PartNumber": 1, "ETag": etag}]})
+    check(s3.get_object(Bucket="folders", Key="big/")["Body"].read() == b"part", "multipart to a key ending in '/'")
+
+
 def interop():
     s3 = client()
     s3.create_bucket(Bucket="shared")
@@ -703,7 +750,7 @@ def raw_put(bucket, key, data, payload_hash=None, chunked=False, corrupt_trailer
     return result
 
 
-SCENARIOS = {f.__name__: f for f in [buckets, objects, listing, interop, auth, checksums, metadata, copy, multipart, virtual_host]}
+SCENARIOS = {f.__name__: f for f in [buckets, objects, listing, folder_keys, interop, auth, checksums, metadata, copy, multipart, virtual_host]}
 
 if __name__ == "__main__":
     SCENARIOS[SCENARIO]()

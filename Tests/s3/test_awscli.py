@@ -364,11 +364,14 @@ def test_content_encoding_gzip_is_the_objects_header(aws, bucket, tmp_path):
     assert api(aws, "head-object", "--bucket", bucket, "--key", "labelled")["ContentLength"] == 10
 
 
-@pytest.mark.skip(reason="keys ending in '/' (the folder markers consoles and some tools create) are refused "
-                         "with 400 InvalidArgument by Larder's key rules")
 def test_folder_marker_key(aws, bucket):
+    """A key ending in '/' (the folder markers consoles and some tools create) is kept like any other."""
     api(aws, "put-object", "--bucket", bucket, "--key", "folder/")
-    assert [o["Key"] for o in api(aws, "list-objects-v2", "--bucket", bucket)["Contents"]] == ["folder/"]
+    plain("PUT", f"{bucket}/folder/inside", b"x")
+    assert [o["Key"] for o in api(aws, "list-objects-v2", "--bucket", bucket)["Contents"]] == ["folder/", "folder/inside"]
+    assert aws("s3", "ls", f"s3://{bucket}/folder/").stdout.split()[-1] == "inside"
+    aws("s3", "rm", f"s3://{bucket}/folder/", "--recursive")
+    assert "Contents" not in api(aws, "list-objects-v2", "--bucket", bucket)
 
 
 def test_list_objects_v2(aws, bucket):

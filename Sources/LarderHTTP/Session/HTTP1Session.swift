@@ -35,6 +35,10 @@ final class HTTP1Session: SocketChannelDelegate, HTTPResponderOwner, @unchecked 
     @exclusivity(unchecked) private var state: HTTP1ConnectionState
     /// Answers the request `state` awaits; set and cleared with it.
     private var responder: HTTPResponder?
+    /// The last answered request's responder, reused for the next request
+    /// if by then nothing else holds it (`nextResponder`). It holds this
+    /// session strongly (its owner): dropped when the connection closes.
+    private var answeredResponder: HTTPResponder?
     /// Body bytes of that request read so far (for its answer's observer).
     @exclusivity(unchecked) private var bodyBytesRead: Int64 = 0
     /// A response body still being sent; nothing else is answered meanwhile.
@@ -94,6 +98,7 @@ final class HTTP1Session: SocketChannelDelegate, HTTPResponderOwner, @unchecked 
         outgoing = nil
         responder?.cancel()
         responder = nil
+        answeredResponder = nil
         onClose(self)
     }
 
@@ -227,7 +232,7 @@ final class HTTP1Session: SocketChannelDelegate, HTTPResponderOwner, @unchecked 
 
     private func begin(_ head: HTTPRequestHead) {
         let handler = context.handler
-        let responder = HTTPResponder(owner: self, queue: channel.queue)
+        let responder = nextResponder()
         self.responder = responder
         bodyBytesRead = 0
         switch state.begin(head, now: now, routeLimit: { handler.maxBodyBytes(for: head) }) {
@@ -382,6 +387,7 @@ final class HTTP1Session: SocketChannelDelegate, HTTPResponderOwner, @unchecked 
     private func send(_ response: HTTPResponse) {
         if let fault = response.networkFault { return sendFaulted(response, fault) }
         let observer = responder?.answerObserver
+        answeredResponder = responder
         responder = nil
         let start = state.startResponse(response, into: &channel.output)
         let request = start.request, code = response.status.code
@@ -410,6 +416,18 @@ final class HTTP1Session: SocketChannelDelegate, HTTPResponderOwner, @unchecked 
             }
             takePushed()
         }
+    }
+
+    /// The responder for a new request: the last answered one when no one
+    /// else holds it any more (checked now, not as the answer is sent,
+    /// when the call that made it still does), else a new one.
+    private func nextResponder() -> HTTPResponder {
+        defer { answeredResponder = nil }
+        if isKnownUniquelyReferenced(&answeredResponder), let reused = answeredResponder {
+            reused.resetForNextRequest()
+            return reused
+        }
+        return HTTPResponder(owner: self, queue: channel.queue)
     }
 
     /// Acts out a fault of the network instead of sending `response` plainly.

@@ -232,7 +232,7 @@ struct MultipartCompletion: Sendable {
         return attributes
     }
 
-    /// Streams parts `index...` into `writer`, one store read at a time,
+    /// Appends parts `index...` to `writer`, one store read at a time,
     /// through `running` when it computes the object's checksum.
     private static func append(_ parts: [ListedValue], from index: Int, to writer: WriterBox, running: RunningBox,
                                store: any ValueStore) -> StoreReply<Void> {
@@ -244,6 +244,13 @@ struct MultipartCompletion: Sendable {
                 // A part uploaded again since the listing: its MD5 is not the one in the ETag.
                 guard value.metadata.version == parts[index].metadata.version else {
                     throw S3Error.invalidPart("part \(MultipartLayout.number(ofPartKey: parts[index].key) ?? 0) changed while the upload completed")
+                }
+                // Parts cut into the object's segment size are copied as
+                // they lie, compressed, in the kernel; others are streamed,
+                // and so is every part of an object whose full-object
+                // checksum is computed from its bytes.
+                if running.checksum == nil, try writer.writer.join(value, isLast: index == parts.count - 1) {
+                    return append(parts, from: index + 1, to: writer, running: running, store: store)
                 }
                 let stream = try value.identityStream()
                 defer { stream.close() }

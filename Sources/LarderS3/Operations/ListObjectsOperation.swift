@@ -73,14 +73,14 @@ struct ListObjectsOperation: Sendable {
             return decoded
         }
         if let after = request.startAfter, !after.isEmpty {
-            return ListingCursor(key: request.bucket + "/" + after, isGroup: false)
+            let escaped = String(decoding: S3KeyEscaping.escape(Array(after.utf8)), as: UTF8.self)
+            return ListingCursor(key: request.bucket + "/" + escaped, isGroup: false)
         }
         return nil
     }
 
     static func xml(_ page: ListingRun.Page, _ request: Request) -> S3XML {
-        let bucketPrefix = request.bucket.utf8.count + 1
-        func name(_ storeKey: String) -> String { encode(String(decoding: storeKey.utf8.dropFirst(bucketPrefix), as: UTF8.self), request) }
+        func name(_ storeKey: String) -> String { encode(BucketLayout.objectKey(storeKey, bucket: request.bucket), request) }
         var xml = S3XML()
         xml.open("ListBucketResult", namespaced: true)
         xml.element("Name", request.bucket)

@@ -29,8 +29,13 @@ final class ListingRun: @unchecked Sendable {
 
     private let store: any ValueStore
     private let request: ListObjectsOperation.Request
-    /// Every key answered starts with this: the bucket's prefix and S3's.
+    /// Every key answered starts with this: the bucket's prefix and S3's
+    /// (as Larder keys spell it, `S3KeyEscaping`).
     private let fullPrefix: [UInt8]
+    /// S3's prefix whose last segment is `.` or `..` (no one Larder
+    /// prefix): the bucket's prefix and S3's, matched against keys as S3
+    /// spells them, with no early end (`fullPrefix` is then the directory).
+    private let rawPrefix: [UInt8]?
     /// What the store is asked to list: `fullPrefix` up to its last `/`.
     private let storePrefix: StorePrefix?
     private let delimiter: [UInt8]
@@ -45,7 +50,11 @@ final class ListingRun: @unchecked Sendable {
     init(store: any ValueStore, request: ListObjectsOperation.Request, cursor: ListingCursor?) {
         self.store = store
         self.request = request
-        let full = Array((request.bucket + "/" + request.prefix).utf8)
+        let bucket = Array((request.bucket + "/").utf8)
+        let escaped = S3KeyEscaping.escapePrefix(Array(request.prefix.utf8))
+        rawPrefix = escaped == nil ? bucket + Array(request.prefix.utf8) : nil
+        // Without one Larder prefix: the directory, the partial segment left out.
+        let full = bucket + (escaped ?? S3KeyEscaping.escapePrefix(Array(request.prefix.utf8.dropLast(request.prefix.hasSuffix("..") ? 2 : 1)))!)
         fullPrefix = full
         let directory = full[..<(full.lastIndex(of: 0x2F)! + 1)]
         // A prefix that no key can have (`a//`) lists nothing.
@@ -115,9 +124,13 @@ final class ListingRun: @unchecked Sendable {
             if key.starts(with: skip) { return false }
             skipUnder = nil
         }
-        guard key.starts(with: fullPrefix) else {
-            // In byte order: past the prefix, nothing after can match.
-            return fullPrefix.lexicographicallyPrecedes(key)
+        if let rawPrefix {
+            guard S3KeyEscaping.unescape(key).starts(with: rawPrefix) else { return false }
+        } else {
+            guard key.starts(with: fullPrefix) else {
+                // In byte order: past the prefix, nothing after can match.
+                return fullPrefix.lexicographicallyPrecedes(key)
+            }
         }
         var answer = entry
         if !storeGroups, !delimiter.isEmpty, let at = Self.find(delimiter, in: key, from: fullPrefix.count) {

@@ -17,16 +17,23 @@ enum BucketLayout {
         try! StoreKey(markerPrefixString + bucket)
     }
 
+    /// The S3 object key of Larder key `key` (bucket included).
+    static func objectKey(_ key: String, bucket: String) -> String {
+        S3KeyEscaping.unescape(String(decoding: key.utf8.dropFirst(bucket.utf8.count + 1), as: UTF8.self))
+    }
+
     static func prefix(_ bucket: String) -> StorePrefix {
         try! StorePrefix(bytes: Array((bucket + "/").utf8))
     }
 
-    /// The Larder key of object `key` (its bytes, percent-decoded) in `bucket`.
+    /// The Larder key of object `key` (its bytes, percent-decoded) in
+    /// `bucket`: `S3KeyEscaping` keeps the segments Larder refuses.
     static func key(bucket: String, objectKey: [UInt8]) throws(S3Error) -> StoreKey {
+        let escaped = S3KeyEscaping.escape(objectKey)
         do {
-            return try StoreKey(bytes: Array(bucket.utf8) + [0x2F] + objectKey)
+            return try StoreKey(bytes: Array(bucket.utf8) + [0x2F] + escaped)
         } catch StoreError.invalidKey(let why) {
-            if objectKey.count + bucket.utf8.count + 1 > StoreKey.maxKeyBytes {
+            if escaped.count + bucket.utf8.count + 1 > StoreKey.maxKeyBytes {
                 throw S3Error.keyTooLong("Your key is too long: \(why)")
             }
             throw S3Error.invalidArgument("this object key cannot be stored in Larder: \(why)")

@@ -281,6 +281,25 @@ public final class StoredValue: @unchecked Sendable {
         return try InflatingFileStream(value: self, inflater: try zlib.inflater())
     }
 
+    /// The segment table, when the value is cut into segments and the table is to be trusted.
+    var segmentTable: SegmentTable? { segments }
+
+    /// Appends `count` bytes of the file from `offset` to `destination` at
+    /// its file offset: in the kernel for a file, written out for a value
+    /// held in memory.
+    func copy(from offset: Int, count: Int, to destination: Int32, path destinationPath: String) throws {
+        guard fd >= 0 else {
+            guard isFullyLoaded, offset + count <= prefetched.count else {
+                throw StoreError.corrupt(path: path, reason: "the value is not held whole in memory")
+            }
+            try prefetched.withUnsafeBytes { raw in
+                try POSIX.writeAll(destination, UnsafeRawBufferPointer(rebasing: raw[offset..<(offset + count)]), path: destinationPath)
+            }
+            return
+        }
+        try POSIX.copyRange(fd, at: offset, count: count, to: destination, sourcePath: path, destinationPath: destinationPath)
+    }
+
     func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int) throws -> Int {
         guard fd >= 0 else {
             // A value held in memory reads from there.

@@ -18,6 +18,15 @@
 /// The header is written before the value is compressed, so room for
 /// `reserved` entries is set aside from the expected size; `count` entries
 /// are filled in at the end and the rest stays padding.
+///
+/// The top bit of `segmentSize` says the value is **joinable**: its last
+/// segment, too, ends with a sync flush, followed by a 2-byte empty final
+/// block (`03 00`). Dropping those two bytes leaves a byte-aligned stream
+/// that another value's segments can follow, so values cut into segments
+/// of one size are joined into one without inflating or deflating a byte
+/// (`ValueUpload.join`: a multipart upload's parts into its object). A
+/// reader that does not know the bit sees a segment size too large to
+/// trust, ignores the table and reads the value as one stream.
 struct SegmentTable: Equatable, Sendable {
     /// Uncompressed bytes per segment (the last one may be shorter).
     let segmentSize: Int
@@ -25,6 +34,13 @@ struct SegmentTable: Equatable, Sendable {
     var lengths: [UInt32]
     /// Entries the header has room for.
     let reserved: Int
+    /// The deflate data ends with `finalBlock`, after a sync flush.
+    var joinable = true
+
+    /// An empty final block of fixed Huffman codes, starting byte-aligned:
+    /// BFINAL 1, BTYPE 01, end-of-block (seven 0 bits), padding.
+    static let finalBlock: [UInt8] = [0x03, 0x00]
+    private static let joinableBit: UInt64 = 1 << 31
 
     /// Segment size for values up to 2 GiB; larger values get larger
     /// segments so the table stays within the header. Small enough that a
@@ -57,7 +73,7 @@ struct SegmentTable: Equatable, Sendable {
         out.append(Self.subfieldID.0)
         out.append(Self.subfieldID.1)
         ValueFileHeader.appendLE(&out, UInt64(encodedLength - 4), bytes: 2)
-        ValueFileHeader.appendLE(&out, UInt64(segmentSize), bytes: 4)
+        ValueFileHeader.appendLE(&out, UInt64(segmentSize) | (joinable ? Self.joinableBit : 0), bytes: 4)
         ValueFileHeader.appendLE(&out, UInt64(lengths.count), bytes: 4)
         for length in lengths { ValueFileHeader.appendLE(&out, UInt64(length), bytes: 4) }
         out.append(contentsOf: repeatElement(0, count: 4 * (reserved - lengths.count)))
@@ -67,11 +83,13 @@ struct SegmentTable: Equatable, Sendable {
     /// is malformed (the value is then read as one stream, which is always valid).
     static func decode(_ b: UnsafeRawBufferPointer, _ start: Int, _ length: Int) -> SegmentTable? {
         guard length >= 8 else { return nil }
-        let size = Int(ValueFileHeader.readLE(b, start, 4))
+        let sizeField = ValueFileHeader.readLE(b, start, 4)
+        let size = Int(sizeField & ~joinableBit)
         let count = Int(ValueFileHeader.readLE(b, start + 4, 4))
         guard size > 0, count > 0, 8 + 4 * count <= length else { return nil }
         let lengths = (0..<count).map { UInt32(ValueFileHeader.readLE(b, start + 8 + 4 * $0, 4)) }
-        return SegmentTable(segmentSize: size, lengths: lengths, reserved: (length - 8) / 4)
+        return SegmentTable(segmentSize: size, lengths: lengths, reserved: (length - 8) / 4,
+                            joinable: sizeField & joinableBit != 0)
     }
 
     /// Whether the table describes a value of `size` bytes whose deflate data

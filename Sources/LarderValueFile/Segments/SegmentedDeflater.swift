@@ -87,25 +87,31 @@ final class SegmentedDeflater {
     }
 
     /// A worker's part: one segment with a fresh stream, ended by a sync
-    /// flush (byte-aligned, so the next segment's stream can follow it) or,
-    /// for the last one, by the end of the deflate stream.
+    /// flush (byte-aligned, so the next segment's stream can follow it);
+    /// the last one then ends the deflate stream with an empty final block
+    /// of its own, which makes the value joinable (`SegmentTable`).
     private static func deflate(_ job: SegmentJob, zlib: ZlibPool, mode: CompressionMode) {
         do {
             let input = UnsafeRawBufferPointer(rebasing: job.input[0..<job.inputCount])
             job.crc = CRC32.update(0, input)
             let deflater = try zlib.deflater(mode)
             defer { zlib.recycle(deflater, mode) }
-            let flush = job.isLast ? Z_FINISH : Z_SYNC_FLUSH
             var consumed = 0
             while true {
                 if job.output.count - job.produced < 1024 { job.growOutput(to: job.output.count * 2) }
                 let r = try deflater.step(UnsafeRawBufferPointer(rebasing: input[consumed...]),
-                                          UnsafeMutableRawBufferPointer(rebasing: job.output[job.produced...]), flush: flush)
+                                          UnsafeMutableRawBufferPointer(rebasing: job.output[job.produced...]), flush: Z_SYNC_FLUSH)
                 consumed += r.consumed
                 job.produced += r.produced
-                // Done when the stream ended, or (sync flush) when all input is
-                // in and deflate left output room: nothing more is pending.
-                if job.isLast ? r.ended : (consumed == input.count && job.produced < job.output.count) { return }
+                // Done when all input is in and deflate left output room:
+                // nothing more is pending.
+                if consumed == input.count && job.produced < job.output.count { break }
+            }
+            if job.isLast {
+                let end = SegmentTable.finalBlock
+                if job.output.count - job.produced < end.count { job.growOutput(to: job.output.count + 1024) }
+                (job.output.baseAddress! + job.produced).copyMemory(from: end, byteCount: end.count)
+                job.produced += end.count
             }
         } catch {
             job.error = error

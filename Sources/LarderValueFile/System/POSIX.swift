@@ -57,6 +57,39 @@ package enum POSIX {
         return total
     }
 
+    /// Copies `count` bytes of `source` from `offset` to `destination` at
+    /// its file offset, in the kernel (sendfile(2), which takes a file as
+    /// its destination since Linux 2.6.33: no pass through user space), or
+    /// by pread and write where the kernel cannot. (copy_file_range(2) is
+    /// not in Swift's Glibc module: it needs _GNU_SOURCE.)
+    package static func copyRange(_ source: Int32, at offset: Int, count: Int, to destination: Int32,
+                                  sourcePath: String, destinationPath: String) throws {
+        var from = off_t(offset)
+        var left = count
+        while left > 0 {
+            let n = Glibc.sendfile(destination, source, &from, min(left, 1 << 30))
+            if n > 0 { left -= n; continue }
+            if n == 0 { throw StoreError.corrupt(path: sourcePath, reason: "the file ends \(left) bytes early") }
+            let code = errno
+            if code == EINTR { continue }
+            guard code == EXDEV || code == ENOSYS || code == EINVAL || code == EOPNOTSUPP else {
+                throw StoreError.posix("sendfile", destinationPath, code)
+            }
+            break
+        }
+        guard left > 0 else { return }
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: min(left, 256 << 10), alignment: 16)
+        defer { buffer.deallocate() }
+        while left > 0 {
+            let n = try pread(source, UnsafeMutableRawBufferPointer(rebasing: buffer[0..<min(left, buffer.count)]),
+                              at: Int(from), path: sourcePath)
+            if n == 0 { throw StoreError.corrupt(path: sourcePath, reason: "the file ends \(left) bytes early") }
+            try writeAll(destination, UnsafeRawBufferPointer(rebasing: buffer[0..<n]), path: destinationPath)
+            from += off_t(n)
+            left -= n
+        }
+    }
+
     package static func fsync(_ fd: Int32, path: String) throws {
         if Glibc.fsync(fd) != 0 { throw StoreError.posix("fsync", path) }
     }

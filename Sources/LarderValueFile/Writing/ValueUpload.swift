@@ -62,6 +62,13 @@ public final class ValueUpload: ValueWriter {
     /// value of unknown or small size.
     private(set) var segments: SegmentTable?
     private var segmenter: SegmentedDeflater?
+    /// identity mode: what `join` appended, before any byte the segmenter
+    /// made: the segments' compressed lengths, the bytes' CRC and count.
+    private var joinedLengths: [UInt32] = []
+    private var joinedCRC: UInt32 = 0
+    private var joinedSize: UInt64 = 0
+    /// The last value joined kept its final block: the deflate stream ended.
+    private var joinedEnd = false
     /// gzip mode: the client's first header, until it is complete.
     private var clientHeader: [UInt8]? = nil
     private var scratch: UnsafeMutableRawBufferPointer?
@@ -188,6 +195,7 @@ public final class ValueUpload: ValueWriter {
         guard !done, chunk.count > 0 else { return }
         switch encoding {
         case .identity:
+            guard !joinedEnd else { throw StoreError.corrupt(path: tempPath, reason: "bytes written after the last joined value") }
             // Segments carry their own CRCs, combined at the end.
             if segments == nil { crc = CRC32.update(crc, chunk) }
             size += UInt64(chunk.count)
@@ -225,6 +233,48 @@ public final class ValueUpload: ValueWriter {
             }
         }
         if pending.count >= Self.flushThreshold { try flush() }
+    }
+
+    /// Appends a finished value's segments as they lie on disk (see
+    /// `ValueWriter.join`). Possible while every byte so far came by
+    /// `join` and ends on a segment boundary, when `value` is joinable and
+    /// cut into this upload's segment size (planned by `expect(bytes:)`),
+    /// and, unless it is the last, a whole number of segments long. Its
+    /// final block is dropped unless it is the last; its CRC is combined
+    /// from its trailer, not computed over its bytes.
+    public func join(_ value: StoredValue, isLast: Bool) throws -> Bool {
+        guard case .identity = encoding, !done, mode == nil, sample == nil, !joinedEnd,
+              let table = segments, size % UInt64(table.segmentSize) == 0,
+              let source = value.segmentTable, source.joinable, source.segmentSize == table.segmentSize,
+              value.metadata.originalGzipHeader == nil,
+              isLast || value.metadata.size % UInt64(table.segmentSize) == 0,
+              joinedLengths.count + source.lengths.count <= table.reserved else { return false }
+        if size + value.metadata.size > UInt64(maxSize) { throw StoreError.tooLarge(limit: maxSize) }
+        // The file's tail: the final block, then the gzip trailer (CRC, size).
+        let end = SegmentTable.finalBlock
+        let deflateBytes = value.fileSize - value.headerLength - 8
+        guard deflateBytes >= end.count else { return false }
+        var tail = [UInt8](repeating: 0, count: end.count + 8)
+        let n = try tail.withUnsafeMutableBytes { try value.read(into: $0, at: value.fileSize - $0.count) }
+        let (valueCRC, valueSize) = tail.withUnsafeBytes {
+            (UInt32(ValueFileHeader.readLE($0, end.count, 4)), ValueFileHeader.readLE($0, end.count + 4, 4))
+        }
+        guard n == tail.count, tail.starts(with: end), valueSize == value.metadata.size & 0xFFFF_FFFF else {
+            throw StoreError.corrupt(path: value.path, reason: "its end is not what its segment table says")
+        }
+        let kept = isLast ? deflateBytes : deflateBytes - end.count
+        if pending.count > 0 { try flush() }
+        try value.copy(from: value.headerLength, count: kept, to: fd, path: tempPath)
+        written += Int64(kept)
+        flushedAny = true
+        var lengths = source.lengths
+        if !isLast { lengths[lengths.count - 1] -= UInt32(end.count) }
+        joinedLengths += lengths
+        joinedCRC = CRC32.combine(joinedCRC, valueCRC, secondLength: Int(value.metadata.size))
+        joinedSize += value.metadata.size
+        size += value.metadata.size
+        joinedEnd = isLast
+        return true
     }
 
     /// Copies the start of `chunk` into `sample`, up to the sample's size;
@@ -349,17 +399,29 @@ public final class ValueUpload: ValueWriter {
         guard !done else { throw StoreError.corrupt(path: tempPath, reason: "upload finished twice") }
         switch encoding {
         case .identity:
-            // A value that ended within the sample: decide on what there is.
-            if mode == nil { try compressSample(wholeValue: true) }
-            if let segmenter {
-                try segmenter.finish(emit: writeThrough)
-                guard segmenter.lengths.count <= segments!.reserved else {
-                    throw StoreError.corrupt(path: tempPath, reason: "the body is longer than its announced size")
+            if !joinedLengths.isEmpty && mode == nil && sample == nil {
+                // Every byte was joined; the stream ends with the last
+                // value's final block, or with one of its own.
+                if !joinedEnd {
+                    try append(SegmentTable.finalBlock)
+                    joinedLengths[joinedLengths.count - 1] += UInt32(SegmentTable.finalBlock.count)
                 }
-                segments!.lengths = segmenter.lengths
-                crc = segmenter.crc
+                segments!.lengths = joinedLengths
+                crc = joinedCRC
             } else {
-                try compress(UnsafeRawBufferPointer(start: nil, count: 0), finish: true)
+                // A value that ended within the sample: decide on what there is.
+                if mode == nil { try compressSample(wholeValue: true) }
+                if let segmenter {
+                    // Its segments follow any joined ones.
+                    try segmenter.finish(emit: writeThrough)
+                    guard joinedLengths.count + segmenter.lengths.count <= segments!.reserved else {
+                        throw StoreError.corrupt(path: tempPath, reason: "the body is longer than its announced size")
+                    }
+                    segments!.lengths = joinedLengths + segmenter.lengths
+                    crc = CRC32.combine(joinedCRC, segmenter.crc, secondLength: Int(size - joinedSize))
+                } else {
+                    try compress(UnsafeRawBufferPointer(start: nil, count: 0), finish: true)
+                }
             }
             var trailer: [UInt8] = []
             ValueFileHeader.appendLE(&trailer, UInt64(crc), bytes: 4)

@@ -24,6 +24,13 @@ public protocol ValueWriter: AnyObject {
     /// digest's length first). Throws `StoreError.invalidAttributes` for
     /// more than `ValueMetadata.maxAttributeBytes` or a changed length.
     func setAttributes(_ attributes: [UInt8]) throws
+    /// Appends the whole of `value`, a finished value of any store, as if
+    /// its bytes were written, but without inflating or deflating them
+    /// when both are cut into segments of one size (`SegmentTable`,
+    /// joinable): the compressed bytes are copied as they lie. False, with
+    /// nothing appended, when it cannot be done here: then write the
+    /// value's bytes instead. `isLast`: nothing is written after it.
+    func join(_ value: StoredValue, isLast: Bool) throws -> Bool
     /// Completes the value and publishes it; the write condition is checked
     /// at that moment, atomically with the publish. The answer comes once
     /// the value is published and durable: now, or later (after a flush, a
@@ -39,4 +46,5 @@ public protocol ValueWriter: AnyObject {
 
 extension ValueWriter {
     public func expect(bytes: Int64) throws {}
+    public func join(_ value: StoredValue, isLast: Bool) throws -> Bool { false }
 }

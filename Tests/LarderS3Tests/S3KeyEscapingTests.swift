@@ -1,0 +1,43 @@
+@testable import LarderS3
+import Testing
+
+/// S3 keys with segments Larder's key rules refuse map to one Larder key
+/// each and back (`S3KeyEscaping`); other keys are their own.
+@Suite struct S3KeyEscapingTests {
+    static func escape(_ key: String) -> String { String(decoding: S3KeyEscaping.escape(Array(key.utf8)), as: UTF8.self) }
+
+    @Test func specialSegmentsGetASpaceInFrontAndOthersStayAsTheyAre() {
+        let cases = [
+            ("photos/", "photos/ "), ("a//b", "a/ /b"), ("/lead", " /lead"), ("./x", " ./x"), ("x/..", "x/ .."),
+            (" space", "  space"), ("a/ b/", "a/  b/ "), ("plain/key.txt", "plain/key.txt"), ("...", "..."), (".hidden", ".hidden"),
+            ("//", " / / "),
+        ]
+        for (s3, larder) in cases {
+            #expect(Self.escape(s3) == larder, "\(s3)")
+            #expect(S3KeyEscaping.unescape(larder) == s3, "\(larder)")
+        }
+    }
+
+    @Test func everyKeyRoundTrips() {
+        let alphabet: [UInt8] = Array("/. a".utf8)
+        var g = SystemRandomNumberGenerator()
+        for _ in 0..<5_000 {
+            let key = (0..<Int.random(in: 1...10, using: &g)).map { _ in alphabet.randomElement(using: &g)! }
+            let escaped = S3KeyEscaping.escape(key)
+            #expect(S3KeyEscaping.unescape(escaped) == key)
+            // Every segment of the escaped form is a valid Larder segment.
+            #expect(!escaped.split(separator: 0x2F, omittingEmptySubsequences: false).contains { $0.isEmpty || $0.elementsEqual([0x2E]) || $0.elementsEqual([0x2E, 0x2E]) })
+        }
+    }
+
+    @Test func aPrefixIsEscapedAsTheKeysUnderItBegin() {
+        func prefix(_ p: String) -> String? { S3KeyEscaping.escapePrefix(Array(p.utf8)).map { String(decoding: $0, as: UTF8.self) } }
+        #expect(prefix("photos/") == "photos/")
+        #expect(prefix("photos/20") == "photos/20")
+        #expect(prefix("a//") == "a/ /")
+        #expect(prefix("a/ x") == "a/  x")
+        #expect(prefix("") == "")
+        #expect(prefix("x/.") == nil && prefix("..") == nil, "keys under '.' begin with ' .' or '.': no one prefix")
+        #expect(prefix("x/.a") == "x/.a")
+    }
+}

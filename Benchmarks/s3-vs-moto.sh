@@ -5,7 +5,7 @@
 # file's upload and download MB/s through boto3's upload_file/download_file
 # (multipart and ranged, threaded), the time from start to the first answer,
 # and resident memory after the run. The servers run one after the other, never both at once.
-# First the same 1 KiB loops run against nginx answering every request at
+# First the same loops and transfers run against nginx answering every request at
 # once with a fixed answer: the ceiling boto3 itself reaches on this
 # machine, which the second table measures each server against.
 #

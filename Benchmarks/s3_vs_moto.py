@@ -18,12 +18,14 @@ never both at once, and measured the same way:
     GETs of 8 MiB, 10 threads each), as a test suite moves a large file;
   - the server's resident memory after the run (VmRSS) and its peak (VmHWM).
 
-Before them, the same 1 KiB loops run against a ceiling: nginx answering
-every request at once with a fixed valid answer (200 and an ETag for a PUT,
-a fixed 1 KiB body for a GET), so the server costs next to nothing and
-the rate is what boto3 itself reaches on this machine. A second table gives
-each server's rates as a fraction of that ceiling. (No nginx: no ceiling,
-said so; `--no-ceiling` leaves it out.)
+Before them, the same loops and transfers run against a ceiling: nginx
+answering every request at once with a fixed valid answer (200 and an ETag
+for a PUT, a fixed 1 KiB body for a GET; the large object's multipart
+upload with fixed XML, its parts read and dropped, its download served from
+a file of the same bytes), so the server costs next to nothing and the rate
+is what boto3 itself reaches on this machine. A second table gives each
+server's rates as a fraction of that ceiling. (No nginx: no ceiling, said
+so; `--no-ceiling` leaves it out.)
 
 Larder runs as `--ephemeral` (its writes fsync'd, as by default) and, in
 the full run, also with `--no-fsync` (moto keeps everything in memory).

@@ -7,6 +7,15 @@ import LarderSupport
 /// (`TargetRedaction`), so a secret in the URL never reaches a log.
 struct AccessLog {
     let logger: Logger
+    /// Whether access lines are written, read once: the level is fixed at
+    /// start, and asking swift-log's logger on every answer costs a
+    /// runtime exclusivity check in its storage.
+    private let infoEnabled: Bool
+
+    init(logger: Logger) {
+        self.logger = logger
+        infoEnabled = logger.enabled(.info)
+    }
 
     /// An answer whose body is still going out: its line is written when
     /// the last byte is queued (or never, when the body fails).
@@ -18,7 +27,7 @@ struct AccessLog {
 
     /// `METHOD target status bytesB millisecondsms`, at info level.
     func answered(_ request: HTTP1ConnectionState.Request?, status: Int, bytes: Int64, now: UInt64) {
-        guard logger.enabled(.info) else { return }
+        guard infoEnabled else { return }
         let elapsed = Double(DispatchTime.now().uptimeNanoseconds - (request?.started ?? now)) / 1e6
         let ms = (elapsed * 100).rounded() / 100
         logger.info("\(request?.method.description ?? "-") \(Self.target(request)) \(status) \(bytes)B \(ms)ms")
@@ -30,7 +39,7 @@ struct AccessLog {
 
     /// `request` was answered by resetting the connection (a `drop` fault).
     func reset(_ request: HTTP1ConnectionState.Request?, now: UInt64) {
-        guard logger.enabled(.info) else { return }
+        guard infoEnabled else { return }
         logger.info("\(request?.method.description ?? "-") \(Self.target(request)) reset by a fault, no answer")
     }
 

@@ -34,18 +34,18 @@ final class HTTP1Session: SocketChannelDelegate, HTTPResponderOwner, @unchecked 
     // every use would only cost instructions on each request.
     @exclusivity(unchecked) private var state: HTTP1ConnectionState
     /// Answers the request `state` awaits; set and cleared with it.
-    private var responder: HTTPResponder?
+    @exclusivity(unchecked) private var responder: HTTPResponder?
     /// The last answered request's responder, reused for the next request
     /// if by then nothing else holds it (`nextResponder`). It holds this
     /// session strongly (its owner): dropped when the connection closes.
-    private var answeredResponder: HTTPResponder?
+    @exclusivity(unchecked) private var answeredResponder: HTTPResponder?
     /// Body bytes of that request read so far (for its answer's observer).
     @exclusivity(unchecked) private var bodyBytesRead: Int64 = 0
     /// A response body still being sent; nothing else is answered meanwhile.
     @exclusivity(unchecked) private var outgoing: OutgoingBody?
     /// The log line of the answer whose body is going out.
     @exclusivity(unchecked) private var pendingLog: AccessLog.Pending?
-    private var stoppedForOutput = false
+    @exclusivity(unchecked) private var stoppedForOutput = false
     /// When a network fault's pause ends (the next slice of a paced body,
     /// either way); `.max`: none pending. The channel's one timer serves it.
     /// Unchecked exclusivity as `state`: read by `deadline()` on every request.

@@ -206,16 +206,17 @@ public final class HTTPResponder: Sendable {
     /// response being stored and taken back. False when an answer was given
     /// or the request ended before (the returned one is then not sent).
     func endInline(answeredWith response: HTTPResponse) -> Bool {
-        let (taken, releasedDeadline): (Bool, HTTPResponse?) = state.withLock { st in
+        // Most requests set no deadline and no cancel handler: their state
+        // is left as it is, with no optional response made or destroyed
+        // (each costs a call into the runtime's generic destroy).
+        let (taken, hadDeadline): (Bool, Bool) = state.withLock { st in
             st.inline = false
-            guard !st.answered && !st.ended else { return (false, nil) }
+            guard !st.answered && !st.ended else { return (false, false) }
             st.answered = true
-            let released = st.deadline?.response
-            st.deadline = nil
-            st.cancelHandlers = []
-            return (true, released)
+            if !st.cancelHandlers.isEmpty { st.cancelHandlers = [] }
+            return (true, st.deadline != nil)
         }
-        releasedDeadline?.discardBody()
+        if hadDeadline { dropDeadline() }
         return taken
     }
 

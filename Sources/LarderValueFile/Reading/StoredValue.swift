@@ -47,7 +47,10 @@ public final class StoredValue: @unchecked Sendable {
     /// Size of the gzip file on disk.
     public let fileSize: Int
     /// The layer this value came from; set by `LayeredStore`.
-    public package(set) var source: ValueSource = .store
+    // Unchecked exclusivity: set once by the store that opens the value,
+    // before it is handed on; read on every GET from other modules, where
+    // the runtime would otherwise track each access.
+    @exclusivity(unchecked) public package(set) var source: ValueSource = .store
     /// Where what is derived from a value served from the cache is kept
     /// for its later hits; nil for a value read from its file.
     package let cacheMemo: CachedValueMemo?

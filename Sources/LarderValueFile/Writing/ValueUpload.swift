@@ -21,6 +21,9 @@ public struct PutOutcome: Sendable {
 /// in the key's directory, then `finish` makes it durable and publishes it.
 ///
 /// Used by one thread at a time (the connection's queue); not Sendable.
+/// Its state is `@exclusivity(unchecked)` for that reason: no call made
+/// while a property is being changed reaches the upload again, and the
+/// runtime's tracking of every access cost about 40 checks a small PUT.
 public final class ValueUpload: ValueWriter {
     public enum Encoding: Sendable {
         /// The body is the value; the store compresses it.
@@ -35,44 +38,44 @@ public final class ValueUpload: ValueWriter {
     /// Where the finished file goes (the disk store, the PostgreSQL store).
     let destination: any UploadDestination
     public let key: StoreKey
-    package private(set) var metadata: ValueMetadata
+    @exclusivity(unchecked) package private(set) var metadata: ValueMetadata
     private let encoding: Encoding
     package let tempPath: String
-    package private(set) var fd: Int32
+    @exclusivity(unchecked) package private(set) var fd: Int32
     /// Bytes not yet written; begins with the header placeholder until the
     /// first flush.
-    private var pending = PendingBytes(capacity: 16 * 1024, limit: ValueUpload.flushThreshold + 128 * 1024)
-    private var flushedAny = false
-    package private(set) var headerLength = 0
-    private var size: UInt64 = 0
+    @exclusivity(unchecked) private var pending = PendingBytes(capacity: 16 * 1024, limit: ValueUpload.flushThreshold + 128 * 1024)
+    @exclusivity(unchecked) private var flushedAny = false
+    @exclusivity(unchecked) package private(set) var headerLength = 0
+    @exclusivity(unchecked) private var size: UInt64 = 0
     /// Bytes written to the temp file so far: at the end, its size on disk.
-    package private(set) var written: Int64 = 0
-    private var crc: UInt32 = 0
-    private var deflater: Deflater?
+    @exclusivity(unchecked) package private(set) var written: Int64 = 0
+    @exclusivity(unchecked) private var crc: UInt32 = 0
+    @exclusivity(unchecked) private var deflater: Deflater?
     /// identity mode: how the value is compressed, nil until the sample is
     /// in (nothing is deflated before, so the choice covers every byte).
-    private var mode: CompressionMode?
+    @exclusivity(unchecked) private var mode: CompressionMode?
     /// identity mode: the value's first bytes while `mode` is undecided.
     /// Starts at 4 KiB so that a small value costs a small allocation.
-    private var sample: PendingBytes?
-    private var inflater: Inflater?
+    @exclusivity(unchecked) private var sample: PendingBytes?
+    @exclusivity(unchecked) private var inflater: Inflater?
     /// identity mode, for a large value of known size: where its segments
     /// will lie (room for the table is in the header), and the deflater that
     /// makes them on several cores. nil: one deflate stream, as for any
     /// value of unknown or small size.
-    private(set) var segments: SegmentTable?
-    private var segmenter: SegmentedDeflater?
+    @exclusivity(unchecked) private(set) var segments: SegmentTable?
+    @exclusivity(unchecked) private var segmenter: SegmentedDeflater?
     /// identity mode: what `join` appended, before any byte the segmenter
     /// made: the segments' compressed lengths, the bytes' CRC and count.
-    private var joinedLengths: [UInt32] = []
-    private var joinedCRC: UInt32 = 0
-    private var joinedSize: UInt64 = 0
+    @exclusivity(unchecked) private var joinedLengths: [UInt32] = []
+    @exclusivity(unchecked) private var joinedCRC: UInt32 = 0
+    @exclusivity(unchecked) private var joinedSize: UInt64 = 0
     /// The last value joined kept its final block: the deflate stream ended.
-    private var joinedEnd = false
+    @exclusivity(unchecked) private var joinedEnd = false
     /// gzip mode: the client's first header, until it is complete.
-    private var clientHeader: [UInt8]? = nil
-    private var scratch: UnsafeMutableRawBufferPointer?
-    private var done = false
+    @exclusivity(unchecked) private var clientHeader: [UInt8]? = nil
+    @exclusivity(unchecked) private var scratch: UnsafeMutableRawBufferPointer?
+    @exclusivity(unchecked) private var done = false
     /// Largest value accepted, decompressed.
     private let maxSize: Int64
     /// Checked against the current value at the moment of publishing.

@@ -7,10 +7,18 @@ import Glibc
 #endif
 
 /// Thousands of idle keep-alive connections cost descriptors, not threads,
-/// and every descriptor comes back when its connection ends.
+/// a few KiB of memory each once idle (their buffers' pages go back to the
+/// kernel, `PageMemory`), and every descriptor comes back when its
+/// connection ends.
 @Suite(.serialized) struct ConnectionScaleTests {
     static func count(_ directory: String) -> Int {
         (try? FileManager.default.contentsOfDirectory(atPath: directory).count) ?? -1
+    }
+
+    static func residentKiB(_ pid: Int32) -> Int {
+        let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
+        let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") } ?? ""
+        return Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0
     }
 
     @Test func twoThousandIdleKeepAliveConnectionsAndNoLeakedDescriptors() throws {
@@ -21,6 +29,7 @@ import Glibc
         try child.client().put("k", "v")
         usleep(100_000)
         let baselineFDs = Self.count("/proc/\(pid)/fd")
+        let baselineRSS = Self.residentKiB(pid)
 
         var idle: [HTTPClientConnection] = []
         for _ in 0..<2000 {
@@ -35,6 +44,17 @@ import Glibc
         let threads = Self.count("/proc/\(pid)/task")
         #expect(threads < 32, "\(threads) threads for 2000 connections")
         #expect(Self.count("/proc/\(pid)/fd") >= baselineFDs + 2000)
+        // Idle for 2 s, each connection hands its buffers' pages back (it
+        // held 12 KiB before; 64 KiB of buffers are mapped for each).
+        var perConnection = Int.max
+        let settled = Date().addingTimeInterval(10)
+        while Date() < settled {
+            usleep(250_000)
+            perConnection = (Self.residentKiB(pid) - baselineRSS) * 1024 / 2000
+            if perConnection < 8192 { break }
+        }
+        print("resident memory per idle keep-alive connection: \(perConnection) bytes")
+        #expect(perConnection < 8192, "\(perConnection) bytes of resident memory per idle connection")
 
         // Every way a connection can end: client close, server close after
         // an error (lingering), and HTTP/1.0.

@@ -70,7 +70,7 @@ final class HTTP1Session: SocketChannelDelegate, HTTPResponderOwner, @unchecked 
 
     /// Call once, from any thread.
     func start() {
-        channel.queue.async { [self] in channel.start(deadline: deadline()) }
+        channel.queue.async { [self] in channel.start(deadline: min(deadline(), now + SocketChannel.releaseAfterNanos)) }
     }
 
     private var now: UInt64 { channel.now }
@@ -105,7 +105,18 @@ final class HTTP1Session: SocketChannelDelegate, HTTPResponderOwner, @unchecked 
     func channelTimerFired() {
         let due = deadline()
         if now < due {
-            channel.schedule(due)
+            // An early wake (to release the buffers, or a head's timeout
+            // that no longer applies): a connection idle now lets its
+            // buffers' pages go; a busy one looks again a little later.
+            if channel.buffersReleased {
+                channel.schedule(due)
+            } else if responder == nil, outgoing == nil, state.isIdle(traffic, hasUnread: channel.hasUnread),
+                      now >= channel.lastActivity + SocketChannel.releaseAfterNanos {
+                channel.releaseIdleBuffers()
+                channel.schedule(due)
+            } else {
+                channel.schedule(min(due, max(now, channel.lastActivity) + SocketChannel.releaseAfterNanos))
+            }
             return
         }
         if now >= faultWake {

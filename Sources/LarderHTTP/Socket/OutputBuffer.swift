@@ -5,11 +5,20 @@ struct OutputBuffer {
     private(set) var start = 0
     private(set) var end = 0
 
+    /// Storage is whole pages (`PageMemory`), so that an idle connection
+    /// can hand them back to the kernel (`releasePages`).
     init(capacity: Int) {
-        storage = .allocate(byteCount: capacity, alignment: 16)
+        storage = PageMemory.allocate(capacity)
     }
 
-    func deallocate() { storage.deallocate() }
+    /// An idle connection's buffer, empty: its pages go back to the kernel
+    /// (they read as zeros when next touched), the mapping stays.
+    func releasePages() {
+        guard isEmpty else { return }
+        PageMemory.release(storage)
+    }
+
+    func deallocate() { PageMemory.deallocate(storage) }
 
     var count: Int { end - start }
     var isEmpty: Bool { start == end }
@@ -39,17 +48,17 @@ struct OutputBuffer {
         }
         var capacity = storage.count * 2
         while capacity - end < n { capacity *= 2 }
-        let bigger = UnsafeMutableRawBufferPointer.allocate(byteCount: capacity, alignment: 16)
+        let bigger = PageMemory.allocate(capacity)
         bigger.baseAddress!.copyMemory(from: storage.baseAddress!, byteCount: end)
-        storage.deallocate()
+        PageMemory.deallocate(storage)
         storage = bigger
     }
 
     /// Gives back memory after a large response, once drained.
     mutating func shrink(to capacity: Int) {
         guard isEmpty, storage.count > capacity else { return }
-        storage.deallocate()
-        storage = .allocate(byteCount: capacity, alignment: 16)
+        PageMemory.deallocate(storage)
+        storage = PageMemory.allocate(capacity)
     }
 
     @inline(__always)

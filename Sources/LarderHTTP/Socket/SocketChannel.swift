@@ -83,12 +83,12 @@ final class SocketChannel: @unchecked Sendable {
         self.logger = logger
         self.meter = meter
         self.queue = DispatchQueue(label: "larder.connection", target: .global())
-        self.input = .allocate(byteCount: max(Self.inputCapacityFloor, inputCapacity), alignment: 16)
+        self.input = PageMemory.allocate(max(Self.inputCapacityFloor, inputCapacity))
         self.lastActivity = now
     }
 
     deinit {
-        input.deallocate()
+        PageMemory.deallocate(input)
         output.deallocate()
     }
 
@@ -136,6 +136,11 @@ final class SocketChannel: @unchecked Sendable {
     private func onReadable() {
         guard !closed else { return }
         now = DispatchTime.now().uptimeNanoseconds
+        if buffersReleased {
+            // Busy again after an idle spell: look again once it is over.
+            buffersReleased = false
+            scheduleIfEarlier(now + Self.releaseAfterNanos)
+        }
         var eof = false
         var received = 0
         while true {
@@ -181,6 +186,22 @@ final class SocketChannel: @unchecked Sendable {
             updateReading()
         }
     }
+
+    /// The connection waits for its next request with nothing unread and
+    /// nothing to send: its buffers' pages go back to the kernel until
+    /// they are used again (`PageRelease`). Called from the timer, never
+    /// per request.
+    func releaseIdleBuffers() {
+        guard !closed, inStart == inEnd else { return }
+        PageMemory.release(input)
+        output.releasePages()
+        buffersReleased = true
+    }
+
+    /// The buffers' pages were given back and not used since.
+    private(set) var buffersReleased = false
+    /// How long a connection waits idle before it gives its buffers' pages back.
+    static let releaseAfterNanos: UInt64 = 2_000_000_000
 
     private func compactInput() {
         guard inStart > 0 else { return }

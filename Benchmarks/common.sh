@@ -14,6 +14,7 @@ ROOT=${ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
 BIN=$ROOT/.build/release/larder
 BENCH="python3 $ROOT/Benchmarks/bench.py"
 PUTLUA=$ROOT/Benchmarks/put.lua   # PUTs 1 KiB to /store/bench/put-0 ... put-999, cycling
+JSONLUA=$ROOT/Benchmarks/get-json.lua   # GETs /store/bench/json/<0-999>.json at random
 PIDS=()
 declare -gA HWM   # HWM[name] = VmHWM (kB) of a stopped larder
 declare -gA R     # R[name] = "v1 v2 v3 " over rounds
@@ -107,6 +108,9 @@ http {
   server {
     listen 127.0.0.1:$port;
     root $WORK/nginx/root;
+    # JSON is served as JSON, as Larder serves the type it was given.
+    default_type application/octet-stream;
+    types { application/json json; }
     location /store/ { dav_methods PUT DELETE; create_full_put_path on; client_max_body_size 4g; }
   }
 }
@@ -148,6 +152,27 @@ get_mbs() { curl -sf -o /dev/null -w '%{time_total}\n' "$@" | awk -v b=$((SIZE_M
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (a == "" || b == "" || a == "nan" || b == "nan" || b+0 == 0) print "nan"; else printf "%.2f", a/b}'; }
 # one_kib_value FILE: 1 KiB of base64 text (what the GET benchmarks serve)
 one_kib_value() { head -c 1024 /dev/urandom | base64 -w0 | head -c 1024 > "$1"; }
+
+# seed_json_keys URL DIR: PUTs 1,000 JSON documents of about 1 KiB each to
+# URL/store/bench/json/<i>.json (one curl, one connection; files in DIR).
+seed_json_keys() {
+  local url=$1 dir=$2 i
+  mkdir -p "$dir"
+  if [ ! -s "$dir/0.json" ]; then
+    python3 - "$dir" <<'PY'
+import json, random, sys
+random.seed(7)
+for i in range(1000):
+    doc = {"id": i, "name": f"user-{i}", "tags": [f"t{random.randrange(100)}" for _ in range(8)],
+           "scores": [random.randrange(100000) for _ in range(60)], "active": i % 3 == 0}
+    text = json.dumps(doc)
+    open(f"{sys.argv[1]}/{i}.json", "w").write(text + " " * max(0, 1024 - len(text) - 1) + "\n")
+PY
+  fi
+  # (A header in the config would be sent once per URL, all on every request.)
+  for i in $(seq 0 999); do printf 'upload-file = "%s/%d.json"\nurl = "%s/store/bench/json/%d.json"\noutput = /dev/null\n' "$dir" "$i" "$url" "$i"; done \
+    | curl -sf -H "Content-Type: application/json" -K -
+}
 
 # start_postgres: a throwaway PostgreSQL for the run (initdb in a temp
 # directory, as the `postgres` user when run as root, since initdb refuses

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Larder against nginx WebDAV on this machine, in one session, and against
-# zlib itself on the same bytes: every figure and ratio of issue 9.
+# zlib itself on the same bytes: every figure and ratio of issue 9, and the
+# by-the-clock ones of issue 21 (1 KiB GETs of 1,000 random JSON keys, the
+# durable PUT beside nginx's PUT; its instruction counts are callgrind.sh's).
 #
 #   bash Benchmarks/run.sh                 # ~8 minutes: 3 alternating rounds, 10 s each, 64 MiB, 100,000 keys
 #   QUICK=1 bash Benchmarks/run.sh         # ~2 minutes smoke run: 1 round, 3 s, 16 MiB, 20,000 keys
@@ -52,6 +54,8 @@ TARGETS="fast durable nginx"; [ -n "${BASELINE:-}" ] && TARGETS="$TARGETS basefa
 for t in $TARGETS; do
   u=URL_$t; curl -sf -T "$WORK/value" "${!u}/store/bench/get" -o /dev/null
 done
+log "seeding 1,000 JSON keys"
+for t in fast nginx $([ -n "${BASELINE:-}" ] && echo basefast); do u=URL_$t; seed_json_keys "${!u}" "$WORK/json"; done
 
 # ---- zlib on the same bytes, one core ------------------------------------
 declare -A Z
@@ -67,6 +71,7 @@ for round in $(seq "$ROUNDS"); do
   small=$order
   if [ -n "${BASELINE:-}" ]; then three=(fast nginx basefast); k=$(( (round - 1) % 3 )); small="${three[*]:k} ${three[*]:0:k}"; fi
   for s in $small; do u=URL_$s; add "$s.get" "$(rate "${!u}/store/bench/get")"; done
+  for s in $small; do u=URL_$s; add "$s.jget" "$(rate -s "$JSONLUA" "${!u}")"; done
   for s in $small; do u=URL_$s; add "$s.put" "$(rate -s "$PUTLUA" "${!u}")"; done
   for s in $order; do
     u=URL_$s; read -r p50 p99 < <(latency "${!u}/store/bench/get")
@@ -130,11 +135,13 @@ printf '%-44s %12s %12s\n' "figure" "Larder" "nginx"
 row() { printf '%-44s %12s %12s\n' "$1" "$2" "$3"; }
 row "1 KiB GET, wrk -t2 -c$CONNS (req/s)" "$(med fast.get)" "$(med nginx.get)"
 [ -n "${BASELINE:-}" ] && row "  same, BASELINE build (req/s)" "$(med basefast.get)" "-"
+row "1 KiB GET, 1,000 random JSON keys (req/s)" "$(med fast.jget)" "$(med nginx.jget)"
+[ -n "${BASELINE:-}" ] && row "  same, BASELINE build (req/s)" "$(med basefast.jget)" "-"
 row "1 KiB PUT --no-fsync, wrk -t2 -c$CONNS (req/s)" "$(med fast.put)" "$(med nginx.put)"
 [ -n "${BASELINE:-}" ] && row "  same, BASELINE build (req/s)" "$(med basefast.put)" "-"
 row "1 KiB GET, 1 connection, p50 (us)" "$(med fast.p50)" "$(med nginx.p50)"
 row "1 KiB GET, 1 connection, p99 (us)" "$(med fast.p99)" "$(med nginx.p99)"
-row "1 KiB PUT durable (fsync), c$CONNS (req/s)" "$(med durable.dput)" "-"
+row "1 KiB PUT durable (fsync), c$CONNS (req/s)" "$(med durable.dput)" "$(med nginx.put)"
 [ -n "${BASELINE:-}" ] && row "  same, BASELINE build (req/s)" "$(med baseline.dput)" "-"
 for kind in raw base64 json; do
   row "${SIZE_MB} MiB PUT, $kind (MB/s)" "$(med fast.put.$kind)" "$(med nginx.put.$kind)"
@@ -180,6 +187,16 @@ done
 check "1,000-key listing page, $KEYS keys stored (ms)" "$(med list)" "<" 20
 check "start-up with $KEYS keys (s; target is for 1,000,000)" "$(med startup)" "<" 2
 check "peak RSS (MiB)" "$(awk -v k="$PEAK" 'BEGIN {printf "%.1f", k/1024}')" "<" 64
+echo
+printf '%-56s %8s %10s  %s\n' "ratio (issue 21 target; instructions: callgrind.sh)" "value" "target" "verdict"
+check "1 KiB GET, 1,000 random JSON keys, Larder / nginx" "$(r "$(med fast.jget)" "$(med nginx.jget)")" ">=" 1.1
+check "1 KiB PUT --no-fsync, Larder / nginx" "$(r "$(med fast.put)" "$(med nginx.put)")" ">=" 1.0
+for kind in raw base64 json; do
+  check "gzip-accepted GET ($kind), Larder / nginx identity GET" "$(r "$(med fast.gzget.$kind)" "$(med nginx.get.$kind)")" ">=" 1.0
+done
+check "base64 PUT / one core of Huffman-only zlib" "$(r "$(med fast.put.base64)" "${Z[base64.huffman]}")" ">=" 1.5
+printf '%-56s %8s\n' "durable PUT c$CONNS / nginx PUT (nginx never fsyncs)" "$(r "$(med durable.dput)" "$(med nginx.put)")"
+printf '%-56s %8s\n' "durable PUT c$CONNS / Larder PUT --no-fsync" "$(r "$(med durable.dput)" "$(med fast.put)")"
 echo
 echo "rounds: $(for k in $(printf '%s\n' "${!R[@]}" | sort); do printf '%s=[%s] ' "$k" "${R[$k]% }"; done)"
 echo "peak RSS per process (kB): ${HWM[*]@K}"

@@ -5,8 +5,12 @@ struct OutputBuffer {
     private(set) var start = 0
     private(set) var end = 0
 
-    /// Storage is whole pages (`PageMemory`), so that an idle connection
-    /// can hand them back to the kernel (`releasePages`).
+    /// Whether `storage` is the connection's standard buffer of whole pages
+    /// (`PageMemory`, which an idle connection hands back to the kernel),
+    /// or a larger one from malloc while a large answer goes out (malloc
+    /// keeps reusing those without page faults; `shrink` returns to pages).
+    private var mapped = true
+
     init(capacity: Int) {
         storage = PageMemory.allocate(capacity)
     }
@@ -14,11 +18,15 @@ struct OutputBuffer {
     /// An idle connection's buffer, empty: its pages go back to the kernel
     /// (they read as zeros when next touched), the mapping stays.
     func releasePages() {
-        guard isEmpty else { return }
+        guard isEmpty, mapped else { return }
         PageMemory.release(storage)
     }
 
-    func deallocate() { PageMemory.deallocate(storage) }
+    func deallocate() { free(storage) }
+
+    private func free(_ buffer: UnsafeMutableRawBufferPointer) {
+        if mapped { PageMemory.deallocate(buffer) } else { buffer.deallocate() }
+    }
 
     var count: Int { end - start }
     var isEmpty: Bool { start == end }
@@ -48,17 +56,19 @@ struct OutputBuffer {
         }
         var capacity = storage.count * 2
         while capacity - end < n { capacity *= 2 }
-        let bigger = PageMemory.allocate(capacity)
+        let bigger = UnsafeMutableRawBufferPointer.allocate(byteCount: capacity, alignment: 16)
         bigger.baseAddress!.copyMemory(from: storage.baseAddress!, byteCount: end)
-        PageMemory.deallocate(storage)
+        free(storage)
         storage = bigger
+        mapped = false
     }
 
     /// Gives back memory after a large response, once drained.
     mutating func shrink(to capacity: Int) {
         guard isEmpty, storage.count > capacity else { return }
-        PageMemory.deallocate(storage)
+        free(storage)
         storage = PageMemory.allocate(capacity)
+        mapped = true
     }
 
     @inline(__always)

@@ -9,8 +9,10 @@ import Testing
     @Test func specialSegmentsGetASpaceInFrontAndOthersStayAsTheyAre() {
         let cases = [
             ("photos/", "photos/ "), ("a//b", "a/ /b"), ("/lead", " /lead"), ("./x", " ./x"), ("x/..", "x/ .."),
-            (" space", "  space"), ("a/ b/", "a/  b/ "), ("plain/key.txt", "plain/key.txt"), ("...", "..."), (".hidden", ".hidden"),
-            ("//", " / / "),
+            ("plain/key.txt", "plain/key.txt"), ("...", "..."), (".hidden", ".hidden"), ("//", " / / "),
+            // Segments already of the kept shape gain a space too; others
+            // with spaces in front (valid Larder keys before) stay as they are.
+            (" ", "  "), (" ..", "  .."), ("a/  .", "a/   ."), (" space", " space"), ("a/ b/", "a/ b/ "), (" . x", " . x"),
         ]
         for (s3, larder) in cases {
             #expect(Self.escape(s3) == larder, "\(s3)")
@@ -25,6 +27,11 @@ import Testing
             let key = (0..<Int.random(in: 1...10, using: &g)).map { _ in alphabet.randomElement(using: &g)! }
             let escaped = S3KeyEscaping.escape(key)
             #expect(S3KeyEscaping.unescape(escaped) == key)
+            // A key that was a valid Larder key is its own.
+            let segments = key.split(separator: 0x2F, omittingEmptySubsequences: false)
+            if !segments.contains(where: { s in let rest = s.drop { $0 == 0x20 }; return rest.isEmpty || rest.elementsEqual([0x2E]) || rest.elementsEqual([0x2E, 0x2E]) }) {
+                #expect(escaped == key)
+            }
             // Every segment of the escaped form is a valid Larder segment.
             #expect(!escaped.split(separator: 0x2F, omittingEmptySubsequences: false).contains { $0.isEmpty || $0.elementsEqual([0x2E]) || $0.elementsEqual([0x2E, 0x2E]) })
         }
@@ -35,7 +42,8 @@ import Testing
         #expect(prefix("photos/") == "photos/")
         #expect(prefix("photos/20") == "photos/20")
         #expect(prefix("a//") == "a/ /")
-        #expect(prefix("a/ x") == "a/  x")
+        #expect(prefix("a/ x") == "a/ x")
+        #expect(prefix("a/ ") == nil, "' ' begins kept segments ('  ') and others (' x')")
         #expect(prefix("") == "")
         #expect(prefix("x/.") == nil && prefix("..") == nil, "keys under '.' begin with ' .' or '.': no one prefix")
         #expect(prefix("x/.a") == "x/.a")

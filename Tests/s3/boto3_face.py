@@ -227,6 +227,12 @@ def folder_keys():
           == ["photos/2024/"], "start-after a marker")
     pages = list(s3.get_paginator("list_objects_v2").paginate(Bucket="folders", PaginationConfig={"PageSize": 2}))
     check(sorted(o["Key"] for p in pages for o in p["Contents"]) == sorted(keys), "paginated, every key once")
+    check([p["Prefix"] for p in s3.list_objects_v2(Bucket="folders", Prefix="x/.", Delimiter="/")["CommonPrefixes"]]
+          == ["x/../"], "a prefix ending in '.', grouped")
+    # A key with a segment that starts with a space, written before such keys were escaped, is its own.
+    status, _ = plain("PUT", "folders/docs/ report.pdf", b"old")
+    check(status == 201, f"plain PUT of a leading-space segment: {status}")
+    check(s3.get_object(Bucket="folders", Key="docs/ report.pdf")["Body"].read() == b"old", "a leading-space key reads as it was")
     # The plain API reads the marker at its Larder key; copies and deletes take such keys too.
     status, body = plain("GET", "folders/photos/ ")
     check(status == 200 and body == b"photos/", f"plain GET of the marker: {status} {body!r}")

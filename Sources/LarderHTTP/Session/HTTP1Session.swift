@@ -108,9 +108,12 @@ final class HTTP1Session: SocketChannelDelegate, HTTPResponderOwner, @unchecked 
             // An early wake (to release the buffers, or a head's timeout
             // that no longer applies): a connection idle now lets its
             // buffers' pages go; a busy one looks again a little later.
-            if channel.buffersReleased {
+            if channel.buffersReleased || responder != nil || outgoing != nil {
+                // Released already; or a parked request or an answer going
+                // out, which may last: no wakes meanwhile (the wake is set
+                // again when a later answer arrives, `answerArrived`).
                 channel.schedule(due)
-            } else if responder == nil, outgoing == nil, state.isIdle(traffic, hasUnread: channel.hasUnread),
+            } else if state.isIdle(traffic, hasUnread: channel.hasUnread),
                       now >= channel.lastActivity + SocketChannel.releaseAfterNanos {
                 channel.releaseIdleBuffers()
                 channel.schedule(due)
@@ -385,6 +388,9 @@ final class HTTP1Session: SocketChannelDelegate, HTTPResponderOwner, @unchecked 
             }
             send(answer)
             drive()
+            // The connection may be idle from here: look again after a
+            // while (no timer change while one is due sooner).
+            if !channel.closed && !channel.buffersReleased { channel.scheduleIfEarlier(now + SocketChannel.releaseAfterNanos) }
         } else {
             channel.scheduleIfEarlier(deadline())
         }
@@ -398,6 +404,9 @@ final class HTTP1Session: SocketChannelDelegate, HTTPResponderOwner, @unchecked 
     private func send(_ response: HTTPResponse) {
         if let fault = response.networkFault { return sendFaulted(response, fault) }
         let observer = responder?.answerObserver
+        // Kept for the next request, without the observer (a journal's
+        // record, which must not outlive its request on an idle connection).
+        responder?.observe(with: nil)
         answeredResponder = responder
         responder = nil
         let start = state.startResponse(response, into: &channel.output)

@@ -133,8 +133,7 @@ final class ListingRun: @unchecked Sendable {
             }
         }
         var answer = entry
-        if !storeGroups, !delimiter.isEmpty, let at = Self.find(delimiter, in: key, from: fullPrefix.count) {
-            let group = Array(key[..<(at + delimiter.count)])
+        if !storeGroups, !delimiter.isEmpty, let group = self.group(of: key) {
             if group == lastGroup { return false }
             lastGroup = group
             answer = .commonPrefix(String(decoding: group, as: UTF8.self))
@@ -150,6 +149,20 @@ final class ListingRun: @unchecked Sendable {
         }
         page.entries.append(answer)
         return false
+    }
+
+    /// The common prefix `key` (a Larder key) falls in with a delimiter
+    /// other than `/` (grouped here), as a Larder key prefix; nil: none.
+    private func group(of key: [UInt8]) -> [UInt8]? {
+        guard let rawPrefix else {
+            guard let at = Self.find(delimiter, in: key, from: fullPrefix.count) else { return nil }
+            return Array(key[..<(at + delimiter.count)])
+        }
+        // S3's prefix is not a Larder prefix: find the delimiter after it in
+        // the key as S3 spells it, and spell the group as Larder does.
+        let raw = S3KeyEscaping.unescape(key)
+        guard let at = Self.find(delimiter, in: raw, from: rawPrefix.count) else { return nil }
+        return S3KeyEscaping.escapePrefix(Array(raw[..<(at + delimiter.count)]))
     }
 
     private static func find(_ needle: [UInt8], in haystack: [UInt8], from start: Int) -> Int? {

@@ -41,7 +41,8 @@ def main():
     port = probe.getsockname()[1]
     probe.close()
     server = subprocess.Popen([args.larder, "--ephemeral", "--port", str(port), "--max-connections", str(n + 100),
-                               "--log-level", "warning"], stdout=subprocess.DEVNULL)
+                               "--log-level", "warning"], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)
     try:
         for _ in range(500):
             try:

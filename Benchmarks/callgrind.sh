@@ -31,6 +31,9 @@ WORK=$(mktemp -d /tmp/larder-callgrind.XXXXXX)
 VPID=""
 cleanup() {
   if [ -n "$VPID" ]; then kill "$VPID" 2>/dev/null || true; wait "$VPID" 2>/dev/null || true; fi
+  # nginx under callgrind (one process, no master) once outlived its
+  # SIGTERM: nothing measured here is left running.
+  pkill -KILL -f "callgrind-out-file=$WORK/" 2>/dev/null || true
   bench_cleanup
 }
 trap cleanup EXIT

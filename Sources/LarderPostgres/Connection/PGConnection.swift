@@ -73,12 +73,23 @@ final class PGConnection: @unchecked Sendable {
     /// polled with `poll(2)` on a pool thread, with `timeout` overall; once
     /// connected, everything runs on Dispatch sources.
     static func connect(conninfo: String, timeout: Double, commandTimeout: Double) async throws -> PGConnection {
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<PGConnection, Error>) in
+        let connection = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<PGConnection, Error>) in
             PostgresExecutor.runBlocking {
-                continuation.resume(with: Result { try connectBlocking(conninfo: conninfo, timeout: timeout, commandTimeout: commandTimeout) })
+                let made = Result { try connectBlocking(conninfo: conninfo, timeout: timeout, commandTimeout: commandTimeout) }
+                handOff.withLock {}
+                continuation.resume(with: made)
             }
         }
+        handOff.withLock {}
+        return connection
     }
+
+    /// Orders the connection's making (on the connecting thread) before its
+    /// first use (on the task's), in a way ThreadSanitizer sees: the
+    /// continuation's own hand-off happens inside the concurrency runtime,
+    /// which it does not instrument, and it once reported the first
+    /// query's read of a field written by `init` as a race.
+    private static let handOff = Lock()
 
     private static func connectBlocking(conninfo: String, timeout: Double, commandTimeout: Double) throws -> PGConnection {
         guard let pg = PQconnectStart(conninfo) else { throw PGError.connection("out of memory starting a connection") }

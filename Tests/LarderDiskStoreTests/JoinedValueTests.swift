@@ -34,6 +34,11 @@ import Testing
         return joined
     }
 
+    /// Stores each value with its size announced, so it is cut into segments.
+    static func putAnnounced(_ t: TempStore, _ values: [(String, [UInt8])], pieces: Int = 1) throws {
+        for (key, value) in values { try t.put(key, value, pieces: pieces, expected: Int64(value.count)) }
+    }
+
     /// Every way of reading `key` gives `value`.
     static func expectReadsBack(_ t: TempStore, _ key: String, _ value: [UInt8], table count: Int? = nil) throws {
         let file = try SegmentedValueTests.file(t, key)
@@ -58,7 +63,7 @@ import Testing
         let a = SegmentedValueTests.mixed(4 * Self.segment, seed: 21)
         let b = SegmentedValueTests.random(4 * Self.segment, seed: 22)
         let c = SegmentedValueTests.mixed(5 * Self.segment + 777, seed: 23)
-        for (key, value) in [("a", a), ("b", b), ("c", c)] { try t.put(key, value, pieces: 7, expected: Int64(value.count)) }
+        try Self.putAnnounced(t, [("a", a), ("b", b), ("c", c)], pieces: 7)
         let joined = try Self.join(t, "abc", ["a", "b", "c"])
         #expect(joined == 3, "every part was copied as it lies")
         try Self.expectReadsBack(t, "abc", a + b + c, table: 14)
@@ -68,8 +73,7 @@ import Testing
         let t = try TempStore()
         let a = SegmentedValueTests.mixed(4 * Self.segment, seed: 24)
         let small = SegmentedValueTests.mixed(100_000, seed: 25)
-        try t.put("a", a, expected: Int64(a.count))
-        try t.put("small", small, expected: Int64(small.count))
+        try Self.putAnnounced(t, [("a", a), ("small", small)])
         #expect(try Self.join(t, "joined", ["a", "small"]) == 1)
         try Self.expectReadsBack(t, "joined", a + small, table: 5)
     }
@@ -79,7 +83,7 @@ import Testing
         let a = SegmentedValueTests.mixed(4 * Self.segment, seed: 26)
         let odd = SegmentedValueTests.mixed(4 * Self.segment + 1, seed: 27)
         let c = SegmentedValueTests.mixed(4 * Self.segment, seed: 28)
-        for (key, value) in [("a", a), ("odd", odd), ("c", c)] { try t.put(key, value, expected: Int64(value.count)) }
+        try Self.putAnnounced(t, [("a", a), ("odd", odd), ("c", c)])
         #expect(try Self.join(t, "joined", ["a", "odd", "c"]) == 1, "only the first part: after it, bytes are not on a segment boundary")
         try Self.expectReadsBack(t, "joined", a + odd + c)
     }

@@ -65,7 +65,7 @@ public final class StoredValue: @unchecked Sendable {
     private var knownIdentity: [UInt8]?
     /// Where the segments of a large value lie, when it was deflated in
     /// segments and the table agrees with the file; nil otherwise.
-    private let segments: SegmentTable?
+    let segments: SegmentTable?
 
     /// A value served from memory; no file is open.
     package init(cached entry: ValueCache.Entry, zlib: ZlibPool) {
@@ -283,9 +283,6 @@ public final class StoredValue: @unchecked Sendable {
         }
         return try InflatingFileStream(value: self, inflater: try zlib.inflater())
     }
-
-    /// The segment table, when the value is cut into segments and the table is to be trusted.
-    var segmentTable: SegmentTable? { segments }
 
     /// Appends `count` bytes of the file from `offset` to `destination` at
     /// its file offset: in the kernel for a file, written out for a value

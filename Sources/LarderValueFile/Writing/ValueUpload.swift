@@ -248,7 +248,7 @@ public final class ValueUpload: ValueWriter {
     public func join(_ value: StoredValue, isLast: Bool) throws -> Bool {
         guard case .identity = encoding, !done, mode == nil, sample == nil, !joinedEnd,
               let table = segments, size % UInt64(table.segmentSize) == 0,
-              let source = value.segmentTable, source.joinable, source.segmentSize == table.segmentSize,
+              let source = value.segments, source.joinable, source.segmentSize == table.segmentSize,
               value.metadata.originalGzipHeader == nil,
               isLast || value.metadata.size % UInt64(table.segmentSize) == 0,
               joinedLengths.count + source.lengths.count <= table.reserved else { return false }

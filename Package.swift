@@ -88,14 +88,16 @@ let package = Package(
             // The S3 listener, started and stopped with the server (`--s3-port`).
             "LarderS3",
         ]),
-        // A raw-socket HTTP/1.1 client: protocol tests and `larder healthcheck`
-        // (no libcurl in the image).
+        // A raw-socket HTTP/1.1 client: blocking for protocol tests and
+        // `larder healthcheck` (no libcurl in the image), async on Dispatch
+        // for `LarderClient`.
         .target(name: "LarderWire", dependencies: ["LarderModel"]),
         // The Swift API: one `Larder` protocol (async, Codable, CAS update, watch,
         // change feed), its conveniences (Persistible, bundled fallback). Foundation only.
         .target(name: "LarderKit", dependencies: ["LarderModel"]),
-        // `Larder` over HTTP with URLSession (FoundationNetworking), no NIO.
-        .target(name: "LarderClient", dependencies: ["LarderKit"]),
+        // `Larder` over HTTP: Larder's own socket client (LarderWire) or
+        // URLSession (FoundationNetworking), no NIO.
+        .target(name: "LarderClient", dependencies: ["LarderKit", "LarderWire"]),
         // `Larder` in-process over the server's own disk store: same files, no server.
         .target(name: "LarderEmbedded", dependencies: [
             "LarderKit", "LarderModel", "LarderDiskStore", "LarderStorage", "LarderValueFile", "LarderSharing", "LarderSupport",
@@ -147,7 +149,7 @@ let package = Package(
             "LarderKit", "LarderClient", "LarderEmbedded", "LarderSupport", "LarderWire", "LarderTestSupport",
         ]),
         .testTarget(name: "LarderClientTests", dependencies: [
-            "LarderClient", "LarderApp", "LarderWire", "LarderTestSupport",
+            "LarderClient", "LarderApp", "LarderSupport", "LarderWire", "LarderTestSupport",
         ]),
         .testTarget(name: "LarderEmbeddedTests", dependencies: [
             "LarderEmbedded", "LarderStorage", "LarderValueFile", "LarderDiskStore", "LarderFixtures", "LarderWire", "LarderTestSupport",

@@ -46,9 +46,9 @@ extension LarderClient {
                                             timeout: Self.streamIdleTimeout)
             request.setValue("text/event-stream", forHTTPHeaderField: "Accept")
             if let lastID { request.setValue(lastID, forHTTPHeaderField: "Last-Event-ID") }
-            let connection = SSEConnection(request: request, lastEventID: lastID, onOpen: opened, onEvent: yield)
-            let outcome = await connection.run(configuration: streamConfiguration)
-            lastID = connection.lastEventID
+            let stream = EventStream(lastEventID: lastID, onOpen: opened, onEvent: yield)
+            let outcome = await longPoll.connector.follow(request, into: stream)
+            lastID = stream.lastEventID
             switch outcome {
             case .cancelled:
                 return nil

@@ -2,9 +2,10 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import LarderWire
 
-/// A `Larder` over the HTTP API of a Larder server (docs/http-api.md), with
-/// `URLSession`: the same calls as `EmbeddedLarder`, made from any process.
+/// A `Larder` over the HTTP API of a Larder server (docs/http-api.md): the
+/// same calls as `EmbeddedLarder`, made from any process.
 ///
 /// ```swift
 /// let larder = LarderClient(baseURL: URL(string: "http://127.0.0.1:8080")!, token: "s3cret")
@@ -14,22 +15,37 @@ import FoundationNetworking
 ///
 /// Every call is async and waits without holding a thread; transport
 /// failures throw `LarderError.unreachable`, error answers the `LarderError`
-/// case the embedded store throws for the same failure.
+/// case the embedded store throws for the same failure. Requests go over
+/// Larder's own socket client (`Transport.larderWire`) or `URLSession`.
 ///
-/// `Sendable`: every stored property is immutable, and `URLSession` is safe
-/// to use from any thread.
+/// `Sendable`: every stored property is immutable, and both transports are
+/// safe to use from any thread.
 public final class LarderClient: Larder, Sendable {
+    /// How a client's requests reach the server.
+    public enum Transport: Sendable {
+        /// Larder's own HTTP/1.1 client on non-blocking sockets and Dispatch
+        /// (`LarderWire`): keep-alive connections, about a fifth of
+        /// URLSession's time per request. Plain `http` only: an `https` base
+        /// URL uses `urlSession`.
+        case larderWire
+        /// `URLSession` (libcurl on Linux), configured from `configuration`.
+        case urlSession
+    }
+
     /// The server's address, e.g. `http://127.0.0.1:8080`.
     public let baseURL: URL
     /// How `Codable` values become bytes and back.
     public let coder: LarderCoder
+    /// The transport the requests go over (`larderWire` becomes
+    /// `urlSession` for an `https` URL).
+    public let transportKind: Transport
     /// Ordinary requests.
     let transport: HTTPTransport
-    /// Watches' long polls, on their own session so that they never take the
-    /// connections ordinary requests wait for.
+    /// Watches' long polls (and the change feed's streams): over URLSession,
+    /// on their own session so that they never take the connections
+    /// ordinary requests wait for; over LarderWire the pool has no cap, so
+    /// they share it.
     let longPoll: HTTPTransport
-    /// The configuration change-feed sessions are made from.
-    let streamConfiguration: URLSessionConfiguration
 
     /// How long a watch's request asks the server to wait (the server's cap).
     static let watchSeconds = 300
@@ -42,30 +58,45 @@ public final class LarderClient: Larder, Sendable {
     ///   - timeout: how long a request may go without an answer, in seconds
     ///     (watches and the change feed wait longer by design).
     ///   - coder: how `Codable` values become bytes and back.
-    ///   - configuration: the `URLSession` configuration to start from; its
-    ///     cache, cookies and credential storage are turned off (conditional
-    ///     requests must reach the server).
+    ///   - transport: Larder's own socket client (the default) or `URLSession`.
+    ///   - configuration: for `urlSession`, the `URLSession` configuration to
+    ///     start from; its cache, cookies and credential storage are turned
+    ///     off (conditional requests must reach the server).
     public init(baseURL: URL, token: String? = nil, timeout: TimeInterval = 30, coder: LarderCoder = .default,
-                configuration: URLSessionConfiguration = .ephemeral) {
+                transport: Transport = .larderWire, configuration: URLSessionConfiguration = .ephemeral) {
         self.baseURL = baseURL
         self.coder = coder
-        let config = configuration.copy() as! URLSessionConfiguration
-        config.urlCache = nil
-        config.requestCachePolicy = .reloadIgnoringLocalCacheData
-        config.httpCookieStorage = nil
-        config.urlCredentialStorage = nil
-        config.timeoutIntervalForRequest = timeout
-        self.streamConfiguration = config
-        transport = HTTPTransport(baseURL: baseURL, token: token, timeout: timeout, session: URLSession(configuration: config))
-        let pollConfig = config.copy() as! URLSessionConfiguration
-        pollConfig.timeoutIntervalForRequest = TimeInterval(Self.watchSeconds + 60)
-        longPoll = HTTPTransport(baseURL: baseURL, token: token, timeout: TimeInterval(Self.watchSeconds + 60),
-                                 session: URLSession(configuration: pollConfig))
+        var origin = URLComponents(url: baseURL, resolvingAgainstBaseURL: false) ?? URLComponents()
+        origin.percentEncodedPath = ""
+        origin.query = nil
+        origin.fragment = nil
+        let originText = origin.string ?? baseURL.absoluteString
+        let pollTimeout = TimeInterval(Self.watchSeconds + 60)
+        if transport == .larderWire, baseURL.scheme?.lowercased() == "http", let host = baseURL.host, !host.isEmpty {
+            let connector = WireConnector(origin: originText, pool: WireConnectionPool(host: host, port: baseURL.port ?? 80))
+            transportKind = .larderWire
+            self.transport = HTTPTransport(baseURL: baseURL, token: token, timeout: timeout, connector: connector)
+            longPoll = HTTPTransport(baseURL: baseURL, token: token, timeout: pollTimeout, connector: connector)
+        } else {
+            let config = configuration.copy() as! URLSessionConfiguration
+            config.urlCache = nil
+            config.requestCachePolicy = .reloadIgnoringLocalCacheData
+            config.httpCookieStorage = nil
+            config.urlCredentialStorage = nil
+            config.timeoutIntervalForRequest = timeout
+            let pollConfig = config.copy() as! URLSessionConfiguration
+            pollConfig.timeoutIntervalForRequest = pollTimeout
+            transportKind = .urlSession
+            self.transport = HTTPTransport(baseURL: baseURL, token: token, timeout: timeout, connector: URLSessionConnector(
+                origin: originText, session: URLSession(configuration: config), streamConfiguration: config))
+            longPoll = HTTPTransport(baseURL: baseURL, token: token, timeout: pollTimeout, connector: URLSessionConnector(
+                origin: originText, session: URLSession(configuration: pollConfig), streamConfiguration: config))
+        }
     }
 
     deinit {
-        transport.session.finishTasksAndInvalidate()
-        longPoll.session.finishTasksAndInvalidate()
+        transport.connector.close()
+        longPoll.connector.close()
     }
 
     // MARK: - Paths
@@ -101,7 +132,7 @@ public final class LarderClient: Larder, Sendable {
     }
 
     /// Adds the `If-Match` / `If-None-Match: *` header of `condition`.
-    static func apply(_ condition: SaveCondition, to request: inout URLRequest) {
+    static func apply(_ condition: SaveCondition, to request: inout ClientRequest) {
         switch condition {
         case .none: break
         case .ifMatch(let etag): request.setValue(etag, forHTTPHeaderField: "If-Match")

@@ -6,12 +6,13 @@ import Testing
 /// median and p99 in microseconds. Runs only when `LARDER_BENCH_URL` names a
 /// running server (Benchmarks/client-roundtrip.sh starts the release `larder`);
 /// it prints figures and asserts nothing about time.
-@Suite struct ClientRoundTripBenchmark {
+@Suite(.serialized) struct ClientRoundTripBenchmark {
     static let url = ProcessInfo.processInfo.environment["LARDER_BENCH_URL"]
 
-    @Test(.enabled(if: url != nil)) func fetchOneKiB() async throws {
+    @Test(.enabled(if: url != nil), arguments: [LarderClient.Transport.larderWire, .urlSession])
+    func fetchOneKiB(_ transport: LarderClient.Transport) async throws {
         let count = Int(ProcessInfo.processInfo.environment["LARDER_BENCH_COUNT"] ?? "") ?? 5000
-        let larder = LarderClient(baseURL: URL(string: Self.url!)!)
+        let larder = LarderClient(baseURL: URL(string: Self.url!)!, transport: transport)
         let value = Data((0..<1024).map { UInt8(truncatingIfNeeded: $0 &* 31) })
         try await larder.save(value, at: "bench/1k")
         for _ in 0..<200 { _ = try await larder.fetch("bench/1k") }   // warm the connection and caches
@@ -28,6 +29,6 @@ import Testing
         micros.sort()
         let median = micros[micros.count / 2]
         let p99 = micros[min(micros.count - 1, micros.count * 99 / 100)]
-        print(String(format: "LarderClient 1 KiB fetch x%d: median %.0f us, p99 %.0f us", count, median, p99))
+        print("LarderClient (\(transport)) " + String(format: "1 KiB fetch x%d: median %.0f us, p99 %.0f us", count, median, p99))
     }
 }

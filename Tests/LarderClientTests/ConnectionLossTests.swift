@@ -23,11 +23,11 @@ import FoundationNetworking
         #expect(response.status == 200, "\(response.text)")
     }
 
-    @Test func aResetReadIsConnectionLostAndNotAWrite() async throws {
+    @Test(arguments: LarderClientTests.transports) func aResetReadIsConnectionLostAndNotAWrite(_ transport: LarderClient.Transport) async throws {
         let (server, wire) = try Self.faultServer()
         #expect(try wire.put("b/k", "v").status == 201)
         try Self.setRules(wire, #"[{"prefix":"b/","drop":"before"}]"#)
-        let larder = LarderClientTests.client(server)
+        let larder = LarderClientTests.client(server, transport: transport)
         await #expect { try await larder.fetch("b/k") } throws: { error in
             guard let e = error as? LarderError, case .connectionLost(let url, let method, .reset) = e else { return false }
             return url.hasSuffix("/store/b/k") && method == "GET" && !e.outcomeUnknown
@@ -35,10 +35,10 @@ import FoundationNetworking
         }
     }
 
-    @Test func aWriteDroppedAfterItsStoreHasAnUnknownOutcome() async throws {
+    @Test(arguments: LarderClientTests.transports) func aWriteDroppedAfterItsStoreHasAnUnknownOutcome(_ transport: LarderClient.Transport) async throws {
         let (server, wire) = try Self.faultServer()
         try Self.setRules(wire, #"[{"prefix":"a/","methods":["PUT"],"drop":"after","count":1}]"#)
-        let larder = LarderClientTests.client(server)
+        let larder = LarderClientTests.client(server, transport: transport)
         await #expect { try await larder.save(Data("first".utf8), at: "a/k", contentType: "text/plain", condition: .ifAbsent, ttl: nil) } throws: { error in
             guard let e = error as? LarderError, case .connectionLost(_, "PUT", .reset) = e else { return false }
             return e.outcomeUnknown && e.description.contains("outcome is unknown")
@@ -51,11 +51,11 @@ import FoundationNetworking
         #expect(String(decoding: try await larder.fetch("a/k").data, as: UTF8.self) == "first")
     }
 
-    @Test func aTruncatedAnswerIsCutShort() async throws {
+    @Test(arguments: LarderClientTests.transports) func aTruncatedAnswerIsCutShort(_ transport: LarderClient.Transport) async throws {
         let (server, wire) = try Self.faultServer()
         #expect(try wire.put("t/k", String(repeating: "x", count: 1000)).status == 201)
         try Self.setRules(wire, #"[{"prefix":"t/","truncate":100}]"#)
-        let larder = LarderClientTests.client(server)
+        let larder = LarderClientTests.client(server, transport: transport)
         await #expect { try await larder.fetch("t/k") } throws: { error in
             guard let e = error as? LarderError, case .connectionLost(_, "GET", .answerCutShort) = e else { return false }
             return e.description.contains("ended early")

@@ -1,0 +1,179 @@
+import Dispatch
+import Foundation
+
+/// Keep-alive `WireConnection`s to one server, reused most recently used
+/// first, and the watchdog that ends exchanges idle past their timeout.
+///
+/// A request takes an idle connection or opens one (there is no cap on
+/// connections in use: a long poll never makes another request wait); a
+/// connection that ends its exchange cleanly goes back, up to
+/// `maximumIdle`. A request that finds its reused connection closed by the
+/// server before any answer is sent again once on a new connection, if it
+/// never fully went out or is safe to repeat (curl does the same).
+///
+/// Invariant: `idle`, `busy`, `address`, `isClosed` and the watchdog's
+/// state are guarded by `lock`; no connection's lock is taken while it is
+/// held except through `isReusable`/`close` (connections never call back
+/// into the pool), so the order is always pool, then connection.
+public final class WireConnectionPool: @unchecked Sendable {
+    public let host: String
+    public let port: Int
+    public let maximumIdle: Int
+
+    private let lock = NSLock()
+    private var address: WireAddress?
+    private var idle: [WireConnection] = []
+    private var busy: [ObjectIdentifier: WireConnection] = [:]
+    private var isClosed = false
+    private var watchdog: DispatchSourceTimer?
+    private var quietTicks = 0
+    /// How often the watchdog looks; a timeout fires up to this late.
+    private static let tick = DispatchTimeInterval.milliseconds(250)
+    /// Quiet ticks (nothing in flight) before the watchdog stops.
+    private static let quietTicksBeforeStop = 40
+
+    public init(host: String, port: Int, maximumIdle: Int = 8) {
+        self.host = host
+        self.port = port
+        self.maximumIdle = maximumIdle
+    }
+
+    deinit { close() }
+
+    /// Sends `request` and hands its answer to `sink`. `idleTimeout`: how
+    /// long the exchange may pass without a byte moving either way.
+    /// `reuse`: false for a stream, whose connection is closed after it.
+    public func perform(_ request: WireRequest, into sink: any ResponseSink, idleTimeout: Double,
+                        reuse: Bool = true) async -> Result<Void, WireFailure> {
+        for attempt in 0..<2 {
+            let connection: WireConnection
+            let reused: Bool
+            do {
+                (connection, reused) = try checkout(allowIdle: reuse)
+            } catch {
+                return .failure(error)
+            }
+            let result = await Self.exchange(on: connection, request, sink: sink, idleTimeout: idleTimeout)
+            switch result {
+            case .success where reuse:
+                checkin(connection)
+                return result
+            case .failure(.closedBeforeAnswer(let sent)) where reused && attempt == 0 && (!sent || request.isSafe):
+                discard(connection)
+            default:
+                discard(connection)
+                return result
+            }
+        }
+        return .failure(.closedBeforeAnswer(requestSent: true))
+    }
+
+    /// Closes every connection; requests in flight end as cancelled.
+    public func close() {
+        let all = lock.withLock { () -> [WireConnection] in
+            isClosed = true
+            watchdog?.cancel()
+            watchdog = nil
+            defer {
+                idle.removeAll()
+                busy.removeAll()
+            }
+            return idle + Array(busy.values)
+        }
+        for connection in all { connection.close() }
+    }
+
+    /// How many connections are open and idle (for tests).
+    public var idleCount: Int { lock.withLock { idle.count } }
+
+    // MARK: - Connections
+
+    private func checkout(allowIdle: Bool) throws(WireFailure) -> (WireConnection, reused: Bool) {
+        let (reusable, stale, known) = lock.withLock { () -> (WireConnection?, [WireConnection], WireAddress?) in
+            var stale: [WireConnection] = []
+            var found: WireConnection?
+            while allowIdle, found == nil, let candidate = idle.popLast() {
+                if candidate.isReusable { found = candidate } else { stale.append(candidate) }
+            }
+            if let found { markBusy(found) }
+            return (found, stale, address)
+        }
+        for connection in stale { connection.close() }
+        if let reusable { return (reusable, true) }
+        let resolved: WireAddress
+        if let known { resolved = known } else { resolved = try WireAddress(host: host, port: port) }
+        let connection = try WireConnection(to: resolved)
+        let closedPool = lock.withLock { () -> Bool in
+            address = resolved
+            if !isClosed { markBusy(connection) }
+            return isClosed
+        }
+        if closedPool {
+            connection.close()
+            throw .cancelled
+        }
+        return (connection, false)
+    }
+
+    /// Lock held.
+    private func markBusy(_ connection: WireConnection) {
+        busy[ObjectIdentifier(connection)] = connection
+        quietTicks = 0
+        if watchdog == nil { startWatchdog() }
+    }
+
+    private func checkin(_ connection: WireConnection) {
+        let keep = lock.withLock { () -> Bool in
+            busy[ObjectIdentifier(connection)] = nil
+            guard !isClosed, idle.count < maximumIdle, connection.isReusable else { return false }
+            idle.append(connection)
+            return true
+        }
+        if !keep { connection.close() }
+    }
+
+    private func discard(_ connection: WireConnection) {
+        lock.withLock { _ = busy.removeValue(forKey: ObjectIdentifier(connection)) }
+        connection.close()
+    }
+
+    // MARK: - Watchdog
+
+    /// Lock held.
+    private func startWatchdog() {
+        let timer = DispatchSource.makeTimerSource(queue: .global())
+        timer.schedule(deadline: .now() + Self.tick, repeating: Self.tick, leeway: .milliseconds(50))
+        timer.setEventHandler { [weak self] in self?.watch() }
+        watchdog = timer
+        timer.resume()
+    }
+
+    private func watch() {
+        let inFlight = lock.withLock { () -> [WireConnection] in
+            if busy.isEmpty {
+                quietTicks += 1
+                if quietTicks >= Self.quietTicksBeforeStop {
+                    watchdog?.cancel()
+                    watchdog = nil
+                }
+            }
+            return Array(busy.values)
+        }
+        let now = DispatchTime.now().uptimeNanoseconds
+        for connection in inFlight { connection.expireIfIdle(now: now) }
+    }
+
+    /// One exchange on `connection`, ended as cancelled when the calling
+    /// task is.
+    private static func exchange(on connection: WireConnection, _ request: WireRequest, sink: any ResponseSink,
+                                 idleTimeout: Double) async -> Result<Void, WireFailure> {
+        let id = connection.makeExchangeID()
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Result<Void, WireFailure>, Never>) in
+                connection.start(id, request, sink: sink, idleTimeout: idleTimeout) { continuation.resume(returning: $0) }
+            }
+        } onCancel: {
+            connection.cancel(id)
+        }
+    }
+}

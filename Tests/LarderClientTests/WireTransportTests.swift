@@ -1,0 +1,170 @@
+import Foundation
+@testable import LarderClient
+import LarderApp
+import LarderSupport
+import LarderTestSupport
+import LarderWire
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What only the `larderWire` transport does: keep-alive reuse, large
+/// bodies through partial writes, a stale connection's request sent again
+/// (only when that is safe), timeouts and cancellation without a thread.
+@Suite(.asyncLane) struct WireTransportTests {
+    static func client(port: Int, timeout: TimeInterval = 10) -> LarderClient {
+        LarderClient(baseURL: URL(string: "http://127.0.0.1:\(port)")!, timeout: timeout, transport: .larderWire)
+    }
+
+    @Test func sequentialRequestsShareOneConnection() async throws {
+        let server = try TestServer()
+        let larder = Self.client(port: server.port)
+        #expect(larder.transportKind == .larderWire)
+        for i in 0..<50 {
+            try await larder.save(Data("\(i)".utf8), at: "k", contentType: "text/plain", condition: .none, ttl: nil)
+            #expect(try await larder.fetch("k").data == Data("\(i)".utf8))
+        }
+        #expect(server.server.http.connectionCount == 1)
+    }
+
+    @Test func largeBodiesGoBothWaysWhole() async throws {
+        let server = try TestServer()
+        let larder = Self.client(port: server.port)
+        var generator = SystemRandomNumberGenerator()
+        let bytes = Data((0..<(8 << 20)).map { _ in UInt8.random(in: 0...255, using: &generator) })
+        _ = try await larder.save(bytes, at: "big", contentType: "application/octet-stream", condition: .none, ttl: nil)
+        let fetched = try await larder.fetch("big")
+        #expect(fetched.data == bytes)
+        #expect(try await larder.info("big").size == bytes.count)
+    }
+
+    @Test func aServerThatClosesAnIdleConnectionIsNotAnError() async throws {
+        let server = try TestServer { $0.http.idleTimeout = 0.2 }
+        let larder = Self.client(port: server.port)
+        _ = try await larder.save(Data("v".utf8), at: "k", contentType: "text/plain", condition: .none, ttl: nil)
+        try await Task.sleep(for: .milliseconds(600))
+        // The pool saw the close; a create (never sent twice) still goes through.
+        let created = try await larder.create(Data("x".utf8), under: "new/", contentType: "text/plain", ttl: nil)
+        #expect(created.created)
+        #expect(try await larder.fetch("k").data == Data("v".utf8))
+    }
+
+    /// A server that answers the first request on each connection and
+    /// closes it on the second without answering (an idle close racing
+    /// the request).
+    @Test func aLostReadIsSentAgainAndALostWriteIsNot() async throws {
+        let scripted = try ScriptedServer { connection in
+            guard connection.readRequest() else { return }
+            connection.write("HTTP/1.1 200 OK\r\nETag: \"1\"\r\nContent-Length: 2\r\n\r\nok")
+            _ = connection.readRequest()   // then close, unanswered
+        }
+        let larder = Self.client(port: scripted.port)
+        #expect(try await larder.fetch("a").data == Data("ok".utf8))
+        #expect(try await larder.fetch("a").data == Data("ok".utf8))   // sent again on connection 2
+        #expect(scripted.accepted == 2)
+        // Connection 2 is closed on its second request: a POST is not sent again.
+        await #expect { try await larder.create(Data("x".utf8), under: "p/", contentType: "text/plain", ttl: nil) } throws: { error in
+            guard let e = error as? LarderError, case .connectionLost(_, "POST", .reset) = e else { return false }
+            return e.outcomeUnknown
+        }
+        #expect(scripted.accepted == 2)
+    }
+
+    @Test func aSilentServerTimesOut() async throws {
+        let silent = try SilentListener(listening: true)
+        let larder = Self.client(port: silent.port, timeout: 0.5)
+        let started = ContinuousClock.now
+        await #expect { try await larder.fetch("k") } throws: { error in
+            guard case LarderError.unreachable(_, let reason) = error else { return false }
+            return reason.contains("timed out")
+        }
+        #expect(ContinuousClock.now - started < .seconds(5))
+        withExtendedLifetime(silent) {}
+    }
+
+    @Test func cancellingAWaitingRequestEndsItAtOnce() async throws {
+        let silent = try SilentListener(listening: true)
+        let larder = Self.client(port: silent.port, timeout: 60)
+        let task = Task { try await larder.fetch("k") }
+        try await Task.sleep(for: .milliseconds(100))
+        let started = ContinuousClock.now
+        task.cancel()
+        await #expect(throws: CancellationError.self) { try await task.value }
+        #expect(ContinuousClock.now - started < .seconds(2))
+        withExtendedLifetime(silent) {}
+    }
+
+    @Test func anHTTPSURLUsesURLSession() {
+        let larder = LarderClient(baseURL: URL(string: "https://127.0.0.1:1")!)
+        #expect(larder.transportKind == .urlSession)
+    }
+}
+
+/// A loopback listener whose connections run `script` on a thread each,
+/// for answers no real server gives.
+final class ScriptedServer: @unchecked Sendable {
+    final class Connection {
+        let fd: Int32
+        private var buffer: [UInt8] = []
+
+        init(fd: Int32) { self.fd = fd }
+
+        /// Reads one request head (these tests send no bodies); false at close.
+        func readRequest() -> Bool {
+            while true {
+                if let end = buffer.indices.dropLast(3).first(where: { buffer[$0..<($0 + 4)].elementsEqual([13, 10, 13, 10]) }) {
+                    // A body, if any, is read with its head (small, one piece).
+                    buffer.removeAll()
+                    _ = end
+                    return true
+                }
+                var chunk = [UInt8](repeating: 0, count: 4096)
+                let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress!, $0.count, 0) }
+                if n <= 0 { return false }
+                buffer += chunk[..<n]
+            }
+        }
+
+        func write(_ text: String) {
+            let bytes = Array(text.utf8)
+            _ = bytes.withUnsafeBytes { send(fd, $0.baseAddress!, $0.count, Int32(MSG_NOSIGNAL)) }
+        }
+    }
+
+    let port: Int
+    private let fd: Int32
+    private let count = Locked(0)
+    /// Connections accepted so far.
+    var accepted: Int { count.withLock { $0 } }
+
+    init(script: @escaping @Sendable (Connection) -> Void) throws {
+        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let fd = fd
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, length) == 0 && listen(fd, 8) == 0 && getsockname(fd, $0, &length) == 0
+            }
+        }
+        guard bound else { throw ClientError("cannot listen: errno \(errno)") }
+        port = Int(UInt16(bigEndian: address.sin_port))
+        let count = count
+        Thread.detachNewThread {
+            while true {
+                let client = accept(fd, nil, nil)
+                guard client >= 0 else { return }
+                count.withLock { $0 += 1 }
+                Thread.detachNewThread {
+                    script(Connection(fd: client))
+                    close(client)
+                }
+            }
+        }
+    }
+
+    deinit { shutdown(fd, Int32(SHUT_RDWR)); close(fd) }
+}

@@ -42,6 +42,7 @@ def cas(client, invoke, returned, value, if_match, etag=None, ok=True):
 
 
 def create(client, invoke, returned, value, etag=None, ok=True):
+    """A cas with If-None-Match: *."""
     result = None if returned is None else {"ok": True, "etag": etag} if ok else {"ok": False}
     return record(client, "cas", invoke, returned, {"value": value, "if_absent": True}, result)
 

@@ -1,20 +1,22 @@
 import Foundation
+import LarderWire
 
 /// One HTTP answer, read whole: the status, the headers and the body.
 struct HTTPAnswer: Sendable {
-    let status: Int
-    /// As received; looked up without regard to case.
-    let headers: [(name: String, value: String)]
+    let head: ResponseHead
     let body: Data
 
     init(status: Int, headers: [(name: String, value: String)], body: Data) {
-        self.status = status
-        self.headers = headers
+        self.init(head: ResponseHead(status: status, headers: headers), body: body)
+    }
+
+    init(head: ResponseHead, body: Data) {
+        self.head = head
         self.body = body
     }
 
-    /// The first value of header `name`, any case.
-    subscript(header name: String) -> String? {
-        headers.first { $0.name.compare(name, options: .caseInsensitive) == .orderedSame }?.value
-    }
+    var status: Int { head.status }
+
+    /// The first value of header `name`, any case (ASCII, as header names are).
+    subscript(header name: String) -> String? { head.value(name) }
 }

@@ -16,7 +16,7 @@ struct WireConnector: HTTPConnector {
         case .success:
             // A completed exchange always has its head.
             guard let head = answer.head else { throw LarderError.unreachable(url: origin + request.target, reason: "no answer") }
-            return HTTPAnswer(status: head.status, headers: head.headers, body: answer.body)
+            return HTTPAnswer(head: head, body: answer.body)
         case .failure(let failure):
             throw error(failure, request)
         }

@@ -11,7 +11,10 @@ import Testing
 
     @Test(.enabled(if: url != nil), arguments: [LarderClient.Transport.larderWire, .urlSession])
     func fetchOneKiB(_ transport: LarderClient.Transport) async throws {
-        let count = Int(ProcessInfo.processInfo.environment["LARDER_BENCH_COUNT"] ?? "") ?? 5000
+        let environment = ProcessInfo.processInfo.environment
+        // LARDER_BENCH_TRANSPORT=larderWire (or urlSession) measures one alone, for a profiler.
+        if let only = environment["LARDER_BENCH_TRANSPORT"], only != "\(transport)" { return }
+        let count = Int(environment["LARDER_BENCH_COUNT"] ?? "") ?? 5000
         let larder = LarderClient(baseURL: URL(string: Self.url!)!, transport: transport)
         let value = Data((0..<1024).map { UInt8(truncatingIfNeeded: $0 &* 31) })
         try await larder.save(value, at: "bench/1k")

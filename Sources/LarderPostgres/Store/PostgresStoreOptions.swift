@@ -39,46 +39,46 @@ public struct PostgresStoreOptions: Sendable {
     public static let defaultPoolSize = 8
 
     /// Whether `url` names a PostgreSQL store (`postgres://` or `postgresql://`).
-    public static func isPostgresURL(_ url: String) -> Bool {
-        url.hasPrefix("postgres://") || url.hasPrefix("postgresql://")
-    }
+    public static func isPostgresURL(_ url: String) -> Bool { ConnectionSettings.isURI(url) }
 
-    /// Parses `url`; throws `invalidURL` for one that is not a
-    /// `postgres://` URL or names a schema that is not a plain identifier.
+    /// Parses `url`: a `postgres://` or `postgresql://` URI (with several
+    /// `host:port`s for failover, `target_session_attrs`, any parameter
+    /// libpq knows) or libpq `keyword=value` settings; Larder's own `schema`
+    /// (default `larder`) is taken out, and libpq checks the rest.
+    /// - Throws: `invalidURL` for what libpq refuses or a schema that is
+    ///   not a plain identifier.
     public init(url: String) throws {
-        guard Self.isPostgresURL(url), var components = URLComponents(string: url) else {
-            // Not the URL itself: it may hold a password.
-            throw PostgresStoreError.invalidURL("the store URL must be postgres://user:password@host:port/database")
+        guard Self.isPostgresURL(url) || url.contains("=") else {
+            // Not the value itself: it may hold a password.
+            throw PostgresStoreError.invalidURL(
+                "the store must be a postgres:// URL (postgres://user:password@host:port/database) or libpq keyword=value settings")
         }
-        var schema = "larder"
-        if let items = components.queryItems {
-            if let given = items.first(where: { $0.name == "schema" })?.value { schema = given }
-            let rest = items.filter { $0.name != "schema" }
-            components.queryItems = rest.isEmpty ? nil : rest
-        }
+        let settings = try ConnectionSettings(url)
+        let schema = settings.schema ?? "larder"
         guard schema.utf8.count <= 40, let first = schema.utf8.first, first == UInt8(ascii: "_") || (0x61...0x7A).contains(first),
               schema.utf8.allSatisfy({ $0 == UInt8(ascii: "_") || (0x61...0x7A).contains($0) || (0x30...0x39).contains($0) }) else {
             throw PostgresStoreError.invalidURL("schema '\(schema)' must be a lowercase identifier of at most 40 characters")
         }
-        // TCP keepalives unless the URL sets them: a listener on a network
-        // that silently drops the connection finds out within a minute.
-        var items = components.queryItems ?? []
-        for (name, value) in [("keepalives_idle", "30"), ("keepalives_interval", "10"), ("keepalives_count", "3")]
-        where !items.contains(where: { $0.name == name }) {
-            items.append(URLQueryItem(name: name, value: value))
-        }
-        components.queryItems = items
-        guard let conninfo = components.string else { throw PostgresStoreError.invalidURL("the store URL cannot be parsed") }
         self.url = url
-        self.conninfo = conninfo
+        self.conninfo = settings.conninfo
         self.schema = schema
     }
 
-    /// The URL with any password masked, for logs.
+    /// The value with any password masked, for logs: the URI's user
+    /// information, a `password` parameter or setting.
     public var redactedURL: String {
-        guard var components = URLComponents(string: url), components.password != nil else { return url }
-        components.password = "***"
-        return components.string ?? "postgres://…"
+        var text = url
+        let patterns = [
+            #"^(postgres(?:ql)?://[^:@/?]*:)[^@/?]*@"#,                // postgres://user:secret@
+            #"([?&]password=)[^&]*"#,                                    // ?password=secret
+            #"((?:^|\s)password\s*=\s*)(?:'(?:[^'\\]|\\.)*'|\S+)"#,  // password = 'se cret'
+        ]
+        for (index, pattern) in patterns.enumerated() {
+            guard let regex = try? NSRegularExpression(pattern: pattern) else { continue }
+            let template = index == 0 ? "$1***@" : "$1***"
+            text = regex.stringByReplacingMatches(in: text, range: NSRange(text.startIndex..., in: text), withTemplate: template)
+        }
+        return text
     }
 }
 

@@ -23,8 +23,17 @@ public struct ResponseHead: Sendable {
 extension String {
     /// ASCII case-insensitive equality, as header names compare.
     func caseInsensitiveEquals(_ other: String) -> Bool {
-        utf8.count == other.utf8.count && zip(utf8, other.utf8).allSatisfy { a, b in
-            a == b || (a | 0x20 == b | 0x20 && (a | 0x20) >= 0x61 && (a | 0x20) <= 0x7A)
+        var mine = self
+        var theirs = other
+        return mine.withUTF8 { a in
+            theirs.withUTF8 { b in
+                guard a.count == b.count else { return false }
+                for i in 0..<a.count where a[i] != b[i] {
+                    let lower = a[i] | 0x20
+                    guard lower == b[i] | 0x20, lower >= 0x61, lower <= 0x7A else { return false }
+                }
+                return true
+            }
         }
     }
 }

@@ -54,6 +54,11 @@ public final class WireConnectionPool: @unchecked Sendable {
                 return .failure(error)
             }
             let result = await Self.exchange(on: connection, request, sink: sink, idleTimeout: idleTimeout)
+            // Both ways below take the connection's lock (`isReusable`,
+            // `close`), which the reader held while it filled `sink`: the
+            // caller's reads of the sink are ordered after its writes in a way
+            // ThreadSanitizer sees (the continuation's hand-off is inside the
+            // concurrency runtime, which it does not instrument).
             switch result {
             case .success where reuse:
                 checkin(connection)
@@ -169,7 +174,8 @@ public final class WireConnectionPool: @unchecked Sendable {
                                  idleTimeout: Double) async -> Result<Void, WireFailure> {
         let id = connection.makeExchangeID()
         return await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Result<Void, WireFailure>, Never>) in
+            // Unsafe (unchecked): `start` calls its completion exactly once.
+            await withUnsafeContinuation { (continuation: UnsafeContinuation<Result<Void, WireFailure>, Never>) in
                 connection.start(id, request, sink: sink, idleTimeout: idleTimeout) { continuation.resume(returning: $0) }
             }
         } onCancel: {

@@ -15,6 +15,6 @@ protocol HTTPConnector: Sendable {
     /// cancelled.
     func follow(_ request: ClientRequest, into stream: EventStream) async -> EventStream.Outcome
 
-    /// Lets the connections go (requests in flight may finish).
+    /// Closes the connections (the client is going away: nothing is in flight).
     func close()
 }

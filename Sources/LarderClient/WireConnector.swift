@@ -30,8 +30,9 @@ struct WireConnector: HTTPConnector {
         case .failure(.cancelled):
             return stream.outcome(cancelled: true, failure: nil)
         case .failure(let failure):
-            let error = error(failure, request) as? LarderError
-            return stream.outcome(cancelled: false, failure: error ?? .unreachable(url: origin + request.target, reason: "\(failure)"))
+            // Before any answer, every failure is `unreachable`, as over
+            // URLSession (and as `changes()` documents for its first connection).
+            return stream.outcome(cancelled: false, failure: .unreachable(url: origin + request.target, reason: "\(failure)"))
         }
     }
 
@@ -49,10 +50,12 @@ struct WireConnector: HTTPConnector {
         switch failure {
         case .cancelled: return CancellationError()
         case .cannotConnect(let reason): return LarderError.unreachable(url: url, reason: reason)
-        case .closedBeforeAnswer: return LarderError.connectionLost(url: url, method: request.method, loss: .reset)
+        case .closedBeforeAnswer(requestSent: false):
+            // The server closed before the request was all out: it cannot have acted on it.
+            return LarderError.unreachable(url: url, reason: failure.description)
+        case .closedBeforeAnswer(requestSent: true): return LarderError.connectionLost(url: url, method: request.method, loss: .reset)
         case .cutShort: return LarderError.connectionLost(url: url, method: request.method, loss: .answerCutShort)
-        case .timedOut(let seconds): return LarderError.unreachable(url: url, reason: "no answer for \(seconds) s: the request timed out")
-        case .malformed(let reason): return LarderError.unreachable(url: url, reason: "the answer is not HTTP: \(reason)")
+        case .timedOut, .malformed: return LarderError.unreachable(url: url, reason: failure.description)
         }
     }
 }

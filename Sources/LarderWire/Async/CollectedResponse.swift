@@ -15,13 +15,15 @@ public final class CollectedResponse: ResponseSink, @unchecked Sendable {
 
     public func responseHead(_ head: ResponseHead) {
         self.head = head
-        if let length = head.value("Content-Length").flatMap({ Int($0) }), length > 0 {
-            body.reserveCapacity(min(length, Self.reserveLimit))
-        }
     }
 
     public func responseBody(_ bytes: UnsafeRawBufferPointer) {
         guard let base = bytes.baseAddress, !bytes.isEmpty else { return }
+        // Reserved at the first byte, not at the head: a HEAD answer's
+        // Content-Length is the GET body's, with no body to hold.
+        if body.isEmpty, let length = head?.value("Content-Length").flatMap({ Int($0) }), length > bytes.count {
+            body.reserveCapacity(min(length, Self.reserveLimit))
+        }
         body.append(base.assumingMemoryBound(to: UInt8.self), count: bytes.count)
     }
 }

@@ -3,10 +3,14 @@ public struct ResponseHead: Sendable {
     public let status: Int
     /// In the order received, names as sent.
     public let headers: [(name: String, value: String)]
+    /// HTTP/1.0 (a proxy, an old server): its connection closes after the
+    /// answer unless it says `keep-alive`.
+    public let isHTTP10: Bool
 
-    public init(status: Int, headers: [(name: String, value: String)]) {
+    public init(status: Int, headers: [(name: String, value: String)], isHTTP10: Bool = false) {
         self.status = status
         self.headers = headers
+        self.isHTTP10 = isHTTP10
     }
 
     /// The first value of header `name` (case-insensitive).
@@ -16,7 +20,8 @@ public struct ResponseHead: Sendable {
 
     /// Whether the server said it closes the connection after this answer.
     var closesConnection: Bool {
-        value("Connection").map { $0.lowercased().contains("close") } ?? false
+        let connection = value("Connection")?.lowercased() ?? ""
+        return connection.contains("close") || (isHTTP10 && !connection.contains("keep-alive"))
     }
 }
 

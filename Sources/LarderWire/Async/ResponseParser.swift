@@ -61,7 +61,7 @@ public struct ResponseParser {
                 return offset
             case .head:
                 guard let end = Self.headEnd(bytes, from: offset) else {
-                    if bytes.count - offset > Self.maximumHeadBytes { throw .malformed("a response head over 64 KiB") }
+                    if bytes.count - offset >= Self.maximumHeadBytes { throw .malformed("a response head over 64 KiB") }
                     return offset
                 }
                 let head = try Self.parseHead(UnsafeRawBufferPointer(rebasing: bytes[offset..<end]))
@@ -116,7 +116,8 @@ public struct ResponseParser {
             return .chunkSize
         }
         if let text = head.value("Content-Length") {
-            guard let length = Int(text.filter { $0 != " " && $0 != "\t" }), length >= 0 else {
+            let digits = text.filter { $0 != " " && $0 != "\t" }
+            guard !digits.isEmpty, digits.utf8.allSatisfy({ (0x30...0x39).contains($0) }), let length = Int(digits) else {
                 throw .malformed("a bad Content-Length: \(text)")
             }
             return length == 0 ? .complete : .fixed(remaining: length)
@@ -171,6 +172,7 @@ public struct ResponseParser {
         offset = afterStatus
         // "HTTP/1.1 200 OK": the version, a space, three digits.
         guard statusLine.count >= 12, statusLine.starts(with: "HTTP/1.".utf8), statusLine[8] == 0x20,
+              statusLine[9..<12].allSatisfy({ (0x30...0x39).contains($0) }),
               let status = Int(String(decoding: UnsafeRawBufferPointer(rebasing: statusLine[9..<12]), as: UTF8.self)) else {
             throw .malformed("not an HTTP/1.x status line: \(String(decoding: statusLine.prefix(80), as: UTF8.self))")
         }
@@ -186,6 +188,6 @@ public struct ResponseParser {
             headers.append((String(decoding: UnsafeRawBufferPointer(rebasing: field[..<colon]), as: UTF8.self),
                             String(decoding: UnsafeRawBufferPointer(rebasing: field[start..<end]), as: UTF8.self)))
         }
-        return ResponseHead(status: status, headers: headers)
+        return ResponseHead(status: status, headers: headers, isHTTP10: statusLine[7] == 0x30)
     }
 }

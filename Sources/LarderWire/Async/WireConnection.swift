@@ -55,6 +55,8 @@ public final class WireConnection: @unchecked Sendable {
     private var cancelledBeforeStart: UInt64?
     private var nextID: UInt64 = 0
     private var mustClose = false
+    /// A write failed (the server closed or reset): nothing more is written.
+    private var writeFailed = false
     /// Why connecting failed, when it did.
     private var connectFailure: WireFailure?
     private let receive = UnsafeMutableRawBufferPointer.allocate(byteCount: receiveCapacity, alignment: 16)
@@ -123,7 +125,7 @@ public final class WireConnection: @unchecked Sendable {
                                 body: request.body ?? Data(), idleTimeout: idleTimeout,
                                 lastActivity: DispatchTime.now().uptimeNanoseconds)
             if !connecting { flush() }
-            if exchange != nil, !writeArmed, connecting || !exchange!.requestSent { armWrite() }
+            if exchange != nil, !writeArmed, !writeFailed, connecting || !exchange!.requestSent { armWrite() }
             return nil
         }
         if let failure { completion(.failure(failure)) }
@@ -191,7 +193,7 @@ public final class WireConnection: @unchecked Sendable {
 
     /// Writes what the socket takes of the current request.
     private func flush() {
-        guard var current = exchange, !current.requestSent else { return }
+        guard var current = exchange, !current.requestSent, !writeFailed else { return }
         while true {
             let headLeft = current.head.count - min(current.written, current.head.count)
             let bodyWritten = max(0, current.written - current.head.count)
@@ -212,26 +214,28 @@ public final class WireConnection: @unchecked Sendable {
                         pieces[count] = iovec(iov_base: UnsafeMutableRawPointer(mutating: body.baseAddress! + bodyWritten), iov_len: bodyLeft)
                         count += 1
                     }
-                    return pieces.withUnsafeMutableBufferPointer { iov -> Int in
+                    return pieces.withUnsafeMutableBufferPointer { iov -> (Int, Int32) in
                         var message = msghdr()
                         message.msg_iov = iov.baseAddress
                         message.msg_iovlen = count
-                        return sendmsg(fd, &message, Int32(MSG_NOSIGNAL))
+                        let sent = sendmsg(fd, &message, Int32(MSG_NOSIGNAL))
+                        return (sent, sent < 0 ? errno : 0)
                     }
                 }
             }
-            if n > 0 {
-                current.written += n
+            if n.0 > 0 {
+                current.written += n.0
                 current.lastActivity = DispatchTime.now().uptimeNanoseconds
                 continue
             }
-            if n < 0 && errno == EINTR { continue }
-            if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) { break }
+            if n.1 == EINTR { continue }
+            if n.1 == EAGAIN || n.1 == EWOULDBLOCK { break }
             // The server closed or reset the connection under the request.
-            exchange = current
-            end(.failure(.closedBeforeAnswer(requestSent: false)))
-            closeLocked()
-            return
+            // It may have answered first (a 413, a 503 when busy): writing
+            // stops, and the read side ends the exchange with that answer,
+            // or with the close (`closedBeforeAnswer(requestSent: false)`).
+            writeFailed = true
+            break
         }
         exchange = current
     }
@@ -249,7 +253,9 @@ public final class WireConnection: @unchecked Sendable {
     }
 
     private func disarmWrite() {
-        guard writeArmed else { return }
+        // Once closed, the source is cancelled and must stay resumed for its
+        // cancel handler to run.
+        guard writeArmed, !isClosed else { return }
         writeArmed = false
         writeSource!.suspend()
     }
@@ -270,7 +276,7 @@ public final class WireConnection: @unchecked Sendable {
                 connecting = false
             }
             flush()
-            if exchange?.requestSent ?? true { disarmWrite() }
+            if exchange?.requestSent ?? true || writeFailed { disarmWrite() }
         }
         finishPending()
     }
@@ -341,7 +347,7 @@ public final class WireConnection: @unchecked Sendable {
             end(.failure(connectFailure!))
         } else if var current = exchange {
             exchange = current
-            if current.parser.closed() {
+            if code == 0 && current.parser.closed() {
                 end(.success(()))
             } else if !current.parser.started {
                 end(.failure(.closedBeforeAnswer(requestSent: current.requestSent)))

@@ -11,7 +11,10 @@ import Foundation
 /// server before any answer is sent again once on a new connection, if it
 /// never fully went out or is safe to repeat (curl does the same).
 ///
-/// Invariant: `idle`, `busy`, `address`, `isClosed` and the watchdog's
+/// A host with several addresses (`localhost`: `::1`, `127.0.0.1`) is
+/// tried address by address when a connection cannot be made.
+///
+/// Invariant: `idle`, `busy`, `addresses`, `isClosed` and the watchdog's
 /// state are guarded by `lock`; no connection's lock is taken while it is
 /// held except through `isReusable`/`close` (connections never call back
 /// into the pool), so the order is always pool, then connection.
@@ -21,7 +24,10 @@ public final class WireConnectionPool: @unchecked Sendable {
     public let maximumIdle: Int
 
     private let lock = NSLock()
-    private var address: WireAddress?
+    /// The host's addresses once resolved, and the one connections go to
+    /// (the last that worked).
+    private var addresses: [WireAddress]?
+    private var preferred = 0
     private var idle: [WireConnection] = []
     private var busy: [ObjectIdentifier: WireConnection] = [:]
     private var isClosed = false
@@ -45,11 +51,19 @@ public final class WireConnectionPool: @unchecked Sendable {
     /// `reuse`: false for a stream, whose connection is closed after it.
     public func perform(_ request: WireRequest, into sink: any ResponseSink, idleTimeout: Double,
                         reuse: Bool = true) async -> Result<Void, WireFailure> {
-        for attempt in 0..<2 {
+        var resent = false
+        var addressesTried = 0
+        while true {
             let connection: WireConnection
             let reused: Bool
             do {
-                (connection, reused) = try checkout(allowIdle: reuse)
+                // A resend always goes on a new connection: idle ones went
+                // idle together and may be closing together.
+                (connection, reused) = try checkout(allowIdle: reuse && !resent)
+            } catch .cannotConnect(let reason) {
+                addressesTried += 1
+                if moveToNextAddress(afterTrying: addressesTried) { continue }
+                return .failure(.cannotConnect(reason))
             } catch {
                 return .failure(error)
             }
@@ -63,14 +77,33 @@ public final class WireConnectionPool: @unchecked Sendable {
             case .success where reuse:
                 checkin(connection)
                 return result
-            case .failure(.closedBeforeAnswer(let sent)) where reused && attempt == 0 && (!sent || request.isSafe):
+            case .failure(.closedBeforeAnswer(let sent)) where reused && !resent && (!sent || request.isSafe):
                 discard(connection)
+                resent = true
+            case .failure(.cannotConnect) where !reused:
+                discard(connection)
+                addressesTried += 1
+                if !moveToNextAddress(afterTrying: addressesTried) { return result }
             default:
                 discard(connection)
                 return result
             }
         }
-        return .failure(.closedBeforeAnswer(requestSent: true))
+    }
+
+    /// After a connection to the preferred address failed: prefers the next
+    /// one and says whether this request should try it (not every address
+    /// has been tried yet). When all have failed, they are resolved again
+    /// next time (the server may have moved).
+    private func moveToNextAddress(afterTrying tried: Int) -> Bool {
+        lock.withLock {
+            guard let count = addresses?.count, tried < count else {
+                addresses = nil
+                return false
+            }
+            preferred = (preferred + 1) % count
+            return true
+        }
     }
 
     /// Closes every connection; requests in flight end as cancelled.
@@ -101,15 +134,23 @@ public final class WireConnectionPool: @unchecked Sendable {
                 if candidate.isReusable { found = candidate } else { stale.append(candidate) }
             }
             if let found { markBusy(found) }
-            return (found, stale, address)
+            return (found, stale, addresses.map { $0[preferred % $0.count] })
         }
         for connection in stale { connection.close() }
         if let reusable { return (reusable, true) }
-        let resolved: WireAddress
-        if let known { resolved = known } else { resolved = try WireAddress(host: host, port: port) }
-        let connection = try WireConnection(to: resolved)
+        let address: WireAddress
+        if let known {
+            address = known
+        } else {
+            let resolved = try WireAddress.resolve(host: host, port: port)
+            address = lock.withLock {
+                addresses = resolved
+                preferred = 0
+                return resolved[0]
+            }
+        }
+        let connection = try WireConnection(to: address)
         let closedPool = lock.withLock { () -> Bool in
-            address = resolved
             if !isClosed { markBusy(connection) }
             return isClosed
         }

@@ -15,3 +15,17 @@ public enum WireFailure: Error, Sendable, Equatable {
     /// The exchange was cancelled by its caller.
     case cancelled
 }
+
+extension WireFailure: CustomStringConvertible {
+    public var description: String {
+        switch self {
+        case .cannotConnect(let reason): reason
+        case .closedBeforeAnswer(let sent): sent ? "the connection closed before the answer came"
+            : "the connection closed before the request was sent"
+        case .cutShort: "the answer ended early: the connection closed before its whole body came"
+        case .timedOut(let seconds): "no answer for \(seconds) s: the request timed out"
+        case .malformed(let reason): "the answer is not HTTP: \(reason)"
+        case .cancelled: "cancelled"
+        }
+    }
+}

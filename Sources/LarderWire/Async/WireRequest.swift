@@ -36,9 +36,11 @@ public struct WireRequest: Sendable {
         bytes.append(contentsOf: host.utf8)
         bytes.append(contentsOf: "\r\n".utf8)
         for (name, value) in headers {
-            bytes.append(contentsOf: name.utf8)
+            // A CR or LF in a name or value (a content type, an ETag passed
+            // on) would end the header early and inject another: a space.
+            for byte in name.utf8 { bytes.append(byte == 0x0D || byte == 0x0A ? 0x20 : byte) }
             bytes.append(contentsOf: ": ".utf8)
-            bytes.append(contentsOf: value.utf8)
+            for byte in value.utf8 { bytes.append(byte == 0x0D || byte == 0x0A ? 0x20 : byte) }
             bytes.append(contentsOf: "\r\n".utf8)
         }
         if let body {

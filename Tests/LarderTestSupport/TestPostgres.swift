@@ -40,7 +40,18 @@ public final class TestPostgres: Sendable {
     public static func makePrivate() throws -> TestPostgres { try TestPostgres() }
 
     /// Starts a new private server (`makePrivate()`).
-    public init() throws {
+    public convenience init() throws {
+        try self.init { bin, directory in
+            let initdb = try Self.runAsServerUser(bin + "/initdb", [
+                "-D", directory + "/data", "-A", "trust", "-U", "postgres", "-E", "UTF8", "--locale=C", "--no-sync",
+            ], directory: directory)
+            guard initdb.status == 0 else { throw ClientError("initdb: \(initdb.stderr)\(initdb.stdoutText)") }
+        }
+    }
+
+    /// A server whose data directory `makeData(bin, directory)` fills
+    /// (initdb, or a base backup of another server), started on a free port.
+    private init(makeData: (String, String) throws -> Void) throws {
         guard let bin = Self.binDirectory else {
             throw ClientError("no PostgreSQL server binaries (initdb, pg_ctl, postgres); `bash .ci/run` installs postgresql")
         }
@@ -50,10 +61,7 @@ public final class TestPostgres: Sendable {
         Self.live.withLock { $0[directory] = bin }
         do {
             try Self.chownToServerUser(directory)
-            let initdb = try Self.runAsServerUser(bin + "/initdb", [
-                "-D", directory + "/data", "-A", "trust", "-U", "postgres", "-E", "UTF8", "--locale=C", "--no-sync",
-            ], directory: directory)
-            guard initdb.status == 0 else { throw ClientError("initdb: \(initdb.stderr)\(initdb.stdoutText)") }
+            try makeData(bin, directory)
             port = try Self.startOnFreePort(bin: bin, directory: directory)
         } catch {
             Self.destroy(directory: directory, bin: bin)
@@ -62,6 +70,38 @@ public final class TestPostgres: Sendable {
         self.bin = bin
         self.directory = directory
         _ = try psql("select 1")
+    }
+
+    /// A streaming standby of this server (`pg_basebackup -R`, a server of
+    /// its own on another port), made synchronous when `synchronous`: a
+    /// commit on this server returns only once the standby has it, so an
+    /// acknowledged write survives this server's loss.
+    public func makeStandby(synchronous: Bool = true) throws -> TestPostgres {
+        let primaryPort = port
+        let standby = try TestPostgres { bin, directory in
+            let backup = try Self.runAsServerUser(bin + "/pg_basebackup", [
+                "-D", directory + "/data", "-R", "-X", "stream", "-h", "127.0.0.1", "-p", String(primaryPort), "-U", "postgres",
+                "--no-sync",
+            ], directory: directory)
+            guard backup.status == 0 else { throw ClientError("pg_basebackup: \(backup.stderr)") }
+        }
+        if synchronous {
+            _ = try psql("ALTER SYSTEM SET synchronous_standby_names = '*'")
+            _ = try psql("SELECT pg_reload_conf()")
+            // Synchronous once the standby says so (it connects within moments).
+            for _ in 0..<600 {
+                if try psql("SELECT count(*) FROM pg_stat_replication WHERE sync_state = 'sync'") == "1" { return standby }
+                usleep(50_000)
+            }
+            throw ClientError("the standby did not become synchronous within 30 s")
+        }
+        return standby
+    }
+
+    /// Makes a standby the primary (`pg_ctl promote`, waiting until it takes writes).
+    public func promote() throws {
+        let result = try Self.runAsServerUser(bin + "/pg_ctl", ["promote", "-w", "-t", "60", "-D", dataDirectory], directory: directory)
+        guard result.status == 0 else { throw ClientError("pg_ctl promote: \(result.stderr)") }
     }
 
     deinit { Self.destroy(directory: directory, bin: bin) }

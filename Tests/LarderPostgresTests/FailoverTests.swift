@@ -1,0 +1,72 @@
+import Foundation
+import LarderPostgres
+import LarderSupport
+import LarderTestSupport
+import LarderWire
+import Testing
+
+/// A Larder on a multi-host URL follows its database from a primary that
+/// died to the synchronous standby promoted in its place, without a
+/// restart, and nothing it acknowledged is lost.
+@Suite(.enabled(if: TestPostgres.isAvailable, "PostgreSQL is not installed (.ci/run installs it)"))
+struct FailoverTests {
+    @Test func writesResumeOnThePromotedStandbyWithNothingLost() throws {
+        let primary = try TestPostgres.makePrivate()
+        let standby = try primary.makeStandby(synchronous: true)
+        let schema = TestPostgres.makeSchemaName()
+        var options = try PostgresStoreOptions(url: "postgres://postgres@127.0.0.1:\(primary.port),127.0.0.1:\(standby.port)/postgres"
+            + "?target_session_attrs=read-write&connect_timeout=2&schema=\(schema)")
+        options.poolSize = 2
+        options.commandTimeout = 2
+        let server = try TestServer { $0.openStore = PostgresStore.factory(options: options) }
+        defer { server.stop() }
+        let client = server.client()
+        // Four writers keep writing through the failover; each remembers
+        // what the server acknowledged (201) and counts what it refused.
+        let stop = Locked(false)
+        let acknowledged = Locked<[String]>([])
+        let refused = Locked(0)
+        let port = server.port
+        let writers = (0..<4).map { writer in
+            Thread {
+                let wire = WireClient(port: port)
+                var n = 0
+                while !stop.withLock({ $0 }) {
+                    let key = "w\(writer)/\(n)"
+                    n += 1
+                    guard let status = try? wire.put(key, "v").status else { continue }
+                    if status == 201 { acknowledged.withLock { $0.append(key) } }
+                    else if status == 503 { refused.withLock { $0 += 1 } }
+                }
+            }
+        }
+        for thread in writers { thread.start() }
+        usleep(300_000)
+        let beforeFailover = acknowledged.withLock { $0.count }
+
+        try primary.stop(mode: "immediate")
+        try standby.promote()
+        let promoted = ContinuousClock.now
+        // Writes come back on the same server: its pool drops the dead
+        // connections and libpq finds the read-write host.
+        var resumed: Duration?
+        for attempt in 0..<600 {
+            if try client.put("after/\(attempt)", "x").status == 201 {
+                resumed = ContinuousClock.now - promoted
+                break
+            }
+            usleep(20_000)
+        }
+        usleep(300_000)
+        stop.withLock { $0 = true }
+        while writers.contains(where: { !$0.isFinished }) { usleep(10_000) }
+        let took = try #require(resumed, "writes did not resume within 12 s of the promotion")
+        let all = acknowledged.withLock { $0 }
+        print("failover: writes resumed \(took) after the promotion; \(all.count) writes acknowledged "
+              + "(\(beforeFailover) before it), \(refused.withLock { $0 }) refused with 503")
+        #expect(all.count > beforeFailover, "writes went on after the failover")
+        var lost: [String] = []
+        for key in all where try client.get(key).status != 200 { lost.append(key) }
+        #expect(lost.isEmpty, "acknowledged writes lost in the failover: \(lost.prefix(10))")
+    }
+}

@@ -26,6 +26,7 @@ struct FailoverTests {
         let stop = Locked(false)
         let acknowledged = Locked<[String]>([])
         let refused = Locked(0)
+        let otherErrors = Locked<[String]>([])
         let port = server.port
         let writers = (0..<4).map { writer in
             Thread {
@@ -34,9 +35,14 @@ struct FailoverTests {
                 while !stop.withLock({ $0 }) {
                     let key = "w\(writer)/\(n)"
                     n += 1
-                    guard let status = try? wire.put(key, "v").status else { continue }
-                    if status == 201 { acknowledged.withLock { $0.append(key) } }
-                    else if status == 503 { refused.withLock { $0 += 1 } }
+                    guard let response = try? wire.put(key, "v") else { continue }
+                    if response.status == 201 {
+                        acknowledged.withLock { $0.append(key) }
+                    } else if response.status == 503, response.json?["error"] as? String == "backend_unavailable" {
+                        refused.withLock { $0 += 1 }
+                    } else {
+                        otherErrors.withLock { $0.append("\(response.status) \(response.text)") }
+                    }
                 }
             }
         }
@@ -65,6 +71,7 @@ struct FailoverTests {
         print("failover: writes resumed \(took) after the promotion; \(all.count) writes acknowledged "
               + "(\(beforeFailover) before it), \(refused.withLock { $0 }) refused with 503")
         #expect(all.count > beforeFailover, "writes went on after the failover")
+        #expect(otherErrors.withLock { $0 }.isEmpty, "a write in the failover answered neither 201 nor 503 backend_unavailable")
         var lost: [String] = []
         for key in all where try client.get(key).status != 200 { lost.append(key) }
         #expect(lost.isEmpty, "acknowledged writes lost in the failover: \(lost.prefix(10))")

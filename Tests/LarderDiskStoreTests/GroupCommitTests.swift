@@ -114,9 +114,13 @@ import Glibc
         // writers at once they must have shared them. How much depends on
         // how long a flush takes next to a write: under ThreadSanitizer,
         // which slows the writes and not the flushes, 384 writes took 407
-        // flushes (768 unshared), so the bound is three quarters of unshared.
+        // flushes once and 684 another time (768 unshared), so there
+        // (`.ci/tsan` sets TSAN_OPTIONS) the bound is only "some were
+        // shared"; elsewhere it is three quarters of unshared.
         #expect(counts.flushCount > 0)
-        #expect(counts.flushCount < 2 * counts.writeCount * 3 / 4, "\(counts.flushCount) flushes for \(counts.writeCount) writes")
+        let underThreadSanitizer = ProcessInfo.processInfo.environment["TSAN_OPTIONS"] != nil
+        let bound = underThreadSanitizer ? 2 * counts.writeCount : 2 * counts.writeCount * 3 / 4
+        #expect(counts.flushCount < bound, "\(counts.flushCount) flushes for \(counts.writeCount) writes")
 
         store!.close()
         store = nil

@@ -186,19 +186,8 @@ final class ScriptedServer: @unchecked Sendable {
     var accepted: Int { count.withLock { $0 } }
 
     init(script: @escaping @Sendable (Connection) -> Void) throws {
-        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        (fd, port) = try SilentListener.loopbackSocket(backlog: 8)
         let fd = fd
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, length) == 0 && listen(fd, 8) == 0 && getsockname(fd, $0, &length) == 0
-            }
-        }
-        guard bound else { throw ClientError("cannot listen: errno \(errno)") }
-        port = Int(UInt16(bigEndian: address.sin_port))
         let count = count
         Thread.detachNewThread {
             while true {

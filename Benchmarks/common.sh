@@ -11,7 +11,7 @@
 # name, then removes WORK).
 
 ROOT=${ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
-BIN=$ROOT/.build/release/larder
+BIN=${LARDER_BIN:-$ROOT/.build/release/larder}   # LARDER_BIN: another build (with SKIP_BUILD=1), e.g. a baseline
 BENCH="python3 $ROOT/Benchmarks/bench.py"
 PUTLUA=$ROOT/Benchmarks/put.lua   # PUTs 1 KiB to /store/bench/put-0 ... put-999, cycling
 JSONLUA=$ROOT/Benchmarks/get-json.lua   # GETs /store/bench/json/<0-999>.json at random

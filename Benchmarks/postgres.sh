@@ -5,6 +5,9 @@
 #      keys) req/s: disk --no-fsync, disk with fsync (default), postgres
 #      (fsync=on, synchronous_commit=on: durable like the fsync disk store);
 #   2. a 64 MiB JSON value with curl: PUT, GET identity, GET gzip accepted (MB/s);
+#   4. 1 KiB durable PUT from 8 writers on 8 keys (wrk + Benchmarks/put-own-key.lua,
+#      a key per connection): the fsync disk store, one postgres larder, and
+#      two postgres larders on the one database, 4 writers each, at once;
 #   3. a 1 GiB base64 value through the postgres store: PUT, GET identity
 #      (compared with cmp), larder's VmHWM before and after, and the spool
 #      (unlinked files) freed: its descriptors closed, the directory empty.
@@ -81,6 +84,33 @@ for round in $(seq "$ROUNDS"); do
     add "$s.bgz" "$(get_mbs -H 'Accept-Encoding: gzip' "$key")"
   done
 done
+
+# ---- 4: eight writers on eight keys --------------------------------------------
+OWNLUA=$ROOT/Benchmarks/put-own-key.lua
+start_larder pgb --store "$PG_URL" --pg-pool "$PG_POOL"
+# rate_own URL WRITERS TAG -> req/s of WRITERS connections, each on a key of its own
+rate_own() {
+  local out
+  out=$(wrk -t"$2" -c"$2" -d"${DURATION}s" -s "$OWNLUA" "$1" -- "$3")
+  grep -E 'Non-2xx|Socket errors' <<<"$out" | sed "s|^ *|[wrk $1 own] |" >&2 || true
+  awk '/Requests\/sec/ {print int($2)}' <<<"$out"
+}
+for round in $(seq "$ROUNDS"); do
+  log "round $round/$ROUNDS: 8 writers on 8 keys"
+  add disk.own "$(rate_own "$URL_disk" 8 d)"
+  add durable.own "$(rate_own "$URL_durable" 8 d)"
+  add pg.own "$(rate_own "$URL_pg" 8 p)"
+  rate_own "$URL_pg" 4 a >"$WORK/own.a" & own_a=$!
+  rate_own "$URL_pgb" 4 b >"$WORK/own.b"
+  wait "$own_a"
+  add pg2.own "$(( $(cat "$WORK/own.a") + $(cat "$WORK/own.b") ))"
+done
+printf '0123456789abcdef%.0s' $(seq 64) >"$WORK/ownbody"
+for k in a0 a1 a2 a3 b0 b1 b2 b3; do
+  curl -sf "$URL_pgb/store/bench/own-$k" | cmp -s - "$WORK/ownbody" || { echo "own-$k: not the PUT value" >&2; exit 1; }
+done
+stop_larder "$PID_pgb" pgb
+
 curl -sf "$URL_pg/store/big/json" | cmp -s - "$WORK/big.json" && BIGOK=same || BIGOK=DIFFERENT
 curl -sf -H 'Accept-Encoding: gzip' "$URL_pg/store/big/json" | gzip -dc | cmp -s - "$WORK/big.json" && BIGGZOK=same || BIGGZOK=DIFFERENT
 for t in "${TARGETS[@]}"; do p=PID_$t; stop_larder "${!p}" "$t"; done
@@ -114,7 +144,7 @@ DBSIZE=$(psql -c "select pg_size_pretty(pg_database_size('larder'))")
 STORED=$(psql -c "select pg_size_pretty(sum(pg_total_relation_size(c.oid))) from pg_class c join pg_namespace n on n.oid = c.relnamespace where n.nspname = 'larder' and c.relkind in ('r', 't')")
 stop_larder "$PID_big" big
 rm -f "$WORK/huge" "$WORK/huge.back"
-ERRS=$(cat "$WORK"/{disk,durable,pg,big}.log | grep -ciE 'error|fatal' || true)
+ERRS=$(cat "$WORK"/{disk,durable,pg,pgb,big}.log | grep -ciE 'error|fatal' || true)
 
 # ---- the tables ------------------------------------------------------------------
 {
@@ -130,6 +160,8 @@ row() { # LABEL KEY
 }
 row "1 KiB GET, one key, wrk -t2 -c$CONNS (req/s)" get
 row "1 KiB PUT, 1000 keys, wrk -t2 -c$CONNS (req/s)" put
+row "1 KiB durable PUT, 8 writers on 8 keys, one larder (req/s)" own
+echo "| 1 KiB durable PUT, 8 writers on 8 keys, two larders on one database, 4 each (req/s) | $(med disk.own) | $(med durable.own) | $(med pg2.own) | $(ratio "$(med pg2.own)" "$(med durable.own)") | $(ratio "$(med pg2.own)" "$(med disk.own)") |"
 row "${SIZE_MB} MiB JSON PUT, curl (MB/s)" bput
 row "${SIZE_MB} MiB JSON GET identity (MB/s)" bget
 row "${SIZE_MB} MiB JSON GET gzip accepted (value MB/s)" bgz

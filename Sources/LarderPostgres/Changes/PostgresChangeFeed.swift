@@ -11,10 +11,13 @@ import LarderSupport
 /// The database's listening connection (`PGListener`, shared by the
 /// stores of every schema) `LISTEN`s on the store's channel. A notification
 /// only says "there is something new": the feed then reads
-/// `larder_changes` after the last version it delivered. Versions are given
-/// out in commit order (see `PostgresSchema`), so that read never skips
-/// one, and a notification lost while the listener reconnects costs
-/// nothing: it reads again on reconnecting. On start it hands the observer
+/// `larder_changes` after the last version it delivered, up to the mark
+/// below which no transaction runs (see `WriteLocks`), so that read never
+/// skips a version a slower transaction commits later. While changes wait
+/// above the mark (a transaction that rolled back sends no notification
+/// when it ends), it reads again after a short wait. A notification lost
+/// while the listener reconnects costs nothing: it reads again on
+/// reconnecting. On start it hands the observer
 /// the last `history` changes, so `Last-Event-ID` replay reaches back past
 /// this server's start.
 final class PostgresChangeFeed: @unchecked Sendable {
@@ -22,6 +25,8 @@ final class PostgresChangeFeed: @unchecked Sendable {
     private let listener: PGListener
     private let channel: String
     private let history: Int
+    /// `WriteLocks.versionBase`: turns the oldest running transaction's id into a version.
+    private let versionBase: Int64
     private let observer: StoreChangeObserver?
     private let logger: Logger
 
@@ -32,14 +37,20 @@ final class PostgresChangeFeed: @unchecked Sendable {
         var reading = false
         var again = false
         var stopped = false
+        /// Reads in a row that found changes waiting above the mark: the
+        /// next read is due after a wait that doubles with each (from 2 ms
+        /// to 256 ms), as a long transaction holds the mark.
+        var heldBack = 0
         var stats = StoreStats()
         /// Writers of this server waiting for their change to be delivered.
         var waiters: [(version: Int64, continuation: CheckedContinuation<Void, Never>)] = []
     }
     private let state = Locked(State())
 
-    init(pool: SchemaPool, listener: PGListener, channel: String, history: Int, observer: StoreChangeObserver?, logger: Logger) {
+    init(pool: SchemaPool, listener: PGListener, channel: String, versionBase: Int64, history: Int,
+         observer: StoreChangeObserver?, logger: Logger) {
         self.pool = pool
+        self.versionBase = versionBase
         self.listener = listener
         self.channel = channel
         self.history = max(1, history)
@@ -55,11 +66,13 @@ final class PostgresChangeFeed: @unchecked Sendable {
     /// subscribe), then starts listening.
     func start() throws {
         let history = self.history
-        // The newest version first, then the history up to it: a change
-        // committing in between is read by the first feed read, not lost.
+        // The newest final version first, then the history up to it: a
+        // change committing in between is read by the first feed read, not lost.
         let last = try PostgresExecutor.reply {
             try await self.pool.read { db in
-                try await db.query("SELECT coalesce(max(version), 0)::int8 FROM larder_changes").first!.int(0)!
+                try await db.query("""
+                    SELECT coalesce(max(version), 0)::int8 FROM larder_changes WHERE version < \(self.markSQL)
+                    """).first!.int(0)!
             }
         }.get()
         let recent = try PostgresExecutor.reply {
@@ -161,28 +174,55 @@ final class PostgresChangeFeed: @unchecked Sendable {
         return try await pool.read(body)
     }
 
+    /// SQL for the mark: every version below it is final.
+    private var markSQL: String {
+        "(\(versionBase) + pg_snapshot_xmin(pg_current_snapshot())::text::int8 * \(WriteLocks.versionsPerTransaction))"
+    }
+
     private func deliverNew() async throws {
         while true {
             let after = state.withLock { $0.lastVersion }
+            // One statement, one snapshot: the mark and the rows below it.
+            // The last row says whether any committed change waits above it.
             let rows = try await onFeedConnection { db in
                 try await db.query("""
-                    SELECT version, kind, key, prefix, deleted, size, removed FROM larder_changes
-                    WHERE version > $1 ORDER BY version LIMIT 1000
+                    WITH mark AS (SELECT \(markSQL) AS below)
+                    (SELECT version, kind, key, prefix, deleted, size, removed FROM larder_changes, mark
+                     WHERE version > $1 AND version < mark.below ORDER BY version LIMIT 1000)
+                    UNION ALL
+                    SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL FROM mark
+                     WHERE EXISTS (SELECT 1 FROM larder_changes WHERE version >= mark.below)
                     """, [.int(after)]).rows
             }
+            var delivered = 0
             for row in rows {
+                guard let version = row.int(0) else { continue }
                 observer?.storeDidChange(Self.change(row))
-                let version = row.int(0)!
                 state.withLock { $0.lastVersion = version }
                 resumeWaiters(through: version)
+                delivered += 1
             }
-            if rows.count < 1000 { return }
+            if delivered == 1000 { continue }
+            readAgainLater(heldBack: rows.count > delivered)
+            return
         }
+    }
+
+    /// When changes wait above the mark, asks for another read after a
+    /// wait; otherwise resets the wait.
+    private func readAgainLater(heldBack: Bool) {
+        let wait = state.withLock { s -> Int? in
+            guard heldBack, !s.stopped else { s.heldBack = 0; return nil }
+            defer { s.heldBack += 1 }
+            return 2 << min(s.heldBack, 7)
+        }
+        guard let wait else { return }
+        PostgresExecutor.queue.asyncAfter(deadline: .now() + .milliseconds(wait)) { [weak self] in self?.readChanges() }
     }
 
     private func refreshStats() async {
         let found = try? await onFeedConnection { db in
-            try await db.query("SELECT keys, logical_bytes, stored_bytes FROM larder_state").first
+            try await db.query(WriteLocks.readTotals).first
         }
         guard let row = found ?? nil else { return }
         let stats = StoreStats(keys: Int(row.int(0) ?? 0), logicalBytes: row.int(1) ?? 0, storedBytes: row.int(2) ?? 0)

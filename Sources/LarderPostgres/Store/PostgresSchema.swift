@@ -1,10 +1,11 @@
 /// Larder's tables, and the migrations that make them, applied on start.
 ///
-/// - `larder_state`: one row. Its `version` is the database-wide version
-///   counter, and every write takes that row's lock first: writes (and
-///   their conditions) are serialised, and versions are handed out in
-///   commit order, so a reader of `larder_changes` that has seen version N
-///   has seen every version below it. It also keeps the running totals.
+/// - `larder_state`: one row, `version_base`, from which versions are made
+///   (see `WriteLocks`: a write's version is its transaction's id over that
+///   base, so versions follow the order of the ids, past every version of
+///   before migration 4, when they followed one lock row).
+/// - `larder_totals`: the running totals, in shards (a transaction adds to
+///   its backend's), so concurrent writers do not queue for one row.
 /// - `larder_values`: one row per key (`COLLATE "C"`: byte order). `head`
 ///   is the value file's gzip header (Larder's metadata included); the rest
 ///   of the file is `body`, or, for a large value, the rows of
@@ -15,7 +16,7 @@
 ///   `removed` is the version a delete or expiry removed.
 enum PostgresSchema {
     /// The newest version this code knows.
-    static let current = 3
+    static let current = 4
 
     /// Migration `n` is `migrations[n - 1]`: statements run in one
     /// transaction, then `larder_schema_version` says `n`.
@@ -73,6 +74,26 @@ enum PostgresSchema {
         // conditions and listings need not read and parse the header.
         [
             "ALTER TABLE larder_values ADD COLUMN attributes bytea",
+        ],
+        // 4: writes lock their key, not one row (see `WriteLocks`): the
+        // version comes from the transaction id, above every version so far
+        // and the clock; the totals move to shards.
+        [
+            "ALTER TABLE larder_state ADD COLUMN version_base bigint",
+            """
+            UPDATE larder_state SET version_base = greatest(version, (extract(epoch FROM clock_timestamp()) * 1e9)::int8)
+              + 1 - pg_current_xact_id()::text::int8 * \(WriteLocks.versionsPerTransaction)
+            """,
+            """
+            CREATE TABLE larder_totals (
+                shard int PRIMARY KEY,
+                keys bigint NOT NULL,
+                logical_bytes bigint NOT NULL,
+                stored_bytes bigint NOT NULL)
+            """,
+            "INSERT INTO larder_totals SELECT 0, keys, logical_bytes, stored_bytes FROM larder_state",
+            "ALTER TABLE larder_state DROP COLUMN version, DROP COLUMN keys, DROP COLUMN logical_bytes, DROP COLUMN stored_bytes",
+            "ALTER TABLE larder_state ALTER COLUMN version_base SET NOT NULL",
         ],
     ]
 

@@ -3,10 +3,10 @@ import LarderStorage
 import LarderValueFile
 import LarderSupport
 
-/// Writes. Each is one transaction whose first statement takes the write
-/// lock (the `larder_state` row) and a new version; the key's current row
-/// is read after it, so a write condition is checked against the last
-/// committed value and two racing writers never both win. The change row
+/// Writes. Each is one transaction whose first statement takes the key's
+/// lock and the version (`WriteLocks`); the key's current row is read after
+/// it, so a write condition is checked against the last committed value
+/// and two racing writers never both win. The change row
 /// and the `NOTIFY` are part of the same transaction: a change is seen by
 /// the feeds exactly when it commits. A write is acknowledged only after
 /// `COMMIT` succeeds.
@@ -20,12 +20,6 @@ extension PostgresStore {
         let expired: Bool
         /// The metadata a write condition sees: nil when absent or expired.
         var live: ValueMetadata? { expired ? nil : metadata }
-    }
-
-    /// Takes the write lock; returns the new version.
-    func lockForWrite(_ db: PGConnection, now: Int64) async throws -> Int64 {
-        try await db.query("UPDATE larder_state SET version = greatest(version + 1, $1) RETURNING version", [.int(now)])
-            .first!.int(0)!
     }
 
     func currentRow(_ db: PGConnection, key: String, now: Int64) async throws -> CurrentRow? {
@@ -62,7 +56,7 @@ extension PostgresStore {
                             expiresNanos: Int64?) throws -> ValueWriter {
         let placeholder = try StoreKey(prefix.string + Self.hex(0))
         // The version is new, but a client may have written a key shaped
-        // like a generated one: create-only, checked under the write lock.
+        // like a generated one: create-only, checked under the key's lock.
         let upload = try makeUpload(key: placeholder, contentType: contentType, encoding: encoding,
                                     expiresNanos: expiresNanos, condition: WriteConditions.mustNotExist)
         upload.generatedKeyPrefix = prefix.string
@@ -84,14 +78,29 @@ extension PostgresStore {
     }
 
     /// Copies the completed spool file into the database: a small value
-    /// into its row, a large one into parts first (before the write lock,
-    /// which is then held only for the row). Returns whether the key is new.
+    /// into its row, a large one into parts, once the key is locked and its
+    /// condition met (parts first would give the transaction its id, so its
+    /// version, before the lock). Returns whether the key is new.
     func commit(_ upload: ValueUpload) async throws -> Bool {
         let bodyLength = Int(upload.written) - upload.headerLength
         let partSize = options.partSize
         let inline = bodyLength <= partSize
             ? try SpoolFile.read(upload.fd, at: upload.headerLength, count: bodyLength, path: upload.tempPath) : nil
         let created = try await pool.transaction { db in
+            let now = Self.nowNanos()
+            let version: Int64
+            let key: String?
+            if let prefix = upload.generatedKeyPrefix {
+                version = try await locks.lockForNewKey(db)
+                key = prefix + Self.hex(UInt64(version))
+                try await locks.lockNamedKey(db, key!)
+            } else {
+                version = try await locks.lockKey(db, upload.key.string)
+                key = nil
+            }
+            let keyString = key ?? upload.key.string
+            let old = try await currentRow(db, key: keyString, now: now)
+            try upload.condition?(old?.live)
             var blob: Int64?
             if inline == nil {
                 let id = try await db.query("SELECT nextval('larder_blobs')").first!.int(0)!
@@ -107,12 +116,6 @@ extension PostgresStore {
                 }
                 blob = id
             }
-            let now = Self.nowNanos()
-            let version = try await lockForWrite(db, now: now)
-            let key = upload.generatedKeyPrefix.map { $0 + Self.hex(UInt64(version)) }
-            let keyString = key ?? upload.key.string
-            let old = try await currentRow(db, key: keyString, now: now)
-            try upload.condition?(old?.live)
             let head = upload.header(version: UInt64(version), modifiedNanos: now, key: key)
             try await writeRow(db, key: keyString, version: version, now: now, old: old, head: head,
                                body: inline, blob: blob, size: Int64(upload.metadata.size),
@@ -144,8 +147,7 @@ extension PostgresStore {
               ON CONFLICT (key) DO UPDATE SET version = EXCLUDED.version, size = EXCLUDED.size, stored = EXCLUDED.stored,
                 expires = EXCLUDED.expires, content_type = EXCLUDED.content_type, modified = EXCLUDED.modified,
                 head = EXCLUDED.head, body = EXCLUDED.body, blob = EXCLUDED.blob, attributes = EXCLUDED.attributes),
-            totals AS (
-              UPDATE larder_state SET keys = keys + $11, logical_bytes = logical_bytes + $12, stored_bytes = stored_bytes + $13),
+            totals AS (\(WriteLocks.addToTotals(keys: "$11::int8", logical: "$12::int8", stored: "$13::int8"))),
             change AS (
               INSERT INTO larder_changes (version, kind, key, size) VALUES ($2, 'put', $1, $3))
             SELECT pg_notify($14, $15)
@@ -167,7 +169,7 @@ extension PostgresStore {
     func deleteValue(_ key: String, condition: WriteCondition?) async throws -> Bool {
         let existed = try await pool.transaction { db -> (Bool, Int64?) in
             let now = Self.nowNanos()
-            let version = try await lockForWrite(db, now: now)
+            let version = try await locks.lockKey(db, key)
             // The condition sees the key as a client does: absent (or, over
             // fixtures, the fixture: `LayeredStore` wraps it so).
             guard let old = try await currentRow(db, key: key, now: now) else {
@@ -178,8 +180,7 @@ extension PostgresStore {
             if !old.expired { try condition?(old.live) } else { try condition?(nil) }
             _ = try await db.query("""
                 WITH gone AS (DELETE FROM larder_values WHERE key = $1),
-                totals AS (UPDATE larder_state SET keys = keys - 1, logical_bytes = logical_bytes - $2,
-                  stored_bytes = stored_bytes - $3),
+                totals AS (\(WriteLocks.addToTotals(keys: "-1", logical: "-$2::int8", stored: "-$3::int8"))),
                 change AS (INSERT INTO larder_changes (version, kind, key, removed) VALUES ($4, $5, $1, $8))
                 SELECT pg_notify($6, $7)
                 """, [.text(key), .int(Int64(old.metadata.size)), .int(old.stored), .int(version),
@@ -198,21 +199,20 @@ extension PostgresStore {
     }
 
     /// Every key under `prefix`. A reset deletes rows too, rather than
-    /// `TRUNCATE` them: `TRUNCATE` waits for every other user of the tables
-    /// (an upload writing its parts before it takes the write lock would
-    /// deadlock with it), and holds up every read meanwhile.
+    /// `TRUNCATE` them: `TRUNCATE` waits for every reader of the tables,
+    /// and holds up every read meanwhile.
     func deleteAll(under prefix: String) async throws -> Int {
         let deleted = try await pool.transaction { db in
             let now = Self.nowNanos()
-            let version = try await lockForWrite(db, now: now)
+            let version = try await locks.lockAll(db)
             let deleted: Int64
             if prefix.isEmpty {
-                deleted = try await db.query("SELECT keys FROM larder_state").first!.int(0)!
+                deleted = try await db.query(WriteLocks.readTotals).first!.int(0)!
                 _ = try await db.query("DELETE FROM larder_values")
-                // Committed parts all belong to values; an upload still writing
-                // its parts is not seen, and commits its value after this.
+                // Committed parts all belong to values, and no upload is
+                // writing its parts: it does so holding the writes lock shared.
                 _ = try await db.query("DELETE FROM larder_parts")
-                _ = try await db.query("UPDATE larder_state SET keys = 0, logical_bytes = 0, stored_bytes = 0")
+                _ = try await db.query("DELETE FROM larder_totals")
             } else {
                 let row = try await db.query("""
                     WITH gone AS (DELETE FROM larder_values WHERE key >= $1 AND key < $2 AND starts_with(key, $1)
@@ -221,9 +221,8 @@ extension PostgresStore {
                     SELECT count(*), coalesce(sum(size), 0)::int8, coalesce(sum(stored), 0)::int8 FROM gone
                     """, [.text(prefix), .text(Self.upperBound(prefix))]).first!
                 deleted = row.int(0)!
-                _ = try await db.query("""
-                    UPDATE larder_state SET keys = keys - $1, logical_bytes = logical_bytes - $2, stored_bytes = stored_bytes - $3
-                    """, [.int(deleted), .int(row.int(1)!), .int(row.int(2)!)])
+                _ = try await db.query(WriteLocks.addToTotals(keys: "$1::int8", logical: "$2::int8", stored: "$3::int8"),
+                                       [.int(-deleted), .int(-row.int(1)!), .int(-row.int(2)!)])
             }
             _ = try await db.query("""
                 WITH change AS (INSERT INTO larder_changes (version, kind, prefix, deleted) VALUES ($1, 'delete', $2, $3))
@@ -238,7 +237,7 @@ extension PostgresStore {
 
     // MARK: - JSON updates
 
-    /// Read, transform and write under the write lock, in one transaction:
+    /// Read, transform and write under the key's lock, in one transaction:
     /// nothing can write the key in between, so no retry is needed. The
     /// transform runs in the task, between the statements.
     public func update(_ key: StoreKey, condition: WriteCondition?, maxValueBytes: Int,
@@ -259,7 +258,7 @@ extension PostgresStore {
         do {
             let (upload, created) = try await pool.transaction { db -> (ValueUpload, Bool) in
                 let now = Self.nowNanos()
-                let version = try await lockForWrite(db, now: now)
+                let version = try await locks.lockKey(db, key.string)
                 let old = try await currentRow(db, key: key.string, now: now)
                 var bytes: [UInt8]?
                 if let live = old?.live {

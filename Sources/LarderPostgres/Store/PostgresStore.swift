@@ -14,9 +14,9 @@ import Glibc
 /// Values are kept as the bytes the disk store would keep (its gzip file:
 /// header with metadata, then deflate data), so the routes serve them the
 /// same way, gzip passthrough and `-gz` ETags included. Every write is one
-/// transaction that first takes the `larder_state` row lock (see
-/// `PostgresSchema`): conditions are checked against the committed value,
-/// and versions follow commit order. Changes reach this server's observer
+/// transaction that first locks its key (see `WriteLocks`): conditions are
+/// checked against the committed value, writes to other keys go on beside
+/// it, and versions follow each key's order. Changes reach this server's observer
 /// only through `PostgresChangeFeed` (LISTEN/NOTIFY, then a read of
 /// `larder_changes`), so every server delivers the same changes in the same
 /// order. There is no read cache: every read asks the database.
@@ -44,6 +44,8 @@ public final class PostgresStore: ValueStore, UploadDestination, @unchecked Send
     /// do not wake each other.
     let channel: String
     let changes: PostgresChangeFeed
+    /// The write locks and versions of `schema`.
+    let locks: WriteLocks
     private let sweeper: DispatchSourceTimer
     private let closed = Locked(false)
     private let sweeps = Locked(0)
@@ -72,9 +74,13 @@ public final class PostgresStore: ValueStore, UploadDestination, @unchecked Send
         self.pool = pool
         connections.retain()
         let deadline = Clock.nowNanos() + Int64(startTimeout * 1e9)
+        var versionBase: Int64 = 0
         while true {
             do {
-                try PostgresExecutor.reply { try await PostgresSchema.migrate(pool) }.get()
+                versionBase = try PostgresExecutor.reply {
+                    try await PostgresSchema.migrate(pool)
+                    return try await pool.read { db in try await db.query("SELECT version_base FROM larder_state").first!.int(0)! }
+                }.get()
                 break
             } catch StoreError.backendUnavailable(let why) where Clock.nowNanos() < deadline {
                 logger.notice("postgres: waiting for the database (\(why))")
@@ -84,7 +90,8 @@ public final class PostgresStore: ValueStore, UploadDestination, @unchecked Send
                 throw error
             }
         }
-        self.changes = PostgresChangeFeed(pool: pool, listener: connections.listener, channel: channel,
+        self.locks = WriteLocks(schema: schema, versionBase: versionBase)
+        self.changes = PostgresChangeFeed(pool: pool, listener: connections.listener, channel: channel, versionBase: versionBase,
                                           history: options.changeHistory, observer: changes, logger: logger)
         do {
             try self.changes.start()
@@ -215,12 +222,8 @@ public final class PostgresStore: ValueStore, UploadDestination, @unchecked Send
     }
 
     public func makeUniqueID() -> StoreReply<String> {
-        let now = Self.nowNanos()
-        return PostgresExecutor.reply {
-            let version = try await self.pool.withConnection { db in
-                try await db.query("UPDATE larder_state SET version = greatest(version + 1, $1) RETURNING version", [.int(now)])
-                    .first!.int(0)!
-            }
+        PostgresExecutor.reply {
+            let version = try await self.pool.transaction { db in try await self.locks.takeVersion(db) }
             return Self.hex(UInt64(version))
         }
     }
@@ -231,16 +234,17 @@ public final class PostgresStore: ValueStore, UploadDestination, @unchecked Send
     /// A round trip to the database; throws `backendUnavailable` saying why not.
     public func checkHealth() -> StoreReply<Void> {
         PostgresExecutor.reply {
-            try await self.pool.read { db in _ = try await db.query("SELECT version FROM larder_state") }
+            try await self.pool.read { db in _ = try await db.query("SELECT version_base FROM larder_state") }
             if let why = self.changes.brokenReason { throw StoreError.backendUnavailable("the change listener is down: \(why)") }
         }
     }
 
     // MARK: - Expiry
 
-    /// Removes expired values (up to 1,000 a sweep), each with an `expire`
-    /// change, and trims the change table. Runs on every server; the write
-    /// lock makes concurrent sweeps take turns, and the second finds nothing.
+    /// Removes expired values (up to 1,024 a sweep, the versions of one transaction), each with an `expire`
+    /// change, and trims the change table. Runs on every server; the writes
+    /// lock, taken exclusively, makes concurrent sweeps take turns (the
+    /// second finds nothing) and keeps key writes out meanwhile.
     private func sweepOnce() {
         let now = Self.nowNanos()
         PostgresExecutor.run { [self] in
@@ -258,28 +262,27 @@ public final class PostgresStore: ValueStore, UploadDestination, @unchecked Send
         }
         if due > 0 {
             try await pool.transaction { db in
-                _ = try await db.query("SELECT version FROM larder_state FOR UPDATE")
+                var version = try await locks.lockAll(db)
                 let gone = try await db.query("""
                     DELETE FROM larder_values WHERE key IN
-                      (SELECT key FROM larder_values WHERE expires <= $1 ORDER BY key LIMIT 1000)
+                      (SELECT key FROM larder_values WHERE expires <= $1 ORDER BY key LIMIT $2)
                     RETURNING key, size, stored, blob, version
-                    """, [.int(now)]).rows
+                    """, [.int(now), .int(WriteLocks.versionsPerTransaction)]).rows
                 guard !gone.isEmpty else { return }
                 let logical = gone.reduce(Int64(0)) { $0 + ($1.int(1) ?? 0) }
                 let stored = gone.reduce(Int64(0)) { $0 + ($1.int(2) ?? 0) }
-                let last = try await db.query("""
-                    UPDATE larder_state SET version = greatest(version + $1, $2), keys = keys - $1,
-                      logical_bytes = logical_bytes - $3, stored_bytes = stored_bytes - $4 RETURNING version
-                    """, [.int(Int64(gone.count)), .int(now), .int(logical), .int(stored)]).first!.int(0)!
-                var version = last - Int64(gone.count)
+                _ = try await db.query(WriteLocks.addToTotals(keys: "$1", logical: "$2", stored: "$3"),
+                                       [.int(-Int64(gone.count)), .int(-logical), .int(-stored)])
+                var last = version
                 for row in gone.sorted(by: { $0.string(0)!.utf8.lexicographicallyPrecedes($1.string(0)!.utf8) }) {
-                    version += 1
                     _ = try await db.query("""
                         INSERT INTO larder_changes (version, kind, key, removed) VALUES ($1, 'expire', $2, $3)
                         """, [.int(version), .text(row.string(0)!), .int(row.int(4)!)])
                     if let blob = row.int(3) {
                         _ = try await db.query("DELETE FROM larder_parts WHERE blob = $1", [.int(blob)])
                     }
+                    last = version
+                    version += 1
                 }
                 _ = try await db.query("SELECT pg_notify($1, $2)", [.text(channel), .text(String(last))])
             }

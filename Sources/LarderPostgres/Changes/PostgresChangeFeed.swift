@@ -9,7 +9,9 @@ import LarderSupport
 /// server's observer, in version order.
 ///
 /// The database's listening connection (`PGListener`, shared by the
-/// stores of every schema) `LISTEN`s on the store's channel. A notification
+/// stores of every schema) `LISTEN`s on the store's channel; each server
+/// `NOTIFY`s it after its writes commit (`announce`), with its own name as
+/// the payload, which its own feed ignores. A notification
 /// only says "there is something new": the feed then reads
 /// `larder_changes` after the last version it delivered, up to the mark
 /// below which no transaction runs (see `WriteLocks`), so that read never
@@ -29,6 +31,8 @@ final class PostgresChangeFeed: @unchecked Sendable {
     private let versionBase: Int64
     private let observer: StoreChangeObserver?
     private let logger: Logger
+    /// This feed's name in the notifications it sends.
+    private let name = UUID().uuidString
 
     /// Guarded by `state`.
     private struct State {
@@ -42,6 +46,9 @@ final class PostgresChangeFeed: @unchecked Sendable {
         /// to 256 ms), as a long transaction holds the mark.
         var heldBack = 0
         var stats = StoreStats()
+        /// An announcement is being sent; `announceAgain` asks for one more after it.
+        var announcing = false
+        var announceAgain = false
         /// Writers of this server waiting for their change to be delivered.
         var waiters: [(version: Int64, continuation: CheckedContinuation<Void, Never>)] = []
     }
@@ -103,8 +110,49 @@ final class PostgresChangeFeed: @unchecked Sendable {
     /// of the listener, makes the feed read what is new.
     private func listen() {
         listener.subscribe(channel, PGListener.Subscriber(
-            notified: { [weak self] _ in self?.readChanges() },
+            notified: { [weak self] payload in
+                guard let self, payload != self.name else { return }
+                self.readChanges()
+            },
             connected: { [weak self] in self?.readChanges() }))
+    }
+
+    /// A write of this server committed: tells the other servers, and
+    /// returns once this one's observer has the change.
+    func committed(_ version: Int64) async {
+        announce()
+        await delivered(through: version)
+    }
+
+    /// Tells the other servers that something committed, with one
+    /// `NOTIFY` at a time (commits meanwhile share the next). It commits
+    /// with `synchronous_commit` off: a notification is not data, and a
+    /// lost one is made up by the next read (every sweep reads).
+    func announce() {
+        let start = state.withLock { s -> Bool in
+            if s.announcing { s.announceAgain = true; return false }
+            s.announcing = true
+            return true
+        }
+        guard start else { return }
+        PostgresExecutor.run { [self] in
+            while true {
+                do {
+                    _ = try await self.onFeedConnection { db in
+                        try await db.query("SELECT set_config('synchronous_commit', 'off', true), pg_notify($1, $2)",
+                                           [.text(self.channel), .text(self.name)])
+                    }
+                } catch {
+                    self.logger.debug("postgres: notifying the other servers failed: \(error)")
+                }
+                let more = self.state.withLock { s -> Bool in
+                    if s.announceAgain && !s.stopped { s.announceAgain = false; return true }
+                    s.announcing = false
+                    return false
+                }
+                if !more { return }
+            }
+        }
     }
 
     /// Returns once the change of `version` (a write of this server that
@@ -154,7 +202,6 @@ final class PostgresChangeFeed: @unchecked Sendable {
                 } catch {
                     self.logger.debug("postgres: reading changes failed: \(error)")
                 }
-                await self.refreshStats()
                 let more = self.state.withLock { s -> Bool in
                     if s.again && !s.stopped { s.again = false; return true }
                     s.reading = false
@@ -182,28 +229,36 @@ final class PostgresChangeFeed: @unchecked Sendable {
     private func deliverNew() async throws {
         while true {
             let after = state.withLock { $0.lastVersion }
-            // One statement, one snapshot: the mark and the rows below it.
-            // The last row says whether any committed change waits above it.
+            // One statement, one snapshot: the mark and the rows below it,
+            // then a last row with the totals and whether any committed
+            // change waits above the mark.
             let rows = try await onFeedConnection { db in
                 try await db.query("""
-                    WITH mark AS (SELECT \(markSQL) AS below)
-                    (SELECT version, kind, key, prefix, deleted, size, removed FROM larder_changes, mark
-                     WHERE version > $1 AND version < mark.below ORDER BY version LIMIT 1000)
+                    WITH mark AS (SELECT \(markSQL) AS below), totals AS (\(WriteLocks.readTotals))
+                    (SELECT version, kind, key, prefix, deleted, size, removed, NULL::int8, NULL::int8, NULL::int8, NULL::int8
+                     FROM larder_changes, mark WHERE version > $1 AND version < mark.below ORDER BY version LIMIT 1000)
                     UNION ALL
-                    SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL FROM mark
-                     WHERE EXISTS (SELECT 1 FROM larder_changes WHERE version >= mark.below)
+                    SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, totals.*,
+                      (SELECT count(*) FROM (SELECT 1 FROM larder_changes WHERE version >= mark.below LIMIT 1) above)
+                    FROM mark, totals
                     """, [.int(after)]).rows
             }
             var delivered = 0
+            var heldBack = false
             for row in rows {
-                guard let version = row.int(0) else { continue }
+                guard let version = row.int(0) else {
+                    let stats = StoreStats(keys: Int(row.int(7) ?? 0), logicalBytes: row.int(8) ?? 0, storedBytes: row.int(9) ?? 0)
+                    state.withLock { $0.stats = stats }
+                    heldBack = (row.int(10) ?? 0) > 0
+                    continue
+                }
                 observer?.storeDidChange(Self.change(row))
                 state.withLock { $0.lastVersion = version }
                 resumeWaiters(through: version)
                 delivered += 1
             }
             if delivered == 1000 { continue }
-            readAgainLater(heldBack: rows.count > delivered)
+            readAgainLater(heldBack: heldBack)
             return
         }
     }
@@ -218,15 +273,6 @@ final class PostgresChangeFeed: @unchecked Sendable {
         }
         guard let wait else { return }
         PostgresExecutor.queue.asyncAfter(deadline: .now() + .milliseconds(wait)) { [weak self] in self?.readChanges() }
-    }
-
-    private func refreshStats() async {
-        let found = try? await onFeedConnection { db in
-            try await db.query(WriteLocks.readTotals).first
-        }
-        guard let row = found ?? nil else { return }
-        let stats = StoreStats(keys: Int(row.int(0) ?? 0), logicalBytes: row.int(1) ?? 0, storedBytes: row.int(2) ?? 0)
-        state.withLock { $0.stats = stats }
     }
 
     /// Keeps the last `history` changes (called by the sweep).

@@ -84,10 +84,13 @@ final class PGPool: @unchecked Sendable {
         }
     }
 
-    /// Runs `body` inside `BEGIN … COMMIT` (`ROLLBACK` when it throws). A
-    /// connection found dead at `BEGIN` (nothing done yet: the database
-    /// restarted since it was last used) is replaced once. The commit's
-    /// success is what acknowledges a write.
+    /// Runs `body` inside `BEGIN … COMMIT` (`ROLLBACK` when it throws). The
+    /// `BEGIN` goes out with the body's first statement; the body may
+    /// commit itself with its last (`query(…, thenCommit: true)`), else
+    /// `COMMIT` follows it. A connection found dead on the first round trip
+    /// (nothing done yet: the database restarted since it was last used)
+    /// is replaced once, and the body runs again. The commit's success is
+    /// what acknowledges a write.
     func transaction<T>(schema: String, _ body: (PGConnection) async throws -> T) async throws -> T {
         var attempt = 0
         while true {
@@ -96,9 +99,6 @@ final class PGPool: @unchecked Sendable {
             do {
                 // Before `BEGIN`: a rollback would undo it.
                 try await connection.use(schema: schema)
-                // Pinned: a role's default of repeatable read would make every
-                // contended write fail with a serialization error.
-                _ = try await connection.query("BEGIN ISOLATION LEVEL READ COMMITTED")
             } catch let error as PGError where error.isUnavailable && attempt == 1 {
                 release(connection)
                 continue
@@ -106,15 +106,24 @@ final class PGPool: @unchecked Sendable {
                 release(connection)
                 throw Self.mapped(error)
             }
+            // Pinned to read committed (`PGConnection.begin`): a role's
+            // default of repeatable read would make every contended write
+            // fail with a serialization error.
+            connection.deferBegin()
+            let roundTrips = connection.roundTrips
             do {
                 let value = try await body(connection)
-                // A flush may take long under load: a minute of silence, not ten seconds.
-                _ = try await connection.query("COMMIT", silence: 60)
+                if !connection.dropDeferredBegin() && connection.inTransaction {
+                    _ = try await connection.query("COMMIT", silence: PGConnection.commitSilence)
+                }
                 release(connection)
                 return value
             } catch {
-                if connection.broken == nil { _ = try? await connection.query("ROLLBACK") }
+                let unused = connection.dropDeferredBegin()
+                let firstTripFailed = connection.roundTrips == roundTrips + 1 && !connection.commitSent
+                if !unused && connection.broken == nil && connection.inTransaction { _ = try? await connection.query("ROLLBACK") }
                 release(connection)
+                if let pgError = error as? PGError, pgError.isUnavailable, attempt == 1, firstTripFailed { continue }
                 throw Self.mapped(error)
             }
         }

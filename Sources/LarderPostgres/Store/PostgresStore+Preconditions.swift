@@ -8,7 +8,9 @@ extension PostgresStore {
     public func currentMetadata(of key: StoreKey) -> StoreReply<ValueMetadata?> {
         PostgresExecutor.reply { [self] in
             let now = Self.nowNanos()
-            return try await pool.read { db in try await self.currentRow(db, key: key.string, now: now) }?.live
+            return try await pool.read { db in
+                self.currentRow(from: try await db.pipeline([self.currentRow(key.string)])[0], key: key.string, now: now)
+            }?.live
         }
     }
 }

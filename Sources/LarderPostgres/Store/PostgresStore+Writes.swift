@@ -6,10 +6,12 @@ import LarderSupport
 /// Writes. Each is one transaction whose first statement takes the key's
 /// lock and the version (`WriteLocks`); the key's current row is read after
 /// it, so a write condition is checked against the last committed value
-/// and two racing writers never both win. The change row
-/// and the `NOTIFY` are part of the same transaction: a change is seen by
-/// the feeds exactly when it commits. A write is acknowledged only after
-/// `COMMIT` succeeds.
+/// and two racing writers never both win. The change row is part of the
+/// same transaction: a change is in the feed exactly when it commits. The
+/// other servers are told after the commit (`PostgresChangeFeed.announce`):
+/// a `NOTIFY` in the transaction would take the database's notify lock
+/// through the commit's flush, and so make every write wait its turn. A
+/// write is acknowledged only after `COMMIT` succeeds.
 extension PostgresStore {
     /// The key's row as the write lock found it.
     struct CurrentRow {
@@ -22,12 +24,24 @@ extension PostgresStore {
         var live: ValueMetadata? { expired ? nil : metadata }
     }
 
-    func currentRow(_ db: PGConnection, key: String, now: Int64) async throws -> CurrentRow? {
-        guard let row = try await db.query("""
+    /// Reads the key's row (`currentRow(from:)`).
+    func currentRow(_ key: String) -> PGConnection.Statement {
+        PGConnection.Statement(sql: """
             SELECT key, version, size, stored, expires, content_type, modified, blob, attributes FROM larder_values WHERE key = $1
-            """, [.text(key)]).first else { return nil }
+            """, parameters: [.text(key)])
+    }
+
+    func currentRow(from result: PGResult, key: String, now: Int64) -> CurrentRow? {
+        guard let row = result.first else { return nil }
         let meta = Self.metadata(row, key: key, attributesColumn: 8)
         return CurrentRow(metadata: meta, stored: row.int(3) ?? 0, blob: row.int(7), expired: meta.isExpired(nowNanos: now))
+    }
+
+    /// Locks the key and reads its row, in one round trip; returns the
+    /// transaction's version and the row.
+    func lockAndRead(_ db: PGConnection, key: String, now: Int64) async throws -> (Int64, CurrentRow?) {
+        let answers = try await db.pipeline([locks.lockKey(key), currentRow(key)])
+        return (locks.version(of: answers[0]), currentRow(from: answers[1], key: key, now: now))
     }
 
     // MARK: - Uploads
@@ -90,16 +104,17 @@ extension PostgresStore {
             let now = Self.nowNanos()
             let version: Int64
             let key: String?
+            let old: CurrentRow?
             if let prefix = upload.generatedKeyPrefix {
                 version = try await locks.lockForNewKey(db)
                 key = prefix + Self.hex(UInt64(version))
-                try await locks.lockNamedKey(db, key!)
+                let answers = try await db.pipeline([locks.lockNamedKey(key!), currentRow(key!)])
+                old = currentRow(from: answers[1], key: key!, now: now)
             } else {
-                version = try await locks.lockKey(db, upload.key.string)
+                (version, old) = try await lockAndRead(db, key: upload.key.string, now: now)
                 key = nil
             }
             let keyString = key ?? upload.key.string
-            let old = try await currentRow(db, key: keyString, now: now)
             try upload.condition?(old?.live)
             var blob: Int64?
             if inline == nil {
@@ -125,7 +140,7 @@ extension PostgresStore {
             return (old?.live == nil, version)
         }
         countCommit()
-        await changes.delivered(through: created.1)
+        await changes.committed(created.1)
         return created.0
     }
 
@@ -135,29 +150,32 @@ extension PostgresStore {
         durability?.addWrite()
     }
 
-    /// Puts the row, replaces the old one's parts, adjusts the totals,
-    /// records the change and notifies, in the caller's transaction.
+    /// Puts the row, replaces the old one's parts, adjusts the totals and
+    /// records the change, and commits the caller's transaction, in one
+    /// round trip.
     func writeRow(_ db: PGConnection, key: String, version: Int64, now: Int64, old: CurrentRow?, head: [UInt8],
                   body: [UInt8]?, blob: Int64?, size: Int64, stored: Int64, expires: Int64?, contentType: String,
                   attributes: [UInt8]?) async throws {
-        _ = try await db.query("""
+        var steps = [PGConnection.Statement(sql: """
             WITH up AS (
               INSERT INTO larder_values (key, version, size, stored, expires, content_type, modified, head, body, blob, attributes)
-              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $16)
+              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $14)
               ON CONFLICT (key) DO UPDATE SET version = EXCLUDED.version, size = EXCLUDED.size, stored = EXCLUDED.stored,
                 expires = EXCLUDED.expires, content_type = EXCLUDED.content_type, modified = EXCLUDED.modified,
                 head = EXCLUDED.head, body = EXCLUDED.body, blob = EXCLUDED.blob, attributes = EXCLUDED.attributes),
             totals AS (\(WriteLocks.addToTotals(keys: "$11::int8", logical: "$12::int8", stored: "$13::int8"))),
             change AS (
               INSERT INTO larder_changes (version, kind, key, size) VALUES ($2, 'put', $1, $3))
-            SELECT pg_notify($14, $15)
-            """, [.text(key), .int(version), .int(size), .int(stored), expires.map { .int($0) } ?? .null, .text(contentType),
+            SELECT 1
+            """, parameters: [.text(key), .int(version), .int(size), .int(stored), expires.map { .int($0) } ?? .null, .text(contentType),
                   .int(now), .bytes(head), body.map { .bytes($0) } ?? .null, blob.map { .int($0) } ?? .null,
                   .int(old == nil ? 1 : 0), .int(size - Int64(old?.metadata.size ?? 0)), .int(stored - (old?.stored ?? 0)),
-                  .text(channel), .text(String(version)), attributes.map { .bytes($0) } ?? .null])
+                  attributes.map { .bytes($0) } ?? .null])]
         if let oldBlob = old?.blob {
-            _ = try await db.query("DELETE FROM larder_parts WHERE blob = $1", [.int(oldBlob)])
+            steps.append(PGConnection.Statement(sql: "DELETE FROM larder_parts WHERE blob = $1", parameters: [.int(oldBlob)]))
         }
+        steps.append(PGConnection.Statement(sql: "COMMIT"))
+        _ = try await db.pipeline(steps, silence: PGConnection.commitSilence)
     }
 
     // MARK: - Deletes
@@ -169,28 +187,31 @@ extension PostgresStore {
     func deleteValue(_ key: String, condition: WriteCondition?) async throws -> Bool {
         let existed = try await pool.transaction { db -> (Bool, Int64?) in
             let now = Self.nowNanos()
-            let version = try await locks.lockKey(db, key)
+            let (version, found) = try await lockAndRead(db, key: key, now: now)
             // The condition sees the key as a client does: absent (or, over
             // fixtures, the fixture: `LayeredStore` wraps it so).
-            guard let old = try await currentRow(db, key: key, now: now) else {
+            guard let old = found else {
                 try condition?(nil)
                 return (false, nil)
             }
             // An expired value goes too; to the client it was absent already.
             if !old.expired { try condition?(old.live) } else { try condition?(nil) }
-            _ = try await db.query("""
+            var steps = [PGConnection.Statement(sql: """
                 WITH gone AS (DELETE FROM larder_values WHERE key = $1),
                 totals AS (\(WriteLocks.addToTotals(keys: "-1", logical: "-$2::int8", stored: "-$3::int8"))),
-                change AS (INSERT INTO larder_changes (version, kind, key, removed) VALUES ($4, $5, $1, $8))
-                SELECT pg_notify($6, $7)
-                """, [.text(key), .int(Int64(old.metadata.size)), .int(old.stored), .int(version),
-                      .text(old.expired ? "expire" : "delete"), .text(channel), .text(String(version)),
-                      .int(Int64(old.metadata.version))])
-            if let blob = old.blob { _ = try await db.query("DELETE FROM larder_parts WHERE blob = $1", [.int(blob)]) }
+                change AS (INSERT INTO larder_changes (version, kind, key, removed) VALUES ($4, $5, $1, $6))
+                SELECT 1
+                """, parameters: [.text(key), .int(Int64(old.metadata.size)), .int(old.stored), .int(version),
+                      .text(old.expired ? "expire" : "delete"), .int(Int64(old.metadata.version))])]
+            if let blob = old.blob {
+                steps.append(PGConnection.Statement(sql: "DELETE FROM larder_parts WHERE blob = $1", parameters: [.int(blob)]))
+            }
+            steps.append(PGConnection.Statement(sql: "COMMIT"))
+            _ = try await db.pipeline(steps, silence: PGConnection.commitSilence)
             return (!old.expired, version)
         }
         countCommit()
-        if let version = existed.1 { await changes.delivered(through: version) }
+        if let version = existed.1 { await changes.committed(version) }
         return existed.0
     }
 
@@ -224,14 +245,12 @@ extension PostgresStore {
                 _ = try await db.query(WriteLocks.addToTotals(keys: "$1::int8", logical: "$2::int8", stored: "$3::int8"),
                                        [.int(-deleted), .int(-row.int(1)!), .int(-row.int(2)!)])
             }
-            _ = try await db.query("""
-                WITH change AS (INSERT INTO larder_changes (version, kind, prefix, deleted) VALUES ($1, 'delete', $2, $3))
-                SELECT pg_notify($4, $5)
-                """, [.int(version), .text(prefix), .int(deleted), .text(channel), .text(String(version))])
+            _ = try await db.query("INSERT INTO larder_changes (version, kind, prefix, deleted) VALUES ($1, 'delete', $2, $3)",
+                                   [.int(version), .text(prefix), .int(deleted)])
             return (Int(deleted), version)
         }
         countCommit()
-        await changes.delivered(through: deleted.1)
+        await changes.committed(deleted.1)
         return deleted.0
     }
 
@@ -245,7 +264,7 @@ extension PostgresStore {
         PostgresExecutor.reply { [self] in
             let outcome = try await updateTransaction(key, condition: condition, maxValueBytes: maxValueBytes, transform)
             // With the connection back in the pool: the feed may need one.
-            await changes.delivered(through: Int64(outcome.metadata.version))
+            await changes.committed(Int64(outcome.metadata.version))
             return outcome
         }
     }
@@ -258,8 +277,7 @@ extension PostgresStore {
         do {
             let (upload, created) = try await pool.transaction { db -> (ValueUpload, Bool) in
                 let now = Self.nowNanos()
-                let version = try await locks.lockKey(db, key.string)
-                let old = try await currentRow(db, key: key.string, now: now)
+                let (version, old) = try await lockAndRead(db, key: key.string, now: now)
                 var bytes: [UInt8]?
                 if let live = old?.live {
                     guard live.size <= UInt64(maxValueBytes) else { throw StoreError.tooLarge(limit: Int64(maxValueBytes)) }

@@ -260,20 +260,20 @@ public final class PostgresStore: ValueStore, UploadDestination, @unchecked Send
         let due = try await pool.read { db in
             try await db.query("SELECT 1 FROM larder_values WHERE expires <= $1 LIMIT 1", [.int(now)]).rows.count
         }
+        var expired = false
         if due > 0 {
-            try await pool.transaction { db in
+            expired = try await pool.transaction { db -> Bool in
                 var version = try await locks.lockAll(db)
                 let gone = try await db.query("""
                     DELETE FROM larder_values WHERE key IN
                       (SELECT key FROM larder_values WHERE expires <= $1 ORDER BY key LIMIT $2)
                     RETURNING key, size, stored, blob, version
                     """, [.int(now), .int(WriteLocks.versionsPerTransaction)]).rows
-                guard !gone.isEmpty else { return }
+                guard !gone.isEmpty else { return false }
                 let logical = gone.reduce(Int64(0)) { $0 + ($1.int(1) ?? 0) }
                 let stored = gone.reduce(Int64(0)) { $0 + ($1.int(2) ?? 0) }
                 _ = try await db.query(WriteLocks.addToTotals(keys: "$1", logical: "$2", stored: "$3"),
                                        [.int(-Int64(gone.count)), .int(-logical), .int(-stored)])
-                var last = version
                 for row in gone.sorted(by: { $0.string(0)!.utf8.lexicographicallyPrecedes($1.string(0)!.utf8) }) {
                     _ = try await db.query("""
                         INSERT INTO larder_changes (version, kind, key, removed) VALUES ($1, 'expire', $2, $3)
@@ -281,12 +281,15 @@ public final class PostgresStore: ValueStore, UploadDestination, @unchecked Send
                     if let blob = row.int(3) {
                         _ = try await db.query("DELETE FROM larder_parts WHERE blob = $1", [.int(blob)])
                     }
-                    last = version
                     version += 1
                 }
-                _ = try await db.query("SELECT pg_notify($1, $2)", [.text(channel), .text(String(last))])
+                return true
             }
         }
+        if expired { changes.announce() }
+        // A change whose server stopped between its commit and its
+        // announcement is read here at the latest.
+        changes.readChanges()
         // The change table is trimmed every tenth sweep: a scan of the
         // newest `changeHistory` entries each time would cost more than
         // the rows it saves.

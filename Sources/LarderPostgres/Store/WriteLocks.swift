@@ -42,15 +42,19 @@ struct WriteLocks {
     /// The first version of transaction `xid`.
     func version(ofTransaction xid: Int64) -> Int64 { versionBase + xid * Self.versionsPerTransaction }
 
-    /// Locks `key` for this transaction; returns its version.
-    func lockKey(_ db: PGConnection, _ key: String) async throws -> Int64 {
-        // One statement, evaluated left to right: the id comes after the locks.
-        let xid = try await db.query("""
+    /// Locks `key` for this transaction and gives its version (column 2;
+    /// `version(of:)`). One statement, evaluated left to right: the id
+    /// comes after the locks. A statement after it in the same pipeline
+    /// reads what the key's last writer committed.
+    func lockKey(_ key: String) -> PGConnection.Statement {
+        PGConnection.Statement(sql: """
             SELECT pg_advisory_xact_lock_shared(hashtext($1), 0), pg_advisory_xact_lock(hashtextextended($2, 0)),
                    pg_current_xact_id()::text::int8
-            """, [.text(writesLock), .text(schema + "/" + key)]).first!.int(2)!
-        return version(ofTransaction: xid)
+            """, parameters: [.text(writesLock), .text(schema + "/" + key)])
     }
+
+    /// The version `lockKey`'s answer gives.
+    func version(of locked: PGResult) -> Int64 { version(ofTransaction: locked.first!.int(2)!) }
 
     /// Takes the writes lock shared and a version, with no key yet (a
     /// generated key is named by the version); `lockNamedKey` follows.
@@ -61,8 +65,8 @@ struct WriteLocks {
     }
 
     /// The key lock of a key named after the version was taken.
-    func lockNamedKey(_ db: PGConnection, _ key: String) async throws {
-        _ = try await db.query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", [.text(schema + "/" + key)])
+    func lockNamedKey(_ key: String) -> PGConnection.Statement {
+        PGConnection.Statement(sql: "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", parameters: [.text(schema + "/" + key)])
     }
 
     /// Locks every key of the schema for this transaction; returns its first version.

@@ -32,6 +32,9 @@ struct PostgresStoreTests {
         let schema = try #require(server.postgresSchema)
         let database = try TestPostgres.shared()
         #expect(try database.psql("SELECT count(*) FROM \(schema).larder_parts") == "4")
+        // Parts are written before the key's lock; a write refused under it drops its own.
+        #expect(try client.put("big/blob", value, headers: [("If-None-Match", "*")]).status == 412)
+        #expect(try database.psql("SELECT count(*) FROM \(schema).larder_parts") == "4")
         #expect(try database.psql("SELECT body IS NULL FROM \(schema).larder_values WHERE key = 'big/blob'") == "t")
         #expect(try client.get("big/blob").body == value)
         // The stored gzip form of random bytes is larger than they are, so a

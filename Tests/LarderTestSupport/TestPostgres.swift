@@ -121,8 +121,7 @@ public final class TestPostgres: Sendable {
     /// stderr when it fails. For test assertions.
     @discardableResult
     public func psql(_ sql: String) throws -> String {
-        let psql = FileManager.default.isExecutableFile(atPath: bin + "/psql") ? bin + "/psql" : "/usr/bin/psql"
-        let result = try ProcessRunner.run(psql, [
+        let result = try ProcessRunner.run(psqlPath, [
             "-X", "-At", "-v", "ON_ERROR_STOP=1", "-h", "127.0.0.1", "-p", String(port), "-U", "postgres", "-d", "postgres",
             "-c", sql,
         ], environment: ["PGCONNECT_TIMEOUT": "10"], timeout: 60)
@@ -130,6 +129,17 @@ public final class TestPostgres: Sendable {
             throw ClientError("psql -c \(sql): \(result.timedOut ? "timed out" : result.stderr)")
         }
         return result.stdoutText.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// The server's `psql`.
+    public var psqlPath: String {
+        FileManager.default.isExecutableFile(atPath: bin + "/psql") ? bin + "/psql" : "/usr/bin/psql"
+    }
+
+    /// A `psql` session of its own, kept open: for a transaction that
+    /// stays open while the test does other things.
+    public func session() throws -> PSQLSession {
+        try PSQLSession(psql: psqlPath, arguments: ["-X", "-At", "-h", "127.0.0.1", "-p", String(port), "-U", "postgres", "-d", "postgres"])
     }
 
     /// Stops the server (`pg_ctl stop -m mode`: `smart`, `fast` or `immediate`,

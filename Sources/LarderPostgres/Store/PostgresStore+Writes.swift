@@ -92,33 +92,63 @@ extension PostgresStore {
     }
 
     /// Copies the completed spool file into the database: a small value
-    /// into its row, a large one into parts, once the key is locked and its
-    /// condition met (parts first would give the transaction its id, so its
-    /// version, before the lock). Returns whether the key is new.
+    /// into its row, a large one into parts first, each part a transaction
+    /// of its own (`copyParts`), then the row, once the key is locked and
+    /// its condition met. Returns whether the key is new.
     func commit(_ upload: ValueUpload) async throws -> Bool {
         let bodyLength = Int(upload.written) - upload.headerLength
-        let partSize = options.partSize
-        let inline = bodyLength <= partSize
+        let inline = bodyLength <= options.partSize
             ? try SpoolFile.read(upload.fd, at: upload.headerLength, count: bodyLength, path: upload.tempPath) : nil
-        let created = try await pool.transaction { db in
-            let now = Self.nowNanos()
-            let version: Int64
-            let key: String?
-            let old: CurrentRow?
-            if let prefix = upload.generatedKeyPrefix {
-                version = try await locks.lockForNewKey(db)
-                key = prefix + Self.hex(UInt64(version))
-                let answers = try await db.pipeline([locks.lockNamedKey(key!), currentRow(key!)])
-                old = currentRow(from: answers[1], key: key!, now: now)
-            } else {
-                (version, old) = try await lockAndRead(db, key: upload.key.string, now: now)
-                key = nil
+        let blob = inline == nil ? try await copyParts(upload) : nil
+        // Set once the row and its `COMMIT` are on their way: from then on
+        // the write may have committed, and its parts must stay.
+        let committing = Locked(false)
+        let created: (Bool, Int64)
+        do {
+            created = try await pool.transaction { db in
+                let now = Self.nowNanos()
+                let version: Int64
+                let key: String?
+                let old: CurrentRow?
+                if let prefix = upload.generatedKeyPrefix {
+                    version = try await locks.lockForNewKey(db)
+                    key = prefix + Self.hex(UInt64(version))
+                    let answers = try await db.pipeline([locks.lockNamedKey(key!), currentRow(key!)])
+                    old = currentRow(from: answers[1], key: key!, now: now)
+                } else {
+                    (version, old) = try await lockAndRead(db, key: upload.key.string, now: now)
+                    key = nil
+                }
+                let keyString = key ?? upload.key.string
+                try upload.condition?(old?.live)
+                let head = upload.header(version: UInt64(version), modifiedNanos: now, key: key)
+                committing.withLock { $0 = true }
+                try await writeRow(db, key: keyString, version: version, now: now, old: old, head: head,
+                                   body: inline, blob: blob, size: Int64(upload.metadata.size),
+                                   stored: Int64(head.count + bodyLength), expires: upload.metadata.expiresNanos,
+                                   contentType: upload.metadata.contentType, attributes: upload.metadata.attributes)
+                upload.committed(version: UInt64(version), modifiedNanos: now, key: key)
+                return (old?.live == nil, version)
             }
-            let keyString = key ?? upload.key.string
-            try upload.condition?(old?.live)
-            var blob: Int64?
-            if inline == nil {
-                let id = try await db.query("SELECT nextval('larder_blobs')").first!.int(0)!
+        } catch {
+            if let blob, !committing.withLock({ $0 }) { await dropParts(blob) }
+            throw error
+        }
+        countCommit()
+        await changes.committed(created.1)
+        return created.0
+    }
+
+    /// Writes a large value's parts under a new blob id, each `INSERT`
+    /// committing on its own: a long transaction would hold back every
+    /// server's change feed (`WriteLocks`) for as long as the copy takes.
+    /// Parts no value names are never read; a reset or a delete of the
+    /// value that names them removes them.
+    func copyParts(_ upload: ValueUpload) async throws -> Int64 {
+        let partSize = options.partSize
+        let id = try await pool.withConnection { db in try await db.query("SELECT nextval('larder_blobs')").first!.int(0)! }
+        do {
+            try await pool.withConnection { db in
                 var offset = upload.headerLength
                 var part: Int64 = 0
                 while offset < Int(upload.written) {
@@ -129,19 +159,22 @@ extension PostgresStore {
                     offset += n
                     part += 1
                 }
-                blob = id
             }
-            let head = upload.header(version: UInt64(version), modifiedNanos: now, key: key)
-            try await writeRow(db, key: keyString, version: version, now: now, old: old, head: head,
-                               body: inline, blob: blob, size: Int64(upload.metadata.size),
-                               stored: Int64(head.count + bodyLength), expires: upload.metadata.expiresNanos,
-                               contentType: upload.metadata.contentType, attributes: upload.metadata.attributes)
-            upload.committed(version: UInt64(version), modifiedNanos: now, key: key)
-            return (old?.live == nil, version)
+        } catch {
+            await dropParts(id)
+            throw PGPool.mapped(error)
         }
-        countCommit()
-        await changes.committed(created.1)
-        return created.0
+        return id
+    }
+
+    /// Removes the parts of a value that did not commit (best effort: the
+    /// database may be gone; the parts are then only space).
+    func dropParts(_ blob: Int64) async {
+        do {
+            _ = try await pool.withConnection { db in try await db.query("DELETE FROM larder_parts WHERE blob = $1", [.int(blob)]) }
+        } catch {
+            logger.debug("postgres: removing the parts of an upload that did not commit failed: \(error)")
+        }
     }
 
     /// A write's transaction committed: the database flushed it.
@@ -229,10 +262,10 @@ extension PostgresStore {
             let deleted: Int64
             if prefix.isEmpty {
                 deleted = try await db.query(WriteLocks.readTotals).first!.int(0)!
+                // Not every part: an upload in flight has committed parts no
+                // value names yet, to be named by its row after this.
+                _ = try await db.query("DELETE FROM larder_parts WHERE blob IN (SELECT blob FROM larder_values WHERE blob IS NOT NULL)")
                 _ = try await db.query("DELETE FROM larder_values")
-                // Committed parts all belong to values, and no upload is
-                // writing its parts: it does so holding the writes lock shared.
-                _ = try await db.query("DELETE FROM larder_parts")
                 _ = try await db.query("DELETE FROM larder_totals")
             } else {
                 let row = try await db.query("""

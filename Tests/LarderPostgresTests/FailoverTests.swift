@@ -7,7 +7,8 @@ import Testing
 
 /// A Larder on a multi-host URL follows its database from a primary that
 /// died to the synchronous standby promoted in its place, without a
-/// restart, and nothing it acknowledged is lost.
+/// restart, and nothing it acknowledged is lost; its event stream goes on
+/// across the failover with no change missing or repeated.
 @Suite(.enabled(if: TestPostgres.isAvailable, "PostgreSQL is not installed (.ci/run installs it)"))
 struct FailoverTests {
     @Test func writesResumeOnThePromotedStandbyWithNothingLost() throws {
@@ -21,6 +22,18 @@ struct FailoverTests {
         let server = try TestServer { $0.openStore = PostgresStore.factory(options: options) }
         defer { server.stop() }
         let client = server.client()
+        // An event stream open through it all, read as it goes.
+        let stream = StreamReader(try SSEClient(port: server.port))
+        #expect(try stream.client.readHead() == 200)
+        let streamed = Locked<[SSEEvent]>([])
+        let streamStop = Locked(false)
+        let streamThread = Thread {
+            while !streamStop.withLock({ $0 }) {
+                if let events = try? stream.client.events(100, timeout: 0.1) { streamed.withLock { $0 += events } }
+            }
+        }
+        streamThread.start()
+        defer { stream.client.close() }
         // Four writers keep writing through the failover; each remembers
         // what the server acknowledged (201) and counts what it refused.
         let stop = Locked(false)
@@ -75,5 +88,28 @@ struct FailoverTests {
         var lost: [String] = []
         for key in all where try client.get(key).status != 200 { lost.append(key) }
         #expect(lost.isEmpty, "acknowledged writes lost in the failover: \(lost.prefix(10))")
+
+        // Every acknowledged write is in the stream, once, in increasing
+        // versions (a write answered 503 may be there too: its outcome was unknown).
+        let wanted = Set(all)
+        try Poll.until(30, "the event stream to carry every acknowledged write") {
+            Set(streamed.withLock { $0 }.compactMap { $0.json?["key"] as? String }).isSuperset(of: wanted)
+        }
+        streamStop.withLock { $0 = true }
+        while !streamThread.isFinished { usleep(10_000) }
+        let events = streamed.withLock { $0 }.filter { $0.event == "put" }
+        let ids = events.compactMap(\.id)
+        #expect(ids == ids.sorted(), "the stream's versions went back")
+        #expect(Set(ids).count == ids.count, "the stream repeated a change")
+        let keys = events.compactMap { $0.json?["key"] as? String }
+        #expect(Set(keys).count == keys.count, "the stream carried a write twice")
+        print("failover: the event stream carried \(events.count) changes, every acknowledged one once")
     }
+}
+
+/// Lends the stream to the thread that reads it (only that thread reads
+/// until it is told to stop and has finished).
+private final class StreamReader: @unchecked Sendable {
+    let client: SSEClient
+    init(_ client: SSEClient) { self.client = client }
 }

@@ -4,6 +4,9 @@ import LarderSupport
 import LarderTestSupport
 import LarderWire
 import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A Larder on a multi-host URL follows its database from a primary that
 /// died to the synchronous standby promoted in its place, without a
@@ -104,6 +107,38 @@ struct FailoverTests {
         let keys = events.compactMap { $0.json?["key"] as? String }
         #expect(Set(keys).count == keys.count, "the stream carried a write twice")
         print("failover: the event stream carried \(events.count) changes, every acknowledged one once")
+    }
+}
+
+extension FailoverTests {
+    /// 8 clients, 4 through each of two `larder` processes, record GET,
+    /// PUT, compare-and-swap, append and delete on 3 keys while the primary
+    /// dies and the standby is promoted; the history is checked for
+    /// linearizability (Tests/cluster/linearizability.py). A call answered
+    /// 503 is recorded with its outcome unknown, as it is.
+    @Test func aHistoryThroughTwoServersAcrossAFailoverIsLinearizable() async throws {
+        let primary = try TestPostgres.makePrivate()
+        let standby = try primary.makeStandby(synchronous: true)
+        let url = "postgres://postgres@127.0.0.1:\(primary.port),127.0.0.1:\(standby.port)/postgres"
+            + "?target_session_attrs=read-write&connect_timeout=2&schema=\(TestPostgres.makeSchemaName())"
+        let arguments = ["--store", url, "--pg-pool", "4", "--log-level", "warning"]
+        let a = try ChildServer(dataDirectory: nil, arguments: arguments)
+        let b = try ChildServer(dataDirectory: nil, arguments: arguments)
+        defer { a.kill(SIGTERM); b.kill(SIGTERM) }
+        let history = FileManager.default.temporaryDirectory.appendingPathComponent("failover-\(UUID().uuidString).jsonl").path
+        defer { try? FileManager.default.removeItem(atPath: history) }
+        let urls = ["http://127.0.0.1:\(a.port)", "http://127.0.0.1:\(b.port)"]
+        async let recorded = PythonRunner.run([
+            Repository.path("Tests/cluster/record_history.py"), "--url", urls[0], "--url", urls[1], "--clients", "8", "--keys", "3", "--seconds", "5",
+            "--request-timeout", "3", "--out", history, "--check", "--check-timeout", "120",
+        ], timeout: 240)
+        try await Task.sleep(for: .seconds(1.5))
+        try primary.stop(mode: "immediate")
+        try standby.promote()
+        let result = try await recorded
+        print("failover history: \(result.stderr.split(separator: "\n").suffix(3).joined(separator: " | ")) \(result.stdout)")
+        #expect(!result.timedOut)
+        #expect(result.status == 0, "not linearizable, or not checked: \(result.stdout) \(result.stderr)")
     }
 }
 

@@ -266,10 +266,11 @@ class _Client:
         # A failed cas teaches nothing about the current ETag; the next get will.
 
 
-def record_history(url: str, clients: int = 8, keys: int = 3, seconds: float | None = 5.0,
+def record_history(url: str | list[str], clients: int = 8, keys: int = 3, seconds: float | None = 5.0,
                    max_ops: int | None = None, seed: int | None = None,
                    request_timeout: float = 5.0, key_prefix: str | None = None) -> list[dict]:
-    """History records (dicts in the checker's line format), sorted by invoke time."""
+    """History records (dicts in the checker's line format), sorted by invoke time.
+    With several URLs (servers of one store), client n talks to url[n % len]."""
     if seconds is None and max_ops is None:
         raise ValueError("give a duration, a number of operations, or both")
     master = random.Random(seed)
@@ -277,7 +278,8 @@ def record_history(url: str, clients: int = 8, keys: int = 3, seconds: float | N
     key_names = [f"{prefix}/k{i}" for i in range(keys)]
     stop_at = time.monotonic() + seconds if seconds is not None else float("inf")
     shared = _Shared(max_ops, stop_at)
-    workers = [_Client(n, url, key_names, shared, random.Random(master.random()), request_timeout)
+    urls = [url] if isinstance(url, str) else list(url)
+    workers = [_Client(n, urls[n % len(urls)], key_names, shared, random.Random(master.random()), request_timeout)
                for n in range(clients)]
     threads = [threading.Thread(target=w.run, name=f"client-{w.number}") for w in workers]
     for t in threads:
@@ -329,7 +331,9 @@ def format_summary(s: dict) -> str:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description="Record a history of concurrent Larder operations.")
     where = parser.add_mutually_exclusive_group()
-    where.add_argument("--url", help="a running server's base URL (else one is started)")
+    where.add_argument("--url", action="append",
+                       help="a running server's base URL (else one is started); again for more servers of one "
+                            "store, the clients spread over them")
     where.add_argument("--bin", help="the larder binary to start (default $LARDER_BIN or .build/debug/larder)")
     parser.add_argument("--clients", type=int, default=8, metavar="N")
     parser.add_argument("--keys", type=int, default=3, metavar="K")

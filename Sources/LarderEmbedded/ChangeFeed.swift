@@ -28,6 +28,12 @@ final class ChangeFeed: ChangeSubscriber, @unchecked Sendable {
         return true
     }
 
+    func receiveReset(id: String) -> Bool {
+        if case .dropped = continuation.yield(ChangeEvent(id: id, kind: .reset, data: ChangeData())) { return false }
+        lock.withLock { lastID = id }
+        return true
+    }
+
     func end(_ reason: ChangeSubscriberEnd) {
         switch reason {
         case .closed: continuation.finish()

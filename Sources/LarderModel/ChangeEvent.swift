@@ -3,6 +3,11 @@
 public struct ChangeEvent: Sendable, Hashable {
     public enum Kind: String, Codable, Sendable, Hashable {
         case put, delete, expire
+        /// Not a change: the server's history no longer reaches back to the
+        /// id a reader resumed after, so changes may be missing in between.
+        /// A reader that mirrors keys lists them again; the events after
+        /// this one follow on from the reset's id.
+        case reset
     }
 
     /// The event id, to resume from (`Last-Event-ID`): 16 hex digits that

@@ -136,7 +136,7 @@ public final class ChangeHub: StoreChangeObserver, @unchecked Sendable {
 
     /// Adds `subscriber` for the changes under `prefix`. With `after`, the
     /// changes the ring still holds after that event id are given first
-    /// (all it holds when the id is unknown), under the lock: live changes
+    /// (a `reset` instead when the ring no longer reaches back to it), under the lock: live changes
     /// follow with none missed or repeated (a change is given only to the
     /// subscribers it found when it was recorded). Returns an id for
     /// `unsubscribe`; nil, after `end`, when the hub is closed or the
@@ -145,7 +145,9 @@ public final class ChangeHub: StoreChangeObserver, @unchecked Sendable {
         let outcome: Result<UInt64, ChangeSubscriberEnd> = lock.withLock {
             guard !closed else { return .failure(.closed) }
             if let eventID {
-                for event in history.entries(after: eventID, concerning: prefix) where !subscriber.receive(event) {
+                if let replay = history.replay(after: eventID, concerning: prefix) {
+                    for event in replay where !subscriber.receive(event) { return .failure(.fellBehind) }
+                } else if !subscriber.receiveReset(id: history.newestID ?? eventID) {
                     return .failure(.fellBehind)
                 }
             }

@@ -18,6 +18,10 @@ public protocol ChangeSubscriber: AnyObject, Sendable {
     /// The hub let go of the subscriber: it fell behind, or the hub closed.
     /// Called once, outside the hub's lock.
     func end(_ reason: ChangeSubscriberEnd)
+    /// Takes a `reset` (`ChangeEvent.Kind.reset`) in place of a replay the
+    /// history cannot give, under the hub's lock; `id` is the one to resume
+    /// after from then on. False when the buffer is full, as `receive`.
+    func receiveReset(id: String) -> Bool
     /// Called every keep-alive interval, if the hub has one (the server's
     /// SSE comment that keeps proxies from timing an idle stream out).
     func keepAlive()

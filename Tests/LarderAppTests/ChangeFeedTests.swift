@@ -164,6 +164,33 @@ private typealias S = StoreTestSupport
         #expect(try fresh.nextEvent(timeout: 0.2) == nil, "a new subscriber without Last-Event-ID got a replay")
     }
 
+    /// An id older than the history (`--event-history`) gets a `reset`
+    /// event, whose id is the newest change's, then live events: a mirror
+    /// lists again instead of missing what fell out.
+    @Test func anIDOlderThanTheHistoryGetsAResetThenLiveEvents() throws {
+        let server = try TestServer { $0.eventHistory = 3 }
+        let client = server.client()
+        let first = try Self.subscribe(server, prefix: "old/")
+        for i in 1...6 { #expect(try client.put("old/\(i)", "value \(i)").status == 201) }
+        let seen = try first.events(6)
+        first.close()
+        guard seen.count == 6, let oldest = seen[0].id, let newest = seen[5].id else { return }
+
+        let behind = try Self.subscribe(server, prefix: "old/", headers: [("Last-Event-ID", oldest)])
+        let reset = try behind.nextEvent()
+        #expect(reset?.event == "reset")
+        #expect(reset?.id == newest)
+        #expect(reset?.data == "{}")
+        #expect(try behind.nextEvent(timeout: 0.2) == nil, "a replay came after the reset")
+        #expect(try client.put("old/7", "value 7").status == 201)
+        #expect(try behind.nextEvent().map { Self.summary([$0]) } == ["put old/7"])
+
+        // Within the history, or at its newest: no reset.
+        let within = try Self.subscribe(server, prefix: "old/", headers: [("Last-Event-ID", newest)])
+        #expect(try within.nextEvent().map { Self.summary([$0]) } == ["put old/7"])
+        #expect(try within.nextEvent(timeout: 0.2) == nil)
+    }
+
     @Test func heartbeatCommentsArrive() throws {
         let server = try TestServer { $0.eventHeartbeat = 0.2 }
         let reader = try Self.subscribe(server, prefix: "hb/")

@@ -39,7 +39,8 @@ import Testing
     }
 
     /// Replay after an event id gives exactly the later changes under the
-    /// prefix; an id the bounded ring no longer holds gives all it holds.
+    /// prefix; an id the bounded ring no longer holds gives a reset, naming
+    /// the newest id, then live changes; an id at or past the newest, nothing.
     @Test func replayIsBoundedByTheRing() throws {
         let shared = try SharedStore(historySize: 8)
         let first = Collector(inline: true)
@@ -54,27 +55,33 @@ import Testing
 
         let tooOld = Collector(inline: false)
         _ = shared.hub.subscribe(tooOld, prefix: "r/", after: ids[2])
-        #expect(tooOld.keys == (12..<20).map { "r/\($0)" })
-        // Live changes follow the replay, none repeated.
+        #expect(tooOld.resets == [ids[19]])
+        #expect(tooOld.events.isEmpty)
+        let current = Collector(inline: true)
+        _ = shared.hub.subscribe(current, prefix: "r/", after: "ffffffffffffffff")
+        #expect(current.resets.isEmpty && current.events.isEmpty)
+        // Live changes follow the replay (or the reset), none repeated.
         try shared.put("r/20", "20")
-        #expect(SharedStore.poll { tooOld.events.count == 9 })
-        #expect(tooOld.keys.last == "r/20")
+        #expect(SharedStore.poll { tooOld.events.count == 1 })
+        #expect(tooOld.keys == ["r/20"])
         #expect(resumed.keys.last == "r/20")
+        #expect(SharedStore.poll { current.keys == ["r/20"] })
     }
 
     /// A replay larger than the subscriber's buffer ends it at once.
     @Test func aReplayThatDoesNotFitEndsTheSubscriber() throws {
         let shared = try SharedStore()
+        let first = Collector(inline: true)
+        let firstID = try #require(shared.hub.subscribe(first, prefix: "", after: nil))
         for n in 0..<5 { try shared.put("k/\(n)", "\(n)") }
+        shared.hub.unsubscribe(firstID)
         let small = Collector(capacity: 2, inline: true)
-        #expect(shared.hub.subscribe(small, prefix: "", after: "unknown") == nil)
+        #expect(shared.hub.subscribe(small, prefix: "", after: try #require(first.events.first?.id)) == nil)
         #expect(small.events.count == 2)
         #expect(small.ended.reason == .fellBehind)
         #expect(shared.hub.subscriberCount == 0)
     }
 
-    /// A bulk delete is one change, for every subscriber whose prefix
-    /// overlaps its own.
     @Test func aBulkDeleteReachesOverlappingPrefixes() throws {
         let shared = try SharedStore()
         try shared.put("a/b/1", "1")

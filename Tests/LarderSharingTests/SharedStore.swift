@@ -65,6 +65,7 @@ final class Collector: ChangeSubscriber, @unchecked Sendable {
     private var ending: ChangeSubscriberEnd?
     private var ends = 0
     private var keepAlives = 0
+    private var resetIDs: [String] = []
 
     init(capacity: Int = .max, inline: Bool) {
         self.capacity = capacity
@@ -84,6 +85,10 @@ final class Collector: ChangeSubscriber, @unchecked Sendable {
     }
 
     func keepAlive() { lock.withLock { keepAlives += 1 } }
+
+    func receiveReset(id: String) -> Bool { lock.withLock { resetIDs.append(id); return true } }
+    /// The ids of the resets taken instead of a replay.
+    var resets: [String] { lock.withLock { resetIDs } }
 
     var events: [ChangeHub.Event] { lock.withLock { taken } }
     var keys: [String?] { events.map(\.change.key) }

@@ -29,6 +29,8 @@ final class EventStreamSubscriber: ChangeSubscriber {
         if case .closed = reason { stream.finish() }
     }
 
+    func receiveReset(id: String) -> Bool { stream.write(Array("id: \(id)\nevent: reset\ndata: {}\n\n".utf8)) }
+
     func keepAlive() { stream.write(Self.keepAliveComment) }
 
     static let keepAliveComment = Array(": keep-alive\n\n".utf8)

@@ -40,6 +40,24 @@ public struct ChangeHistory: Sendable {
         return entry
     }
 
+    /// For a reader resuming after `eventID`: the remembered changes after
+    /// it that concern `prefix`, oldest first; nil when the history cannot
+    /// say what came after it (the id fell out of the ring, or is from
+    /// before this history began) and some change may be missing. An
+    /// unknown id at or past the newest remembered one misses nothing.
+    /// Event ids are versions, 16 hex digits: they order as strings.
+    public func replay(after eventID: String, concerning prefix: String) -> [Entry]? {
+        let ordered = Array(ring[ringStart...] + ring[..<ringStart])
+        if let found = ordered.lastIndex(where: { $0.id == eventID }) {
+            return ordered[(found + 1)...].filter { $0.change.concerns(prefix: prefix) }
+        }
+        if let newest = ordered.last, eventID.utf8.count == newest.id.utf8.count, eventID >= newest.id { return [] }
+        return nil
+    }
+
+    /// The id of the newest remembered change.
+    public var newestID: String? { ring.isEmpty ? nil : ring[(ringStart + ring.count - 1) % ring.count].id }
+
     /// The remembered changes after the one with id `eventID` that concern
     /// `prefix`, oldest first; every remembered one when the id is unknown
     /// (it fell out of the ring, or never was).

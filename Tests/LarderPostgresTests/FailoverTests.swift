@@ -127,6 +127,11 @@ extension FailoverTests {
         defer { a.kill(SIGTERM); b.kill(SIGTERM) }
         let history = FileManager.default.temporaryDirectory.appendingPathComponent("failover-\(UUID().uuidString).jsonl").path
         defer { try? FileManager.default.removeItem(atPath: history) }
+        // Both serve before the run: a history of nothing but 503s would check out, and prove nothing.
+        for server in [a, b] {
+            let answer = try WireClient(port: server.port).put("warm-up", "x")
+            #expect(answer.status / 100 == 2, "\(answer.status) \(answer.text)")
+        }
         let urls = ["http://127.0.0.1:\(a.port)", "http://127.0.0.1:\(b.port)"]
         async let recorded = PythonRunner.run([
             Repository.path("Tests/cluster/record_history.py"), "--url", urls[0], "--url", urls[1], "--clients", "8", "--keys", "3", "--seconds", "5",
@@ -139,6 +144,10 @@ extension FailoverTests {
         print("failover history: \(result.stderr.split(separator: "\n").suffix(3).joined(separator: " | ")) \(result.stdout)")
         #expect(!result.timedOut)
         #expect(result.status == 0, "not linearizable, or not checked: \(result.stdout) \(result.stderr)")
+        // Most calls were answered: the failover window is a second or two of five.
+        let records = try String(contentsOfFile: history, encoding: .utf8).split(separator: "\n")
+        let answered = records.filter { !$0.contains("\"return\":null") }.count
+        #expect(answered * 2 > records.count, "only \(answered) of \(records.count) calls were answered")
     }
 }
 

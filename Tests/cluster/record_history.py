@@ -217,6 +217,16 @@ class _Client:
             if response.will_close:
                 self._drop_connection()
             self.records.append(record)
+            # A client that honours Retry-After (capped at a second), as a
+            # well-behaved one does: a database failing over answers 503 at
+            # once, and a client that retried at full speed would fill the
+            # history with thousands of calls of unknown outcome.
+            retry_after = response.getheader("Retry-After")
+            if status == 503 and retry_after:
+                try:
+                    time.sleep(min(float(retry_after), 1.0))
+                except ValueError:
+                    pass
             return
         result["status"] = status
         record["return"] = returned

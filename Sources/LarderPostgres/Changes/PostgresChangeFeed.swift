@@ -201,6 +201,8 @@ final class PostgresChangeFeed: @unchecked Sendable {
                     try await self.deliverNew()
                 } catch {
                     self.logger.debug("postgres: reading changes failed: \(error)")
+                    // Changes may wait: read again, backing off as while held back.
+                    self.readAgainLater(heldBack: true)
                 }
                 let more = self.state.withLock { s -> Bool in
                     if s.again && !s.stopped { s.again = false; return true }
@@ -266,12 +268,17 @@ final class PostgresChangeFeed: @unchecked Sendable {
     /// When changes wait above the mark, asks for another read after a
     /// wait; otherwise resets the wait.
     private func readAgainLater(heldBack: Bool) {
-        let wait = state.withLock { s -> Int? in
-            guard heldBack, !s.stopped else { s.heldBack = 0; return nil }
+        let (wait, reads) = state.withLock { s -> (Int?, Int) in
+            guard heldBack, !s.stopped else { s.heldBack = 0; return (nil, 0) }
             defer { s.heldBack += 1 }
-            return 2 << min(s.heldBack, 7)
+            return (2 << min(s.heldBack, 7), s.heldBack)
         }
         guard let wait else { return }
+        // After about 5 s, then every 10 s or so: a transaction open on the
+        // database (anyone's) holds every server's feed back meanwhile.
+        if reads == 27 || (reads > 27 && (reads - 27) % 40 == 0) {
+            logger.warning("postgres: the change feed has waited \(reads > 27 ? "over" : "about") 5 s for a transaction still open on the database (pg_stat_activity.backend_xid, pg_prepared_xacts); changes after it are held back")
+        }
         PostgresExecutor.queue.asyncAfter(deadline: .now() + .milliseconds(wait)) { [weak self] in self?.readChanges() }
     }
 

@@ -57,10 +57,13 @@ final class PGConnection: @unchecked Sendable {
         /// The prepared statement's name, while it is being prepared.
         var preparing: String?
         /// A pipeline's answers in the order they come: the index of the
-        /// step each belongs to, or -1 for a `Prepare`; `slot` is the next.
+        /// step each belongs to, or -(index + 1) for that step's `Prepare`;
+        /// `slot` is the next.
         var slots: [Int] = []
         var slot = 0
-        /// Names given to statements prepared by this pipeline, kept once it succeeds.
+        /// Names given to statements this pipeline prepares; each is kept
+        /// once its `Prepare` succeeds (the server keeps it even if a later
+        /// step fails: a prepared statement outlives a rollback).
         var preparedHere: [String: String] = [:]
         var results: [PGResult]
         var error: Error?
@@ -90,6 +93,14 @@ final class PGConnection: @unchecked Sendable {
     /// Statements prepared on this connection, by text: each is parsed and
     /// planned once per connection, not once per request.
     private var prepared: [String: String] = [:]
+    /// Names statements `s0`, `s1`, … never twice on a connection, even
+    /// when a `Prepare` whose pipeline failed is not recorded.
+    private var statementsNamed = 0
+
+    private func nextStatementName() -> String {
+        defer { statementsNamed += 1 }
+        return "s\(statementsNamed)"
+    }
     /// The schema the connection's `search_path` names, as `use(schema:)`
     /// last set it; nil: not set yet. Touched only by the connection's one
     /// user at a time (the pool's checkout, or the listener's turn), never
@@ -301,7 +312,7 @@ final class PGConnection: @unchecked Sendable {
             // Without parameters (BEGIN, COMMIT, LISTEN, DDL): no statement to keep.
             send(command.steps[0], statement: nil, singleRow: command.onRow != nil)
         } else {
-            let name = "s\(prepared.count)"
+            let name = nextStatementName()
             command.preparing = name
             guard PQsendPrepare(pg, name, command.steps[0].sql, Int32(command.steps[0].parameters.count), nil) == 1 else {
                 fail(Self.errorMessage(pg))
@@ -348,12 +359,12 @@ final class PGConnection: @unchecked Sendable {
         for (i, step) in command.steps.enumerated() {
             var name = prepared[step.sql] ?? command.preparedHere[step.sql]
             if name == nil && !step.parameters.isEmpty {
-                let made = "s\(prepared.count + command.preparedHere.count)"
+                let made = nextStatementName()
                 guard PQsendPrepare(pg, made, step.sql, Int32(step.parameters.count), nil) == 1 else {
                     return fail(Self.errorMessage(pg))
                 }
                 command.preparedHere[step.sql] = made
-                command.slots.append(-1)
+                command.slots.append(-(i + 1))
                 name = made
             }
             guard send(step, statement: name) else { return }
@@ -431,10 +442,14 @@ final class PGConnection: @unchecked Sendable {
             let status = PQresultStatus(result)
             if status == PGRES_PIPELINE_SYNC {
                 guard PQexitPipelineMode(pg) == 1 else { return fail(Self.errorMessage(pg)) }
-                if command.error == nil { prepared.merge(command.preparedHere) { a, _ in a } }
                 return finish(command)
             }
-            let step = command.slot < command.slots.count ? command.slots[command.slot] : -1
+            let step = command.slot < command.slots.count ? command.slots[command.slot] : Int.min
+            if step < 0, step != Int.min, status == PGRES_COMMAND_OK {
+                let sql = command.steps[-step - 1].sql
+                prepared[sql] = command.preparedHere[sql]
+                continue
+            }
             switch status {
             // libpq (15) may keep the single-row mode of the statement before
             // the pipeline for its first query: its rows come one by one.

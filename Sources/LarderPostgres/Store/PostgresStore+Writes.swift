@@ -40,8 +40,8 @@ extension PostgresStore {
     /// Locks the key and reads its row, in one round trip; returns the
     /// transaction's version and the row.
     func lockAndRead(_ db: PGConnection, key: String, now: Int64) async throws -> (Int64, CurrentRow?) {
-        let answers = try await db.pipeline([locks.lockKey(key), currentRow(key)])
-        return (locks.version(of: answers[0]), currentRow(from: answers[1], key: key, now: now))
+        let answers = try await db.pipeline(locks.lockKey(key) + [currentRow(key)])
+        return (locks.version(of: answers[1]), currentRow(from: answers[2], key: key, now: now))
     }
 
     // MARK: - Uploads
@@ -123,10 +123,16 @@ extension PostgresStore {
                 try upload.condition?(old?.live)
                 let head = upload.header(version: UInt64(version), modifiedNanos: now, key: key)
                 committing.withLock { $0 = true }
-                try await writeRow(db, key: keyString, version: version, now: now, old: old, head: head,
-                                   body: inline, blob: blob, size: Int64(upload.metadata.size),
-                                   stored: Int64(head.count + bodyLength), expires: upload.metadata.expiresNanos,
-                                   contentType: upload.metadata.contentType, attributes: upload.metadata.attributes)
+                do {
+                    try await writeRow(db, key: keyString, version: version, now: now, old: old, head: head,
+                                       body: inline, blob: blob, size: Int64(upload.metadata.size),
+                                       stored: Int64(head.count + bodyLength), expires: upload.metadata.expiresNanos,
+                                       contentType: upload.metadata.contentType, attributes: upload.metadata.attributes)
+                } catch PGError.server(let state, let message) {
+                    // The database refused a statement: the pipeline's `COMMIT` did not run.
+                    committing.withLock { $0 = false }
+                    throw PGError.server(state: state, message: message)
+                }
                 upload.committed(version: UInt64(version), modifiedNanos: now, key: key)
                 return (old?.live == nil, version)
             }

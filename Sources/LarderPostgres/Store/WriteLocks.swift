@@ -42,26 +42,29 @@ struct WriteLocks {
     /// The first version of transaction `xid`.
     func version(ofTransaction xid: Int64) -> Int64 { versionBase + xid * Self.versionsPerTransaction }
 
-    /// Locks `key` for this transaction and gives its version (column 2;
-    /// `version(of:)`). One statement, evaluated left to right: the id
-    /// comes after the locks. A statement after it in the same pipeline
-    /// reads what the key's last writer committed.
-    func lockKey(_ key: String) -> PGConnection.Statement {
-        PGConnection.Statement(sql: """
-            SELECT pg_advisory_xact_lock_shared(hashtext($1), 0), pg_advisory_xact_lock(hashtextextended($2, 0)),
-                   pg_current_xact_id()::text::int8
-            """, parameters: [.text(writesLock), .text(schema + "/" + key)])
+    /// Locks `key` for this transaction, then takes its id (the second
+    /// statement's answer: `version(of:)`), as statements of their own so
+    /// that the id surely comes after the locks. A statement after them in
+    /// the same pipeline reads what the key's last writer committed.
+    func lockKey(_ key: String) -> [PGConnection.Statement] {
+        [PGConnection.Statement(sql: "SELECT pg_advisory_xact_lock_shared(hashtext($1), 0), pg_advisory_xact_lock(hashtextextended($2, 0))",
+                                parameters: [.text(writesLock), .text(schema + "/" + key)]),
+         Self.takeID]
     }
 
-    /// The version `lockKey`'s answer gives.
-    func version(of locked: PGResult) -> Int64 { version(ofTransaction: locked.first!.int(2)!) }
+    /// The transaction's id (assigning it).
+    static let takeID = PGConnection.Statement(sql: "SELECT pg_current_xact_id()::text::int8")
+
+    /// The version `takeID`'s answer gives.
+    func version(of taken: PGResult) -> Int64 { version(ofTransaction: taken.first!.int(0)!) }
 
     /// Takes the writes lock shared and a version, with no key yet (a
     /// generated key is named by the version); `lockNamedKey` follows.
     func lockForNewKey(_ db: PGConnection) async throws -> Int64 {
-        let xid = try await db.query("SELECT pg_advisory_xact_lock_shared(hashtext($1), 0), pg_current_xact_id()::text::int8",
-                                     [.text(writesLock)]).first!.int(1)!
-        return version(ofTransaction: xid)
+        let answers = try await db.pipeline([
+            PGConnection.Statement(sql: "SELECT pg_advisory_xact_lock_shared(hashtext($1), 0)", parameters: [.text(writesLock)]),
+            Self.takeID])
+        return version(of: answers[1])
     }
 
     /// The key lock of a key named after the version was taken.
@@ -71,9 +74,10 @@ struct WriteLocks {
 
     /// Locks every key of the schema for this transaction; returns its first version.
     func lockAll(_ db: PGConnection) async throws -> Int64 {
-        let xid = try await db.query("SELECT pg_advisory_xact_lock(hashtext($1), 0), pg_current_xact_id()::text::int8",
-                                     [.text(writesLock)]).first!.int(1)!
-        return version(ofTransaction: xid)
+        let answers = try await db.pipeline([
+            PGConnection.Statement(sql: "SELECT pg_advisory_xact_lock(hashtext($1), 0)", parameters: [.text(writesLock)]),
+            Self.takeID])
+        return version(of: answers[1])
     }
 
     /// A version no write will use (for generated ids): a transaction of its own.

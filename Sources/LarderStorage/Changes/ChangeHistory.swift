@@ -45,13 +45,14 @@ public struct ChangeHistory: Sendable {
     /// say what came after it (the id fell out of the ring, or is from
     /// before this history began) and some change may be missing. An
     /// unknown id at or past the newest remembered one misses nothing.
-    /// Event ids are versions, 16 hex digits: they order as strings.
+    /// Event ids are versions in hex, compared as numbers.
     public func replay(after eventID: String, concerning prefix: String) -> [Entry]? {
         let ordered = Array(ring[ringStart...] + ring[..<ringStart])
         if let found = ordered.lastIndex(where: { $0.id == eventID }) {
             return ordered[(found + 1)...].filter { $0.change.concerns(prefix: prefix) }
         }
-        if let newest = ordered.last, eventID.utf8.count == newest.id.utf8.count, eventID >= newest.id { return [] }
+        if let newest = ordered.last, let asked = UInt64(eventID, radix: 16), let known = UInt64(newest.id, radix: 16),
+           asked >= known { return [] }
         return nil
     }
 

@@ -37,22 +37,18 @@ final class PostgresChangeFeed: @unchecked Sendable {
     /// Guarded by `state`.
     private struct State {
         var lastVersion: Int64 = 0
-        /// A read is running; `again` asks it to read once more when done.
-        var reading = false
-        var again = false
         var stopped = false
         /// Reads in a row that found changes waiting above the mark: the
         /// next read is due after a wait that doubles with each (from 2 ms
         /// to 256 ms), as a long transaction holds the mark.
         var heldBack = 0
         var stats = StoreStats()
-        /// An announcement is being sent; `announceAgain` asks for one more after it.
-        var announcing = false
-        var announceAgain = false
         /// Writers of this server waiting for their change to be delivered.
         var waiters: [(version: Int64, continuation: CheckedContinuation<Void, Never>)] = []
     }
     private let state = Locked(State())
+    private let reads = CoalescingRun()
+    private let announcements = CoalescingRun()
 
     init(pool: SchemaPool, listener: PGListener, channel: String, versionBase: Int64, history: Int,
          observer: StoreChangeObserver?, logger: Logger) {
@@ -102,6 +98,8 @@ final class PostgresChangeFeed: @unchecked Sendable {
             defer { s.waiters = [] }
             return s.waiters.map(\.continuation)
         }
+        reads.stop()
+        announcements.stop()
         listener.unsubscribe(channel)
         waiters.forEach { $0.resume() }
     }
@@ -129,28 +127,14 @@ final class PostgresChangeFeed: @unchecked Sendable {
     /// with `synchronous_commit` off: a notification is not data, and a
     /// lost one is made up by the next read (every sweep reads).
     func announce() {
-        let start = state.withLock { s -> Bool in
-            if s.announcing { s.announceAgain = true; return false }
-            s.announcing = true
-            return true
-        }
-        guard start else { return }
-        PostgresExecutor.run { [self] in
-            while true {
-                do {
-                    _ = try await self.onFeedConnection { db in
-                        try await db.query("SELECT set_config('synchronous_commit', 'off', true), pg_notify($1, $2)",
-                                           [.text(self.channel), .text(self.name)])
-                    }
-                } catch {
-                    self.logger.debug("postgres: notifying the other servers failed: \(error)")
+        announcements.request { [self] in
+            do {
+                _ = try await onFeedConnection { db in
+                    try await db.query("SELECT set_config('synchronous_commit', 'off', true), pg_notify($1, $2)",
+                                       [.text(channel), .text(name)])
                 }
-                let more = self.state.withLock { s -> Bool in
-                    if s.announceAgain && !s.stopped { s.announceAgain = false; return true }
-                    s.announcing = false
-                    return false
-                }
-                if !more { return }
+            } catch {
+                logger.debug("postgres: notifying the other servers failed: \(error)")
             }
         }
     }
@@ -189,27 +173,13 @@ final class PostgresChangeFeed: @unchecked Sendable {
     /// Reads and delivers what is new; one read at a time (a notification
     /// during a read makes it read once more).
     func readChanges() {
-        let start = state.withLock { s -> Bool in
-            if s.reading { s.again = true; return false }
-            s.reading = true
-            return true
-        }
-        guard start else { return }
-        PostgresExecutor.run { [self] in
-            while true {
-                do {
-                    try await self.deliverNew()
-                } catch {
-                    self.logger.debug("postgres: reading changes failed: \(error)")
-                    // Changes may wait: read again, backing off as while held back.
-                    self.readAgainLater(heldBack: true)
-                }
-                let more = self.state.withLock { s -> Bool in
-                    if s.again && !s.stopped { s.again = false; return true }
-                    s.reading = false
-                    return false
-                }
-                if !more { return }
+        reads.request { [self] in
+            do {
+                try await deliverNew()
+            } catch {
+                logger.debug("postgres: reading changes failed: \(error)")
+                // Changes may wait: read again, backing off as while held back.
+                readAgainLater(heldBack: true)
             }
         }
     }

@@ -58,13 +58,4 @@ public struct ChangeHistory: Sendable {
 
     /// The id of the newest remembered change.
     public var newestID: String? { ring.isEmpty ? nil : ring[(ringStart + ring.count - 1) % ring.count].id }
-
-    /// The remembered changes after the one with id `eventID` that concern
-    /// `prefix`, oldest first; every remembered one when the id is unknown
-    /// (it fell out of the ring, or never was).
-    public func entries(after eventID: String, concerning prefix: String) -> [Entry] {
-        let ordered = Array(ring[ringStart...] + ring[..<ringStart])
-        let from = (ordered.lastIndex { $0.id == eventID }).map { $0 + 1 } ?? 0
-        return ordered[from...].filter { $0.change.concerns(prefix: prefix) }
-    }
 }

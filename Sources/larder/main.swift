@@ -69,6 +69,9 @@ struct ServeOptions: ParsableArguments {
     @Option(name: .customLong("pg-pool"), help: "Database connections at most, with --store postgres://. [env: LARDER_PG_POOL] (default: \(PostgresStoreOptions.defaultPoolSize))")
     var pgPool: Int?
 
+    @Option(name: .customLong("pg-timeout"), help: "Seconds a database call may go unanswered (a statement, a wait for a free connection) before its request gets 503 backend_unavailable; a COMMIT gets six times it. With --store postgres://. [env: LARDER_PG_TIMEOUT] (default: \(Default.seconds(PostgresStoreOptions.defaultCommandTimeout)))")
+    var pgTimeout: Double?
+
     @Option(help: "Directory of read-only fixtures: each file is the value of the key named by its path, shown when the store has none. [env: LARDER_FIXTURES]")
     var fixtures: String?
 
@@ -190,6 +193,9 @@ struct ServeOptions: ParsableArguments {
         if let n = try value(pgPool, "LARDER_PG_POOL", { Int($0) }), !(1...1000).contains(n) {
             throw ValidationError("--pg-pool must be from 1 to 1000")
         }
+        if let t = try value(pgTimeout, "LARDER_PG_TIMEOUT", { Double($0) }), !(t >= 0.1 && t <= 3600) {
+            throw ValidationError("--pg-timeout must be from 0.1 to 3600 seconds")
+        }
         if let url = try value(store, "LARDER_STORE", { $0 }) {
             do { _ = try PostgresStoreOptions(url: url) } catch { throw ValidationError("\(error)") }
             if try isEphemeral() { throw ValidationError("--ephemeral keeps data in a temporary directory; it cannot be used with --store") }
@@ -239,6 +245,7 @@ struct ServeOptions: ParsableArguments {
             var options: PostgresStoreOptions
             do { options = try PostgresStoreOptions(url: url) } catch { throw ValidationError("\(error)") }
             if let n = try value(pgPool, "LARDER_PG_POOL", { Int($0) }) { options.poolSize = n }
+            if let t = try value(pgTimeout, "LARDER_PG_TIMEOUT", { Double($0) }) { options.commandTimeout = t }
             options.gzipLevel = disk.gzipLevel
             options.maxValueSize = http.maxBodyBytes
             if let eventHistory { options.changeHistory = eventHistory }

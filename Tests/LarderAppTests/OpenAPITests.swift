@@ -145,7 +145,7 @@ import Testing
     /// --allow-faults: the rule sets, their validation and their views. Only
     /// /faults is run: the rules it writes fault every other path, but never
     /// /faults itself.
-    @Test(.timeLimit(.minutes(2))) func schemathesisFindsNothingInFaults() async throws {
+    @Test(.timeLimit(.minutes(5))) func schemathesisFindsNothingInFaults() async throws {
         let server = try TestServer { $0.allowFaults = true }
         defer { server.stop() }
         try await Self.schemathesis(against: server, filters: ["--include-path", "/faults"],

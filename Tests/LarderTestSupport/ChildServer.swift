@@ -38,13 +38,17 @@ public final class ChildServer {
     /// `dataDirectory` nil passes no `--data-dir` (for `--ephemeral`). `--port 0` comes first, so
     /// `arguments` may name another port. `executable` is another copy of the binary,
     /// `directory` the working directory (a binary moved away from the package).
+    /// `launcher` runs the binary (`ip netns exec NAME`, which execs it, so
+    /// the process is still the server's own).
     public init(dataDirectory: String?, arguments: [String] = [], environment: [String: String] = [:],
-         waitUntilListening: Bool = true, executable: String = ChildServer.binaryPath, directory: String? = nil) throws {
+         waitUntilListening: Bool = true, executable: String = ChildServer.binaryPath, directory: String? = nil,
+         launcher: [String] = []) throws {
         self.dataDirectory = dataDirectory
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
+        process.executableURL = URL(fileURLWithPath: launcher.first ?? executable)
         if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
-        process.arguments = ["serve", "--port", "0"] + (dataDirectory.map { ["--data-dir", $0] } ?? []) + arguments
+        process.arguments = (launcher.isEmpty ? [] : Array(launcher.dropFirst()) + [executable])
+            + ["serve", "--port", "0"] + (dataDirectory.map { ["--data-dir", $0] } ?? []) + arguments
         if !environment.isEmpty {
             process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         }

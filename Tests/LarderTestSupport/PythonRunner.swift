@@ -49,14 +49,20 @@ public enum PythonRunner {
         import importlib.util, sys
         print(" ".join(m for m in sys.argv[1:] if importlib.util.find_spec(m) is None))
         """
-        let result: Result
-        do {
-            result = try run(code: code, arguments: names, timeout: 60)
-        } catch {
-            throw ClientError("python3 could not be started (\(error)); `bash .ci/run` installs it")
-        }
+        // Once more when the first run fails without a word: on a loaded
+        // CI machine a run was once killed at its deadline (status, no stderr).
+        var result: Result
+        var attempt = 0
+        repeat {
+            attempt += 1
+            do {
+                result = try run(code: code, arguments: names, timeout: 180)
+            } catch {
+                throw ClientError("python3 could not be started (\(error)); `bash .ci/run` installs it")
+            }
+        } while result.status != 0 && result.stderr.isEmpty && attempt < 2
         guard result.status == 0 else {
-            throw ClientError("python3 did not run: \(result.stderr)")
+            throw ClientError("python3 did not run (\(result.timedOut ? "killed after 180 s" : "exit \(result.status)")): \(result.stderr)")
         }
         let missing = result.stdout.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: " ").map { name in
             modules.first { $0.module == name }?.package ?? String(name)

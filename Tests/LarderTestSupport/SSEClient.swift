@@ -39,9 +39,9 @@ public final class SSEClient {
     private var headRead = false
     private var closed = false
 
-    public init(port: Int, target: String = "/events", headers: [(String, String)] = [],
+    public init(host: String = "127.0.0.1", port: Int, target: String = "/events", headers: [(String, String)] = [],
          receiveBuffer: Int? = nil) throws {
-        connection = try HTTPClientConnection(port: port, receiveBuffer: receiveBuffer)
+        connection = try HTTPClientConnection(host: host, port: port, receiveBuffer: receiveBuffer)
         var head = "GET \(target) HTTP/1.1\r\nHost: localhost\r\nAccept: text/event-stream\r\n"
         for (name, value) in headers { head += "\(name): \(value)\r\n" }
         head += "\r\n"

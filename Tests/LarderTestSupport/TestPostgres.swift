@@ -22,6 +22,8 @@ public final class TestPostgres: Sendable {
     /// The temp directory: the cluster in `data/`, the server log, the unix socket.
     public let directory: String
     private let bin: String
+    /// Runs the server and `psql` on a host of their own (`NetworkLab.launcher`); empty on this one.
+    private let launcher: [String]
     private var dataDirectory: String { directory + "/data" }
 
     /// Whether a server can be started here: the binaries are found and, as
@@ -39,9 +41,15 @@ public final class TestPostgres: Sendable {
     /// Removed when released (and at exit if it never is).
     public static func makePrivate() throws -> TestPostgres { try TestPostgres() }
 
+    /// A private server on a host of its own (`NetworkLab.launcher(host)`):
+    /// it listens on every address there, and `psql` runs there too.
+    public static func makePrivate(launcher: [String]) throws -> TestPostgres {
+        try TestPostgres(launcher: launcher)
+    }
+
     /// Starts a new private server (`makePrivate()`).
-    public convenience init() throws {
-        try self.init { bin, directory in
+    public convenience init(launcher: [String] = []) throws {
+        try self.init(launcher: launcher) { bin, directory in
             let initdb = try Self.runAsServerUser(bin + "/initdb", [
                 "-D", directory + "/data", "-A", "trust", "-U", "postgres", "-E", "UTF8", "--locale=C", "--no-sync",
             ], directory: directory)
@@ -51,7 +59,7 @@ public final class TestPostgres: Sendable {
 
     /// A server whose data directory `makeData(bin, directory)` fills
     /// (initdb, or a base backup of another server), started on a free port.
-    private init(makeData: (String, String) throws -> Void) throws {
+    private init(launcher: [String] = [], makeData: (String, String) throws -> Void) throws {
         guard let bin = Self.binDirectory else {
             throw ClientError("no PostgreSQL server binaries (initdb, pg_ctl, postgres); `bash .ci/run` installs postgresql")
         }
@@ -62,13 +70,14 @@ public final class TestPostgres: Sendable {
         do {
             try Self.chownToServerUser(directory)
             try makeData(bin, directory)
-            port = try Self.startOnFreePort(bin: bin, directory: directory)
+            port = try Self.startOnFreePort(bin: bin, directory: directory, launcher: launcher)
         } catch {
             Self.destroy(directory: directory, bin: bin)
             throw error
         }
         self.bin = bin
         self.directory = directory
+        self.launcher = launcher
         _ = try psql("select 1")
     }
 
@@ -100,7 +109,7 @@ public final class TestPostgres: Sendable {
 
     /// Makes a standby the primary (`pg_ctl promote`, waiting until it takes writes).
     public func promote() throws {
-        let result = try Self.runAsServerUser(bin + "/pg_ctl", ["promote", "-w", "-t", "60", "-D", dataDirectory], directory: directory)
+        let result = try Self.runAsServerUser(bin + "/pg_ctl", ["promote", "-w", "-t", "60", "-D", dataDirectory], directory: directory, launcher: launcher)
         guard result.status == 0 else { throw ClientError("pg_ctl promote: \(result.stderr)") }
     }
 
@@ -121,7 +130,8 @@ public final class TestPostgres: Sendable {
     /// stderr when it fails. For test assertions.
     @discardableResult
     public func psql(_ sql: String) throws -> String {
-        let result = try ProcessRunner.run(psqlPath, [
+        let command = launcher + [psqlPath]
+        let result = try ProcessRunner.run(command[0], Array(command.dropFirst()) + [
             "-X", "-At", "-v", "ON_ERROR_STOP=1", "-h", "127.0.0.1", "-p", String(port), "-U", "postgres", "-d", "postgres",
             "-c", sql,
         ], environment: ["PGCONNECT_TIMEOUT": "10"], timeout: 60)
@@ -146,29 +156,29 @@ public final class TestPostgres: Sendable {
     /// the last a crash as far as the data is concerned), keeping its data.
     public func stop(mode: String = "fast") throws {
         let result = try Self.runAsServerUser(bin + "/pg_ctl", ["stop", "-w", "-t", "60", "-D", dataDirectory, "-m", mode],
-                                             directory: directory)
+                                             directory: directory, launcher: launcher)
         guard result.status == 0 else { throw ClientError("pg_ctl stop -m \(mode): \(result.stderr)") }
     }
 
     /// Starts it again after `stop`: the same data directory, the same port.
     public func start() throws {
-        try Self.startServer(bin: bin, directory: directory, port: port)
+        try Self.startServer(bin: bin, directory: directory, port: port, launcher: launcher)
         _ = try psql("select 1")
     }
 
     /// Whether the server is up (`pg_ctl status`).
     public var isRunning: Bool {
-        (try? Self.runAsServerUser(bin + "/pg_ctl", ["status", "-D", dataDirectory], directory: directory))?.status == 0
+        (try? Self.runAsServerUser(bin + "/pg_ctl", ["status", "-D", dataDirectory], directory: directory, launcher: launcher))?.status == 0
     }
 
     // MARK: - Processes
 
     /// A port found free may be taken before the server binds it: then another.
-    private static func startOnFreePort(bin: String, directory: String) throws -> Int {
+    private static func startOnFreePort(bin: String, directory: String, launcher: [String]) throws -> Int {
         for attempt in 1... {
             let port = try freePort()
             do {
-                try startServer(bin: bin, directory: directory, port: port)
+                try startServer(bin: bin, directory: directory, port: port, launcher: launcher)
                 return port
             } catch where attempt < 3 {
                 continue
@@ -181,12 +191,13 @@ public final class TestPostgres: Sendable {
     /// 127.0.0.1 and a socket in the temp directory (so no lock file in /tmp
     /// or /var/run is shared with another server); fsync stays on, as the
     /// durability tests rely on commits; 300 connections, as many test
-    /// servers each hold a small pool.
-    private static func startServer(bin: String, directory: String, port: Int) throws {
-        let options = "-c listen_addresses=127.0.0.1 -p \(port) -k '\(directory)' -c max_connections=300 -c fsync=on"
+    /// servers each hold a small pool. On a host of its own, every address there.
+    private static func startServer(bin: String, directory: String, port: Int, launcher: [String]) throws {
+        let listen = launcher.isEmpty ? "127.0.0.1" : "'*'"
+        let options = "-c listen_addresses=\(listen) -p \(port) -k '\(directory)' -c max_connections=300 -c fsync=on"
         let result = try runAsServerUser(bin + "/pg_ctl", [
             "start", "-w", "-t", "60", "-D", directory + "/data", "-l", directory + "/postgres.log", "-o", options,
-        ], directory: directory)
+        ], directory: directory, launcher: launcher)
         guard result.status == 0 else {
             throw ClientError("pg_ctl start on port \(port): \(result.stderr)\nlog: \(logTail(directory))")
         }
@@ -206,20 +217,23 @@ public final class TestPostgres: Sendable {
     /// socket it passes down is closed (swift-corelibs-foundation#4795), and
     /// the server that `pg_ctl start` leaves running would otherwise keep
     /// it open, so `waitUntilExit` would wait as long as the server runs.
+    /// `launcher` goes first (`ip netns exec NAME`: a host of its own).
     private static func runAsServerUser(_ executable: String, _ arguments: [String],
-                                        directory: String) throws -> ProcessRunner.Result {
+                                        directory: String, launcher: [String] = []) throws -> ProcessRunner.Result {
         let closeInherited = [
             "/bin/bash", "-c",
             #"for fd in /proc/$$/fd/*; do fd=${fd##*/}; [ "$fd" -gt 2 ] && { exec {fd}>&-; } 2>/dev/null; done; exec "$@""#,
             "bash", executable,
         ] + arguments
-        guard geteuid() == 0 else {
-            return try ProcessRunner.run(closeInherited[0], Array(closeInherited.dropFirst()), directory: directory, timeout: 120)
+        var command = closeInherited
+        if geteuid() == 0 {
+            guard let runuser = ["/usr/sbin/runuser", "/sbin/runuser"].first(where: FileManager.default.isExecutableFile(atPath:)) else {
+                throw ClientError("running as root and no runuser to start PostgreSQL as the postgres user")
+            }
+            command = [runuser, "-u", "postgres", "--"] + closeInherited
         }
-        guard let runuser = ["/usr/sbin/runuser", "/sbin/runuser"].first(where: FileManager.default.isExecutableFile(atPath:)) else {
-            throw ClientError("running as root and no runuser to start PostgreSQL as the postgres user")
-        }
-        return try ProcessRunner.run(runuser, ["-u", "postgres", "--"] + closeInherited, directory: directory, timeout: 120)
+        command = launcher + command
+        return try ProcessRunner.run(command[0], Array(command.dropFirst()), directory: directory, timeout: 120)
     }
 
     /// As root, gives `directory` to the `postgres` user (initdb creates the cluster inside it).

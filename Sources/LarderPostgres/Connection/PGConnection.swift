@@ -32,6 +32,10 @@ final class PGConnection: @unchecked Sendable {
     private var liveSources = 0
     private var command: Command?
     private var brokenReason: String?
+    /// Broken because the database went silent (a timeout, not a closed
+    /// connection): it may be unreachable, so trying again at once would
+    /// only double the wait. Set once, on `queue`.
+    private var wentSilentState = false
     /// Told of every `NOTIFY` on a channel this connection listens to.
     private var notificationHandler: (@Sendable (_ channel: String, _ payload: String) -> Void)?
     /// Told once when the connection breaks (server gone, socket error).
@@ -185,6 +189,10 @@ final class PGConnection: @unchecked Sendable {
     /// Why the connection is unusable; nil while it is good.
     var broken: String? { queue.sync { brokenReason } }
 
+    /// Whether the connection broke because the database sent nothing for
+    /// the statement's allowance (rather than closing it).
+    var wentSilent: Bool { queue.sync { wentSilentState } }
+
     func onNotification(_ handler: @escaping @Sendable (_ channel: String, _ payload: String) -> Void) {
         queue.sync { notificationHandler = handler }
     }
@@ -208,12 +216,13 @@ final class PGConnection: @unchecked Sendable {
                onRow: (@Sendable (PGRow) throws -> Void)? = nil) async throws -> PGResult {
         var steps = [Statement(sql: sql, parameters: parameters)]
         if thenCommit { steps.append(Statement(sql: "COMMIT")) }
-        let silence = thenCommit ? max(silence ?? commandTimeout, Self.commitSilence) : silence
+        let silence = thenCommit ? max(silence ?? commandTimeout, commitSilence) : silence
         return try await pipeline(steps, silence: silence, onRow: onRow)[0]
     }
 
-    /// A flush may take long under load: a minute of silence, not ten seconds.
-    static let commitSilence: Double = 60
+    /// A flush may take long under load, and a commit given up on is an
+    /// unknown outcome: six times the statement's allowance (a minute by default).
+    var commitSilence: Double { commandTimeout * 6 }
     static let begin = "BEGIN ISOLATION LEVEL READ COMMITTED"
 
     /// Runs the statements in order in one round trip; returns each one's
@@ -325,6 +334,7 @@ final class PGConnection: @unchecked Sendable {
             timer.schedule(deadline: .now() + command.silence)
             timer.setEventHandler { [weak self, weak command] in
                 guard let self, let command, self.command === command else { return }
+                self.wentSilentState = true
                 self.fail("the database sent nothing for \(command.silence) s")
             }
             timer.resume()

@@ -114,7 +114,7 @@ final class PGPool: @unchecked Sendable {
             do {
                 let value = try await body(connection)
                 if !connection.dropDeferredBegin() && connection.inTransaction {
-                    _ = try await connection.query("COMMIT", silence: PGConnection.commitSilence)
+                    _ = try await connection.query("COMMIT", silence: connection.commitSilence)
                 }
                 release(connection)
                 return value
@@ -123,18 +123,31 @@ final class PGPool: @unchecked Sendable {
                 let firstTripFailed = connection.roundTrips == roundTrips + 1 && !connection.commitSent
                 if !unused && connection.broken == nil && connection.inTransaction { _ = try? await connection.query("ROLLBACK") }
                 release(connection)
-                if let pgError = error as? PGError, pgError.isUnavailable, attempt == 1, firstTripFailed { continue }
+                // Not after silence: the database may be unreachable, and
+                // a second wait would double the client's.
+                if let pgError = error as? PGError, pgError.isUnavailable, attempt == 1, firstTripFailed,
+                   !connection.wentSilent { continue }
                 throw Self.mapped(error)
             }
         }
     }
 
     /// A read that may run again on a fresh connection if the first one
-    /// was found dead (reads change nothing, so once more is safe).
+    /// was found dead (reads change nothing, so once more is safe); not
+    /// when it went silent (the database may be unreachable: a second wait
+    /// would double the client's).
     func read<T>(schema: String, _ body: (PGConnection) async throws -> T) async throws -> T {
+        var silent = false
         do {
-            return try await withConnection(schema: schema, body)
-        } catch StoreError.backendUnavailable {
+            return try await withConnection(schema: schema) { connection in
+                do {
+                    return try await body(connection)
+                } catch {
+                    silent = connection.wentSilent
+                    throw error
+                }
+            }
+        } catch StoreError.backendUnavailable where !silent {
             return try await withConnection(schema: schema, body)
         }
     }

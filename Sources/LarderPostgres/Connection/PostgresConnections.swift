@@ -17,7 +17,8 @@ public final class PostgresConnections: Sendable {
                       setup: ["SET application_name TO 'larder'",
                               // No NOTICEs on stderr ("schema already exists, skipping").
                               "SET client_min_messages TO warning"],
-                      commandTimeout: options.commandTimeout, logger: logger)
+                      connectTimeout: min(5, options.commandTimeout), commandTimeout: options.commandTimeout,
+                      acquireTimeout: options.commandTimeout, logger: logger)
         listener = PGListener(pool: pool, logger: logger)
     }
 

@@ -214,7 +214,7 @@ extension PostgresStore {
             steps.append(PGConnection.Statement(sql: "DELETE FROM larder_parts WHERE blob = $1", parameters: [.int(oldBlob)]))
         }
         steps.append(PGConnection.Statement(sql: "COMMIT"))
-        _ = try await db.pipeline(steps, silence: PGConnection.commitSilence)
+        _ = try await db.pipeline(steps, silence: db.commitSilence)
     }
 
     // MARK: - Deletes
@@ -246,7 +246,7 @@ extension PostgresStore {
                 steps.append(PGConnection.Statement(sql: "DELETE FROM larder_parts WHERE blob = $1", parameters: [.int(blob)]))
             }
             steps.append(PGConnection.Statement(sql: "COMMIT"))
-            _ = try await db.pipeline(steps, silence: PGConnection.commitSilence)
+            _ = try await db.pipeline(steps, silence: db.commitSilence)
             return (!old.expired, version)
         }
         countCommit()

@@ -31,9 +31,16 @@ public struct PostgresStoreOptions: Sendable {
     public var sweepInterval: Double = 1
     /// Seconds a statement may go without a byte of its answer before the
     /// connection is given up as dead (a database that stopped answering
-    /// without closing): its request gets a 503 rather than a hang. A long
-    /// read that keeps receiving is not cut.
-    public var commandTimeout: Double = 10
+    /// without closing, a cut network): its request gets a 503 rather than
+    /// a hang (`--pg-timeout`). A long read that keeps receiving is not
+    /// cut. The same bound holds for waiting for a free connection, a new
+    /// connection gets at most 5 s of it, and a `COMMIT` six times it (a
+    /// flush under load may legitimately be slow, and a commit given up on
+    /// is an unknown outcome).
+    public var commandTimeout: Double = PostgresStoreOptions.defaultCommandTimeout
+
+    /// `--pg-timeout` unless told.
+    public static let defaultCommandTimeout: Double = 10
 
     /// Database connections at most unless told (`--pg-pool`).
     public static let defaultPoolSize = 8

@@ -1,0 +1,126 @@
+import Foundation
+import LarderSupport
+import LarderWire
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Hosts of their own on this machine, for partition tests: each host is a
+/// Linux network namespace (`ip netns`), joined to another (or to the test's
+/// own namespace) by a veth pair, a cable with an address at each end. A
+/// link can be cut (both ends down: nothing crosses, and neither side is
+/// told, as when a switch dies) and healed. Real kernel networking; all
+/// addresses are private and never leave the machine.
+///
+/// Needs root and iproute2. The namespaces go when the lab is released,
+/// and at start-up those of test processes that are gone.
+public final class NetworkLab: Sendable {
+    /// A cable between two hosts (`nil`: the test's own namespace).
+    public struct Link: Sendable {
+        public let hosts: (String?, String?)
+        /// Each end's device and address, in the order of `hosts`.
+        public let devices: (String, String)
+        public let addresses: (String, String)
+    }
+
+    /// Whether namespaces can be made here: root and `ip`.
+    public static var isAvailable: Bool { geteuid() == 0 && ip != nil }
+
+    private static let ip: String? = ["/usr/sbin/ip", "/sbin/ip", "/usr/bin/ip", "/bin/ip"]
+        .first(where: FileManager.default.isExecutableFile(atPath:))
+
+    /// This lab's namespaces by host name.
+    private let namespaces: [String: String]
+    /// Names this lab's devices and subnets apart from other labs'.
+    private let tag: String
+    private let subnet: Int
+    private let linkCount = Locked(0)
+    /// Each lab of this process takes the next 10.S.0.0/16.
+    private static let nextSubnet = Locked(Int.random(in: 16...250))
+
+    /// Makes a namespace for each of `hosts`, its loopback up.
+    public init(hosts: [String]) throws {
+        _ = Self.staleSwept
+        tag = String((0..<4).map { _ in "0123456789abcdef".randomElement()! })
+        subnet = Self.nextSubnet.withLock { next -> Int in
+            defer { next = next == 250 ? 16 : next + 1 }
+            return next
+        }
+        var made: [String: String] = [:]
+        for host in hosts { made[host] = "larder-\(getpid())-\(tag)-\(host)" }
+        namespaces = made
+        do {
+            for name in made.values {
+                try Self.run(["netns", "add", name])
+                try Self.run(["-n", name, "link", "set", "lo", "up"])
+            }
+        } catch {
+            for name in made.values { _ = try? Self.run(["netns", "del", name]) }
+            throw error
+        }
+    }
+
+    deinit {
+        for name in namespaces.values { _ = try? Self.run(["netns", "del", name]) }
+    }
+
+    /// The command prefix that runs a program on `host`.
+    public func launcher(_ host: String) -> [String] {
+        [Self.ip ?? "ip", "netns", "exec", namespaces[host]!]
+    }
+
+    /// The namespace's name (for `ip -n`, `ip netns exec`).
+    public func namespace(_ host: String) -> String { namespaces[host]! }
+
+    /// Joins `a` and `b` (nil: the test's own namespace) by a cable; `a`'s
+    /// end is 10.S.N.1, `b`'s 10.S.N.2 (a /30 of their own).
+    public func connect(_ a: String?, _ b: String?) throws -> Link {
+        let n = linkCount.withLock { count -> Int in count += 1; return count }
+        let devices = ("l\(tag)\(n)a", "l\(tag)\(n)b")
+        let addresses = ("10.\(subnet).\(n).1", "10.\(subnet).\(n).2")
+        try Self.run(["link", "add", devices.0, "type", "veth", "peer", "name", devices.1])
+        for (host, device, address) in [(a, devices.0, addresses.0), (b, devices.1, addresses.1)] {
+            if let host { try Self.run(["link", "set", device, "netns", namespaces[host]!]) }
+            try Self.run(Self.in(host.map { namespaces[$0]! }, ["addr", "add", address + "/30", "dev", device]))
+            try Self.run(Self.in(host.map { namespaces[$0]! }, ["link", "set", device, "up"]))
+        }
+        return Link(hosts: (a, b), devices: devices, addresses: addresses)
+    }
+
+    /// Takes both ends down: packets either way are dropped, and no
+    /// connection is told (no reset, no FIN).
+    public func cut(_ link: Link) throws { try setLink(link, "down") }
+
+    /// Brings both ends up again: connections that outlived the cut carry on.
+    public func heal(_ link: Link) throws { try setLink(link, "up") }
+
+    private func setLink(_ link: Link, _ state: String) throws {
+        try Self.run(Self.in(link.hosts.0.map { namespaces[$0]! }, ["link", "set", link.devices.0, state]))
+        try Self.run(Self.in(link.hosts.1.map { namespaces[$0]! }, ["link", "set", link.devices.1, state]))
+    }
+
+    private static func `in`(_ namespace: String?, _ arguments: [String]) -> [String] {
+        namespace.map { ["-n", $0] + arguments } ?? arguments
+    }
+
+    @discardableResult
+    private static func run(_ arguments: [String]) throws -> String {
+        guard let ip else { throw ClientError("no ip command (iproute2)") }
+        let result = try ProcessRunner.run(ip, arguments, timeout: 30)
+        guard result.status == 0 else { throw ClientError("ip \(arguments.joined(separator: " ")): \(result.stderr)") }
+        return result.stdoutText
+    }
+
+    /// Once per process: namespaces left by test processes that are gone
+    /// (killed at a deadline) are deleted.
+    private static let staleSwept: Void = {
+        guard let listing = try? run(["netns", "list"]) else { return }
+        for line in listing.split(separator: "\n") {
+            let name = String(line.split(separator: " ").first ?? "")
+            let parts = name.split(separator: "-")
+            guard parts.count >= 4, parts[0] == "larder", let pid = Int32(parts[1]), pid != getpid() else { continue }
+            if kill(pid, 0) == 0 || errno == EPERM { continue }
+            _ = try? run(["netns", "del", name])
+        }
+    }()
+}

@@ -8,8 +8,8 @@ import Glibc
 /// Hosts of their own on this machine, for partition tests: each host is a
 /// Linux network namespace (`ip netns`), joined to another (or to the test's
 /// own namespace) by a veth pair, a cable with an address at each end. A
-/// link can be cut (both ends down: nothing crosses, and neither side is
-/// told, as when a switch dies) and healed. Real kernel networking; all
+/// link can be cut (one end down: to the other side the network goes
+/// silent) and healed. Real kernel networking; all
 /// addresses are private and never leave the machine.
 ///
 /// Needs root and iproute2. The namespaces go when the lab is released,
@@ -87,16 +87,20 @@ public final class NetworkLab: Sendable {
         return Link(hosts: (a, b), devices: devices, addresses: addresses)
     }
 
-    /// Takes both ends down: packets either way are dropped, and no
-    /// connection is told (no reset, no FIN).
-    public func cut(_ link: Link) throws { try setLink(link, "down") }
+    /// Takes the first host's end down. To the second host the network
+    /// goes silent: what it sends vanishes (the kernel drops it at the
+    /// dead peer) and nothing arrives, with no error and no reset, as when
+    /// a switch between them dies. The first host loses its route there.
+    /// (`tc netem` would do the same, but its kernel module is not on
+    /// every machine.)
+    public func cut(_ link: Link) throws {
+        try Self.run(Self.in(link.hosts.0.map { namespaces[$0]! }, ["link", "set", link.devices.0, "down"]))
+    }
 
-    /// Brings both ends up again: connections that outlived the cut carry on.
-    public func heal(_ link: Link) throws { try setLink(link, "up") }
-
-    private func setLink(_ link: Link, _ state: String) throws {
-        try Self.run(Self.in(link.hosts.0.map { namespaces[$0]! }, ["link", "set", link.devices.0, state]))
-        try Self.run(Self.in(link.hosts.1.map { namespaces[$0]! }, ["link", "set", link.devices.1, state]))
+    /// Brings the end up again: its route comes back, and connections that
+    /// outlived the cut carry on.
+    public func heal(_ link: Link) throws {
+        try Self.run(Self.in(link.hosts.0.map { namespaces[$0]! }, ["link", "set", link.devices.0, "up"]))
     }
 
     private static func `in`(_ namespace: String?, _ arguments: [String]) -> [String] {

@@ -16,7 +16,12 @@ public final class PostgresConnections: Sendable {
         pool = PGPool(conninfo: options.conninfo, maxConnections: options.poolSize,
                       setup: ["SET application_name TO 'larder'",
                               // No NOTICEs on stderr ("schema already exists, skipping").
-                              "SET client_min_messages TO warning"],
+                              "SET client_min_messages TO warning",
+                              // A server cut off mid-transaction cannot say it is gone: its
+                              // transaction would hold its key's lock, and every server's
+                              // change feed (the watermark), until the network heals. The
+                              // database ends it after twice the statement allowance idle.
+                              "SET idle_in_transaction_session_timeout TO \(Int(max(1, options.commandTimeout * 2) * 1000))"],
                       connectTimeout: min(5, options.commandTimeout), commandTimeout: options.commandTimeout,
                       acquireTimeout: options.commandTimeout, logger: logger)
         listener = PGListener(pool: pool, logger: logger)

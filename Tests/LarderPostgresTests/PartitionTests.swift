@@ -1,0 +1,241 @@
+import Foundation
+import LarderSupport
+import LarderTestSupport
+import LarderWire
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Two `larder` processes and their PostgreSQL on hosts of their own
+/// (network namespaces, `NetworkLab`), and one server's cable to the
+/// database cut mid-load, then healed. The cut server answers 503
+/// `backend_unavailable` within its `--pg-timeout` and its `/healthz` says
+/// why; the other keeps serving; after the heal the cut server's event
+/// stream catches up with no gap and nothing twice, no acknowledged write
+/// is lost, and a history recorded through both servers across the cut is
+/// linearizable.
+@Suite(.enabled(if: TestPostgres.isAvailable && NetworkLab.isAvailable,
+                "needs PostgreSQL and root for network namespaces (.ci/run has both)"))
+struct PartitionTests {
+    /// `--pg-timeout`: short, so the test is; what is checked scales with it.
+    static let timeout = 1.0
+
+    @Test func aCutServerAnswers503WhileTheOtherServesAndCatchesUpAfterTheHeal() throws {
+        let cluster = try PartitionedCluster()
+        let (a, b) = (cluster.a, cluster.b)
+        // An event stream on the server that will be cut, open throughout.
+        let stream = StreamReader(try SSEClient(host: a.host, port: a.port))
+        #expect(try stream.client.readHead() == 200)
+        let streamed = Locked<[SSEEvent]>([])
+        let streamStop = Locked(false)
+        let streamThread = Thread {
+            while !streamStop.withLock({ $0 }) {
+                if let events = try? stream.client.events(100, timeout: 0.1) { streamed.withLock { $0 += events } }
+            }
+        }
+        streamThread.start()
+        defer { stream.client.close() }
+
+        // Two writers through each server, a key per write.
+        let endpoints = [(a.name, a.host, a.port), (b.name, b.host, b.port)]
+        let log = Locked<[Attempt]>([])
+        let stop = Locked(false)
+        let writers = (0..<4).map { writer in
+            Thread {
+                let (name, host, port) = endpoints[writer / 2]
+                let wire = WireClient(host: host, port: port)
+                var n = 0
+                while !stop.withLock({ $0 }) {
+                    let key = "w\(writer)/\(n)"
+                    n += 1
+                    let began = ContinuousClock.now
+                    let answer = try? wire.put(key, "v")
+                    let outcome: Attempt.Outcome = switch answer {
+                    case let r? where r.status == 201: .acknowledged
+                    case let r? where r.status == 503 && r.json?["error"] as? String == "backend_unavailable": .unavailable
+                    case let r?: .other("\(r.status) \(r.text)")
+                    case nil: .other("no answer")
+                    }
+                    log.withLock { $0.append(Attempt(server: name, key: key, began: began, ended: .now, outcome: outcome)) }
+                }
+            }
+        }
+        for thread in writers { thread.start() }
+        usleep(500_000)
+
+        try cluster.lab.cut(cluster.aToDatabase)
+        let cut = ContinuousClock.now
+        // Once the statement allowance has passed, /healthz on the cut server says why.
+        usleep(UInt32(Self.timeout * 1_500_000))
+        let health = try WireClient(host: a.host, port: a.port).send("GET", "/healthz")
+        let healthTook = ContinuousClock.now - cut
+        usleep(UInt32(max(0, 3.0 - (healthTook / .seconds(1))) * 1_000_000))
+
+        try cluster.lab.heal(cluster.aToDatabase)
+        let healed = ContinuousClock.now
+        var resumed: Duration?
+        let probe = WireClient(host: a.host, port: a.port)
+        for attempt in 0..<1_500 {
+            if (try? probe.put("after/\(attempt)", "x"))?.status == 201 {
+                resumed = ContinuousClock.now - healed
+                break
+            }
+            usleep(20_000)
+        }
+        usleep(500_000)
+        stop.withLock { $0 = true }
+        while writers.contains(where: { !$0.isFinished }) { usleep(10_000) }
+        let attempts = log.withLock { $0 }
+
+        // The cut server said why it was unhealthy.
+        print("partition: /healthz on the cut server: \(health.status) \(health.text)")
+        #expect(health.status == 503 && health.json?["error"] as? String == "unhealthy", "\(health.status) \(health.text)")
+        #expect((health.json?["message"] as? String)?.isEmpty == false)
+        let took = try #require(resumed, "writes on the cut server did not resume within 30 s of the heal")
+
+        // On the cut server, a write begun during the cut answered 503
+        // backend_unavailable, within the allowance to wait for a connection
+        // and for the database to answer (a second of slack for a loaded
+        // machine), or was acknowledged: its commit made it after the heal.
+        let duringCut = attempts.filter { $0.server == "a" && $0.began > cut + .milliseconds(100) && $0.ended < healed }
+        let slowest = duringCut.map { $0.ended - $0.began }.max() ?? .zero
+        #expect(!duringCut.isEmpty)
+        #expect(duringCut.allSatisfy { $0.outcome == .unavailable }, "\(duringCut.filter { $0.outcome != .unavailable }.prefix(3))")
+        #expect(slowest < .seconds(2 * Self.timeout + 1), "a request on the cut server took \(slowest)")
+        // The other server went on acknowledging writes through the cut.
+        let otherDuringCut = attempts.filter { $0.server == "b" && $0.began > cut && $0.ended < healed && $0.outcome == .acknowledged }
+        #expect(otherDuringCut.count > 0, "the server that was not cut acknowledged nothing during the cut")
+        let unexpected = attempts.compactMap { attempt -> String? in
+            if case .other(let why) = attempt.outcome { return "\(attempt.server) \(attempt.key): \(why)" }
+            return nil
+        }
+        #expect(unexpected.isEmpty, "answers neither 201 nor 503 backend_unavailable: \(unexpected.prefix(5))")
+
+        // Nothing acknowledged is lost, read through either server.
+        let acknowledged = attempts.filter { $0.outcome == .acknowledged }.map(\.key)
+        var lost: [String] = []
+        for (index, key) in acknowledged.enumerated() {
+            let server = index % 2 == 0 ? a : b
+            if try WireClient(host: server.host, port: server.port).get(key).status != 200 { lost.append(key) }
+        }
+        #expect(lost.isEmpty, "acknowledged writes lost: \(lost.prefix(10))")
+
+        // The cut server's stream caught up: every acknowledged write, once,
+        // in increasing versions.
+        let wanted = Set(acknowledged)
+        try Poll.until(30, "the cut server's event stream to carry every acknowledged write") {
+            Set(streamed.withLock { $0 }.compactMap { $0.json?["key"] as? String }).isSuperset(of: wanted)
+        }
+        streamStop.withLock { $0 = true }
+        while !streamThread.isFinished { usleep(10_000) }
+        let events = streamed.withLock { $0 }
+        #expect(!events.contains { $0.event == "reset" }, "the history reached back: no reset was due")
+        let puts = events.filter { $0.event == "put" }
+        let ids = puts.compactMap(\.id).map { UInt64($0, radix: 16) ?? 0 }
+        #expect(ids == ids.sorted(), "the stream's versions went back")
+        let keys = puts.compactMap { $0.json?["key"] as? String }
+        #expect(Set(keys).count == keys.count, "the stream carried a write twice")
+        print("partition: cut 3 s; the cut server answered \(duringCut.count) writes during it with 503, the slowest in \(slowest); "
+              + "the other acknowledged \(otherDuringCut.count); writes resumed \(took) after the heal; "
+              + "\(acknowledged.count) acknowledged, all there; the cut server's stream carried \(puts.count) changes")
+    }
+
+    /// 8 clients, 4 through each server, record GET, PUT, compare-and-swap,
+    /// append and delete on 3 keys while one server's cable to the database
+    /// is cut from 1.5 s to 3.5 s; the history is checked for
+    /// linearizability (Tests/cluster/linearizability.py).
+    @Test func aHistoryThroughTwoServersAcrossACutIsLinearizable() async throws {
+        let cluster = try PartitionedCluster()
+        let history = FileManager.default.temporaryDirectory.appendingPathComponent("partition-\(UUID().uuidString).jsonl").path
+        defer { try? FileManager.default.removeItem(atPath: history) }
+        let urls = [cluster.a, cluster.b].map { "http://\($0.host):\($0.port)" }
+        async let recorded = PythonRunner.run([
+            Repository.path("Tests/cluster/record_history.py"), "--url", urls[0], "--url", urls[1], "--clients", "8", "--keys", "3",
+            "--seconds", "6", "--request-timeout", "\(Self.timeout * 8)", "--out", history, "--check", "--check-timeout", "120",
+        ], timeout: 240)
+        try await Task.sleep(for: .seconds(1.5))
+        try cluster.lab.cut(cluster.aToDatabase)
+        try await Task.sleep(for: .seconds(2))
+        try cluster.lab.heal(cluster.aToDatabase)
+        let result = try await recorded
+        print("partition history: \(result.stderr.split(separator: "\n").suffix(3).joined(separator: " | ")) \(result.stdout)")
+        #expect(!result.timedOut)
+        #expect(result.status == 0, "not linearizable, or not checked: \(result.stdout) \(result.stderr)")
+        // Most calls were answered: the cut is two seconds of six, on one server of two.
+        let records = try String(contentsOfFile: history, encoding: .utf8).split(separator: "\n")
+        let answered = records.filter { !$0.contains("\"return\":null") }.count
+        #expect(answered * 2 > records.count, "only \(answered) of \(records.count) calls were answered")
+    }
+}
+
+/// One write and how it went.
+private struct Attempt: CustomStringConvertible, Sendable {
+    enum Outcome: Equatable, Sendable {
+        case acknowledged, unavailable
+        case other(String)
+    }
+    let server: String
+    let key: String
+    let began: ContinuousClock.Instant
+    let ended: ContinuousClock.Instant
+    let outcome: Outcome
+    var description: String { "\(server) \(key) \(outcome) in \(ended - began)" }
+}
+
+/// Three hosts: `db` (a private PostgreSQL), `a` and `b` (a `larder` each,
+/// `--pg-timeout` short), each server cabled to the database and to the
+/// test's own namespace, where the clients are.
+private final class PartitionedCluster {
+    struct Server {
+        let name: String
+        let host: String
+        let port: Int
+        let process: ChildServer
+    }
+    let lab: NetworkLab
+    let database: TestPostgres
+    let aToDatabase: NetworkLab.Link
+    let a: Server
+    let b: Server
+
+    init() throws {
+        lab = try NetworkLab(hosts: ["db", "a", "b"])
+        aToDatabase = try lab.connect("db", "a")
+        let bToDatabase = try lab.connect("db", "b")
+        let clientsToA = try lab.connect(nil, "a")
+        let clientsToB = try lab.connect(nil, "b")
+        database = try TestPostgres.makePrivate(launcher: lab.launcher("db"))
+        let schema = TestPostgres.makeSchemaName()
+        a = try Self.start("a", in: lab, database: "\(aToDatabase.addresses.0):\(database.port)", schema: schema,
+                           reachedAt: clientsToA.addresses.1)
+        b = try Self.start("b", in: lab, database: "\(bToDatabase.addresses.0):\(database.port)", schema: schema,
+                           reachedAt: clientsToB.addresses.1)
+    }
+
+    private static func start(_ name: String, in lab: NetworkLab, database: String, schema: String,
+                              reachedAt host: String) throws -> Server {
+        let url = "postgres://postgres@\(database)/postgres?schema=\(schema)"
+        let process = try ChildServer(dataDirectory: nil, arguments: [
+            "--host", "0.0.0.0", "--store", url, "--pg-pool", "4", "--pg-timeout", String(PartitionTests.timeout),
+            "--log-level", "warning",
+        ], launcher: lab.launcher(name))
+        let server = Server(name: name, host: host, port: process.port, process: process)
+        // It serves before the test begins: a run of nothing but 503s would prove nothing.
+        let answer = try WireClient(host: host, port: server.port).put("warm-up/\(name)", "x")
+        guard answer.status / 100 == 2 else { throw ClientError("\(name) does not serve: \(answer.status) \(answer.text)") }
+        return server
+    }
+
+    deinit {
+        a.process.kill(SIGTERM)
+        b.process.kill(SIGTERM)
+    }
+}
+
+/// Lends the stream to the thread that reads it (only that thread reads
+/// until it is told to stop and has finished).
+private final class StreamReader: @unchecked Sendable {
+    let client: SSEClient
+    init(_ client: SSEClient) { self.client = client }
+}

@@ -115,8 +115,10 @@ extension FailoverTests {
     /// PUT, compare-and-swap, append and delete on 3 keys while the primary
     /// dies and the standby is promoted; the history is checked for
     /// linearizability (Tests/cluster/linearizability.py). A call answered
-    /// 503 is recorded with its outcome unknown, as it is.
+    /// 503 is recorded with its outcome unknown, as it is. 5 s unless
+    /// `LARDER_FAULT_SECONDS` says (Tests/cluster/long-faults.sh).
     @Test func aHistoryThroughTwoServersAcrossAFailoverIsLinearizable() async throws {
+        let seconds = FaultRun.seconds(default: 5)
         let primary = try TestPostgres.makePrivate()
         let standby = try primary.makeStandby(synchronous: true)
         let url = "postgres://postgres@127.0.0.1:\(primary.port),127.0.0.1:\(standby.port)/postgres"
@@ -134,14 +136,15 @@ extension FailoverTests {
         }
         let urls = ["http://127.0.0.1:\(a.port)", "http://127.0.0.1:\(b.port)"]
         async let recorded = PythonRunner.run([
-            Repository.path("Tests/cluster/record_history.py"), "--url", urls[0], "--url", urls[1], "--clients", "8", "--keys", "3", "--seconds", "5",
-            "--request-timeout", "3", "--out", history, "--check", "--check-timeout", "120",
-        ], timeout: 240)
+            Repository.path("Tests/cluster/record_history.py"), "--url", urls[0], "--url", urls[1], "--clients", "8", "--keys", "3",
+            "--seconds", "\(seconds)", "--request-timeout", "3", "--out", history,
+            "--check", "--check-timeout", "\(FaultRun.checkTimeout(seconds))",
+        ], timeout: FaultRun.checkTimeout(seconds) + seconds + 120)
         try await Task.sleep(for: .seconds(1.5))
         try primary.stop(mode: "immediate")
         try standby.promote()
         let result = try await recorded
-        print("failover history: \(result.stderr.split(separator: "\n").suffix(3).joined(separator: " | ")) \(result.stdout)")
+        print("failover history (\(seconds) s): \(result.stderr.split(separator: "\n").suffix(3).joined(separator: " | ")) \(result.stdout)")
         #expect(!result.timedOut)
         #expect(result.status == 0, "not linearizable, or not checked: \(result.stdout) \(result.stderr)")
         // Most calls were answered: the failover window is a second or two of five.

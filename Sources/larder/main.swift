@@ -72,6 +72,9 @@ struct ServeOptions: ParsableArguments {
     @Option(name: .customLong("pg-timeout"), help: "Seconds a database call may go unanswered (a statement, a wait for a free connection) before its request gets 503 backend_unavailable; a COMMIT gets six times it. With --store postgres://. [env: LARDER_PG_TIMEOUT] (default: \(Default.seconds(PostgresStoreOptions.defaultCommandTimeout)))")
     var pgTimeout: Double?
 
+    @Option(name: .customLong("pg-cache-mb"), help: "MiB of small values each server keeps in memory for reads with --store postgres://; a cached read may miss a write through another server for as long as the change feed takes to bring it (milliseconds; at most about 2 s). 0 reads every value from the database. [env: LARDER_PG_CACHE_MB] (default: 0)")
+    var pgCacheMB: Int?
+
     @Option(help: "Directory of read-only fixtures: each file is the value of the key named by its path, shown when the store has none. [env: LARDER_FIXTURES]")
     var fixtures: String?
 
@@ -193,6 +196,9 @@ struct ServeOptions: ParsableArguments {
         if let n = try value(pgPool, "LARDER_PG_POOL", { Int($0) }), !(1...1000).contains(n) {
             throw ValidationError("--pg-pool must be from 1 to 1000")
         }
+        if let n = try value(pgCacheMB, "LARDER_PG_CACHE_MB", { Int($0) }), !(0...1_048_576).contains(n) {
+            throw ValidationError("--pg-cache-mb must be from 0 to 1048576")
+        }
         if let t = try value(pgTimeout, "LARDER_PG_TIMEOUT", { Double($0) }), !(t >= 0.1 && t <= 3600) {
             throw ValidationError("--pg-timeout must be from 0.1 to 3600 seconds")
         }
@@ -246,6 +252,7 @@ struct ServeOptions: ParsableArguments {
             do { options = try PostgresStoreOptions(url: url) } catch { throw ValidationError("\(error)") }
             if let n = try value(pgPool, "LARDER_PG_POOL", { Int($0) }) { options.poolSize = n }
             if let t = try value(pgTimeout, "LARDER_PG_TIMEOUT", { Double($0) }) { options.commandTimeout = t }
+            if let n = try value(pgCacheMB, "LARDER_PG_CACHE_MB", { Int($0) }) { options.cacheBytes = n << 20 }
             options.gzipLevel = disk.gzipLevel
             options.maxValueSize = http.maxBodyBytes
             if let eventHistory { options.changeHistory = eventHistory }

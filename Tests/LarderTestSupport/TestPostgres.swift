@@ -173,6 +173,39 @@ public final class TestPostgres: Sendable {
         _ = try psql("select 1")
     }
 
+    /// Stops every process of the server (SIGSTOP) and closes nothing: to
+    /// its clients, a database that stopped answering. `thaw()` ends it.
+    public func freeze() throws {
+        let postmaster = try postmasterPID()
+        // The postmaster first, so that it forks nothing after the children are found.
+        Glibc.kill(postmaster, SIGSTOP)
+        for child in Self.children(of: postmaster) { Glibc.kill(child, SIGSTOP) }
+    }
+
+    /// Lets a frozen server run again.
+    public func thaw() throws {
+        let postmaster = try postmasterPID()
+        for child in Self.children(of: postmaster) { Glibc.kill(child, SIGCONT) }
+        Glibc.kill(postmaster, SIGCONT)
+    }
+
+    private func postmasterPID() throws -> pid_t {
+        let text = try String(contentsOfFile: dataDirectory + "/postmaster.pid", encoding: .utf8)
+        guard let pid = pid_t(text.split(separator: "\n").first ?? "") else { throw ClientError("no pid in postmaster.pid") }
+        return pid
+    }
+
+    /// The processes whose parent is `parent` (`/proc/PID/stat`'s fourth field).
+    private static func children(of parent: pid_t) -> [pid_t] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []).compactMap { entry -> pid_t? in
+            guard let pid = pid_t(entry),
+                  let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
+                  let close = stat.lastIndex(of: ")") else { return nil }
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            return fields.count > 1 && pid_t(fields[1]) == parent ? pid : nil
+        }
+    }
+
     /// Whether the server is up (`pg_ctl status`).
     public var isRunning: Bool {
         (try? Self.runAsServerUser(bin + "/pg_ctl", ["status", "-D", dataDirectory], directory: directory, launcher: launcher))?.status == 0

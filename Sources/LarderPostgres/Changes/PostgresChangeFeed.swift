@@ -30,6 +30,8 @@ final class PostgresChangeFeed: @unchecked Sendable {
     /// `WriteLocks.versionBase`: turns the oldest running transaction's id into a version.
     private let versionBase: Int64
     private let observer: StoreChangeObserver?
+    /// Told of every change delivered, and of whether the feed is current.
+    private let readCache: PostgresReadCache?
     private let logger: Logger
     /// This feed's name in the notifications it sends.
     private let name = UUID().uuidString
@@ -51,13 +53,14 @@ final class PostgresChangeFeed: @unchecked Sendable {
     private let announcements = CoalescingRun()
 
     init(pool: SchemaPool, listener: PGListener, channel: String, versionBase: Int64, history: Int,
-         observer: StoreChangeObserver?, logger: Logger) {
+         observer: StoreChangeObserver?, readCache: PostgresReadCache? = nil, logger: Logger) {
         self.pool = pool
         self.versionBase = versionBase
         self.listener = listener
         self.channel = channel
         self.history = max(1, history)
         self.observer = observer
+        self.readCache = readCache
         self.logger = logger
     }
 
@@ -178,6 +181,7 @@ final class PostgresChangeFeed: @unchecked Sendable {
                 try await deliverNew()
             } catch {
                 logger.debug("postgres: reading changes failed: \(error)")
+                readCache?.feedFailed()
                 // Changes may wait: read again, backing off as while held back.
                 readAgainLater(heldBack: true)
             }
@@ -201,6 +205,8 @@ final class PostgresChangeFeed: @unchecked Sendable {
     private func deliverNew() async throws {
         while true {
             let after = state.withLock { $0.lastVersion }
+            // The read's snapshot is no older than this.
+            let began = Clock.nowNanos()
             // One statement, one snapshot: the mark and the rows below it,
             // then a last row with the totals and whether any committed
             // change waits above the mark.
@@ -224,12 +230,15 @@ final class PostgresChangeFeed: @unchecked Sendable {
                     heldBack = (row.int(10) ?? 0) > 0
                     continue
                 }
-                observer?.storeDidChange(Self.change(row))
+                let change = Self.change(row)
+                readCache?.apply(change)
+                observer?.storeDidChange(change)
                 state.withLock { $0.lastVersion = version }
                 resumeWaiters(through: version)
                 delivered += 1
             }
             if delivered == 1000 { continue }
+            readCache?.feedRead(began: began, clean: !heldBack)
             readAgainLater(heldBack: heldBack)
             return
         }

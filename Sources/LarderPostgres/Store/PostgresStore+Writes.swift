@@ -96,6 +96,8 @@ extension PostgresStore {
     /// of its own (`copyParts`), then the row, once the key is locked and
     /// its condition met. Returns whether the key is new.
     func commit(_ upload: ValueUpload) async throws -> Bool {
+        // However it ends (committed, refused, unknown), before it is answered: read-your-writes here.
+        defer { if upload.generatedKeyPrefix == nil { readCache.invalidate(upload.key.string) } }
         let bodyLength = Int(upload.written) - upload.headerLength
         let inline = bodyLength <= options.partSize
             ? try SpoolFile.read(upload.fd, at: upload.headerLength, count: bodyLength, path: upload.tempPath) : nil
@@ -224,6 +226,7 @@ extension PostgresStore {
     }
 
     func deleteValue(_ key: String, condition: WriteCondition?) async throws -> Bool {
+        defer { readCache.invalidate(key) }
         let existed = try await pool.transaction { db -> (Bool, Int64?) in
             let now = Self.nowNanos()
             let (version, found) = try await lockAndRead(db, key: key, now: now)
@@ -262,8 +265,8 @@ extension PostgresStore {
     /// `TRUNCATE` them: `TRUNCATE` waits for every reader of the tables,
     /// and holds up every read meanwhile.
     func deleteAll(under prefix: String) async throws -> Int {
+        defer { readCache.invalidateAll() }
         let deleted = try await pool.transaction { db in
-            let now = Self.nowNanos()
             let version = try await locks.lockAll(db)
             let deleted: Int64
             if prefix.isEmpty {
@@ -310,6 +313,7 @@ extension PostgresStore {
 
     private func updateTransaction(_ key: StoreKey, condition: WriteCondition?, maxValueBytes: Int,
                                    _ transform: (ValueMetadata?, [UInt8]?) throws -> UpdatedValue) async throws -> PutOutcome {
+        defer { readCache.invalidate(key.string) }
         // Made in the transaction, dropped (its spool file closed) however it ends.
         var made: ValueUpload?
         defer { made?.abort() }

@@ -19,7 +19,9 @@ import Glibc
 /// it, and versions follow each key's order. Changes reach this server's observer
 /// only through `PostgresChangeFeed` (LISTEN/NOTIFY, then a read of
 /// `larder_changes`), so every server delivers the same changes in the same
-/// order. There is no read cache: every read asks the database.
+/// order. With `options.cacheBytes`, small values read lately are answered
+/// from memory while the feed vouches for them (`PostgresReadCache`);
+/// otherwise every read asks the database.
 ///
 /// Threads: every call answers later (`StoreReply.later`): it runs as a
 /// task on `PostgresExecutor`, waiting on the database as a suspended
@@ -46,6 +48,8 @@ public final class PostgresStore: ValueStore, UploadDestination, @unchecked Send
     let changes: PostgresChangeFeed
     /// The write locks and versions of `schema`.
     let locks: WriteLocks
+    /// Small values read lately (`options.cacheBytes`; empty when 0).
+    let readCache: PostgresReadCache
     private let sweeper: DispatchSourceTimer
     private let closed = Locked(false)
     private let sweeps = Locked(0)
@@ -91,8 +95,10 @@ public final class PostgresStore: ValueStore, UploadDestination, @unchecked Send
             }
         }
         self.locks = WriteLocks(schema: schema, versionBase: versionBase)
+        let readCache = PostgresReadCache(capacity: options.cacheBytes)
+        self.readCache = readCache
         self.changes = PostgresChangeFeed(pool: pool, listener: connections.listener, channel: channel, versionBase: versionBase,
-                                          history: options.changeHistory, observer: changes, logger: logger)
+                                          history: options.changeHistory, observer: changes, readCache: readCache, logger: logger)
         do {
             try self.changes.start()
         } catch {
@@ -125,13 +131,28 @@ public final class PostgresStore: ValueStore, UploadDestination, @unchecked Send
 
     // MARK: - Reads
 
+    /// A hit in the read cache is answered now, on the caller's thread.
     public func open(_ key: StoreKey) -> StoreReply<StoredValue> {
-        PostgresExecutor.reply { try await self.openValue(key) }
+        if readCache.isEnabled {
+            let now = Self.nowNanos()
+            if let entry = readCache.lookup(key, now: now) {
+                if entry.metadata.isExpired(nowNanos: now) { return .now(.failure(StoreError.notFound)) }
+                return .now(.success(StoredValue(cached: entry, zlib: zlib)))
+            }
+        }
+        return PostgresExecutor.reply { try await self.openValue(key) }
     }
 
     func openValue(_ key: StoreKey) async throws -> StoredValue {
         let now = Self.nowNanos()
-        return try await pool.read { db in try await readValue(db, key: key.string, now: now) }
+        guard readCache.isEnabled else {
+            return try await pool.read { db in try await readValue(db, key: key.string, now: now) }
+        }
+        // Before the question: a change delivered meanwhile makes the insert a no-op.
+        let epoch = readCache.epoch(key)
+        let value = try await pool.read { db in try await readValue(db, key: key.string, now: now) }
+        readCache.insert(key, value, epoch: epoch)
+        return value
     }
 
     /// The live value of `key` in one statement (one snapshot): the row,

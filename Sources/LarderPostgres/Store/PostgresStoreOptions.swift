@@ -39,6 +39,12 @@ public struct PostgresStoreOptions: Sendable {
     /// is an unknown outcome).
     public var commandTimeout: Double = PostgresStoreOptions.defaultCommandTimeout
 
+    /// Bytes of small values each store keeps in memory for reads
+    /// (`--pg-cache-mb`); 0, the default, reads every value from the
+    /// database. A cached read may miss a write through another server
+    /// until this server's change feed has read it (`PostgresReadCache`).
+    public var cacheBytes: Int = 0
+
     /// `--pg-timeout` unless told.
     public static let defaultCommandTimeout: Double = 10
 

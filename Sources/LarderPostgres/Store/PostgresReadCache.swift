@@ -1,0 +1,95 @@
+import LarderStorage
+import LarderSupport
+import LarderValueFile
+import Synchronization
+
+/// Small values this server read lately, answered without a round trip to
+/// the database (`--pg-cache-mb`; off unless set). The change feed keeps it
+/// honest: every change it delivers, from any server, drops the key's
+/// entry, and a write through this server drops it before it is
+/// acknowledged (read-your-writes here).
+///
+/// What a cached read may miss: a write through another server until this
+/// server's feed has read it (milliseconds after its commit, usually). So
+/// entries are served only while the feed vouches for them: its last read
+/// that found nothing held back began less than `freshness` ago. A feed
+/// that cannot read (a cut network, a database gone) or that waits behind
+/// an open transaction stops every hit within that time, and reads go to
+/// the database again (and get its answer, or a 503).
+///
+/// Coherence with reads in flight is `ValueCache`'s: a reader takes its
+/// stripe's epoch before asking the database and inserts only if no
+/// invalidation of that stripe came in between.
+final class PostgresReadCache: Sendable {
+    private let cache: ValueCache
+    /// When (`Clock.nowNanos`) the feed's last clean read began; 0 when
+    /// the last read failed or found changes held back.
+    private let freshSince = Atomic<Int64>(0)
+    /// How long a clean feed read vouches for the cache: the feed reads at
+    /// least every sweep (1 s) and on every notification.
+    static let freshness: Int64 = 2_000_000_000
+    static let stripes = 64
+
+    init(capacity: Int) {
+        cache = ValueCache(capacity: capacity, stripes: Self.stripes)
+    }
+
+    var isEnabled: Bool { cache.isEnabled }
+
+    /// The cached value of `key`, while the feed vouches for the cache.
+    func lookup(_ key: StoreKey, now: Int64) -> ValueCache.Entry? {
+        guard cache.isEnabled, now &- freshSince.load(ordering: .acquiring) < Self.freshness else { return nil }
+        return cache.lookup(key.bytes)
+    }
+
+    /// Taken before asking the database for `key`; handed back to `insert`.
+    func epoch(_ key: StoreKey) -> UInt64 { cache.epoch(stripe: stripe(key)) }
+
+    /// Keeps what a read found, unless the key's stripe changed since `epoch`.
+    func insert(_ key: StoreKey, _ value: StoredValue, epoch: UInt64) {
+        guard cache.isEnabled, let entry = try? value.cacheEntry() else { return }
+        cache.insert(key.bytes, entry, stripe: stripe(key), epoch: epoch)
+    }
+
+    /// A write of `key` through this server ended (committed, or its
+    /// outcome is unknown).
+    func invalidate(_ key: String) {
+        guard cache.isEnabled else { return }
+        let bytes = Array(key.utf8)
+        cache.invalidate(bytes, stripe: Self.stripe(bytes))
+    }
+
+    /// A reset or a prefix delete.
+    func invalidateAll() {
+        guard cache.isEnabled else { return }
+        cache.invalidateAll()
+    }
+
+    /// A change the feed delivered, from whichever server.
+    func apply(_ change: StoreChange) {
+        guard cache.isEnabled else { return }
+        if let key = change.key {
+            invalidate(key)
+        } else {
+            cache.invalidateAll()
+        }
+    }
+
+    /// The feed read what was below its mark, in a read that began at
+    /// `began`; `clean` when nothing committed waits above the mark (and
+    /// the read was not cut short).
+    func feedRead(began: Int64, clean: Bool) {
+        freshSince.store(clean ? began : 0, ordering: .releasing)
+    }
+
+    /// A feed read failed: until a clean one, nothing is vouched for.
+    func feedFailed() { freshSince.store(0, ordering: .releasing) }
+
+    private func stripe(_ key: StoreKey) -> Int { Self.stripe(key.bytes) }
+
+    private static func stripe(_ bytes: [UInt8]) -> Int {
+        var h: UInt64 = 0xcbf29ce484222325
+        for b in bytes { h = (h ^ UInt64(b)) &* 0x100000001b3 }
+        return Int(h % UInt64(stripes))
+    }
+}

@@ -61,6 +61,8 @@ start_larder disk --data-dir "$WORK/disk" --no-fsync
 start_larder durable --data-dir "$WORK/durable"
 # The postgres store spools in TMPDIR: a directory of its own, to be checked.
 TMPDIR=$WORK/spool start_larder pg --store "$PG_URL" --pg-pool "$PG_POOL"
+# The same database through a server with the read cache (GETs only).
+start_larder pgc --store "$PG_URL" --pg-pool "$PG_POOL" --pg-cache-mb 32
 
 one_kib_value "$WORK/value"
 TARGETS=(disk durable pg)
@@ -75,7 +77,7 @@ $BENCH gen json $((SIZE_MB << 20)) "$WORK/big.json"
 for round in $(seq "$ROUNDS"); do
   k=$(( (round - 1) % 3 )); order=("${TARGETS[@]:k}" "${TARGETS[@]:0:k}")
   log "round $round/$ROUNDS: ${order[*]}"
-  for s in "${order[@]}"; do u=URL_$s; add "$s.get" "$(rate "${!u}/store/bench/get")"; done
+  for s in "${order[@]}" pgc; do u=URL_$s; add "$s.get" "$(rate "${!u}/store/bench/get")"; done
   for s in "${order[@]}"; do u=URL_$s; add "$s.put" "$(rate -s "$PUTLUA" "${!u}")"; done
   for s in "${order[@]}"; do
     u=URL_$s; key="${!u}/store/big/json"
@@ -113,7 +115,7 @@ stop_larder "$PID_pgb" pgb
 
 curl -sf "$URL_pg/store/big/json" | cmp -s - "$WORK/big.json" && BIGOK=same || BIGOK=DIFFERENT
 curl -sf -H 'Accept-Encoding: gzip' "$URL_pg/store/big/json" | gzip -dc | cmp -s - "$WORK/big.json" && BIGGZOK=same || BIGGZOK=DIFFERENT
-for t in "${TARGETS[@]}"; do p=PID_$t; stop_larder "${!p}" "$t"; done
+for t in "${TARGETS[@]}" pgc; do p=PID_$t; stop_larder "${!p}" "$t"; done
 rm -f "$WORK/big.json"
 
 # ---- 3: a BIG_MB round trip through the postgres store ------------------------
@@ -159,6 +161,7 @@ row() { # LABEL KEY
   echo "| $1 | $a | $b | $c | $(ratio "$c" "$b") | $(ratio "$c" "$a") |"
 }
 row "1 KiB GET, one key, wrk -t2 -c$CONNS (req/s)" get
+echo "| 1 KiB GET, one key, postgres with --pg-cache-mb 32 (req/s) | $(med disk.get) | $(med durable.get) | $(med pgc.get) | $(ratio "$(med pgc.get)" "$(med durable.get)") | $(ratio "$(med pgc.get)" "$(med disk.get)") |"
 row "1 KiB PUT, 1000 keys, wrk -t2 -c$CONNS (req/s)" put
 row "1 KiB durable PUT, 8 writers on 8 keys, one larder (req/s)" own
 echo "| 1 KiB durable PUT, 8 writers on 8 keys, two larders on one database, 4 each (req/s) | $(med disk.own) | $(med durable.own) | $(med pg2.own) | $(ratio "$(med pg2.own)" "$(med durable.own)") | $(ratio "$(med pg2.own)" "$(med disk.own)") |"

@@ -33,7 +33,9 @@ final class FixtureChangeFilter: StoreChangeObserver {
         case .delete, .expire:
             if let key = change.key {
                 if let fixture = layer.metadata(key) {
-                    return downstream.storeDidChange(.reverted(key, to: fixture, version: change.version))
+                    var reverted = StoreChange.reverted(key, to: fixture, version: change.version)
+                    reverted.followsGap = change.followsGap
+                    return downstream.storeDidChange(reverted)
                 }
             } else if let prefix = change.prefix {
                 var bulk = change

@@ -69,6 +69,7 @@ public final class ChangeHub: StoreChangeObserver, @unchecked Sendable {
     // MARK: - From the store
 
     public func storeDidChange(_ change: StoreChange) {
+        if change.followsGap { return storeDidChangeAfterGap(change) }
         let behind = lock.withLock { () -> [(UInt64, any ChangeSubscriber)] in
             let event = history.record(change)
             // Nothing is hashed or allocated here while nobody listens: the 1 KiB PUT path.
@@ -105,6 +106,38 @@ public final class ChangeHub: StoreChangeObserver, @unchecked Sendable {
             return behind
         }
         // Ended outside the lock: `end` may call back into the hub.
+        for (_, s) in behind { s.end(.fellBehind) }
+    }
+
+    /// `change` comes after changes that were never reported: the ring is
+    /// forgotten (a replay from before is a reset), every watcher looks
+    /// again and every subscriber, whatever its prefix, is given a `reset`
+    /// with this change's id in its place: the client lists what it mirrors
+    /// again and resumes after it.
+    private func storeDidChangeAfterGap(_ change: StoreChange) {
+        let behind = lock.withLock { () -> [(UInt64, any ChangeSubscriber)] in
+            history.forget()
+            let event = history.record(change)
+            let wake = watchers.values.flatMap(\.values)
+            watchers = [:]
+            watcherTotal = 0
+            var queued: [(UInt64, any ChangeSubscriber)] = []
+            var behind: [(UInt64, any ChangeSubscriber)] = []
+            for (id, s) in subscriptions {
+                if !s.inline {
+                    queued.append((id, s.subscriber))
+                } else if !s.subscriber.receiveReset(id: event.id) {
+                    behind.append((id, s.subscriber))
+                }
+            }
+            for (id, _) in behind { subscriptions[id] = nil }
+            let tell = queued
+            deliveryQueue.async { [self] in
+                for w in wake { w() }
+                for (id, s) in tell where !s.receiveReset(id: event.id) { drop(id, s) }
+            }
+            return behind
+        }
         for (_, s) in behind { s.end(.fellBehind) }
     }
 

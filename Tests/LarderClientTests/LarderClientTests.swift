@@ -1,6 +1,7 @@
 import Foundation
 @testable import LarderClient
 import LarderApp
+import LarderSupport
 import LarderTestSupport
 import LarderWire
 import Testing
@@ -425,13 +426,23 @@ extension LarderClientTests {
     @Test(arguments: transports) func aWriteRightAfterChangesReturnsIsDelivered(_ transport: LarderClient.Transport) async throws {
         let server = try TestServer()
         let larder = Self.client(server, transport: transport)
-        try await Self.within(60) {
-            for round in 0..<5 {
-                var events = try await larder.changes(prefix: "now/").makeAsyncIterator()
-                try await larder.save(Data("\(round)".utf8), at: "now/\(round)")
-                let event = try #require(try await events.next())
-                #expect(event.key == "now/\(round)" && event.kind == .put)
+        // Where it was, should it time out (it did twice in a loaded CI run, never alone).
+        let step = Locked("starting")
+        let hub = server.server
+        do {
+            try await Self.within(60) {
+                for round in 0..<5 {
+                    step.withLock { $0 = "round \(round): opening the stream (\(hub.eventStreamCount) open)" }
+                    var events = try await larder.changes(prefix: "now/").makeAsyncIterator()
+                    step.withLock { $0 = "round \(round): saving" }
+                    try await larder.save(Data("\(round)".utf8), at: "now/\(round)")
+                    step.withLock { $0 = "round \(round): waiting for the event" }
+                    let event = try #require(try await events.next())
+                    #expect(event.key == "now/\(round)" && event.kind == .put)
+                }
             }
+        } catch {
+            throw ClientError("\(error) at \(step.withLock { $0 }); \(server.server.eventStreamCount) streams open")
         }
     }
 }

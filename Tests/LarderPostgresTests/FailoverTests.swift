@@ -26,17 +26,7 @@ struct FailoverTests {
         defer { server.stop() }
         let client = server.client()
         // An event stream open through it all, read as it goes.
-        let stream = StreamReader(try SSEClient(port: server.port))
-        #expect(try stream.client.readHead() == 200)
-        let streamed = Locked<[SSEEvent]>([])
-        let streamStop = Locked(false)
-        let streamThread = Thread {
-            while !streamStop.withLock({ $0 }) {
-                if let events = try? stream.client.events(100, timeout: 0.1) { streamed.withLock { $0 += events } }
-            }
-        }
-        streamThread.start()
-        defer { stream.client.close() }
+        let stream = try SSECollector(port: server.port)
         // Four writers keep writing through the failover; each remembers
         // what the server acknowledged (201) and counts what it refused.
         let stop = Locked(false)
@@ -96,11 +86,9 @@ struct FailoverTests {
         // versions (a write answered 503 may be there too: its outcome was unknown).
         let wanted = Set(all)
         try Poll.until(30, "the event stream to carry every acknowledged write") {
-            Set(streamed.withLock { $0 }.compactMap { $0.json?["key"] as? String }).isSuperset(of: wanted)
+            Set(stream.keys).isSuperset(of: wanted)
         }
-        streamStop.withLock { $0 = true }
-        while !streamThread.isFinished { usleep(10_000) }
-        let events = streamed.withLock { $0 }.filter { $0.event == "put" }
+        let events = stream.stop().filter { $0.event == "put" }
         let ids = events.compactMap(\.id)
         #expect(ids == ids.sorted(), "the stream's versions went back")
         #expect(Set(ids).count == ids.count, "the stream repeated a change")
@@ -135,15 +123,19 @@ extension FailoverTests {
             #expect(answer.status / 100 == 2, "\(answer.status) \(answer.text)")
         }
         let urls = ["http://127.0.0.1:\(a.port)", "http://127.0.0.1:\(b.port)"]
-        async let recorded = PythonRunner.run([
+        let started = history + ".started"
+        defer { try? FileManager.default.removeItem(atPath: started) }
+        let failover = FaultSchedule(startedFile: started, delay: 1.5) {
+            try primary.stop(mode: "immediate")
+            try standby.promote()
+        }
+        let result = try await PythonRunner.run([
             Repository.path("Tests/cluster/record_history.py"), "--url", urls[0], "--url", urls[1], "--clients", "8", "--keys", "3",
-            "--seconds", "\(seconds)", "--request-timeout", "3", "--out", history,
+            "--seconds", "\(seconds)", "--request-timeout", "3", "--out", history, "--started-file", started,
             "--check", "--check-timeout", "\(FaultRun.checkTimeout(seconds))",
         ], timeout: FaultRun.checkTimeout(seconds) + seconds + 120)
-        try await Task.sleep(for: .seconds(1.5))
-        try primary.stop(mode: "immediate")
-        try standby.promote()
-        let result = try await recorded
+        let failed = await failover.finished()
+        #expect(failed == nil, "the failover failed: \(failed ?? "")")
         print("failover history (\(seconds) s): \(result.stderr.split(separator: "\n").suffix(3).joined(separator: " | ")) \(result.stdout)")
         #expect(!result.timedOut)
         #expect(result.status == 0, "not linearizable, or not checked: \(result.stdout) \(result.stderr)")
@@ -152,11 +144,4 @@ extension FailoverTests {
         let answered = records.filter { !$0.contains("\"return\":null") }.count
         #expect(answered * 2 > records.count, "only \(answered) of \(records.count) calls were answered")
     }
-}
-
-/// Lends the stream to the thread that reads it (only that thread reads
-/// until it is told to stop and has finished).
-private final class StreamReader: @unchecked Sendable {
-    let client: SSEClient
-    init(_ client: SSEClient) { self.client = client }
 }

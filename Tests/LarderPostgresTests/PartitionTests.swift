@@ -15,8 +15,14 @@ import Glibc
 /// stream catches up with no gap and nothing twice, no acknowledged write
 /// is lost, and a history recorded through both servers across the cut is
 /// linearizable.
-@Suite(.enabled(if: TestPostgres.isAvailable && NetworkLab.isAvailable,
-                "needs PostgreSQL and root for network namespaces (.ci/run has both)"))
+///
+/// They change the machine's network (namespaces, cables) and time what
+/// Larder does, so they run in a step of their own (`.ci/partitions`), not
+/// beside 900 other tests: `swift test` skips them unless
+/// `LARDER_PARTITION_TESTS=1`.
+@Suite(.enabled(if: TestPostgres.isAvailable && NetworkLab.isAvailable
+                    && ProcessInfo.processInfo.environment["LARDER_PARTITION_TESTS"] == "1",
+                "needs LARDER_PARTITION_TESTS=1, PostgreSQL, and root for network namespaces (.ci/partitions)"))
 struct PartitionTests {
     /// `--pg-timeout`: short, so the test is; what is checked scales with it.
     static let timeout = 1.0
@@ -25,17 +31,7 @@ struct PartitionTests {
         let cluster = try PartitionedCluster()
         let (a, b) = (cluster.a, cluster.b)
         // An event stream on the server that will be cut, open throughout.
-        let stream = StreamReader(try SSEClient(host: a.host, port: a.port))
-        #expect(try stream.client.readHead() == 200)
-        let streamed = Locked<[SSEEvent]>([])
-        let streamStop = Locked(false)
-        let streamThread = Thread {
-            while !streamStop.withLock({ $0 }) {
-                if let events = try? stream.client.events(100, timeout: 0.1) { streamed.withLock { $0 += events } }
-            }
-        }
-        streamThread.start()
-        defer { stream.client.close() }
+        let stream = try SSECollector(host: a.host, port: a.port)
 
         // Two writers through each server, a key per write.
         let endpoints = [(a.name, a.host, a.port), (b.name, b.host, b.port)]
@@ -50,13 +46,7 @@ struct PartitionTests {
                     let key = "w\(writer)/\(n)"
                     n += 1
                     let began = ContinuousClock.now
-                    let answer = try? wire.put(key, "v")
-                    let outcome: Attempt.Outcome = switch answer {
-                    case let r? where r.status == 201: .acknowledged
-                    case let r? where r.status == 503 && r.json?["error"] as? String == "backend_unavailable": .unavailable
-                    case let r?: .other("\(r.status) \(r.text)")
-                    case nil: .other("no answer")
-                    }
+                    let outcome = Attempt.Outcome(try? wire.put(key, "v"))
                     log.withLock { $0.append(Attempt(server: name, key: key, began: began, ended: .now, outcome: outcome)) }
                 }
             }
@@ -66,18 +56,38 @@ struct PartitionTests {
 
         try cluster.lab.cut(cluster.aToDatabase)
         let cut = ContinuousClock.now
+        print("partition: cut: \(cluster.lab.describe(cluster.aToDatabase))")
+        // The writers through A may all be waiting out a COMMIT sent just
+        // before the cut (it gets 6 × --pg-timeout): a probe begins writes
+        // on A during the cut, one after another, until the heal.
+        let cutOver = Locked(false)
+        let (aHost, aPort) = (a.host, a.port)
+        let probe = Thread {
+            usleep(100_000)
+            let wire = WireClient(host: aHost, port: aPort)
+            var n = 0
+            while !cutOver.withLock({ $0 }) {
+                let key = "probe/\(n)"
+                n += 1
+                let began = ContinuousClock.now
+                let outcome = Attempt.Outcome(try? wire.put(key, "v"))
+                log.withLock { $0.append(Attempt(server: "a", key: key, began: began, ended: .now, outcome: outcome)) }
+            }
+        }
+        probe.start()
         // Once the statement allowance has passed, /healthz on the cut server says why.
         usleep(UInt32(Self.timeout * 1_500_000))
         let health = try WireClient(host: a.host, port: a.port).send("GET", "/healthz")
         let healthTook = ContinuousClock.now - cut
         usleep(UInt32(max(0, 3.0 - (healthTook / .seconds(1))) * 1_000_000))
 
+        cutOver.withLock { $0 = true }
         try cluster.lab.heal(cluster.aToDatabase)
         let healed = ContinuousClock.now
         var resumed: Duration?
-        let probe = WireClient(host: a.host, port: a.port)
+        let after = WireClient(host: a.host, port: a.port)
         for attempt in 0..<1_500 {
-            if (try? probe.put("after/\(attempt)", "x"))?.status == 201 {
+            if (try? after.put("after/\(attempt)", "x"))?.status == 201 {
                 resumed = ContinuousClock.now - healed
                 break
             }
@@ -85,7 +95,7 @@ struct PartitionTests {
         }
         usleep(500_000)
         stop.withLock { $0 = true }
-        while writers.contains(where: { !$0.isFinished }) { usleep(10_000) }
+        while (writers + [probe]).contains(where: { !$0.isFinished }) { usleep(10_000) }
         let attempts = log.withLock { $0 }
 
         // The cut server said why it was unhealthy.
@@ -125,11 +135,9 @@ struct PartitionTests {
         // in increasing versions.
         let wanted = Set(acknowledged)
         try Poll.until(30, "the cut server's event stream to carry every acknowledged write") {
-            Set(streamed.withLock { $0 }.compactMap { $0.json?["key"] as? String }).isSuperset(of: wanted)
+            Set(stream.keys).isSuperset(of: wanted)
         }
-        streamStop.withLock { $0 = true }
-        while !streamThread.isFinished { usleep(10_000) }
-        let events = streamed.withLock { $0 }
+        let events = stream.stop()
         #expect(!events.contains { $0.event == "reset" }, "the history reached back: no reset was due")
         let puts = events.filter { $0.event == "put" }
         let ids = puts.compactMap(\.id).map { UInt64($0, radix: 16) ?? 0 }
@@ -153,24 +161,31 @@ struct PartitionTests {
         let history = FileManager.default.temporaryDirectory.appendingPathComponent("partition-\(UUID().uuidString).jsonl").path
         defer { try? FileManager.default.removeItem(atPath: history) }
         let urls = [cluster.a, cluster.b].map { "http://\($0.host):\($0.port)" }
-        let started = ContinuousClock.now
-        async let recorded = PythonRunner.run([
+        let started = history + ".started"
+        defer { try? FileManager.default.removeItem(atPath: started) }
+        let cuts = Locked(0)
+        let (lab, link) = (cluster.lab, cluster.aToDatabase)
+        // Cut 2 s, healed 2 s, from 1.5 s into the recording until 2.5 s before its end.
+        let schedule = FaultSchedule(startedFile: started, delay: 1.5) {
+            let began = ContinuousClock.now - .seconds(1.5)
+            repeat {
+                try lab.cut(link)
+                cuts.withLock { $0 += 1 }
+                usleep(2_000_000)
+                try lab.heal(link)
+                usleep(2_000_000)
+            } while ContinuousClock.now - began + .seconds(2.5) < .seconds(seconds)
+        }
+        let result = try await PythonRunner.run([
             Repository.path("Tests/cluster/record_history.py"), "--url", urls[0], "--url", urls[1], "--clients", "8", "--keys", "3",
-            "--seconds", "\(seconds)", "--request-timeout", "\(Self.timeout * 8)", "--out", history,
+            "--seconds", "\(seconds)", "--request-timeout", "\(Self.timeout * 8)", "--out", history, "--started-file", started,
             "--check", "--check-timeout", "\(FaultRun.checkTimeout(seconds))",
         ], timeout: FaultRun.checkTimeout(seconds) + seconds + 120)
-        try await Task.sleep(for: .seconds(1.5))
-        var cuts = 0
-        while ContinuousClock.now - started + .seconds(2.5) < .seconds(seconds) {
-            try cluster.lab.cut(cluster.aToDatabase)
-            cuts += 1
-            try await Task.sleep(for: .seconds(2))
-            try cluster.lab.heal(cluster.aToDatabase)
-            try await Task.sleep(for: .seconds(2))
-        }
-        let result = try await recorded
-        print("partition history (\(seconds) s, \(cuts) cuts): \(result.stderr.split(separator: "\n").suffix(3).joined(separator: " | ")) \(result.stdout)")
-        #expect(cuts >= 1)
+        let failed = await schedule.finished()
+        let cutCount = cuts.withLock { $0 }
+        #expect(failed == nil, "cutting the cable failed: \(failed ?? "")")
+        print("partition history (\(seconds) s, \(cutCount) cuts): \(result.stderr.split(separator: "\n").suffix(3).joined(separator: " | ")) \(result.stdout)")
+        #expect(cutCount >= 1)
         #expect(!result.timedOut)
         #expect(result.status == 0, "not linearizable, or not checked: \(result.stdout) \(result.stderr)")
         // Most calls were answered: the cuts are half the time, on one server of two.
@@ -185,6 +200,16 @@ private struct Attempt: CustomStringConvertible, Sendable {
     enum Outcome: Equatable, Sendable {
         case acknowledged, unavailable
         case other(String)
+
+        /// A write's answer (nil: none came).
+        init(_ answer: ClientResponse?) {
+            self = switch answer {
+            case let r? where r.status == 201: .acknowledged
+            case let r? where r.status == 503 && r.json?["error"] as? String == "backend_unavailable": .unavailable
+            case let r?: .other("\(r.status) \(r.text)")
+            case nil: .other("no answer")
+            }
+        }
     }
     let server: String
     let key: String
@@ -242,11 +267,4 @@ private final class PartitionedCluster {
         a.process.kill(SIGTERM)
         b.process.kill(SIGTERM)
     }
-}
-
-/// Lends the stream to the thread that reads it (only that thread reads
-/// until it is told to stop and has finished).
-private final class StreamReader: @unchecked Sendable {
-    let client: SSEClient
-    init(_ client: SSEClient) { self.client = client }
 }

@@ -42,9 +42,15 @@ public final class NetworkLab: Sendable {
     public init(hosts: [String]) throws {
         _ = Self.staleSwept
         tag = String((0..<4).map { _ in "0123456789abcdef".randomElement()! })
+        // Not one this machine routes already (another lab's, a VPN's, a bridge's).
+        let routes = (try? Self.run(["-4", "route", "show"])) ?? ""
         subnet = Self.nextSubnet.withLock { next -> Int in
-            defer { next = next == 250 ? 16 : next + 1 }
-            return next
+            var candidate = next
+            for _ in 16...250 where routes.contains("10.\(candidate).") {
+                candidate = candidate == 250 ? 16 : candidate + 1
+            }
+            next = candidate == 250 ? 16 : candidate + 1
+            return candidate
         }
         var made: [String: String] = [:]
         for host in hosts { made[host] = "larder-\(getpid())-\(tag)-\(host)" }
@@ -79,10 +85,17 @@ public final class NetworkLab: Sendable {
         let devices = ("l\(tag)\(n)a", "l\(tag)\(n)b")
         let addresses = ("10.\(subnet).\(n).1", "10.\(subnet).\(n).2")
         try Self.run(["link", "add", devices.0, "type", "veth", "peer", "name", devices.1])
-        for (host, device, address) in [(a, devices.0, addresses.0), (b, devices.1, addresses.1)] {
-            if let host { try Self.run(["link", "set", device, "netns", namespaces[host]!]) }
-            try Self.run(Self.in(host.map { namespaces[$0]! }, ["addr", "add", address + "/30", "dev", device]))
-            try Self.run(Self.in(host.map { namespaces[$0]! }, ["link", "set", device, "up"]))
+        do {
+            for (host, device, address) in [(a, devices.0, addresses.0), (b, devices.1, addresses.1)] {
+                if let host { try Self.run(["link", "set", device, "netns", namespaces[host]!]) }
+                try Self.run(Self.in(host.map { namespaces[$0]! }, ["addr", "add", address + "/30", "dev", device]))
+                try Self.run(Self.in(host.map { namespaces[$0]! }, ["link", "set", device, "up"]))
+            }
+        } catch {
+            // Deleting either end deletes the pair, wherever it now is.
+            _ = try? Self.run(Self.in(a.map { namespaces[$0]! }, ["link", "del", devices.0]))
+            _ = try? Self.run(["link", "del", devices.0])
+            throw error
         }
         return Link(hosts: (a, b), devices: devices, addresses: addresses)
     }
@@ -101,6 +114,14 @@ public final class NetworkLab: Sendable {
     /// outlived the cut carry on.
     public func heal(_ link: Link) throws {
         try Self.run(Self.in(link.hosts.0.map { namespaces[$0]! }, ["link", "set", link.devices.0, "up"]))
+    }
+
+    /// `ip link show` of both ends, for a test's log.
+    public func describe(_ link: Link) -> String {
+        [(link.hosts.0, link.devices.0), (link.hosts.1, link.devices.1)].map { host, device in
+            ((try? Self.run(Self.in(host.map { namespaces[$0]! }, ["-br", "link", "show", "dev", device]))) ?? "?")
+                .trimmingCharacters(in: .whitespacesAndNewlines)
+        }.joined(separator: "; ")
     }
 
     private static func `in`(_ namespace: String?, _ arguments: [String]) -> [String] {

@@ -13,6 +13,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 export LARDER_FAULT_SECONDS="${LARDER_FAULT_SECONDS:-60}"
+export LARDER_PARTITION_TESTS=1
 swift build --build-tests
 swift test --skip-build --no-parallel \
   --filter 'FailoverTests.aHistoryThroughTwoServersAcrossAFailoverIsLinearizable|PartitionTests.aHistoryThroughTwoServersAcrossACutIsLinearizable' \

@@ -278,7 +278,8 @@ class _Client:
 
 def record_history(url: str | list[str], clients: int = 8, keys: int = 3, seconds: float | None = 5.0,
                    max_ops: int | None = None, seed: int | None = None,
-                   request_timeout: float = 5.0, key_prefix: str | None = None) -> list[dict]:
+                   request_timeout: float = 5.0, key_prefix: str | None = None,
+                   started_file: str | None = None) -> list[dict]:
     """History records (dicts in the checker's line format), sorted by invoke time.
     With several URLs (servers of one store), client n talks to url[n % len]."""
     if seconds is None and max_ops is None:
@@ -294,6 +295,9 @@ def record_history(url: str | list[str], clients: int = 8, keys: int = 3, second
     threads = [threading.Thread(target=w.run, name=f"client-{w.number}") for w in workers]
     for t in threads:
         t.start()
+    if started_file:
+        # For a test that injects faults while the clients run.
+        open(started_file, "w").close()
     for t in threads:
         t.join()
     records = [r for w in workers for r in w.records]
@@ -354,13 +358,16 @@ def main(argv=None) -> int:
     parser.add_argument("--request-timeout", type=float, default=5.0, metavar="S",
                         help="socket timeout per request; past it the outcome is unknown")
     parser.add_argument("--out", "-o", default="history.jsonl", help="where to write the history")
+    parser.add_argument("--started-file", default=None, metavar="PATH",
+                        help="create PATH once the clients run (a fault injector waits for it)")
     parser.add_argument("--check", action="store_true", help="run the checker and exit with its code")
     parser.add_argument("--check-timeout", type=float, default=None, metavar="S")
     args = parser.parse_args(argv)
     seconds = args.seconds if args.seconds is not None else (None if args.ops else 5.0)
 
     def record(url):
-        return record_history(url, args.clients, args.keys, seconds, args.ops, args.seed, args.request_timeout)
+        return record_history(url, args.clients, args.keys, seconds, args.ops, args.seed, args.request_timeout,
+                              started_file=args.started_file)
 
     if args.url:
         records = record(args.url)

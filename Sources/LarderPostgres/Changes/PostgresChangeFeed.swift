@@ -45,6 +45,10 @@ final class PostgresChangeFeed: @unchecked Sendable {
         /// to 256 ms), as a long transaction holds the mark.
         var heldBack = 0
         var stats = StoreStats()
+        /// The row of `lastVersion` was trimmed before the feed read past
+        /// it: changes after it may be gone too, and the next change
+        /// delivered is marked as following a gap.
+        var gap = false
         /// Writers of this server waiting for their change to be delivered.
         var waiters: [(version: Int64, continuation: CheckedContinuation<Void, Never>)] = []
     }
@@ -206,31 +210,43 @@ final class PostgresChangeFeed: @unchecked Sendable {
         while true {
             let after = state.withLock { $0.lastVersion }
             // The read's snapshot is no older than this.
-            let began = Clock.nowNanos()
+            let began = Clock.monotonicNanos()
             // One statement, one snapshot: the mark and the rows below it,
-            // then a last row with the totals and whether any committed
-            // change waits above the mark.
+            // then a last row with the totals, whether any committed
+            // change waits above the mark, and whether the row last
+            // delivered is still kept (`trim` keeps the last `history`: a
+            // feed that far behind may have lost changes after it).
             let rows = try await onFeedConnection { db in
                 try await db.query("""
                     WITH mark AS (SELECT \(markSQL) AS below), totals AS (\(WriteLocks.readTotals))
-                    (SELECT version, kind, key, prefix, deleted, size, removed, NULL::int8, NULL::int8, NULL::int8, NULL::int8
+                    (SELECT version, kind, key, prefix, deleted, size, removed, NULL::int8, NULL::int8, NULL::int8, NULL::int8, NULL::int8
                      FROM larder_changes, mark WHERE version > $1 AND version < mark.below ORDER BY version LIMIT 1000)
                     UNION ALL
                     SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, totals.*,
-                      (SELECT count(*) FROM (SELECT 1 FROM larder_changes WHERE version >= mark.below LIMIT 1) above)
+                      (SELECT count(*) FROM (SELECT 1 FROM larder_changes WHERE version >= mark.below LIMIT 1) above),
+                      (SELECT count(*) FROM larder_changes WHERE version = $1)
                     FROM mark, totals
                     """, [.int(after)]).rows
             }
+            // The totals row is the last; it says first whether a gap precedes the rows.
+            guard let totals = rows.last, totals.int(0) == nil else { throw PGError.server(state: "XX000", message: "the change feed's read had no totals row") }
+            let stats = StoreStats(keys: Int(totals.int(7) ?? 0), logicalBytes: totals.int(8) ?? 0, storedBytes: totals.int(9) ?? 0)
+            let heldBack = (totals.int(10) ?? 0) > 0
+            let lost = after > 0 && totals.int(11) == 0
+            let newGap = state.withLock { s -> Bool in
+                s.stats = stats
+                defer { if lost { s.gap = true } }
+                return lost && !s.gap
+            }
+            if newGap {
+                logger.warning("postgres: the change feed fell more than --event-history changes behind; event streams get a reset")
+                readCache?.invalidateAll()
+            }
             var delivered = 0
-            var heldBack = false
-            for row in rows {
-                guard let version = row.int(0) else {
-                    let stats = StoreStats(keys: Int(row.int(7) ?? 0), logicalBytes: row.int(8) ?? 0, storedBytes: row.int(9) ?? 0)
-                    state.withLock { $0.stats = stats }
-                    heldBack = (row.int(10) ?? 0) > 0
-                    continue
-                }
-                let change = Self.change(row)
+            for row in rows.dropLast() {
+                guard let version = row.int(0) else { continue }
+                var change = Self.change(row)
+                change.followsGap = state.withLock { s in defer { s.gap = false }; return s.gap }
                 readCache?.apply(change)
                 observer?.storeDidChange(change)
                 state.withLock { $0.lastVersion = version }

@@ -99,7 +99,7 @@ final class PGPool: @unchecked Sendable {
             do {
                 // Before `BEGIN`: a rollback would undo it.
                 try await connection.use(schema: schema)
-            } catch let error as PGError where error.isUnavailable && attempt == 1 {
+            } catch let error as PGError where error.isUnavailable && attempt == 1 && !connection.wentSilent {
                 release(connection)
                 continue
             } catch {
@@ -134,21 +134,23 @@ final class PGPool: @unchecked Sendable {
 
     /// A read that may run again on a fresh connection if the first one
     /// was found dead (reads change nothing, so once more is safe); not
-    /// when it went silent (the database may be unreachable: a second wait
-    /// would double the client's).
+    /// when it went silent, nor after waiting for a connection in vain (the
+    /// database may be unreachable: a second wait would double the client's).
     func read<T>(schema: String, _ body: (PGConnection) async throws -> T) async throws -> T {
-        var silent = false
-        do {
-            return try await withConnection(schema: schema) { connection in
-                do {
-                    return try await body(connection)
-                } catch {
-                    silent = connection.wentSilent
-                    throw error
-                }
+        var attempt = 0
+        while true {
+            attempt += 1
+            let connection = try await acquire()
+            do {
+                try await connection.use(schema: schema)
+                let value = try await body(connection)
+                release(connection)
+                return value
+            } catch {
+                release(connection)
+                if let pgError = error as? PGError, pgError.isUnavailable, attempt == 1, !connection.wentSilent { continue }
+                throw Self.mapped(error)
             }
-        } catch StoreError.backendUnavailable where !silent {
-            return try await withConnection(schema: schema, body)
         }
     }
 

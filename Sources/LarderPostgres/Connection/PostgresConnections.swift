@@ -20,12 +20,19 @@ public final class PostgresConnections: Sendable {
                               // A server cut off mid-transaction cannot say it is gone: its
                               // transaction would hold its key's lock, and every server's
                               // change feed (the watermark), until the network heals. The
-                              // database ends it after twice the statement allowance idle.
-                              "SET idle_in_transaction_session_timeout TO \(Int(max(1, options.commandTimeout * 2) * 1000))"],
-                      connectTimeout: min(5, options.commandTimeout), commandTimeout: options.commandTimeout,
+                              // database ends it after twice the statement allowance idle,
+                              // and never under 5 s: a transaction also waits on this
+                              // server's own work between statements (a JSON patch or
+                              // append computed on a loaded machine).
+                              "SET idle_in_transaction_session_timeout TO \(Int(Self.idleInTransactionLimit(options.commandTimeout) * 1000))"],
+                      connectTimeout: max(1, min(5, options.commandTimeout)), commandTimeout: options.commandTimeout,
                       acquireTimeout: options.commandTimeout, logger: logger)
         listener = PGListener(pool: pool, logger: logger)
     }
+
+    /// How long, in seconds, the database lets a transaction of this
+    /// server sit idle before it ends it.
+    static func idleInTransactionLimit(_ commandTimeout: Double) -> Double { max(5, commandTimeout * 2) }
 
     /// One more store (or registry) uses the connections.
     public func retain() { users.withLock { $0 += 1 } }

@@ -22,7 +22,7 @@ import Synchronization
 /// invalidation of that stripe came in between.
 final class PostgresReadCache: Sendable {
     private let cache: ValueCache
-    /// When (`Clock.nowNanos`) the feed's last clean read began; 0 when
+    /// When (`Clock.monotonicNanos`) the feed's last clean read began; 0 when
     /// the last read failed or found changes held back.
     private let freshSince = Atomic<Int64>(0)
     /// How long a clean feed read vouches for the cache: the feed reads at
@@ -37,8 +37,10 @@ final class PostgresReadCache: Sendable {
     var isEnabled: Bool { cache.isEnabled }
 
     /// The cached value of `key`, while the feed vouches for the cache.
-    func lookup(_ key: StoreKey, now: Int64) -> ValueCache.Entry? {
-        guard cache.isEnabled, now &- freshSince.load(ordering: .acquiring) < Self.freshness else { return nil }
+    func lookup(_ key: StoreKey) -> ValueCache.Entry? {
+        guard cache.isEnabled else { return nil }
+        let since = freshSince.load(ordering: .acquiring)
+        guard since != 0, Clock.monotonicNanos() &- since < Self.freshness else { return nil }
         return cache.lookup(key.bytes)
     }
 
@@ -76,7 +78,7 @@ final class PostgresReadCache: Sendable {
     }
 
     /// The feed read what was below its mark, in a read that began at
-    /// `began`; `clean` when nothing committed waits above the mark (and
+    /// `began` (`Clock.monotonicNanos`); `clean` when nothing committed waits above the mark (and
     /// the read was not cut short).
     func feedRead(began: Int64, clean: Bool) {
         freshSince.store(clean ? began : 0, ordering: .releasing)

@@ -134,9 +134,8 @@ public final class PostgresStore: ValueStore, UploadDestination, @unchecked Send
     /// A hit in the read cache is answered now, on the caller's thread.
     public func open(_ key: StoreKey) -> StoreReply<StoredValue> {
         if readCache.isEnabled {
-            let now = Self.nowNanos()
-            if let entry = readCache.lookup(key, now: now) {
-                if entry.metadata.isExpired(nowNanos: now) { return .now(.failure(StoreError.notFound)) }
+            if let entry = readCache.lookup(key) {
+                if entry.metadata.isExpired(nowNanos: Self.nowNanos()) { return .now(.failure(StoreError.notFound)) }
                 return .now(.success(StoredValue(cached: entry, zlib: zlib)))
             }
         }

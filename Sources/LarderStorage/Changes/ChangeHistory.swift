@@ -40,6 +40,13 @@ public struct ChangeHistory: Sendable {
         return entry
     }
 
+    /// Forgets every change (some after them were never recorded): a
+    /// replay after any id recorded so far is then a reset.
+    public mutating func forget() {
+        ring = []
+        ringStart = 0
+    }
+
     /// For a reader resuming after `eventID`: the remembered changes after
     /// it that concern `prefix`, oldest first; nil when the history cannot
     /// say what came after it (the id fell out of the ring, or is from

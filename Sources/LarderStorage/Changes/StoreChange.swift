@@ -27,6 +27,11 @@ public struct StoreChange: Sendable {
     public var source: ValueSource = .store
     /// For a bulk delete: fixtures under the prefix, which the keys read as now.
     public var fixtures: Int = 0
+    /// Changes before this one may never have been reported: a PostgreSQL
+    /// server's feed fell further behind than the database keeps changes
+    /// (`--event-history`). Whoever mirrors the store must list it again;
+    /// the change hub tells its subscribers so with a `reset`.
+    public var followsGap = false
 
     public static func put(_ meta: ValueMetadata) -> StoreChange {
         StoreChange(kind: .put, key: meta.key, prefix: nil, deleted: 0, version: meta.version, etag: meta.etag, size: meta.size)

@@ -180,7 +180,8 @@ PY
 # with a database `larder`; installs postgresql with apt when no initdb is
 # found (PG_BIN: its bin directory; default `pg_config --bindir`, else the
 # newest /usr/lib/postgresql/*/bin). Sets PG_BIN, PGPORT, PGROOT, PG_URL
-# (schema `larder`) and the function psql; stop_postgres (from the exit
+# (schema `larder`) and the function psql (PG_EXTRA: more server options,
+# e.g. -c shared_preload_libraries=pg_stat_statements); stop_postgres (from the exit
 # trap) stops it and removes its files.
 pg_bindir() {
   [ -n "${PG_BIN:-}" ] && { echo "$PG_BIN"; return; }
@@ -208,7 +209,7 @@ start_postgres() {
   "${PGRUN[@]}" "$PG_BIN/initdb" -D "$PGROOT/data" -A trust -U postgres -E UTF8 --locale=C >"$PGROOT/initdb.log" 2>&1 \
     || { cat "$PGROOT/initdb.log" >&2; exit 1; }
   "${PGRUN[@]}" "$PG_BIN/pg_ctl" -D "$PGROOT/data" -l "$PGROOT/postgres.log" -w \
-    -o "-p $PGPORT -k $PGROOT -c listen_addresses=127.0.0.1 -c max_connections=200 -c shared_buffers=256MB" start >/dev/null \
+    -o "-p $PGPORT -k $PGROOT -c listen_addresses=127.0.0.1 -c max_connections=200 -c shared_buffers=256MB ${PG_EXTRA:-}" start >/dev/null \
     || { cat "$PGROOT/postgres.log" >&2; exit 1; }
   "$PG_BIN/createdb" -h 127.0.0.1 -p "$PGPORT" -U postgres larder
   PG_URL="postgres://postgres@127.0.0.1:$PGPORT/larder?schema=larder"

@@ -127,7 +127,8 @@ struct PartitionTests {
         var lost: [String] = []
         for (index, key) in acknowledged.enumerated() {
             let server = index % 2 == 0 ? a : b
-            if try WireClient(host: server.host, port: server.port).get(key).status != 200 { lost.append(key) }
+            let read = try WireClient(host: server.host, port: server.port).get(key)
+            if read.status != 200 { lost.append("\(key) (\(read.status) through \(server.name): \(read.text))") }
         }
         #expect(lost.isEmpty, "acknowledged writes lost: \(lost.prefix(10))")
 

@@ -68,6 +68,42 @@ import Testing
         #expect(SharedStore.poll { current.keys == ["r/20"] })
     }
 
+    /// A change that follows a gap (the PostgreSQL feed fell behind the
+    /// database's trim) reaches every subscriber, whatever its prefix and
+    /// mode, as one reset with its id; every watcher looks again; the ring
+    /// forgets what came before, so resuming after an older id is a reset,
+    /// while resuming after the reset's id replays what followed it.
+    @Test func aChangeAfterAGapResetsEverySubscriberAndForgetsTheRing() throws {
+        let shared = try SharedStore(historySize: 100)
+        let underA = Collector(inline: true), underB = Collector(inline: false), everything = Collector(inline: true)
+        _ = shared.hub.subscribe(underA, prefix: "a/", after: nil)
+        _ = shared.hub.subscribe(underB, prefix: "b/", after: nil)
+        _ = shared.hub.subscribe(everything, prefix: "", after: nil)
+        let woken = Counter()
+        _ = shared.hub.watch("c/watched") { woken.add() }
+        for n in 0..<5 { try shared.put("a/\(n)", "\(n)") }
+        let before = try #require(everything.events.last)
+
+        var change = StoreChange.put(ValueMetadata(key: "a/after-gap", contentType: "", size: 1,
+                                                   version: before.change.version + 1_000, modifiedNanos: 0))
+        change.followsGap = true
+        shared.hub.storeDidChange(change)
+
+        #expect(SharedStore.poll { underB.resets.count == 1 && woken.value == 1 })
+        for collector in [underA, underB, everything] {
+            #expect(collector.resets == [change.id])
+            #expect(!collector.keys.contains("a/after-gap"), "the change itself was given besides the reset")
+        }
+        let old = Collector(inline: true)
+        _ = shared.hub.subscribe(old, prefix: "", after: before.id)
+        #expect(old.resets == [change.id] && old.events.isEmpty, "an id from before the gap was replayed from")
+        try shared.put("a/later", "x")
+        let resumed = Collector(inline: true)
+        _ = shared.hub.subscribe(resumed, prefix: "", after: change.id)
+        #expect(resumed.resets.isEmpty && resumed.keys == ["a/later"])
+        #expect(everything.keys.last == "a/later" && everything.resets.count == 1)
+    }
+
     /// A replay larger than the subscriber's buffer ends it at once.
     @Test func aReplayThatDoesNotFitEndsTheSubscriber() throws {
         let shared = try SharedStore()

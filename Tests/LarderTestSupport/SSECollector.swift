@@ -24,13 +24,16 @@ public final class SSECollector: Sendable {
     /// collected from then on.
     public init(host: String = "127.0.0.1", port: Int, target: String = "/events") throws {
         let client = try SSEClient(host: host, port: port, target: target)
-        let status = try client.readHead()
+        let status: Int
+        do { status = try client.readHead() } catch { client.close(); throw error }
         guard status == 200 else { client.close(); throw ClientError("\(target) answered \(status)") }
         let reading = Reading(client)
         self.reading = reading
         Thread {
             while !reading.stopping.withLock({ $0 }) {
-                if let events = try? reading.client.events(100, timeout: 0.1) { reading.collected.withLock { $0 += events } }
+                let events = (try? reading.client.events(100, timeout: 0.1)) ?? []
+                if events.isEmpty && reading.client.ended { usleep(50_000) }  // the stream ended: nothing more will come
+                reading.collected.withLock { $0 += events }
             }
             reading.finished.withLock { $0 = true }
         }.start()

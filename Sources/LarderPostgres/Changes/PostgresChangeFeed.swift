@@ -45,10 +45,12 @@ final class PostgresChangeFeed: @unchecked Sendable {
         /// to 256 ms), as a long transaction holds the mark.
         var heldBack = 0
         var stats = StoreStats()
-        /// The row of `lastVersion` was trimmed before the feed read past
-        /// it: changes after it may be gone too, and the next change
-        /// delivered is marked as following a gap.
+        /// `trim` deleted changes past `lastVersion` before the feed read
+        /// them: the next change delivered is marked as following a gap.
         var gap = false
+        /// The `trimmed_through` a gap was last marked for: a row that
+        /// committed late below it is delivered without a second reset.
+        var gapMarkedFor: Int64 = 0
         /// Writers of this server waiting for their change to be delivered.
         var waiters: [(version: Int64, continuation: CheckedContinuation<Void, Never>)] = []
     }
@@ -213,9 +215,8 @@ final class PostgresChangeFeed: @unchecked Sendable {
             let began = Clock.monotonicNanos()
             // One statement, one snapshot: the mark and the rows below it,
             // then a last row with the totals, whether any committed
-            // change waits above the mark, and whether the row last
-            // delivered is still kept (`trim` keeps the last `history`: a
-            // feed that far behind may have lost changes after it).
+            // change waits above the mark, and the newest version a trim
+            // deleted (past the last delivered: changes were lost).
             let rows = try await onFeedConnection { db in
                 try await db.query("""
                     WITH mark AS (SELECT \(markSQL) AS below), totals AS (\(WriteLocks.readTotals))
@@ -224,7 +225,7 @@ final class PostgresChangeFeed: @unchecked Sendable {
                     UNION ALL
                     SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, totals.*,
                       (SELECT count(*) FROM (SELECT 1 FROM larder_changes WHERE version >= mark.below LIMIT 1) above),
-                      (SELECT count(*) FROM larder_changes WHERE version = $1)
+                      (SELECT trimmed_through FROM larder_state)
                     FROM mark, totals
                     """, [.int(after)]).rows
             }
@@ -232,11 +233,13 @@ final class PostgresChangeFeed: @unchecked Sendable {
             guard let totals = rows.last, totals.int(0) == nil else { throw PGError.server(state: "XX000", message: "the change feed's read had no totals row") }
             let stats = StoreStats(keys: Int(totals.int(7) ?? 0), logicalBytes: totals.int(8) ?? 0, storedBytes: totals.int(9) ?? 0)
             let heldBack = (totals.int(10) ?? 0) > 0
-            let lost = after > 0 && totals.int(11) == 0
+            let trimmedThrough = totals.int(11) ?? 0
             let newGap = state.withLock { s -> Bool in
                 s.stats = stats
-                defer { if lost { s.gap = true } }
-                return lost && !s.gap
+                guard trimmedThrough > after, trimmedThrough > s.gapMarkedFor else { return false }
+                s.gapMarkedFor = trimmedThrough
+                s.gap = true
+                return true
             }
             if newGap {
                 logger.warning("postgres: the change feed fell more than --event-history changes behind; event streams get a reset")
@@ -277,13 +280,18 @@ final class PostgresChangeFeed: @unchecked Sendable {
         PostgresExecutor.queue.asyncAfter(deadline: .now() + .milliseconds(wait)) { [weak self] in self?.readChanges() }
     }
 
-    /// Keeps the last `history` changes (called by the sweep).
+    /// Keeps the last `history` changes (called by the sweep), and
+    /// records the newest version deleted: a feed behind it lost changes.
     func trim() async throws {
         let history = Int64(self.history)
         _ = try await pool.withConnection { db in
             try await db.query("""
-                DELETE FROM larder_changes WHERE version <
-                  (SELECT version FROM larder_changes ORDER BY version DESC OFFSET $1 LIMIT 1)
+                WITH gone AS (
+                  DELETE FROM larder_changes WHERE version <
+                    (SELECT version FROM larder_changes ORDER BY version DESC OFFSET $1 LIMIT 1)
+                  RETURNING version)
+                UPDATE larder_state SET trimmed_through = greatest(trimmed_through, (SELECT max(version) FROM gone))
+                WHERE EXISTS (SELECT 1 FROM gone)
                 """, [.int(history - 1)])
         }
     }

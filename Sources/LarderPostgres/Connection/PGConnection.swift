@@ -44,6 +44,9 @@ final class PGConnection: @unchecked Sendable {
     /// connection is given up (a database that stopped answering without
     /// closing); 0: no limit.
     let commandTimeout: Double
+    /// When the statement in flight will have gone silent too long
+    /// (`PGSilenceWatch`); 0 while none is. Set on `queue`.
+    private let deadline: PGSilenceWatch.Deadline
 
     /// A statement of a pipeline.
     struct Statement: Sendable {
@@ -71,7 +74,6 @@ final class PGConnection: @unchecked Sendable {
         var preparedHere: [String: String] = [:]
         var results: [PGResult]
         var error: Error?
-        var timer: DispatchSourceTimer?
         /// Seconds without a byte before the connection is given up.
         var silence: Double = 0
         init(continuation: CheckedContinuation<[PGResult], Error>, onRow: (@Sendable (PGRow) throws -> Void)?,
@@ -114,6 +116,24 @@ final class PGConnection: @unchecked Sendable {
     private init(pg: OpaquePointer, commandTimeout: Double) {
         self.pg = pg
         self.commandTimeout = commandTimeout
+        let queue = self.queue
+        let expired = Locked<(@Sendable () -> Void)?>(nil)
+        deadline = PGSilenceWatch.Deadline { queue.async { expired.withLock { $0 }?() } }
+        expired.withLock { $0 = { [weak self] in self?.silenceExpired() } }
+        PGSilenceWatch.shared.watch(deadline)
+    }
+
+    /// On `queue`: the watch saw the deadline pass; it may have moved since.
+    private func silenceExpired() {
+        let at = deadline.nanos.load(ordering: .relaxed)
+        guard let command, at != 0, at < Clock.monotonicNanos() else { return }
+        wentSilentState = true
+        fail("the database sent nothing for \(command.silence) s")
+    }
+
+    /// On `queue`: the statement in flight may stay silent `seconds` from now.
+    private func setDeadline(_ seconds: Double) {
+        deadline.nanos.store(seconds > 0 ? Clock.monotonicNanos() + Int64(seconds * 1e9) : 0, ordering: .relaxed)
     }
 
     /// Opens a connection. libpq's connect handshake (a few round trips) is
@@ -184,6 +204,7 @@ final class PGConnection: @unchecked Sendable {
         // The pool closes connections before dropping them; this is the
         // backstop for one dropped by an error path.
         if let pg, liveSources == 0 { PQfinish(pg) }
+        PGSilenceWatch.shared.unwatch(deadline)
     }
 
     /// Why the connection is unusable; nil while it is good.
@@ -329,17 +350,7 @@ final class PGConnection: @unchecked Sendable {
             }
         }
         guard self.command === command else { return }  // failed to send
-        if command.silence > 0 {
-            let timer = DispatchSource.makeTimerSource(queue: queue)
-            timer.schedule(deadline: .now() + command.silence)
-            timer.setEventHandler { [weak self, weak command] in
-                guard let self, let command, self.command === command else { return }
-                self.wentSilentState = true
-                self.fail("the database sent nothing for \(command.silence) s")
-            }
-            timer.resume()
-            command.timer = timer
-        }
+        setDeadline(command.silence)
         flush()
     }
 
@@ -406,7 +417,7 @@ final class PGConnection: @unchecked Sendable {
             return
         }
         // The answer is coming: the silence allowed starts again.
-        if let command { command.timer?.schedule(deadline: .now() + command.silence) }
+        if let command { setDeadline(command.silence) }
         drainNotifications()
         if command != nil { collectResults() }
         // Reading results parses further input: a NOTIFY that came in the
@@ -431,7 +442,7 @@ final class PGConnection: @unchecked Sendable {
     /// The command is answered; the connection takes the next.
     private func finish(_ command: Command) {
         self.command = nil
-        command.timer?.cancel()
+        setDeadline(0)
         inTransactionState = PQtransactionStatus(pg) != PQTRANS_IDLE
         if let error = command.error {
             command.continuation.resume(throwing: error)
@@ -516,7 +527,7 @@ final class PGConnection: @unchecked Sendable {
         brokenReason = reason
         if let command {
             self.command = nil
-            command.timer?.cancel()
+            setDeadline(0)
             command.continuation.resume(throwing: PGError.connection(reason))
         }
         breakHandler?(reason)

@@ -21,7 +21,7 @@ public final class PostgresConnections: Sendable {
                               // transaction would hold its key's lock, and every server's
                               // change feed (the watermark), until the network heals. The
                               // database ends it after twice the statement allowance idle,
-                              // and never under 5 s: a transaction also waits on this
+                              // and never under 3 s: a transaction also waits on this
                               // server's own work between statements (a JSON patch or
                               // append computed on a loaded machine).
                               "SET idle_in_transaction_session_timeout TO \(Int(Self.idleInTransactionLimit(options.commandTimeout) * 1000))"],
@@ -32,7 +32,7 @@ public final class PostgresConnections: Sendable {
 
     /// How long, in seconds, the database lets a transaction of this
     /// server sit idle before it ends it.
-    static func idleInTransactionLimit(_ commandTimeout: Double) -> Double { max(5, commandTimeout * 2) }
+    static func idleInTransactionLimit(_ commandTimeout: Double) -> Double { max(3, commandTimeout * 2) }
 
     /// One more store (or registry) uses the connections.
     public func retain() { users.withLock { $0 += 1 } }

@@ -1,4 +1,7 @@
 import Dispatch
+#if canImport(Glibc)
+import Glibc
+#endif
 import Foundation
 import LarderSupport
 import LarderValueFile
@@ -15,21 +18,39 @@ import LarderValueFile
 final class PostgresExecutor: TaskExecutor, @unchecked Sendable {
     static let shared = PostgresExecutor()
     /// Task jobs, spread over a few serial queues (each one thread at most).
-    private static let lanes = (0..<8).map { DispatchQueue(label: "larder.postgres.tasks.\($0)") }
+    private static let lanes = (0..<8).map { index in
+        let lane = DispatchQueue(label: "larder.postgres.tasks.\(index)")
+        lane.setSpecific(key: laneKey, value: index)
+        return lane
+    }
+    /// Which lane the current thread is draining, if any.
+    private static let laneKey = DispatchSpecificKey<Int>()
     private static let nextLane = Locked(0)
     /// Timers and other short callbacks.
     static let queue = DispatchQueue(label: "larder.postgres.timers")
 
+    /// A job enqueued from a lane (a task resumed by another task, a task
+    /// started by one) stays on it and runs when the current job ends, on
+    /// the same thread: no thread is woken for it. Others take the next
+    /// lane in turn.
+    /// A new task (`run`) always takes the next lane: whoever starts it
+    /// may block until it ends (`StoreReply.get`).
     func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
-        let lane = Self.nextLane.withLock { (n: inout Int) -> Int in n = (n + 1) % Self.lanes.count; return n }
+        let current = Self.startingTask.isSet ? nil : DispatchQueue.getSpecific(key: Self.laneKey)
+        let lane = current ?? Self.nextLane.withLock { (n: inout Int) -> Int in n = (n + 1) % Self.lanes.count; return n }
         Self.lanes[lane].async { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
     }
+
+    /// Set on a thread while `run` starts a task there.
+    private static let startingTask = ThreadFlag()
 
     /// Starts `operation` as a task on this executor.
     @discardableResult
     static func run<T: Sendable>(_ operation: @escaping @Sendable () async throws -> T) -> Task<T, Error> {
-        Task(executorPreference: shared, operation: operation)
+        startingTask.set(true)
+        defer { startingTask.set(false) }
+        return Task(executorPreference: shared, operation: operation)
     }
 
     /// The answer `operation` gives, later: it runs as a task here, and no
@@ -49,4 +70,16 @@ final class PostgresExecutor: TaskExecutor, @unchecked Sendable {
         thread.stackSize = 512 << 10
         thread.start()
     }
+}
+
+/// A flag of the current thread (a pthread key), for what a callee on the
+/// same thread must know of its caller.
+private final class ThreadFlag: @unchecked Sendable {
+    private var key = pthread_key_t()
+
+    init() { pthread_key_create(&key, nil) }
+
+    var isSet: Bool { pthread_getspecific(key) != nil }
+
+    func set(_ on: Bool) { pthread_setspecific(key, on ? UnsafeRawPointer(bitPattern: 1) : nil) }
 }

@@ -13,10 +13,12 @@
 ///   store keeps in its file. Neither is compressed again by TOAST
 ///   (`STORAGE EXTERNAL`): they are gzip already.
 /// - `larder_changes`: the change feed, bounded to the last N versions;
-///   `removed` is the version a delete or expiry removed.
+///   `removed` is the version a delete or expiry removed. Trimming it
+///   raises `larder_state.trimmed_through` to the newest version it
+///   deleted: a feed that has not delivered that far lost changes.
 enum PostgresSchema {
     /// The newest version this code knows.
-    static let current = 4
+    static let current = 5
 
     /// Migration `n` is `migrations[n - 1]`: statements run in one
     /// transaction, then `larder_schema_version` says `n`.
@@ -94,6 +96,10 @@ enum PostgresSchema {
             "INSERT INTO larder_totals SELECT 0, keys, logical_bytes, stored_bytes FROM larder_state",
             "ALTER TABLE larder_state DROP COLUMN version, DROP COLUMN keys, DROP COLUMN logical_bytes, DROP COLUMN stored_bytes",
             "ALTER TABLE larder_state ALTER COLUMN version_base SET NOT NULL",
+        ],
+        // 5: the newest version the change table's trim deleted (see `PostgresChangeFeed`).
+        [
+            "ALTER TABLE larder_state ADD COLUMN trimmed_through bigint NOT NULL DEFAULT 0",
         ],
     ]
 

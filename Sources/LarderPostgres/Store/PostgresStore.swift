@@ -277,6 +277,12 @@ public final class PostgresStore: ValueStore, UploadDestination, @unchecked Send
     }
 
     func sweep(now: Int64) async throws {
+        // The change table is trimmed every tenth sweep: a scan of the
+        // newest `changeHistory` entries each time would cost more than
+        // the rows it saves. Before the expiry: its changes (up to 1,024
+        // in one transaction) must reach the other servers' feeds before
+        // a trim can take them.
+        if sweeps.withLock({ (n: inout Int) -> Bool in n += 1; return n % 10 == 0 }) { try await changes.trim() }
         let due = try await pool.read { db in
             try await db.query("SELECT 1 FROM larder_values WHERE expires <= $1 LIMIT 1", [.int(now)]).rows.count
         }
@@ -310,10 +316,6 @@ public final class PostgresStore: ValueStore, UploadDestination, @unchecked Send
         // A change whose server stopped between its commit and its
         // announcement is read here at the latest.
         changes.readChanges()
-        // The change table is trimmed every tenth sweep: a scan of the
-        // newest `changeHistory` entries each time would cost more than
-        // the rows it saves.
-        if sweeps.withLock({ (n: inout Int) -> Bool in n += 1; return n % 10 == 0 }) { try await changes.trim() }
     }
 }
 

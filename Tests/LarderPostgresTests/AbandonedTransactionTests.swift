@@ -14,7 +14,9 @@ import Testing
 @Suite(.enabled(if: TestPostgres.isAvailable, "PostgreSQL is not installed (.ci/run installs it)"))
 struct AbandonedTransactionTests {
     @Test func aTransactionLeftIdleIsEndedByTheDatabase() async throws {
-        let database = try TestPostgres.shared()
+        // A server of its own: the transaction it leaves open would hold back every
+        // other test's change feeds on a shared one (the mark is the whole server's).
+        let database = try TestPostgres.makePrivate()
         var options = try PostgresStoreOptions(url: database.url(schema: TestPostgres.makeSchemaName()))
         options.commandTimeout = 3  // idle in a transaction: 6 s at most
         let connections = PostgresConnections(options: options, logger: .silent())

@@ -16,7 +16,7 @@ struct PostgresFeedOrderTests {
     /// A transaction that took its version first and commits last holds
     /// back the changes after it, then comes out first: never skipped.
     @Test func aChangeCommittingAfterLaterOnesIsDeliveredBeforeThem() throws {
-        let database = try TestPostgres.shared()
+        let database = try TestPostgres.makePrivate()  // its open transaction would hold back other tests' feeds
         let schema = TestPostgres.makeSchemaName()
         let (a, b) = try PostgresSharingTests.twoServers(on: database, schema: schema)
         defer { a.kill(SIGTERM); b.kill(SIGTERM) }

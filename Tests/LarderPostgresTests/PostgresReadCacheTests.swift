@@ -56,7 +56,7 @@ struct PostgresReadCacheTests {
     /// through the other server commits but cannot be delivered, so the
     /// cache cannot be vouched for and reads ask the database.
     @Test func whileTheFeedIsHeldBackReadsAskTheDatabase() throws {
-        let database = try TestPostgres.shared()
+        let database = try TestPostgres.makePrivate()  // its open transaction would hold back other tests' feeds
         let (a, b) = try PostgresSharingTests.twoServers(on: database, extra: Self.cached)
         defer { a.kill(SIGTERM); b.kill(SIGTERM) }
         #expect(try a.client().put("held", "old").status / 100 == 2)

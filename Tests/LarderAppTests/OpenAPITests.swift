@@ -149,7 +149,7 @@ import Testing
         let server = try TestServer { $0.allowFaults = true }
         defer { server.stop() }
         try await Self.schemathesis(against: server, filters: ["--include-path", "/faults"],
-                              label: "schemathesis /faults", timeout: 90)
+                              label: "schemathesis /faults", timeout: 200)
         // The route was there all along (not a run of 404s), and still answers.
         let response = try server.client().send("GET", "/faults")
         #expect(response.status == 200, "GET /faults after the run: \(response.status) \(response.text)")

@@ -80,14 +80,14 @@ final class PostgresChangeFeed: @unchecked Sendable {
         let history = self.history
         // The newest final version first, then the history up to it: a
         // change committing in between is read by the first feed read, not lost.
-        let last = try PostgresExecutor.reply {
+        let last = try PostgresExecutor.blockingReply {
             try await self.pool.read { db in
                 try await db.query("""
                     SELECT coalesce(max(version), 0)::int8 FROM larder_changes WHERE version < \(self.markSQL)
                     """).first!.int(0)!
             }
         }.get()
-        let recent = try PostgresExecutor.reply {
+        let recent = try PostgresExecutor.blockingReply {
             try await self.pool.read { db in
                 try await db.query("""
                     SELECT version, kind, key, prefix, deleted, size, removed FROM

@@ -133,7 +133,8 @@ final class PGConnection: @unchecked Sendable {
 
     /// On `queue`: the statement in flight may stay silent `seconds` from now.
     private func setDeadline(_ seconds: Double) {
-        deadline.nanos.store(seconds > 0 ? Clock.monotonicNanos() + Int64(seconds * 1e9) : 0, ordering: .relaxed)
+        // At most a day: a larger allowance is no limit in practice, and Int64 must not trap.
+        deadline.nanos.store(seconds > 0 ? Clock.monotonicNanos() + Int64(min(seconds, 86_400) * 1e9) : 0, ordering: .relaxed)
     }
 
     /// Opens a connection. libpq's connect handshake (a few round trips) is

@@ -13,7 +13,7 @@ import Synchronization
 /// it reads; the watch looks at every deadline each `tick` and tells a
 /// connection past its deadline, on the connection's own queue, which
 /// checks again there before giving up. So a silence is noticed between
-/// its allowance and a tick after it.
+/// its allowance and a tick (and the timer's 50 ms leeway) after it.
 final class PGSilenceWatch: Sendable {
     static let shared = PGSilenceWatch()
     /// How often the deadlines are looked at.
@@ -29,7 +29,7 @@ final class PGSilenceWatch: Sendable {
 
     private let watched = Locked<[ObjectIdentifier: Deadline]>([:])
     private let queue = DispatchQueue(label: "larder.postgres.silence")
-    /// Guarded by `watched`'s lock: made with the first connection.
+    /// Made with the first connection, once.
     private let timer = Locked<DispatchSourceTimer?>(nil)
 
     /// Starts watching `deadline` (a connection, from when it is made).

@@ -29,12 +29,12 @@ final class PostgresExecutor: TaskExecutor, @unchecked Sendable {
     /// Timers and other short callbacks.
     static let queue = DispatchQueue(label: "larder.postgres.timers")
 
-    /// A job enqueued from a lane (a task resumed by another task, a task
-    /// started by one) stays on it and runs when the current job ends, on
-    /// the same thread: no thread is woken for it. Others take the next
-    /// lane in turn.
-    /// A new task (`run`) always takes the next lane: whoever starts it
-    /// may block until it ends (`StoreReply.get`).
+    /// A job enqueued from a lane (a task resumed by another task's job)
+    /// stays on it and runs when the current job ends, on the same thread:
+    /// no thread is woken for it. Others take the next lane in turn, and so
+    /// does a new task (`run`): whoever starts it may block until it ends
+    /// (`blockingReply`). No job on a lane may block (see `blockingReply`):
+    /// the tasks it woke would wait behind it.
     func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
         let current = Self.startingTask.isSet ? nil : DispatchQueue.getSpecific(key: Self.laneKey)
@@ -48,9 +48,18 @@ final class PostgresExecutor: TaskExecutor, @unchecked Sendable {
     /// Starts `operation` as a task on this executor.
     @discardableResult
     static func run<T: Sendable>(_ operation: @escaping @Sendable () async throws -> T) -> Task<T, Error> {
+        let outer = startingTask.isSet
         startingTask.set(true)
-        defer { startingTask.set(false) }
+        defer { startingTask.set(outer) }
         return Task(executorPreference: shared, operation: operation)
+    }
+
+    /// `reply` for a caller that will block on it (`get()`: opening a
+    /// store, the namespace registry): never from a lane, where the tasks
+    /// it waits for may be queued behind it.
+    static func blockingReply<T: Sendable>(_ operation: @escaping @Sendable () async throws -> T) -> StoreReply<T> {
+        assert(DispatchQueue.getSpecific(key: laneKey) == nil, "a blocking wait on a PostgreSQL task lane")  // in the debug builds the tests run
+        return reply(operation)
     }
 
     /// The answer `operation` gives, later: it runs as a task here, and no

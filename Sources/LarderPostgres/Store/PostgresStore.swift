@@ -81,7 +81,7 @@ public final class PostgresStore: ValueStore, UploadDestination, @unchecked Send
         var versionBase: Int64 = 0
         while true {
             do {
-                versionBase = try PostgresExecutor.reply {
+                versionBase = try PostgresExecutor.blockingReply {
                     try await PostgresSchema.migrate(pool)
                     return try await pool.read { db in try await db.query("SELECT version_base FROM larder_state").first!.int(0)! }
                 }.get()

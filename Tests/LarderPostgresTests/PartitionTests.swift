@@ -38,18 +38,8 @@ struct PartitionTests {
         let log = Locked<[Attempt]>([])
         let stop = Locked(false)
         let writers = (0..<4).map { writer in
-            Thread {
-                let (name, host, port) = endpoints[writer / 2]
-                let wire = WireClient(host: host, port: port)
-                var n = 0
-                while !stop.withLock({ $0 }) {
-                    let key = "w\(writer)/\(n)"
-                    n += 1
-                    let began = ContinuousClock.now
-                    let outcome = Attempt.Outcome(try? wire.put(key, "v"))
-                    log.withLock { $0.append(Attempt(server: name, key: key, began: began, ended: .now, outcome: outcome)) }
-                }
-            }
+            let (name, host, port) = endpoints[writer / 2]
+            return Attempt.writer(server: name, host: host, port: port, keys: "w\(writer)", log: log, until: stop)
         }
         for thread in writers { thread.start() }
         usleep(500_000)
@@ -61,19 +51,7 @@ struct PartitionTests {
         // before the cut (it gets 6 × --pg-timeout): a probe begins writes
         // on A during the cut, one after another, until the heal.
         let cutOver = Locked(false)
-        let (aHost, aPort) = (a.host, a.port)
-        let probe = Thread {
-            usleep(100_000)
-            let wire = WireClient(host: aHost, port: aPort)
-            var n = 0
-            while !cutOver.withLock({ $0 }) {
-                let key = "probe/\(n)"
-                n += 1
-                let began = ContinuousClock.now
-                let outcome = Attempt.Outcome(try? wire.put(key, "v"))
-                log.withLock { $0.append(Attempt(server: "a", key: key, began: began, ended: .now, outcome: outcome)) }
-            }
-        }
+        let probe = Attempt.writer(server: "a", host: a.host, port: a.port, keys: "probe", log: log, until: cutOver, after: 0.1)
         probe.start()
         // Once the statement allowance has passed, /healthz on the cut server says why.
         usleep(UInt32(Self.timeout * 1_500_000))
@@ -218,6 +196,25 @@ private struct Attempt: CustomStringConvertible, Sendable {
     let ended: ContinuousClock.Instant
     let outcome: Outcome
     var description: String { "\(server) \(key) \(outcome) in \(ended - began)" }
+
+    /// A thread (not started) that writes `keys/0`, `keys/1`, … one after
+    /// another through the server, logging each attempt, from `after`
+    /// seconds on until `stop` is set.
+    static func writer(server: String, host: String, port: Int, keys: String, log: Locked<[Attempt]>,
+                       until stop: Locked<Bool>, after delay: Double = 0) -> Thread {
+        Thread {
+            if delay > 0 { usleep(UInt32(delay * 1_000_000)) }
+            let wire = WireClient(host: host, port: port)
+            var n = 0
+            while !stop.withLock({ $0 }) {
+                let key = "\(keys)/\(n)"
+                n += 1
+                let began = ContinuousClock.now
+                let outcome = Outcome(try? wire.put(key, "v"))
+                log.withLock { $0.append(Attempt(server: server, key: key, began: began, ended: .now, outcome: outcome)) }
+            }
+        }
+    }
 }
 
 /// Three hosts: `db` (a private PostgreSQL), `a` and `b` (a `larder` each,

@@ -38,9 +38,7 @@ struct PostgresFeedGapTests {
         // A transaction open on the database holds every feed back.
         let open = try database.session()
         defer { open.close() }
-        open.send("BEGIN; SELECT pg_current_xact_id()")
-        open.send("SELECT 'began'")
-        try open.wait(forLine: "began")
+        try open.beginHoldingFeedsBack()
         // Meanwhile the other server writes three histories' worth, the
         // cached key first (each write waits up to 2 s for its own feed,
         // so they go at once).

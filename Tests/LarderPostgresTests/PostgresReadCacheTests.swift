@@ -64,9 +64,7 @@ struct PostgresReadCacheTests {
 
         let open = try database.session()
         defer { open.close() }
-        open.send("BEGIN; SELECT pg_current_xact_id()")
-        open.send("SELECT 'began'")
-        try open.wait(forLine: "began")
+        try open.beginHoldingFeedsBack()
         // Acknowledged once committed (after waiting 2 s for its own feed, held back too).
         #expect(try b.client().put("held", "new").status / 100 == 2)
         #expect(try a.client().get("held").text == "new", "a cached value was served while the feed could not vouch for it")

@@ -50,6 +50,15 @@ public final class PSQLSession: @unchecked Sendable {
     }
 
     /// Ends the session (an open transaction rolls back).
+    /// Begins a transaction that holds a transaction id, and returns once
+    /// it has: every server's change feed is held back behind it (the mark)
+    /// until `send("COMMIT")` or `close()`.
+    public func beginHoldingFeedsBack() throws {
+        send("BEGIN; SELECT pg_current_xact_id()")
+        send("SELECT 'began'")
+        try wait(forLine: "began")
+    }
+
     public func close() {
         guard process.isRunning else { return }
         try? input.fileHandleForWriting.close()

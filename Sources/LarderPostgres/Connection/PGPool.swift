@@ -70,17 +70,28 @@ final class PGPool: @unchecked Sendable {
     }
 
     /// Runs `body` with a connection of its own; the connection goes back
-    /// afterwards (or is dropped if it broke).
-    func withConnection<T>(schema: String, _ body: (PGConnection) async throws -> T) async throws -> T {
-        let connection = try await acquire()
-        do {
-            try await connection.use(schema: schema)
-            let value = try await body(connection)
-            release(connection)
-            return value
-        } catch {
-            release(connection)
-            throw Self.mapped(error)
+    /// afterwards (or is dropped if it broke). With `retryingDeadConnection`
+    /// (a read: it changes nothing), a connection found dead is replaced
+    /// once and `body` runs again; not when it went silent, nor after
+    /// waiting for a connection in vain (the database may be unreachable:
+    /// a second wait would double the client's).
+    func withConnection<T>(schema: String, retryingDeadConnection: Bool = false,
+                           _ body: (PGConnection) async throws -> T) async throws -> T {
+        var attempt = 0
+        while true {
+            attempt += 1
+            let connection = try await acquire()
+            do {
+                try await connection.use(schema: schema)
+                let value = try await body(connection)
+                release(connection)
+                return value
+            } catch {
+                release(connection)
+                if retryingDeadConnection, attempt == 1, let pgError = error as? PGError, pgError.isUnavailable,
+                   !connection.wentSilent { continue }
+                throw Self.mapped(error)
+            }
         }
     }
 
@@ -132,26 +143,9 @@ final class PGPool: @unchecked Sendable {
         }
     }
 
-    /// A read that may run again on a fresh connection if the first one
-    /// was found dead (reads change nothing, so once more is safe); not
-    /// when it went silent, nor after waiting for a connection in vain (the
-    /// database may be unreachable: a second wait would double the client's).
+    /// A read: `withConnection`, once more on a fresh connection if the first was found dead.
     func read<T>(schema: String, _ body: (PGConnection) async throws -> T) async throws -> T {
-        var attempt = 0
-        while true {
-            attempt += 1
-            let connection = try await acquire()
-            do {
-                try await connection.use(schema: schema)
-                let value = try await body(connection)
-                release(connection)
-                return value
-            } catch {
-                release(connection)
-                if let pgError = error as? PGError, pgError.isUnavailable, attempt == 1, !connection.wentSilent { continue }
-                throw Self.mapped(error)
-            }
-        }
+        try await withConnection(schema: schema, retryingDeadConnection: true, body)
     }
 
     /// The store's error for a database failure: unavailability is

@@ -1,8 +1,13 @@
 """The aws CLI (v1, from PyPI's `awscli`) against Larder's S3 face.
 
 Each command runs as a user runs it: `aws --endpoint-url <larder> s3 ...` in a
-child process (`python3 -m awscli`, the same program as the `aws` script),
-with the credentials in the environment and a config file of our own
+child process, with its own arguments, environment, working directory and
+standard streams, running `awscli.clidriver.main`, which is what
+`python3 -m awscli` and the `aws` script run. The child is forked from this
+process, which imported awscli once (`warm_aws`): a fresh interpreter
+spends about a second importing botocore before each command, which made
+this suite the largest CPU cost of the test run. Credentials are in the
+environment, with a config file of our own
 (path-style addressing, SigV4 for `s3 presign`, the CLI's own multipart
 threshold and part size of 8 MB). A named profile (`--profile`) takes its
 keys from the config file, not the environment, so the two named profiles
@@ -11,8 +16,12 @@ PutObject, `ranged` lowers it so a 3 MiB download is ranged GETs.
 """
 import json
 import os
+import signal
 import subprocess
 import sys
+import tempfile
+import time
+import traceback
 
 import pytest
 
@@ -52,6 +61,63 @@ def aws_home(tmp_path_factory):
     return home
 
 
+def warm_aws(args, env, cwd, stdin, timeout):
+    """Runs `aws args...` in a child forked from this process, which has
+    imported awscli already: the child takes `env` as its whole
+    environment, `cwd` as its directory, `stdin` (bytes) as its standard
+    input, and its exit status and output come back as a
+    CompletedProcess (bytes). A child still running after `timeout`
+    seconds is killed and fails the test."""
+    import awscli
+    import awscli.clidriver  # here, before the fork: the child inherits it imported
+    with tempfile.TemporaryFile() as inp, tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        inp.write(stdin or b"")
+        inp.seek(0)
+        pid = os.fork()
+        if pid == 0:  # the child: never returns into pytest
+            status = 255
+            try:
+                for fd, f in ((0, inp), (1, out), (2, err)):
+                    os.dup2(f.fileno(), fd)
+                # pytest replaced the sys streams with its capture objects.
+                sys.stdin = open(0, "r", closefd=False)
+                sys.stdout = open(1, "w", closefd=False)
+                sys.stderr = open(2, "w", closefd=False)
+                os.environ.clear()
+                os.environ.update(env)
+                # What importing awscli sets in a fresh interpreter (where its
+                # data files are); the import here set it in the parent.
+                os.environ["AWS_DATA_PATH"] = os.pathsep.join(awscli._awscli_data_path)
+                os.chdir(cwd)
+                sys.argv = ["aws", *args]
+                try:
+                    status = awscli.clidriver.main()
+                except SystemExit as ended:
+                    status = ended.code if isinstance(ended.code, int) else 1
+            except BaseException:
+                traceback.print_exc()
+            finally:
+                for stream in (sys.stdout, sys.stderr):
+                    try:
+                        stream.flush()
+                    except Exception:
+                        pass
+                os._exit(status or 0)
+        deadline = time.monotonic() + timeout
+        while True:
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                break
+            if time.monotonic() > deadline:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+                pytest.fail(f"aws {' '.join(args)}: still running after {timeout} s")
+            time.sleep(0.005)
+        out.seek(0)
+        err.seek(0)
+        return subprocess.CompletedProcess(["aws", *args], os.waitstatus_to_exitcode(status), out.read(), err.read())
+
+
 @pytest.fixture
 def aws(aws_home, tmp_path):
     """aws(*args, ok=True, secret=SECRET, stdin=None, binary=False) runs `aws --endpoint-url S3_URL args...`
@@ -62,8 +128,7 @@ def aws(aws_home, tmp_path):
                    AWS_SHARED_CREDENTIALS_FILE=os.devnull, AWS_ACCESS_KEY_ID=ACCESS_KEY,
                    AWS_SECRET_ACCESS_KEY=secret, AWS_DEFAULT_REGION=REGION, AWS_EC2_METADATA_DISABLED="true",
                    AWS_PAGER="", AWS_RETRY_MODE="standard", AWS_MAX_ATTEMPTS="1")
-        done = subprocess.run([sys.executable, "-m", "awscli", "--endpoint-url", S3_URL, *map(str, args)],
-                              input=stdin, capture_output=True, env=env, cwd=tmp_path, timeout=120)
+        done = warm_aws(["--endpoint-url", S3_URL, *map(str, args)], env, tmp_path, stdin, timeout=120)
         if ok:
             assert done.returncode == 0, f"aws {' '.join(map(str, args))}: exit {done.returncode}\n{done.stderr.decode()}"
         if binary:

@@ -37,6 +37,9 @@ import Glibc
             }
             #expect(parsed == meta)
             #expect(length == header.count)
+            // Where the PostgreSQL store writes the version in as it commits.
+            let versionBytes = header[ValueFileHeader.versionOffset..<ValueFileHeader.versionOffset + 8]
+            #expect(versionBytes.reversed().reduce(UInt64(0)) { $0 << 8 | UInt64($1) } == meta.version)
             // Any prefix asks for more, never misparses.
             for cut in [0, 5, 11, 12, header.count - 1] {
                 guard case .needMore(let n) = try Self.parse(Array(header.prefix(cut))) else {

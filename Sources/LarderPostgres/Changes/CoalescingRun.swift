@@ -3,8 +3,16 @@ import LarderSupport
 /// A job run as a task on `PostgresExecutor`, one run at a time: asking
 /// while it runs makes it run once more when done, however many times it
 /// was asked meanwhile (a feed read, a notification to the other servers).
+/// With a `spacing`, a run that follows another at once starts no sooner
+/// than that after the one before it started, so that more requests share
+/// it; a run asked for after a pause starts at once.
 final class CoalescingRun: Sendable {
     private let state = Locked((running: false, again: false, stopped: false))
+    private let spacingNanos: Int64
+
+    init(spacing seconds: Double = 0) {
+        spacingNanos = Int64(seconds * 1e9)
+    }
 
     /// Runs `job` now, or once more after the run in progress.
     func request(_ job: @escaping @Sendable () async -> Void) {
@@ -14,9 +22,13 @@ final class CoalescingRun: Sendable {
             return true
         }
         guard start else { return }
-        PostgresExecutor.run { [state] in
+        PostgresExecutor.run { [state, spacingNanos] in
             while true {
+                let started = Clock.monotonicNanos()
                 await job()
+                let wait = spacingNanos - (Clock.monotonicNanos() - started)
+                // Asked meanwhile: the requests of the wait share the next run too.
+                if wait > 0 && state.withLock({ $0.again }) { try? await Task.sleep(nanoseconds: UInt64(wait)) }
                 let more = state.withLock { s -> Bool in
                     if s.again && !s.stopped { s.again = false; return true }
                     s.running = false

@@ -51,12 +51,20 @@ final class PostgresChangeFeed: @unchecked Sendable {
         /// The `trimmed_through` a gap was last marked for: a row that
         /// committed late below it is delivered without a second reset.
         var gapMarkedFor: Int64 = 0
-        /// Writers of this server waiting for their change to be delivered.
-        var waiters: [(version: Int64, continuation: CheckedContinuation<Void, Never>)] = []
+        /// Writers of this server waiting for their change to be delivered,
+        /// each until its deadline (monotonic nanoseconds).
+        var waiters: [(version: Int64, deadline: Int64, continuation: CheckedContinuation<Void, Never>)] = []
+        /// Whether the one timer that lets waiters past their deadline go
+        /// is set (`giveUpDueWaiters`); a timer per write was a tenth of
+        /// Dispatch's own time in a write.
+        var giveUpTimerSet = false
     }
     private let state = Locked(State())
     private let reads = CoalescingRun()
-    private let announcements = CoalescingRun()
+    /// At most one `NOTIFY` per 5 ms: under a steady stream of writes,
+    /// each tells the other servers of several commits (they then read them
+    /// all at once), for at most 5 ms more before they hear of a change.
+    private let announcements = CoalescingRun(spacing: 0.005)
 
     init(pool: SchemaPool, listener: PGListener, channel: String, versionBase: Int64, history: Int,
          observer: StoreChangeObserver?, readCache: PostgresReadCache? = nil, logger: Logger) {
@@ -156,17 +164,39 @@ final class PostgresChangeFeed: @unchecked Sendable {
     /// reconnecting): the change is still delivered, later.
     func delivered(through version: Int64, timeout: Double = 2) async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let done = state.withLock { s -> Bool in
-                if s.lastVersion >= version || s.stopped { return true }
-                s.waiters.append((version, continuation))
-                return false
+            let deadline = Clock.monotonicNanos() + Int64(timeout * 1e9)
+            let (done, setTimer) = state.withLock { s -> (Bool, Bool) in
+                if s.lastVersion >= version || s.stopped { return (true, false) }
+                s.waiters.append((version, deadline, continuation))
+                defer { s.giveUpTimerSet = true }
+                return (false, !s.giveUpTimerSet)
             }
             if done { return continuation.resume() }
             readChanges()
-            PostgresExecutor.queue.asyncAfter(deadline: .now() + timeout) { [weak self] in
-                self?.resumeWaiters(through: version)
-            }
+            if setTimer { setGiveUpTimer(for: deadline) }
         }
+    }
+
+    private func setGiveUpTimer(for deadline: Int64) {
+        let delay = max(0, deadline - Clock.monotonicNanos())
+        PostgresExecutor.queue.asyncAfter(deadline: .now() + .nanoseconds(Int(delay))) { [weak self] in
+            self?.giveUpDueWaiters()
+        }
+    }
+
+    /// Lets the writers whose deadline has passed go on, and sets the timer
+    /// again for the next deadline, if any writer still waits.
+    private func giveUpDueWaiters() {
+        let now = Clock.monotonicNanos()
+        let (due, next) = state.withLock { s -> ([CheckedContinuation<Void, Never>], Int64?) in
+            let due = s.waiters.filter { $0.deadline <= now }.map(\.continuation)
+            s.waiters.removeAll { $0.deadline <= now }
+            let next = s.waiters.map(\.deadline).min()
+            s.giveUpTimerSet = next != nil
+            return (due, next)
+        }
+        due.forEach { $0.resume() }
+        if let next { setGiveUpTimer(for: next) }
     }
 
     /// Lets the writers waiting for versions up to `version` go on.

@@ -254,19 +254,25 @@ final class PGConnection: @unchecked Sendable {
                   onRow: (@Sendable (PGRow) throws -> Void)? = nil) async throws -> [PGResult] {
         var steps = statements
         roundTrips += 1
-        if steps.contains(where: { $0.sql == "COMMIT" }) { commitSent = true }
+        let commits = steps.contains(where: { $0.sql == "COMMIT" })
         let began = beginDeferred
         if began {
             beginDeferred = false
             steps.insert(Statement(sql: Self.begin), at: 0)
         }
         precondition(onRow == nil || steps.count == 1, "rows one at a time only for a statement alone")
+        // A `COMMIT` counts as sent unless the connection was known
+        // broken before anything went out (then the transaction changed
+        // nothing, and `PGPool.transaction` may run it again).
+        var sent = false
+        defer { if commits && sent { commitSent = true } }
         let results = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<[PGResult], Error>) in
             // Started on the caller's thread (the queue is free but for a
             // moment's reading): no hop to another thread to send.
             queue.sync {
                 let command = Command(continuation: continuation, onRow: onRow, steps: steps)
                 command.silence = silence ?? self.commandTimeout
+                sent = self.brokenReason == nil
                 self.start(command)
             }
         }

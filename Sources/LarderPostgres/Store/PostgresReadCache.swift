@@ -19,9 +19,16 @@ import Synchronization
 ///
 /// Coherence with reads in flight is `ValueCache`'s: a reader takes its
 /// stripe's epoch before asking the database and inserts only if no
-/// invalidation of that stripe came in between.
+/// invalidation of that stripe came in between. And no read fills the
+/// cache for a stripe while a write of this server to it is in flight
+/// (`writeBegins` to `writeEnds`, around its commit): two reads on either
+/// side of a commit share an epoch, and the one that saw the older value
+/// could otherwise insert it last, to be served after the other had
+/// answered with the newer.
 final class PostgresReadCache: Sendable {
     private let cache: ValueCache
+    /// Writes of this server in flight, per stripe, and resets (`all`).
+    private let writing = Locked((stripes: [Int](repeating: 0, count: PostgresReadCache.stripes), all: 0))
     /// When (`Clock.monotonicNanos`) the feed's last clean read began; 0 when
     /// the last read failed or found changes held back.
     private let freshSince = Atomic<Int64>(0)
@@ -47,24 +54,59 @@ final class PostgresReadCache: Sendable {
     /// Taken before asking the database for `key`; handed back to `insert`.
     func epoch(_ key: StoreKey) -> UInt64 { cache.epoch(stripe: stripe(key)) }
 
-    /// Keeps what a read found, unless the key's stripe changed since `epoch`.
+    /// Keeps what a read found, unless the key's stripe changed since
+    /// `epoch` or a write of this server to it is in flight.
     func insert(_ key: StoreKey, _ value: StoredValue, epoch: UInt64) {
-        guard cache.isEnabled, let entry = try? value.cacheEntry() else { return }
-        cache.insert(key.bytes, entry, stripe: stripe(key), epoch: epoch)
-    }
-
-    /// A write of `key` through this server ended (committed, or its
-    /// outcome is unknown).
-    func invalidate(_ key: String) {
         guard cache.isEnabled else { return }
-        let bytes = Array(key.utf8)
-        cache.invalidate(bytes, stripe: Self.stripe(bytes))
+        let stripe = stripe(key)
+        // Checked before the insert: a write that begins after this check
+        // changes the epoch first, and the insert is refused.
+        guard writing.withLock({ $0.all == 0 && $0.stripes[stripe] == 0 }),
+              let entry = try? value.cacheEntry() else { return }
+        cache.insert(key.bytes, entry, stripe: stripe, epoch: epoch)
     }
 
-    /// A reset or a prefix delete.
+    /// A write of `key` through this server begins: until `writeEnds`, no
+    /// read fills its stripe.
+    func writeBegins(_ key: String) {
+        guard cache.isEnabled else { return }
+        let bytes = Array(key.utf8), stripe = Self.stripe(bytes)
+        writing.withLock { $0.stripes[stripe] += 1 }
+        cache.invalidate(bytes, stripe: stripe)
+    }
+
+    /// A write of `key` through this server ended (committed, refused, or
+    /// its outcome unknown), before it is answered: read-your-writes here.
+    func writeEnds(_ key: String) {
+        guard cache.isEnabled else { return }
+        let bytes = Array(key.utf8), stripe = Self.stripe(bytes)
+        cache.invalidate(bytes, stripe: stripe)
+        writing.withLock { $0.stripes[stripe] -= 1 }
+    }
+
+    /// A reset or a prefix delete through this server begins.
+    func resetBegins() {
+        guard cache.isEnabled else { return }
+        writing.withLock { $0.all += 1 }
+        cache.invalidateAll()
+    }
+
+    /// A reset or a prefix delete through this server ended.
+    func resetEnds() {
+        guard cache.isEnabled else { return }
+        cache.invalidateAll()
+        writing.withLock { $0.all -= 1 }
+    }
+
+    /// Everything goes (the feed fell behind the trim: what changed is unknown).
     func invalidateAll() {
         guard cache.isEnabled else { return }
         cache.invalidateAll()
+    }
+
+    private func invalidate(_ key: String) {
+        let bytes = Array(key.utf8)
+        cache.invalidate(bytes, stripe: Self.stripe(bytes))
     }
 
     /// A change the feed delivered, from whichever server.

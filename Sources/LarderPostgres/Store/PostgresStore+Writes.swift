@@ -97,7 +97,9 @@ extension PostgresStore {
     /// its condition met. Returns whether the key is new.
     func commit(_ upload: ValueUpload) async throws -> Bool {
         // However it ends (committed, refused, unknown), before it is answered: read-your-writes here.
-        defer { if upload.generatedKeyPrefix == nil { readCache.invalidate(upload.key.string) } }
+        let cachedKey = upload.generatedKeyPrefix == nil ? upload.key.string : nil
+        if let cachedKey { readCache.writeBegins(cachedKey) }
+        defer { if let cachedKey { readCache.writeEnds(cachedKey) } }
         let bodyLength = Int(upload.written) - upload.headerLength
         let inline = bodyLength <= options.partSize
             ? try SpoolFile.read(upload.fd, at: upload.headerLength, count: bodyLength, path: upload.tempPath) : nil
@@ -109,6 +111,23 @@ extension PostgresStore {
         do {
             created = try await pool.transaction { db in
                 let now = Self.nowNanos()
+                if upload.condition == nil && upload.generatedKeyPrefix == nil {
+                    // Nothing to check before writing: the whole write in one round trip.
+                    committing.withLock { $0 = true }
+                    do {
+                        let head = upload.header(version: 0, modifiedNanos: now)
+                        let (version, created) = try await writeRowInOneTrip(
+                            db, key: upload.key.string, now: now, head: head, body: inline, blob: blob,
+                            size: Int64(upload.metadata.size), stored: Int64(head.count + bodyLength),
+                            expires: upload.metadata.expiresNanos, contentType: upload.metadata.contentType,
+                            attributes: upload.metadata.attributes)
+                        upload.committed(version: UInt64(version), modifiedNanos: now)
+                        return (created, version)
+                    } catch PGError.server(let state, let message) {
+                        committing.withLock { $0 = false }
+                        throw PGError.server(state: state, message: message)
+                    }
+                }
                 let version: Int64
                 let key: String?
                 let old: CurrentRow?
@@ -219,6 +238,44 @@ extension PostgresStore {
         _ = try await db.pipeline(steps, silence: db.commitSilence)
     }
 
+    /// `lockAndRead` and `writeRow` as one round trip, for a write with no
+    /// condition to check in between: the key's lock, then one statement
+    /// that takes the transaction's version, reads the key's row as its
+    /// last writer committed it, puts the new one with the version written
+    /// into its header (`ValueFileHeader.versionOffset`; `head` comes with
+    /// 0 there), adjusts the totals by the difference, records the change
+    /// and drops the old row's parts; then `COMMIT`. Returns the version
+    /// and whether the key was new to clients (absent or expired).
+    func writeRowInOneTrip(_ db: PGConnection, key: String, now: Int64, head: [UInt8], body: [UInt8]?, blob: Int64?,
+                           size: Int64, stored: Int64, expires: Int64?, contentType: String,
+                           attributes: [UInt8]?) async throws -> (version: Int64, created: Bool) {
+        // The version's bytes, little-endian as the header has them.
+        let versionBytes = "(SELECT string_agg(substring(int8send(v.version) FROM 9 - i FOR 1), ''::bytea ORDER BY i) FROM generate_series(1, 8) AS i)"
+        let write = PGConnection.Statement(sql: """
+            WITH v AS (SELECT \(locks.versionSQL) AS version),
+            old AS (SELECT size, stored, blob, expires FROM larder_values WHERE key = $1::text),
+            up AS (
+              INSERT INTO larder_values (key, version, size, stored, expires, content_type, modified, head, body, blob, attributes)
+              SELECT $1::text, v.version, $2::int8, $3::int8, $4::int8, $5::text, $6::int8,
+                overlay($7::bytea PLACING \(versionBytes) FROM $11::int4 FOR 8), $8::bytea, $9::int8, $10::bytea FROM v
+              ON CONFLICT (key) DO UPDATE SET version = EXCLUDED.version, size = EXCLUDED.size, stored = EXCLUDED.stored,
+                expires = EXCLUDED.expires, content_type = EXCLUDED.content_type, modified = EXCLUDED.modified,
+                head = EXCLUDED.head, body = EXCLUDED.body, blob = EXCLUDED.blob, attributes = EXCLUDED.attributes),
+            totals AS (\(WriteLocks.addToTotals(keys: "(SELECT CASE WHEN count(*) = 0 THEN 1 ELSE 0 END FROM old)::int8",
+                                                logical: "$2::int8 - coalesce((SELECT size FROM old), 0)",
+                                                stored: "$3::int8 - coalesce((SELECT stored FROM old), 0)"))),
+            change AS (INSERT INTO larder_changes (version, kind, key, size) SELECT v.version, 'put', $1::text, $2::int8 FROM v),
+            parts AS (DELETE FROM larder_parts WHERE blob = (SELECT blob FROM old))
+            SELECT v.version, NOT EXISTS (SELECT 1 FROM old WHERE expires IS NULL OR expires > $6::int8) FROM v
+            """, parameters: [.text(key), .int(size), .int(stored), expires.map { .int($0) } ?? .null, .text(contentType),
+                              .int(now), .bytes(head), body.map { .bytes($0) } ?? .null, blob.map { .int($0) } ?? .null,
+                              attributes.map { .bytes($0) } ?? .null, .int(Int64(ValueFileHeader.versionOffset + 1))])
+        let answers = try await db.pipeline([locks.lockKeyOnly(key), write, PGConnection.Statement(sql: "COMMIT")],
+                                            silence: db.commitSilence)
+        let row = answers[1].first!  // one row: `v` has one
+        return (row.int(0)!, row.bool(1)!)
+    }
+
     // MARK: - Deletes
 
     public func delete(_ key: StoreKey, condition: WriteCondition?) -> StoreReply<Bool> {
@@ -226,7 +283,8 @@ extension PostgresStore {
     }
 
     func deleteValue(_ key: String, condition: WriteCondition?) async throws -> Bool {
-        defer { readCache.invalidate(key) }
+        readCache.writeBegins(key)
+        defer { readCache.writeEnds(key) }
         let existed = try await pool.transaction { db -> (Bool, Int64?) in
             let now = Self.nowNanos()
             let (version, found) = try await lockAndRead(db, key: key, now: now)
@@ -265,7 +323,8 @@ extension PostgresStore {
     /// `TRUNCATE` them: `TRUNCATE` waits for every reader of the tables,
     /// and holds up every read meanwhile.
     func deleteAll(under prefix: String) async throws -> Int {
-        defer { readCache.invalidateAll() }
+        readCache.resetBegins()
+        defer { readCache.resetEnds() }
         let deleted = try await pool.transaction { db in
             let version = try await locks.lockAll(db)
             let deleted: Int64
@@ -313,7 +372,8 @@ extension PostgresStore {
 
     private func updateTransaction(_ key: StoreKey, condition: WriteCondition?, maxValueBytes: Int,
                                    _ transform: (ValueMetadata?, [UInt8]?) throws -> UpdatedValue) async throws -> PutOutcome {
-        defer { readCache.invalidate(key.string) }
+        readCache.writeBegins(key.string)
+        defer { readCache.writeEnds(key.string) }
         // Made in the transaction, dropped (its spool file closed) however it ends.
         var made: ValueUpload?
         defer { made?.abort() }

@@ -52,6 +52,14 @@ struct WriteLocks {
          Self.takeID]
     }
 
+    /// The key lock alone (`lockKey` without taking the id): for a
+    /// statement that takes the id itself (`versionSQL`), after it.
+    func lockKeyOnly(_ key: String) -> PGConnection.Statement { lockKey(key)[0] }
+
+    /// SQL for the transaction's first version, assigning its id:
+    /// `version(of:)` in the statement that needs it.
+    var versionSQL: String { "\(versionBase) + pg_current_xact_id()::text::int8 * \(Self.versionsPerTransaction)" }
+
     /// The transaction's id (assigning it).
     static let takeID = PGConnection.Statement(sql: "SELECT pg_current_xact_id()::text::int8")
 

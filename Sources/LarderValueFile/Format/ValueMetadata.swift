@@ -90,6 +90,11 @@ package enum ValueFileHeader {
     static let maxVariableBytes = 65_535 - 4 - fixedPayload - 6
 
     static let attributesID: (UInt8, UInt8) = (0x4C, 0x41)  // "LA"
+    /// Where the version's 8 little-endian bytes sit in every header
+    /// `encode` writes (after the gzip fields, XLEN, the `LR` subfield's
+    /// id and length, format, flags and size): a store that learns the
+    /// version only as it commits writes them there (`PostgresStore`).
+    package static let versionOffset = 10 + 2 + 4 + 1 + 1 + 8
 
     static func length(of meta: ValueMetadata, segments: SegmentTable? = nil) -> Int {
         12 + 4 + recordLength(of: meta) + (meta.attributes.map { 4 + $0.count } ?? 0) + (segments?.encodedLength ?? 0)

@@ -126,7 +126,8 @@ fds() { ls "/proc/$PID_big/fd" | wc -l; }
 hwm() { awk '/VmHWM/ {printf "%.1f", $2/1024}' "/proc/$PID_big/status"; }
 # what the descriptors are: their targets, sockets and pipes without their inode
 fd_targets() { for f in "/proc/$PID_big/fd"/*; do readlink "$f" || true; done 2>/dev/null | sed 's/:\[[0-9]*\]$//' | sort; }
-spool_fds() { find "/proc/$PID_big/fd" -lname '*larder-spool*' 2>/dev/null | wc -l; }
+# spool files have no name (O_TMPFILE: "<dir>/#inode (deleted)"), or an unlinked larder-spool-* one
+spool_fds() { find "/proc/$PID_big/fd" -lname "$WORK/spool/*" 2>/dev/null | wc -l; }
 # One small round trip first, so the pool and the process are warm.
 curl -sf -T "$WORK/value" "$URL_big/store/bench/warm" -o /dev/null
 curl -sf "$URL_big/store/bench/warm" -o /dev/null
@@ -140,7 +141,7 @@ BGET=$(curl -sf -o "$WORK/huge.back" -w '%{time_total}\n' "$URL_big/store/big/hu
 for _ in $(seq 100); do (( $(fds) <= FD0 )) && break; sleep 0.1; done   # the spool closes once the response is done
 HWM2=$(hwm); FD2=$(fds); SPOOLFD=$(spool_fds)
 FDNEW=$(fd_targets | comm -13 "$WORK/fds.before" - | uniq -c | awk '{printf "%s%s x%s", sep, $2, $1; sep=", "}')
-SPOOLFILES=$(find "$WORK/spool" -name 'larder-spool-*' | wc -l)
+SPOOLFILES=$(find "$WORK/spool" -mindepth 1 | wc -l)
 cmp -s "$WORK/huge" "$WORK/huge.back" && HUGEOK=same || HUGEOK=DIFFERENT
 DBSIZE=$(psql -c "select pg_size_pretty(pg_database_size('larder'))")
 STORED=$(psql -c "select pg_size_pretty(sum(pg_total_relation_size(c.oid))) from pg_class c join pg_namespace n on n.oid = c.relnamespace where n.nspname = 'larder' and c.relkind in ('r', 't')")
@@ -183,7 +184,7 @@ echo "| larder VmHWM after the GET (MiB) | $HWM2 |"
 echo "| open descriptors: before / after PUT / after GET | $FD0 / $FD1 / $FD2 |"
 echo "| descriptors added since before the PUT | ${FDNEW:-none} |"
 echo "| spool descriptors open after the GET | $SPOOLFD |"
-echo "| larder-spool-* files in the spool directory | $SPOOLFILES |"
+echo "| files left in the spool directory | $SPOOLFILES |"
 echo "| Larder's tables in the database (with TOAST) / database size | $STORED / $DBSIZE |"
 echo
 echo "error or fatal lines in larder logs: $ERRS"

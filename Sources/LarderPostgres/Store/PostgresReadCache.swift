@@ -131,7 +131,7 @@ final class PostgresReadCache: Sendable {
 
     private func stripe(_ key: StoreKey) -> Int { Self.stripe(key.bytes) }
 
-    private static func stripe(_ bytes: [UInt8]) -> Int {
+    static func stripe(_ bytes: [UInt8]) -> Int {
         var h: UInt64 = 0xcbf29ce484222325
         for b in bytes { h = (h ^ UInt64(b)) &* 0x100000001b3 }
         return Int(h % UInt64(stripes))

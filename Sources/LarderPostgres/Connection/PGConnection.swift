@@ -76,6 +76,10 @@ final class PGConnection: @unchecked Sendable {
         var error: Error?
         /// Seconds without a byte before the connection is given up.
         var silence: Double = 0
+        /// The allowance of a pipeline's closing `COMMIT`, from when every
+        /// step before it has answered (a flush request after them makes
+        /// the server send those answers at once); nil: `silence` throughout.
+        var commitSilence: Double?
         init(continuation: CheckedContinuation<[PGResult], Error>, onRow: (@Sendable (PGRow) throws -> Void)?,
              steps: [Statement]) {
             self.continuation = continuation
@@ -250,7 +254,10 @@ final class PGConnection: @unchecked Sendable {
     /// Runs the statements in order in one round trip; returns each one's
     /// rows. The first failure fails the call; the statements after it do
     /// not run. A deferred `BEGIN` goes first.
-    func pipeline(_ statements: [Statement], silence: Double? = nil,
+    /// With `commitSilence`, a closing `COMMIT` gets that allowance
+    /// instead, once the statements before it have answered: a write can
+    /// wait long for its flush, but not for a lock or a database gone silent.
+    func pipeline(_ statements: [Statement], silence: Double? = nil, commitSilence: Double? = nil,
                   onRow: (@Sendable (PGRow) throws -> Void)? = nil) async throws -> [PGResult] {
         var steps = statements
         roundTrips += 1
@@ -272,6 +279,7 @@ final class PGConnection: @unchecked Sendable {
             queue.sync {
                 let command = Command(continuation: continuation, onRow: onRow, steps: steps)
                 command.silence = silence ?? self.commandTimeout
+                if commits && statements.last?.sql == "COMMIT" { command.commitSilence = commitSilence }
                 sent = self.brokenReason == nil
                 self.start(command)
             }
@@ -385,6 +393,10 @@ final class PGConnection: @unchecked Sendable {
     private func sendPipeline(_ command: Command) {
         guard PQenterPipelineMode(pg) == 1 else { return fail(Self.errorMessage(pg)) }
         for (i, step) in command.steps.enumerated() {
+            if command.commitSilence != nil && i == command.steps.count - 1 && i > 0 {
+                // The answers so far go out before the `COMMIT` runs (see `commitSilence`).
+                guard PQsendFlushRequest(pg) == 1 else { return fail(Self.errorMessage(pg)) }
+            }
             var name = prepared[step.sql] ?? command.preparedHere[step.sql]
             if name == nil && !step.parameters.isEmpty {
                 let made = nextStatementName()
@@ -464,6 +476,12 @@ final class PGConnection: @unchecked Sendable {
             guard let result = PQgetResult(pg) else {
                 // One statement's answers are done.
                 command.slot += 1
+                if let commitSilence = command.commitSilence, command.slot < command.slots.count,
+                   command.slots[command.slot] == command.steps.count - 1 {
+                    // Only the `COMMIT` is left: its flush may take longer.
+                    command.silence = commitSilence
+                    setDeadline(commitSilence)
+                }
                 continue
             }
             defer { PQclear(result) }

@@ -60,7 +60,9 @@ final class PostgresReadCache: Sendable {
         guard cache.isEnabled else { return }
         let stripe = stripe(key)
         // Checked before the insert: a write that begins after this check
-        // changes the epoch first, and the insert is refused.
+        // changes the epoch, so the insert is refused, or, if it landed
+        // first, removed by that change (what it holds was read before the
+        // write could commit).
         guard writing.withLock({ $0.all == 0 && $0.stripes[stripe] == 0 }),
               let entry = try? value.cacheEntry() else { return }
         cache.insert(key.bytes, entry, stripe: stripe, epoch: epoch)

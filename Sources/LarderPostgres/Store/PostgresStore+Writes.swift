@@ -96,14 +96,15 @@ extension PostgresStore {
     /// of its own (`copyParts`), then the row, once the key is locked and
     /// its condition met. Returns whether the key is new.
     func commit(_ upload: ValueUpload) async throws -> Bool {
-        // However it ends (committed, refused, unknown), before it is answered: read-your-writes here.
-        let cachedKey = upload.generatedKeyPrefix == nil ? upload.key.string : nil
-        if let cachedKey { readCache.writeBegins(cachedKey) }
-        defer { if let cachedKey { readCache.writeEnds(cachedKey) } }
         let bodyLength = Int(upload.written) - upload.headerLength
         let inline = bodyLength <= options.partSize
             ? try SpoolFile.read(upload.fd, at: upload.headerLength, count: bodyLength, path: upload.tempPath) : nil
         let blob = inline == nil ? try await copyParts(upload) : nil
+        // From before the row's transaction to however it ends (committed,
+        // refused, unknown), before it is answered: read-your-writes here.
+        let cachedKey = upload.generatedKeyPrefix == nil ? upload.key.string : nil
+        if let cachedKey { readCache.writeBegins(cachedKey) }
+        defer { if let cachedKey { readCache.writeEnds(cachedKey) } }
         // Set once the row and its `COMMIT` are on their way: from then on
         // the write may have committed, and its parts must stay.
         let committing = Locked(false)
@@ -126,6 +127,10 @@ extension PostgresStore {
                     } catch PGError.server(let state, let message) {
                         committing.withLock { $0 = false }
                         throw PGError.server(state: state, message: message)
+                    } catch {
+                        // Nothing went out (the connection was known broken): the parts may go.
+                        if !db.commitSent { committing.withLock { $0 = false } }
+                        throw error
                     }
                 }
                 let version: Int64
@@ -270,8 +275,10 @@ extension PostgresStore {
             """, parameters: [.text(key), .int(size), .int(stored), expires.map { .int($0) } ?? .null, .text(contentType),
                               .int(now), .bytes(head), body.map { .bytes($0) } ?? .null, blob.map { .int($0) } ?? .null,
                               attributes.map { .bytes($0) } ?? .null, .int(Int64(ValueFileHeader.versionOffset + 1))])
+        // The lock and the statement get `--pg-timeout`, as a round trip of
+        // their own would; only the `COMMIT` gets a commit's allowance.
         let answers = try await db.pipeline([locks.lockKeyOnly(key), write, PGConnection.Statement(sql: "COMMIT")],
-                                            silence: db.commitSilence)
+                                            commitSilence: db.commitSilence)
         let row = answers[1].first!  // one row: `v` has one
         return (row.int(0)!, row.bool(1)!)
     }

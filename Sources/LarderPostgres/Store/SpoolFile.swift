@@ -13,9 +13,10 @@ final class SpoolFile {
     let path: String
     private(set) var size = 0
 
-    /// Linux's `O_TMPFILE` (`__O_TMPFILE | O_DIRECTORY`), which Glibc's
-    /// module does not import: a file with no name from the start.
-    private static let openTemporary: Int32 = 0o20000000 | 0o200000
+    /// Linux's `O_TMPFILE` (`__O_TMPFILE | O_DIRECTORY`; the macro is not
+    /// imported, and `__O_TMPFILE` is 0o20000000 on x86-64 and arm64 alike):
+    /// a file with no name from the start.
+    private static let openTemporary: Int32 = 0o20000000 | O_DIRECTORY
 
     init(directory: String) throws {
         // No name at all: no directory entry to make and remove again, which

@@ -254,19 +254,23 @@ extension PostgresStore {
     func writeRowInOneTrip(_ db: PGConnection, key: String, now: Int64, head: [UInt8], body: [UInt8]?, blob: Int64?,
                            size: Int64, stored: Int64, expires: Int64?, contentType: String,
                            attributes: [UInt8]?) async throws -> (version: Int64, created: Bool) {
-        // The version's bytes, little-endian as the header has them.
-        let versionBytes = "(SELECT string_agg(substring(int8send(v.version) FROM 9 - i FOR 1), ''::bytea ORDER BY i) FROM generate_series(1, 8) AS i)"
+        // The header with the version's bytes set, little-endian as it has
+        // them: plain expressions (an aggregate over a series cost a plan
+        // node, set up on every run).
+        let headWithVersion = (0..<8).reduce("$7::bytea") { head, i in
+            "set_byte(\(head), $11::int4 + \(i), ((v.version >> \(8 * i)) & 255)::int4)"
+        }
         let write = PGConnection.Statement(sql: """
             WITH v AS (SELECT \(locks.versionSQL) AS version),
             old AS (SELECT size, stored, blob, expires FROM larder_values WHERE key = $1::text),
             up AS (
               INSERT INTO larder_values (key, version, size, stored, expires, content_type, modified, head, body, blob, attributes)
               SELECT $1::text, v.version, $2::int8, $3::int8, $4::int8, $5::text, $6::int8,
-                overlay($7::bytea PLACING \(versionBytes) FROM $11::int4 FOR 8), $8::bytea, $9::int8, $10::bytea FROM v
+                \(headWithVersion), $8::bytea, $9::int8, $10::bytea FROM v
               ON CONFLICT (key) DO UPDATE SET version = EXCLUDED.version, size = EXCLUDED.size, stored = EXCLUDED.stored,
                 expires = EXCLUDED.expires, content_type = EXCLUDED.content_type, modified = EXCLUDED.modified,
                 head = EXCLUDED.head, body = EXCLUDED.body, blob = EXCLUDED.blob, attributes = EXCLUDED.attributes),
-            totals AS (\(WriteLocks.addToTotals(keys: "(SELECT CASE WHEN count(*) = 0 THEN 1 ELSE 0 END FROM old)::int8",
+            totals AS (\(WriteLocks.addToTotals(keys: "(NOT EXISTS (SELECT FROM old))::int4::int8",
                                                 logical: "$2::int8 - coalesce((SELECT size FROM old), 0)",
                                                 stored: "$3::int8 - coalesce((SELECT stored FROM old), 0)"))),
             change AS (INSERT INTO larder_changes (version, kind, key, size) SELECT v.version, 'put', $1::text, $2::int8 FROM v),
@@ -274,7 +278,7 @@ extension PostgresStore {
             SELECT v.version, NOT EXISTS (SELECT 1 FROM old WHERE expires IS NULL OR expires > $6::int8) FROM v
             """, parameters: [.text(key), .int(size), .int(stored), expires.map { .int($0) } ?? .null, .text(contentType),
                               .int(now), .bytes(head), body.map { .bytes($0) } ?? .null, blob.map { .int($0) } ?? .null,
-                              attributes.map { .bytes($0) } ?? .null, .int(Int64(ValueFileHeader.versionOffset + 1))])
+                              attributes.map { .bytes($0) } ?? .null, .int(Int64(ValueFileHeader.versionOffset))])
         // The lock and the statement get `--pg-timeout`, as a round trip of
         // their own would; only the `COMMIT` gets a commit's allowance.
         let answers = try await db.pipeline([locks.lockKeyOnly(key), write, PGConnection.Statement(sql: "COMMIT")],

@@ -277,10 +277,13 @@ final class PostgresChangeFeed: @unchecked Sendable {
                 rows = try await onFeedConnection { db in
                     try await db.pipeline(notify ? [read, notification] : [read])[0].rows
                 }
-            } catch {
-                // The notification went out with it or not at all: the read's retry carries it.
-                if notify { state.withLock { $0.announcementDue = true } }
-                throw error
+            } catch where notify {
+                // The notification is dropped, as a failed one always was
+                // (every server's sweep reads anyway), and the read goes on
+                // without it: a NOTIFY the database refuses (its queue
+                // full) must not stop this server's own feed.
+                logger.debug("postgres: notifying the other servers failed: \(error)")
+                continue
             }
             // The totals row is the last; it says first whether a gap precedes the rows.
             guard let totals = rows.last, totals.int(0) == nil else { throw PGError.server(state: "XX000", message: "the change feed's read had no totals row") }

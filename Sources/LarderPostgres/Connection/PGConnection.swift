@@ -2,6 +2,7 @@ import CLibPQ
 import Dispatch
 import Foundation
 import LarderSupport
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -126,7 +127,15 @@ final class PGConnection: PGSocketHandler, @unchecked Sendable {
 
     /// On the loop: the watch saw the deadline pass; it may have moved since.
     private func silenceExpired() {
-        let at = deadline.nanos.load(ordering: .relaxed)
+        var at = deadline.nanos.load(ordering: .relaxed)
+        guard command != nil, at != 0, at < Clock.monotonicNanos() else { return }
+        // The loop may have been busy past the deadline with the answer
+        // already in the socket: read it before calling the database silent.
+        if let registered {
+            var ready = pollfd(fd: registered, events: Int16(POLLIN), revents: 0)
+            if poll(&ready, 1, 0) > 0 { readable() }
+        }
+        at = deadline.nanos.load(ordering: .relaxed)
         guard let command, at != 0, at < Clock.monotonicNanos() else { return }
         wentSilentState = true
         fail("the database sent nothing for \(command.silence) s")
@@ -212,6 +221,11 @@ final class PGConnection: PGSocketHandler, @unchecked Sendable {
 
     /// Why the connection is unusable; nil while it is good.
     var broken: String? { loop.sync { self.brokenReason } }
+
+    /// Whether it broke, readable anywhere without a round through the
+    /// loop (the pool asks under its own lock, which the loop's jobs take).
+    var isBroken: Bool { brokenFlag.load(ordering: .acquiring) }
+    private let brokenFlag = Atomic<Bool>(false)
 
     /// Whether the connection broke because the database sent nothing for
     /// the statement's allowance (rather than closing it).
@@ -325,8 +339,8 @@ final class PGConnection: PGSocketHandler, @unchecked Sendable {
     /// The loop watches the socket (and holds this object) until `fail`.
     private func startWatching() {
         let fd = PQsocket(pg)
+        guard loop.register(fd, self) else { return fail("the event loop cannot watch the socket (errno \(errno))") }
         registered = fd
-        loop.register(fd, self)
     }
 
     func socketReadable() { readable() }
@@ -541,6 +555,7 @@ final class PGConnection: PGSocketHandler, @unchecked Sendable {
     private func fail(_ reason: String) {
         guard brokenReason == nil else { return }
         brokenReason = reason
+        brokenFlag.store(true, ordering: .releasing)
         if let command {
             self.command = nil
             setDeadline(0)

@@ -56,7 +56,8 @@ final class PGEventLoop: @unchecked Sendable {
         precondition(epoll_ctl(epoll, EPOLL_CTL_ADD, wake, &event) == 0, "epoll_ctl failed: errno \(errno)")
         let thread = Thread { [self] in run() }
         thread.name = "larder.postgres"
-        thread.stackSize = 1 << 20
+        // Swift's default: JSON nested hundreds deep is parsed in tasks here.
+        thread.stackSize = 8 << 20
         thread.start()
     }
 
@@ -93,17 +94,19 @@ final class PGEventLoop: @unchecked Sendable {
     }
 
     /// On the loop: tells `handler` when `fd` is readable (and writable,
-    /// while `setWriteInterest` says so) until `unregister`.
-    func register(_ fd: Int32, _ handler: any PGSocketHandler) {
+    /// while `setWriteInterest` says so) until `unregister`. False if epoll
+    /// refused the socket.
+    func register(_ fd: Int32, _ handler: any PGSocketHandler) -> Bool {
         precondition(isCurrent, "registering off the loop")
         handlers[fd] = handler
         var event = epoll_event()
         event.events = EPOLLIN.rawValue
         event.data.fd = fd
-        if epoll_ctl(epoll, EPOLL_CTL_ADD, fd, &event) != 0 {
-            // Not expected for a fresh socket; the handler hears of it as a read that fails.
-            local.append { handler.socketReadable() }
+        guard epoll_ctl(epoll, EPOLL_CTL_ADD, fd, &event) == 0 else {
+            handlers[fd] = nil
+            return false
         }
+        return true
     }
 
     /// On the loop: whether `fd`'s handler also hears when it is writable.
@@ -128,7 +131,7 @@ final class PGEventLoop: @unchecked Sendable {
         while true {
             runJobs()
             // Asleep only if nothing was posted since: a post from now on writes `wake`.
-            let mayWait = posted.withLock { p -> Bool in
+            let mayWait = local.isEmpty && posted.withLock { p -> Bool in
                 guard p.jobs.isEmpty else { return false }
                 p.sleeping = true
                 return true
@@ -154,20 +157,17 @@ final class PGEventLoop: @unchecked Sendable {
         }
     }
 
-    /// Runs every job posted, and those they post, until none is left.
+    /// Runs the jobs waiting now: the loop's own, then those posted. Jobs
+    /// they post wait for the next turn, after a look at the sockets
+    /// (`epoll_wait` without sleeping when jobs wait), so that a stream of
+    /// new requests never keeps the answers from being read.
     private func runJobs() {
-        while true {
-            if local.isEmpty {
-                local = posted.withLock { p in
-                    defer { p.jobs = [] }
-                    return p.jobs
-                }
-            }
-            guard !local.isEmpty else { return }
-            let batch = local
-            local = []
-            for job in batch { job() }
+        let batch = local + posted.withLock { p in
+            defer { p.jobs = [] }
+            return p.jobs
         }
+        local = []
+        for job in batch { job() }
     }
 }
 

@@ -102,7 +102,7 @@ final class PGPool: @unchecked Sendable {
             } catch {
                 let unused = connection.dropDeferredBegin()
                 firstTripFailed = connection.roundTrips == roundTrips + 1 && !connection.commitSent
-                if !unused && connection.broken == nil && connection.inTransaction { _ = try? await connection.query("ROLLBACK") }
+                if !unused && !connection.isBroken && connection.inTransaction { _ = try? await connection.query("ROLLBACK") }
                 throw error
             }
         }, mayRunAgain: { firstTripFailed })
@@ -163,7 +163,7 @@ final class PGPool: @unchecked Sendable {
         let next: Next = state.withLock { s in
             if s.closed { return .fail("the store is closed") }
             while let c = s.idle.popLast() {
-                if c.broken == nil { return .use(c) }
+                if !c.isBroken { return .use(c) }
                 s.open -= 1
             }
             if s.open < maxConnections {
@@ -235,7 +235,7 @@ final class PGPool: @unchecked Sendable {
     /// A broken one is dropped, and a waiter gets a new connection in its
     /// place.
     func release(_ connection: PGConnection) {
-        let isBroken = connection.broken != nil
+        let isBroken = connection.isBroken
         enum Next { case none, hand(Waiter), reconnect(Waiter), close }
         let next: Next = state.withLock { s in
             if s.closed {

@@ -35,18 +35,49 @@ final class PostgresExecutor: TaskExecutor, @unchecked Sendable {
     /// store, the namespace registry): never from the event loop, where the
     /// tasks it waits for would be queued behind it.
     static func blockingReply<T: Sendable>(_ operation: @escaping @Sendable () async throws -> T) -> StoreReply<T> {
-        assert(!PGEventLoop.shared.isCurrent, "a blocking wait on the PostgreSQL event loop")  // in the debug builds the tests run
+        precondition(!PGEventLoop.shared.isCurrent, "a blocking wait on the PostgreSQL event loop would wait for itself")
         return reply(operation)
     }
 
     /// The answer `operation` gives, later: it runs as a task here, and no
-    /// thread waits for the database meanwhile.
+    /// thread waits for the database meanwhile. The answer is handed over
+    /// on Dispatch's default pool, not on the loop: what the caller does
+    /// with a value or a listing (a body inflated for a client, a
+    /// multipart upload's parts joined, a page encoded) must not hold up
+    /// every other connection's answers.
     static func reply<T: Sendable>(_ operation: @escaping @Sendable () async throws -> T) -> StoreReply<T> {
+        .later { pending in
+            run {
+                let result: Result<T, any Error>
+                do { result = .success(try await operation()) } catch { result = .failure(error) }
+                handOff.async { pending.fulfil(result) }
+            }
+        }
+    }
+
+    /// `reply` for a write's outcome (a status, a version): its caller only
+    /// answers the client, so it is handed over on the loop, sparing a
+    /// thread's wake-up per write.
+    static func writeReply<T: Sendable>(_ operation: @escaping @Sendable () async throws -> T) -> StoreReply<T> {
         .later { pending in
             run {
                 do { pending.fulfil(.success(try await operation())) } catch { pending.fulfil(.failure(error)) }
             }
         }
+    }
+
+    /// Where answers are handed to their callers.
+    private static let handOff = DispatchQueue.global()
+
+    /// Runs CPU-heavy `work` (a JSON update's transform) on Dispatch's
+    /// default pool while the calling task waits, so that the loop goes on
+    /// reading answers; returns what it returns.
+    static func offLoop<T>(_ work: @escaping () throws -> T) async throws -> T {
+        let job = HandedOver(work)
+        let result = await withCheckedContinuation { (continuation: CheckedContinuation<HandedOver<Result<T, any Error>>, Never>) in
+            handOff.async { continuation.resume(returning: HandedOver(Result { try job.value() })) }
+        }
+        return try result.value.get()
     }
 
     /// Runs blocking work (libpq's connect handshake, polled) on a thread
@@ -56,4 +87,11 @@ final class PostgresExecutor: TaskExecutor, @unchecked Sendable {
         thread.stackSize = 512 << 10
         thread.start()
     }
+}
+
+/// A value passed between the loop and the pool thread that works on it,
+/// used by one side at a time (the task waits meanwhile).
+struct HandedOver<Value>: @unchecked Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
 }

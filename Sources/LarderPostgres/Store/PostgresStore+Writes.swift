@@ -94,7 +94,7 @@ extension PostgresStore {
     package func finishUpload(_ upload: ValueUpload) -> StoreReply<PutOutcome> {
         if let failed = upload.completeOrFail() { return failed }
         let handed = HandedUpload(upload)
-        return PostgresExecutor.reply { [self] in
+        return PostgresExecutor.writeReply { [self] in
             let upload = handed.value
             defer { upload.abort() }
             let created = try await self.commit(upload)
@@ -300,7 +300,7 @@ extension PostgresStore {
     // MARK: - Deletes
 
     public func delete(_ key: StoreKey, condition: WriteCondition?) -> StoreReply<Bool> {
-        PostgresExecutor.reply { try await self.deleteValue(key.string, condition: condition) }
+        PostgresExecutor.writeReply { try await self.deleteValue(key.string, condition: condition) }
     }
 
     func deleteValue(_ key: String, condition: WriteCondition?) async throws -> Bool {
@@ -337,7 +337,7 @@ extension PostgresStore {
     }
 
     public func deletePrefix(_ prefix: StorePrefix) -> StoreReply<Int> {
-        PostgresExecutor.reply { try await self.deleteAll(under: prefix.string) }
+        PostgresExecutor.writeReply { try await self.deleteAll(under: prefix.string) }
     }
 
     /// Every key under `prefix`. A reset deletes rows too, rather than
@@ -383,7 +383,7 @@ extension PostgresStore {
     /// transform runs in the task, between the statements.
     public func update(_ key: StoreKey, condition: WriteCondition?, maxValueBytes: Int,
                        _ transform: @escaping @Sendable (ValueMetadata?, [UInt8]?) throws -> UpdatedValue) -> StoreReply<PutOutcome> {
-        PostgresExecutor.reply { [self] in
+        PostgresExecutor.writeReply { [self] in
             let outcome = try await updateTransaction(key, condition: condition, maxValueBytes: maxValueBytes, transform)
             // With the connection back in the pool: the feed may need one.
             await changes.committed(Int64(outcome.metadata.version))
@@ -392,7 +392,7 @@ extension PostgresStore {
     }
 
     private func updateTransaction(_ key: StoreKey, condition: WriteCondition?, maxValueBytes: Int,
-                                   _ transform: (ValueMetadata?, [UInt8]?) throws -> UpdatedValue) async throws -> PutOutcome {
+                                   _ transform: @escaping (ValueMetadata?, [UInt8]?) throws -> UpdatedValue) async throws -> PutOutcome {
         readCache.writeBegins(key.string)
         defer { readCache.writeEnds(key.string) }
         // Made in the transaction, dropped (its spool file closed) however it ends.
@@ -402,24 +402,35 @@ extension PostgresStore {
             let (upload, created) = try await pool.transaction { db -> (ValueUpload, Bool) in
                 let now = Self.nowNanos()
                 let (version, old) = try await lockAndRead(db, key: key.string, now: now)
-                var bytes: [UInt8]?
-                if let live = old?.live {
-                    guard live.size <= UInt64(maxValueBytes) else { throw StoreError.tooLarge(limit: Int64(maxValueBytes)) }
-                    let value = try await readValue(db, key: key.string, now: now)
-                    defer { value.close() }
-                    bytes = try value.readAll()
-                }
-                try condition?(old?.live)
-                let updated = try transform(old?.live, bytes)
-                guard updated.bytes.count <= maxValueBytes else { throw StoreError.tooLarge(limit: Int64(maxValueBytes)) }
+                let value = old?.live == nil ? nil : try await readValue(db, key: key.string, now: now)
+                defer { value?.close() }
+                // Inflating, transforming and deflating up to `maxValueBytes`
+                // is CPU time the event loop must not spend: it would hold
+                // up every other connection's answers.
                 made?.abort()
-                let upload = try makeUpload(key: key, contentType: updated.contentType, encoding: .identity,
-                                            expiresNanos: old?.live?.expiresNanos, condition: nil)
+                made = nil
+                let (upload, body, bodyLength) = try await PostgresExecutor.offLoop { () -> (ValueUpload, [UInt8], Int) in
+                    var bytes: [UInt8]?
+                    if let live = old?.live {
+                        guard live.size <= UInt64(maxValueBytes) else { throw StoreError.tooLarge(limit: Int64(maxValueBytes)) }
+                        bytes = try value?.readAll()
+                    }
+                    try condition?(old?.live)
+                    let updated = try transform(old?.live, bytes)
+                    guard updated.bytes.count <= maxValueBytes else { throw StoreError.tooLarge(limit: Int64(maxValueBytes)) }
+                    let upload = try self.makeUpload(key: key, contentType: updated.contentType, encoding: .identity,
+                                                     expiresNanos: old?.live?.expiresNanos, condition: nil)
+                    do {
+                        try updated.bytes.withUnsafeBytes { try upload.write($0) }
+                        try upload.complete()
+                        let bodyLength = Int(upload.written) - upload.headerLength
+                        return (upload, try self.bytes(of: upload, at: upload.headerLength, count: bodyLength), bodyLength)
+                    } catch {
+                        upload.abort()
+                        throw error
+                    }
+                }
                 made = upload
-                try updated.bytes.withUnsafeBytes { try upload.write($0) }
-                try upload.complete()
-                let bodyLength = Int(upload.written) - upload.headerLength
-                let body = try self.bytes(of: upload, at: upload.headerLength, count: bodyLength)
                 let head = upload.header(version: UInt64(version), modifiedNanos: now)
                 try await writeRow(db, key: key.string, version: version, now: now, old: old, head: head, body: body,
                                    blob: nil, size: Int64(upload.metadata.size), stored: Int64(head.count + bodyLength),

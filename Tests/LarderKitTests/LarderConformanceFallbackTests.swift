@@ -21,14 +21,6 @@ extension KitTests {
             return folder
         }
 
-        /// A loopback port nothing listens on: a server's, after it stopped.
-        static func closedPort() throws -> Int {
-            let server = try TestServer()
-            let port = server.port
-            server.stop()
-            return port
-        }
-
         /// `BundledFallback` over any store (a generic, so `any Larder` can be its primary).
         static func fallback(_ primary: some Larder, directory: URL) -> any Larder {
             BundledFallback(primary: primary, directory: directory)
@@ -37,7 +29,12 @@ extension KitTests {
         @Test func unreachableServerFallsBackToTheBundledFile() async throws {
             let folder = try Self.bundleFolder()
             defer { try? FileManager.default.removeItem(at: folder) }
-            let client = LarderClient(baseURL: URL(string: "http://127.0.0.1:\(try Self.closedPort())")!, timeout: 10)
+            // Bound and never listened on: refused, and no other test's server
+            // can take the port meanwhile (a stopped server's port could be,
+            // and was once, in a loaded run).
+            let closed = try SilentListener(listening: false)
+            defer { withExtendedLifetime(closed) {} }
+            let client = LarderClient(baseURL: URL(string: "http://127.0.0.1:\(closed.port)")!, timeout: 10)
             let larder = BundledFallback(primary: client, directory: folder)
 
             // The client alone cannot reach it.

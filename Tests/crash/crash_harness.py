@@ -186,6 +186,8 @@ def main():
     ap.add_argument("--seed", type=int, default=int(time.time()))
     ap.add_argument("--min-run", type=float, default=0.3, help="least seconds of load before a kill")
     ap.add_argument("--max-run", type=float, default=2.0)
+    ap.add_argument("--min-acks", type=int, default=40,
+                    help="least acknowledged operations before a kill (a loaded machine can be slow to get going)")
     ap.add_argument("--sabotage", action="store_true",
                     help="remove one acknowledged value's file before each check: the check must report it")
     a = ap.parse_args()
@@ -201,6 +203,11 @@ def main():
             for t in threads:
                 t.start()
             time.sleep(rng.uniform(a.min_run, a.max_run))
+            # The random moment counts from when the load got going, so a slow
+            # start on a busy machine still puts a kill mid-load, not before it.
+            deadline = time.monotonic() + 60
+            while sum(w.acked for w in workers) - before < a.min_acks and time.monotonic() < deadline:
+                time.sleep(0.02)
             proc.send_signal(signal.SIGKILL)
             proc.wait()
             for t in threads:

@@ -34,6 +34,9 @@ let package = Package(
             pkgConfig: "libpq",
             providers: [.apt(["libpq-dev"])]
         ),
+        // Linux's epoll and eventfd (in the C library; the Glibc module
+        // leaves them out), for the PostgreSQL store's event loop.
+        .systemLibrary(name: "CEpoll"),
         // The wire types the server encodes and the clients decode: value info,
         // listing page, change event, error codes and body. No dependencies.
         .target(name: "LarderModel"),
@@ -54,7 +57,7 @@ let package = Package(
         .target(name: "LarderFixtures", dependencies: ["LarderDiskStore", "LarderStorage", "LarderValueFile", "LarderSupport"]),
         // The same store on PostgreSQL (`--store postgres://…`): libpq driven
         // by Dispatch sources, several servers on one database. No HTTP here.
-        .target(name: "LarderPostgres", dependencies: ["CLibPQ", "LarderStorage", "LarderValueFile", "LarderSupport", "LarderModel"]),
+        .target(name: "LarderPostgres", dependencies: ["CLibPQ", "CEpoll", "LarderStorage", "LarderValueFile", "LarderSupport", "LarderModel"]),
         // Which store a server runs on, chosen once from its flags: the disk
         // store or PostgreSQL, under the fixtures or not, and the stores of its
         // namespaces on the same backend. The one place that knows the backends.

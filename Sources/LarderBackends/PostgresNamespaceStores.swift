@@ -44,7 +44,13 @@ final class PostgresNamespaceStores: NamespaceStores {
             // The registry uses them until `close`, whatever else has closed.
             connections.retain()
             let registry = PostgresNamespaceRegistry(connections: connections, baseSchema: options.schema)
-            registry.watch { [weak self] schema in self?.forgotten(schema) }
+            // Told on the PostgreSQL event loop: closing the namespace takes
+            // the app's locks, whose holders may be waiting on the loop
+            // (opening a namespace), so it happens on the reaper's queue.
+            let (opened, droppedElsewhere) = (self.opened, self.droppedElsewhere)
+            registry.watch { [reaper] schema in
+                reaper.async { Self.forgotten(schema, opened: opened, droppedElsewhere: droppedElsewhere) }
+            }
             made = (connections, registry)
             return made!
         }
@@ -73,7 +79,8 @@ final class PostgresNamespaceStores: NamespaceStores {
 
     /// A server forgot the namespace in `schema`: if it is open here, it is
     /// closed (this server's own drops took theirs out of `opened` first).
-    private func forgotten(_ schema: String) {
+    private static func forgotten(_ schema: String, opened: Locked<[String: String]>,
+                                  droppedElsewhere: Locked<(@Sendable (String) -> Void)?>) {
         let name = opened.withLock { opened -> String? in
             guard let name = opened.first(where: { $0.value == schema })?.key else { return nil }
             opened[name] = nil

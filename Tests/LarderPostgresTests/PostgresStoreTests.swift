@@ -88,6 +88,34 @@ struct PostgresStoreTests {
         try Poll.until(30, "the reset to reach the first server") { try a.client().send("GET", "/metrics").text.contains("\nlarder_keys 0\n") }
     }
 
+    /// A PUT with no condition is one statement (`writeRowInOneTrip`),
+    /// which judges the row it replaces itself: one that expired but is not
+    /// swept yet is absent to the client (201) and still a key in the
+    /// totals (replaced, so the count stays), and the new value's header
+    /// carries the version the ETag names.
+    @Test func aPutOverAnExpiredRowNotYetSweptIsACreateAndKeepsTheKeyCount() throws {
+        let schema = TestPostgres.makeSchemaName()
+        let server = try Self.server(schema: schema)
+        defer { server.stop() }
+        let client = server.client()
+        let database = try TestPostgres.shared()
+        #expect(try client.put("exp/k", "old").status == 201)
+        #expect(try client.put("live/k", "stays").status == 201)
+        // Expired long ago, as far as the row says; the sweep (every second)
+        // has not seen it yet when the PUT right after this comes.
+        _ = try database.psql("UPDATE \(schema).larder_values SET expires = 1 WHERE key = 'exp/k'")
+        let put = try client.put("exp/k", "new")
+        #expect(put.status == 201, "a PUT over an expired row answered \(put.status)")
+        #expect(try database.psql("SELECT coalesce(sum(keys), 0) FROM \(schema).larder_totals") == "2")
+        #expect(try database.psql("SELECT count(*) FROM \(schema).larder_values") == "2")
+        let read = try client.get("exp/k")
+        #expect(read.text == "new")
+        #expect(read.header("ETag") == put.header("ETag"))
+        // And over a live row: 204, the count unchanged.
+        #expect(try client.put("live/k", "again").status == 204)
+        #expect(try database.psql("SELECT coalesce(sum(keys), 0) FROM \(schema).larder_totals") == "2")
+    }
+
     @Test func aDatabaseFromANewerLarderIsRefused() throws {
         let schema = TestPostgres.makeSchemaName()
         let first = try Self.server(schema: schema)

@@ -3,34 +3,48 @@ import LarderSupport
 /// A job run as a task on `PostgresExecutor`, one run at a time: asking
 /// while it runs makes it run once more when done, however many times it
 /// was asked meanwhile (a feed read, a notification to the other servers).
-/// With a `spacing`, a run that follows another at once starts no sooner
-/// than that after the one before it started, so that more requests share
-/// it; a run asked for after a pause starts at once.
+/// With a `spacing`, a run starts no sooner than that after the one before
+/// it started, so that more requests share it, even when the job itself
+/// takes no time; a run asked for after a longer pause starts at once. A
+/// request while a run waits to start is that run's: it asks for no other.
 final class CoalescingRun: Sendable {
-    private let state = Locked((running: false, again: false, stopped: false))
+    private let state = Locked((running: false, jobStarted: false, again: false, stopped: false, lastStarted: Int64.min / 2))
     private let spacingNanos: Int64
 
     init(spacing seconds: Double = 0) {
         spacingNanos = Int64(seconds * 1e9)
     }
 
-    /// Runs `job` now, or once more after the run in progress.
+    /// Runs `job` now (or once the spacing allows), or once more after the
+    /// run in progress.
     func request(_ job: @escaping @Sendable () async -> Void) {
         let start = state.withLock { s -> Bool in
-            if s.running { s.again = true; return false }
+            if s.running {
+                // A run not yet begun (queued, or keeping its spacing) sees this request's cause.
+                if s.jobStarted { s.again = true }
+                return false
+            }
             s.running = true
+            s.jobStarted = false
             return true
         }
         guard start else { return }
         PostgresExecutor.run { [state, spacingNanos] in
             while true {
-                let started = Clock.monotonicNanos()
+                let wait = state.withLock { $0.lastStarted } + spacingNanos - Clock.monotonicNanos()
+                // Asked meanwhile: the requests of the wait share this run too.
+                if wait > 0 { try? await Task.sleep(nanoseconds: UInt64(wait)) }
+                state.withLock { s in
+                    s.lastStarted = Clock.monotonicNanos()
+                    s.jobStarted = true
+                }
                 await job()
-                let wait = spacingNanos - (Clock.monotonicNanos() - started)
-                // Asked meanwhile: the requests of the wait share the next run too.
-                if wait > 0 && state.withLock({ $0.again }) { try? await Task.sleep(nanoseconds: UInt64(wait)) }
                 let more = state.withLock { s -> Bool in
-                    if s.again && !s.stopped { s.again = false; return true }
+                    if s.again && !s.stopped {
+                        s.again = false
+                        s.jobStarted = false
+                        return true
+                    }
                     s.running = false
                     return false
                 }

@@ -58,6 +58,11 @@ final class PostgresChangeFeed: @unchecked Sendable {
         /// is set (`giveUpDueWaiters`); a timer per write was a tenth of
         /// Dispatch's own time in a write.
         var giveUpTimerSet = false
+        /// A `NOTIFY` is due: the next read carries it (`announce`).
+        var announcementDue = false
+        /// Reads started so far: a held-back read's timer asks for no
+        /// read when another one has started since (`readAgainLater`).
+        var readsStarted = 0
     }
     private let state = Locked(State())
     private let reads = CoalescingRun()
@@ -139,22 +144,21 @@ final class PostgresChangeFeed: @unchecked Sendable {
         await delivered(through: version)
     }
 
-    /// Tells the other servers that something committed, with one
-    /// `NOTIFY` at a time (commits meanwhile share the next). It commits
-    /// with `synchronous_commit` off: a notification is not data, and a
-    /// lost one is made up by the next read (every sweep reads).
+    /// Tells the other servers that something committed, at most once
+    /// per 5 ms (commits meanwhile share the next): the `NOTIFY` rides
+    /// with the next feed read, in its round trip and after it (a write
+    /// of this server always asks for one, `delivered`), rather than in a
+    /// transaction of its own. It commits with `synchronous_commit` off: a
+    /// notification is not data, and a lost one is made up by the next
+    /// read (every sweep reads).
     func announce() {
         announcements.request { [self] in
-            do {
-                _ = try await onFeedConnection { db in
-                    try await db.query("SELECT set_config('synchronous_commit', 'off', true), pg_notify($1, $2)",
-                                       [.text(channel), .text(name)])
-                }
-            } catch {
-                logger.debug("postgres: notifying the other servers failed: \(error)")
-            }
+            state.withLock { $0.announcementDue = true }
+            readChanges()
         }
     }
+
+    static let notifySQL = "SELECT set_config('synchronous_commit', 'off', true), pg_notify($1, $2)"
 
     /// Returns once the change of `version` (a write of this server that
     /// committed) has been handed to the observer, so that when the write
@@ -240,7 +244,11 @@ final class PostgresChangeFeed: @unchecked Sendable {
 
     private func deliverNew() async throws {
         while true {
-            let after = state.withLock { $0.lastVersion }
+            let (after, notify) = state.withLock { s -> (Int64, Bool) in
+                s.readsStarted += 1
+                defer { s.announcementDue = false }
+                return (s.lastVersion, s.announcementDue)
+            }
             // The read's snapshot is no older than this.
             let began = Clock.monotonicNanos()
             // Shaped for the plan a prepared statement keeps (generic, its
@@ -253,8 +261,7 @@ final class PostgresChangeFeed: @unchecked Sendable {
             // then a last row with the totals, whether any committed
             // change waits above the mark, and the newest version a trim
             // deleted (past the last delivered: changes were lost).
-            let rows = try await onFeedConnection { db in
-                try await db.query("""
+            let read = PGConnection.Statement(sql: """
                     WITH mark AS (SELECT \(markSQL) AS below), totals AS (\(WriteLocks.readTotals))
                     (SELECT version, kind, key, prefix, deleted, size, removed, NULL::int8, NULL::int8, NULL::int8, NULL::int8, NULL::int8
                      FROM larder_changes WHERE version > $1 AND version < (SELECT below FROM mark) ORDER BY version LIMIT 1000)
@@ -263,7 +270,20 @@ final class PostgresChangeFeed: @unchecked Sendable {
                       (SELECT min(version) FROM larder_changes WHERE version >= mark.below),
                       (SELECT trimmed_through FROM larder_state)
                     FROM mark, totals
-                    """, [.int(after)]).rows
+                    """, parameters: [.int(after)])
+            let notification = PGConnection.Statement(sql: Self.notifySQL, parameters: [.text(channel), .text(name)])
+            let rows: [PGRow]
+            do {
+                rows = try await onFeedConnection { db in
+                    try await db.pipeline(notify ? [read, notification] : [read])[0].rows
+                }
+            } catch where notify {
+                // The notification is dropped, as a failed one always was
+                // (every server's sweep reads anyway), and the read goes on
+                // without it: a NOTIFY the database refuses (its queue
+                // full) must not stop this server's own feed.
+                logger.debug("postgres: notifying the other servers failed: \(error)")
+                continue
             }
             // The totals row is the last; it says first whether a gap precedes the rows.
             guard let totals = rows.last, totals.int(0) == nil else { throw PGError.server(state: "XX000", message: "the change feed's read had no totals row") }
@@ -300,12 +320,13 @@ final class PostgresChangeFeed: @unchecked Sendable {
     }
 
     /// When changes wait above the mark, asks for another read after a
-    /// wait; otherwise resets the wait.
+    /// wait, unless one starts meanwhile (a write's, a notification's: it
+    /// sets its own wait if still held back); otherwise resets the wait.
     private func readAgainLater(heldBack: Bool) {
-        let (wait, reads) = state.withLock { s -> (Int?, Int) in
-            guard heldBack, !s.stopped else { s.heldBack = 0; return (nil, 0) }
+        let (wait, reads, started) = state.withLock { s -> (Int?, Int, Int) in
+            guard heldBack, !s.stopped else { s.heldBack = 0; return (nil, 0, 0) }
             defer { s.heldBack += 1 }
-            return (2 << min(s.heldBack, 7), s.heldBack)
+            return (2 << min(s.heldBack, 7), s.heldBack, s.readsStarted)
         }
         guard let wait else { return }
         // After about 5 s, then every 10 s or so: a transaction open on the
@@ -313,7 +334,10 @@ final class PostgresChangeFeed: @unchecked Sendable {
         if reads == 27 || (reads > 27 && (reads - 27) % 40 == 0) {
             logger.warning("postgres: the change feed has waited \(reads > 27 ? "over" : "about") 5 s for a transaction still open on the database (pg_stat_activity.backend_xid, pg_prepared_xacts); changes after it are held back")
         }
-        PostgresExecutor.queue.asyncAfter(deadline: .now() + .milliseconds(wait)) { [weak self] in self?.readChanges() }
+        PostgresExecutor.queue.asyncAfter(deadline: .now() + .milliseconds(wait)) { [weak self] in
+            guard let self, self.state.withLock({ $0.readsStarted == started }) else { return }
+            self.readChanges()
+        }
     }
 
     /// Keeps the last `history` changes (called by the sweep), and

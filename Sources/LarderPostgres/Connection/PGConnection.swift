@@ -2,39 +2,37 @@ import CLibPQ
 import Dispatch
 import Foundation
 import LarderSupport
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
 
 /// One libpq connection driven asynchronously: queries go out with
-/// `PQsendQueryParams`, and Dispatch read and write sources on the
-/// connection's socket feed `PQconsumeInput`/`PQflush`. A query in flight
-/// holds a continuation, not a thread.
+/// `PQsendQueryParams`, and `PGEventLoop` tells when the socket is
+/// readable (`PQconsumeInput`) or, while output waits, writable
+/// (`PQflush`). A query in flight holds a continuation, not a thread.
 ///
-/// Every mutable field is guarded by `queue` (a serial queue targeting the
-/// overcommit pool, so a reply is read even when the default pool's threads
-/// are all waiting). One query (or pipeline) at a time: the pool hands a
-/// connection to one user until it is released.
+/// Every mutable field is confined to the loop's thread (`loop`), where
+/// the store's tasks run too: a task's query starts right there, and its
+/// answer resumes it there. One query (or pipeline) at a time: the pool
+/// hands a connection to one user until it is released.
 ///
 /// Statements that need no answer in between go out together, as a libpq
 /// pipeline (`pipeline`), one round trip for all: the `BEGIN` a transaction
 /// defers (`deferBegin`) rides with its first statement, a `COMMIT` with
-/// its last (`query(…, thenCommit:)`). On a busy database every round
-/// trip is two thread wake-ups here, so that halves the cost of a write.
-final class PGConnection: @unchecked Sendable {
-    private let queue = DispatchQueue(label: "larder.postgres.connection")
+/// its last (`query(…, thenCommit:)`): a round trip is a packet each way
+/// and a wake-up of the loop, so that halves the cost of a write.
+final class PGConnection: PGSocketHandler, @unchecked Sendable {
+    private let loop = PGEventLoop.shared
     private var pg: OpaquePointer?
-    private var readSource: DispatchSourceRead?
-    private var writeSource: DispatchSourceWrite?
+    /// The socket while the loop watches it.
+    private var registered: Int32?
     private var writeActive = false
-    /// Sources not yet through their cancel handler; the connection is
-    /// finished (its socket closed) when the last one is.
-    private var liveSources = 0
     private var command: Command?
     private var brokenReason: String?
     /// Broken because the database went silent (a timeout, not a closed
     /// connection): it may be unreachable, so trying again at once would
-    /// only double the wait. Set once, on `queue`.
+    /// only double the wait. Set once, on the loop.
     private var wentSilentState = false
     /// Told of every `NOTIFY` on a channel this connection listens to.
     private var notificationHandler: (@Sendable (_ channel: String, _ payload: String) -> Void)?
@@ -45,7 +43,7 @@ final class PGConnection: @unchecked Sendable {
     /// closing); 0: no limit.
     let commandTimeout: Double
     /// When the statement in flight will have gone silent too long
-    /// (`PGSilenceWatch`); 0 while none is. Set on `queue`.
+    /// (`PGSilenceWatch`); 0 while none is. Set on the loop.
     private let deadline: PGSilenceWatch.Deadline
 
     /// A statement of a pipeline.
@@ -98,7 +96,7 @@ final class PGConnection: @unchecked Sendable {
     private(set) var roundTrips = 0
     private(set) var commitSent = false
     /// Whether the last statement left the connection inside a transaction
-    /// (libpq's `PQtransactionStatus`). Guarded by `queue`.
+    /// (libpq's `PQtransactionStatus`). On the loop.
     private var inTransactionState = false
     /// Statements prepared on this connection, by text: each is parsed and
     /// planned once per connection, not once per request.
@@ -114,28 +112,36 @@ final class PGConnection: @unchecked Sendable {
     /// The schema the connection's `search_path` names, as `use(schema:)`
     /// last set it; nil: not set yet. Touched only by the connection's one
     /// user at a time (the pool's checkout, or the listener's turn), never
-    /// concurrently, so it needs no queue.
+    /// concurrently, so it needs no guard.
     private var searchPath: String?
 
     private init(pg: OpaquePointer, commandTimeout: Double) {
         self.pg = pg
         self.commandTimeout = commandTimeout
-        let queue = self.queue
+        let loop = self.loop
         let expired = Locked<(@Sendable () -> Void)?>(nil)
-        deadline = PGSilenceWatch.Deadline { queue.async { expired.withLock { $0 }?() } }
+        deadline = PGSilenceWatch.Deadline { loop.execute { expired.withLock { $0 }?() } }
         expired.withLock { $0 = { [weak self] in self?.silenceExpired() } }
         PGSilenceWatch.shared.watch(deadline)
     }
 
-    /// On `queue`: the watch saw the deadline pass; it may have moved since.
+    /// On the loop: the watch saw the deadline pass; it may have moved since.
     private func silenceExpired() {
-        let at = deadline.nanos.load(ordering: .relaxed)
+        var at = deadline.nanos.load(ordering: .relaxed)
+        guard command != nil, at != 0, at < Clock.monotonicNanos() else { return }
+        // The loop may have been busy past the deadline with the answer
+        // already in the socket: read it before calling the database silent.
+        if let registered {
+            var ready = pollfd(fd: registered, events: Int16(POLLIN), revents: 0)
+            if poll(&ready, 1, 0) > 0 { readable() }
+        }
+        at = deadline.nanos.load(ordering: .relaxed)
         guard let command, at != 0, at < Clock.monotonicNanos() else { return }
         wentSilentState = true
         fail("the database sent nothing for \(command.silence) s")
     }
 
-    /// On `queue`: the statement in flight may stay silent `seconds` from now.
+    /// On the loop: the statement in flight may stay silent `seconds` from now.
     private func setDeadline(_ seconds: Double) {
         // At most a day: a larger allowance is no limit in practice, and Int64 must not trap.
         deadline.nanos.store(seconds > 0 ? Clock.monotonicNanos() + Int64(min(seconds, 86_400) * 1e9) : 0, ordering: .relaxed)
@@ -143,7 +149,7 @@ final class PGConnection: @unchecked Sendable {
 
     /// Opens a connection. libpq's connect handshake (a few round trips) is
     /// polled with `poll(2)` on a pool thread, with `timeout` overall; once
-    /// connected, everything runs on Dispatch sources.
+    /// connected, everything runs on the event loop.
     static func connect(conninfo: String, timeout: Double, commandTimeout: Double) async throws -> PGConnection {
         let connection = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<PGConnection, Error>) in
             PostgresExecutor.runBlocking {
@@ -196,7 +202,7 @@ final class PGConnection: @unchecked Sendable {
             throw PGError.connection(message)
         }
         let connection = PGConnection(pg: pg, commandTimeout: commandTimeout)
-        connection.queue.sync { connection.startSources() }
+        connection.loop.sync { connection.startWatching() }
         return connection
     }
 
@@ -208,24 +214,30 @@ final class PGConnection: @unchecked Sendable {
     deinit {
         // The pool closes connections before dropping them; this is the
         // backstop for one dropped by an error path.
-        if let pg, liveSources == 0 { PQfinish(pg) }
+        // (Registered, the loop would still hold it: it is not, so the socket is not watched.)
+        if let pg { PQfinish(pg) }
         PGSilenceWatch.shared.unwatch(deadline)
     }
 
     /// Why the connection is unusable; nil while it is good.
-    var broken: String? { queue.sync { brokenReason } }
+    var broken: String? { loop.sync { self.brokenReason } }
+
+    /// Whether it broke, readable anywhere without a round through the
+    /// loop (the pool asks under its own lock, which the loop's jobs take).
+    var isBroken: Bool { brokenFlag.load(ordering: .acquiring) }
+    private let brokenFlag = Atomic<Bool>(false)
 
     /// Whether the connection broke because the database sent nothing for
     /// the statement's allowance (rather than closing it).
-    var wentSilent: Bool { queue.sync { wentSilentState } }
+    var wentSilent: Bool { loop.sync { self.wentSilentState } }
 
     func onNotification(_ handler: @escaping @Sendable (_ channel: String, _ payload: String) -> Void) {
-        queue.sync { notificationHandler = handler }
+        loop.sync { self.notificationHandler = handler }
     }
 
     func onBreak(_ handler: @escaping @Sendable (String) -> Void) {
-        queue.sync {
-            if let brokenReason { handler(brokenReason) } else { breakHandler = handler }
+        loop.sync {
+            if let reason = self.brokenReason { handler(reason) } else { self.breakHandler = handler }
         }
     }
 
@@ -274,9 +286,8 @@ final class PGConnection: @unchecked Sendable {
         var sent = false
         defer { if commits && sent { commitSent = true } }
         let results = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<[PGResult], Error>) in
-            // Started on the caller's thread (the queue is free but for a
-            // moment's reading): no hop to another thread to send.
-            queue.sync {
+            // On the loop already (a task's query): sent right here.
+            loop.sync {
                 let command = Command(continuation: continuation, onRow: onRow, steps: steps)
                 command.silence = silence ?? self.commandTimeout
                 if commits && statements.last?.sql == "COMMIT" { command.commitSilence = commitSilence }
@@ -302,7 +313,7 @@ final class PGConnection: @unchecked Sendable {
 
     /// Whether the connection is inside a transaction (begun and not yet
     /// committed or rolled back), as of the last statement's answer.
-    var inTransaction: Bool { queue.sync { inTransactionState } }
+    var inTransaction: Bool { loop.sync { self.inTransactionState } }
 
     /// Points unqualified table names at `schema`'s tables (`SET
     /// search_path`), unless they already are: the stores of a database's
@@ -320,27 +331,21 @@ final class PGConnection: @unchecked Sendable {
 
     /// Closes the connection (any query in flight fails).
     func close() {
-        queue.async { self.fail("closed") }
+        loop.execute { self.fail("closed") }
     }
 
-    // MARK: - On `queue`
+    // MARK: - On the loop
 
-    private func startSources() {
+    /// The loop watches the socket (and holds this object) until `fail`.
+    private func startWatching() {
         let fd = PQsocket(pg)
-        let read = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
-        // Strong captures: the sources and this object let go of each other
-        // when the last cancel handler has run (`sourceCancelled`).
-        read.setEventHandler { self.readable() }
-        read.setCancelHandler { self.sourceCancelled() }
-        let write = DispatchSource.makeWriteSource(fileDescriptor: fd, queue: queue)
-        write.setEventHandler { self.flush() }
-        write.setCancelHandler { self.sourceCancelled() }
-        liveSources = 2
-        readSource = read
-        writeSource = write
-        read.resume()
-        // The write source starts suspended: resumed only while output waits.
+        guard loop.register(fd, self) else { return fail("the event loop cannot watch the socket (errno \(errno))") }
+        registered = fd
     }
+
+    func socketReadable() { readable() }
+
+    func socketWritable() { flush() }
 
     private func start(_ command: Command) {
         if let brokenReason {
@@ -424,9 +429,9 @@ final class PGConnection: @unchecked Sendable {
     }
 
     private func setWriteActive(_ active: Bool) {
-        guard active != writeActive, let writeSource else { return }
+        guard active != writeActive, let registered else { return }
         writeActive = active
-        if active { writeSource.resume() } else { writeSource.suspend() }
+        loop.setWriteInterest(registered, active)
     }
 
     private func readable() {
@@ -545,11 +550,12 @@ final class PGConnection: @unchecked Sendable {
         }
     }
 
-    /// Marks the connection broken, fails the query in flight and stops
-    /// the sources; the socket closes after the last cancel handler.
+    /// Marks the connection broken, fails the query in flight, stops
+    /// watching the socket and closes it.
     private func fail(_ reason: String) {
         guard brokenReason == nil else { return }
         brokenReason = reason
+        brokenFlag.store(true, ordering: .releasing)
         if let command {
             self.command = nil
             setDeadline(0)
@@ -558,26 +564,13 @@ final class PGConnection: @unchecked Sendable {
         breakHandler?(reason)
         breakHandler = nil
         notificationHandler = nil
-        // A suspended source must be resumed before it is cancelled.
-        if let writeSource {
-            if !writeActive { writeSource.resume() }
-            writeActive = true
-            writeSource.cancel()
+        if let registered {
+            loop.unregister(registered)
+            self.registered = nil
         }
-        readSource?.cancel()
-        if liveSources == 0, let pg {
+        if let pg {
             PQfinish(pg)
             self.pg = nil
-        }
-    }
-
-    private func sourceCancelled() {
-        liveSources -= 1
-        if liveSources == 0, let pg {
-            PQfinish(pg)
-            self.pg = nil
-            readSource = nil
-            writeSource = nil
         }
     }
 }

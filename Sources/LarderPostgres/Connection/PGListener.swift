@@ -102,7 +102,7 @@ final class PGListener: @unchecked Sendable {
     /// Runs `body` on the listening connection when it is its turn; nil
     /// when there is no connection (the caller reads through the pool).
     func withConnection<T>(schema: String, _ body: (PGConnection) async throws -> T) async throws -> T? {
-        guard let connection = state.withLock({ $0.connection }), connection.broken == nil else { return nil }
+        guard let connection = state.withLock({ $0.connection }), !connection.isBroken else { return nil }
         return try await withTurn(on: connection) { connection in
             try await connection.use(schema: schema)
             return try await body(connection)

@@ -72,27 +72,10 @@ final class PGPool: @unchecked Sendable {
     /// Runs `body` with a connection of its own; the connection goes back
     /// afterwards (or is dropped if it broke). With `retryingDeadConnection`
     /// (a read: it changes nothing), a connection found dead is replaced
-    /// once and `body` runs again; not when it went silent, nor after
-    /// waiting for a connection in vain (the database may be unreachable:
-    /// a second wait would double the client's).
+    /// once and `body` runs again.
     func withConnection<T>(schema: String, retryingDeadConnection: Bool = false,
                            _ body: (PGConnection) async throws -> T) async throws -> T {
-        var attempt = 0
-        while true {
-            attempt += 1
-            let connection = try await acquire()
-            do {
-                try await connection.use(schema: schema)
-                let value = try await body(connection)
-                release(connection)
-                return value
-            } catch {
-                release(connection)
-                if retryingDeadConnection, attempt == 1, let pgError = error as? PGError, pgError.isUnavailable,
-                   !connection.wentSilent { continue }
-                throw Self.mapped(error)
-            }
-        }
+        try await onConnection(schema: schema, body, mayRunAgain: { retryingDeadConnection })
     }
 
     /// Runs `body` inside `BEGIN … COMMIT` (`ROLLBACK` when it throws). The
@@ -103,20 +86,8 @@ final class PGPool: @unchecked Sendable {
     /// is replaced once, and the body runs again. The commit's success is
     /// what acknowledges a write.
     func transaction<T>(schema: String, _ body: (PGConnection) async throws -> T) async throws -> T {
-        var attempt = 0
-        while true {
-            attempt += 1
-            let connection = try await acquire()
-            do {
-                // Before `BEGIN`: a rollback would undo it.
-                try await connection.use(schema: schema)
-            } catch let error as PGError where error.isUnavailable && attempt == 1 && !connection.wentSilent {
-                release(connection)
-                continue
-            } catch {
-                release(connection)
-                throw Self.mapped(error)
-            }
+        var firstTripFailed = false
+        return try await onConnection(schema: schema, { connection in
             // Pinned to read committed (`PGConnection.begin`): a role's
             // default of repeatable read would make every contended write
             // fail with a serialization error.
@@ -127,17 +98,42 @@ final class PGPool: @unchecked Sendable {
                 if !connection.dropDeferredBegin() && connection.inTransaction {
                     _ = try await connection.query("COMMIT", silence: connection.commitSilence)
                 }
-                release(connection)
                 return value
             } catch {
                 let unused = connection.dropDeferredBegin()
-                let firstTripFailed = connection.roundTrips == roundTrips + 1 && !connection.commitSent
-                if !unused && connection.broken == nil && connection.inTransaction { _ = try? await connection.query("ROLLBACK") }
+                firstTripFailed = connection.roundTrips == roundTrips + 1 && !connection.commitSent
+                if !unused && !connection.isBroken && connection.inTransaction { _ = try? await connection.query("ROLLBACK") }
+                throw error
+            }
+        }, mayRunAgain: { firstTripFailed })
+    }
+
+    /// Takes a connection, points it at `schema` and runs `body` on it,
+    /// then gives it back (dropped if it broke). A connection found dead
+    /// (the database restarted since it was last used) is replaced once,
+    /// and `body` runs again, when that changes nothing: when pointing it at
+    /// the schema failed, or `mayRunAgain` says so of `body`'s failure. Not
+    /// after silence, nor after waiting for a connection in vain: the
+    /// database may be unreachable, and a second wait would double the
+    /// client's.
+    private func onConnection<T>(schema: String, _ body: (PGConnection) async throws -> T,
+                                 mayRunAgain: () -> Bool) async throws -> T {
+        var attempt = 0
+        while true {
+            attempt += 1
+            let connection = try await acquire()
+            var pointed = false
+            do {
+                // Before any `BEGIN`: a rollback would undo it.
+                try await connection.use(schema: schema)
+                pointed = true
+                let value = try await body(connection)
                 release(connection)
-                // Not after silence: the database may be unreachable, and
-                // a second wait would double the client's.
-                if let pgError = error as? PGError, pgError.isUnavailable, attempt == 1, firstTripFailed,
-                   !connection.wentSilent { continue }
+                return value
+            } catch {
+                release(connection)
+                if attempt == 1, let pgError = error as? PGError, pgError.isUnavailable, !connection.wentSilent,
+                   !pointed || mayRunAgain() { continue }
                 throw Self.mapped(error)
             }
         }
@@ -167,7 +163,7 @@ final class PGPool: @unchecked Sendable {
         let next: Next = state.withLock { s in
             if s.closed { return .fail("the store is closed") }
             while let c = s.idle.popLast() {
-                if c.broken == nil { return .use(c) }
+                if !c.isBroken { return .use(c) }
                 s.open -= 1
             }
             if s.open < maxConnections {
@@ -239,7 +235,7 @@ final class PGPool: @unchecked Sendable {
     /// A broken one is dropped, and a waiter gets a new connection in its
     /// place.
     func release(_ connection: PGConnection) {
-        let isBroken = connection.broken != nil
+        let isBroken = connection.isBroken
         enum Next { case none, hand(Waiter), reconnect(Waiter), close }
         let next: Next = state.withLock { s in
             if s.closed {

@@ -51,15 +51,26 @@ extension PostgresStore {
         try makeUpload(key: key, contentType: contentType, encoding: encoding, expiresNanos: expiresNanos, condition: condition)
     }
 
-    /// An upload encoding into an unlinked spool file.
+    /// An upload encoding in memory, and into an unlinked spool file once
+    /// it outgrows that: a small value makes no file (creating and
+    /// dropping one was about a tenth of the server's time of a small write).
     func makeUpload(key: StoreKey, contentType: String, encoding: ValueUpload.Encoding,
                     expiresNanos: Int64?, condition: WriteCondition?) throws -> ValueUpload {
         try ValueMetadata.checkContentType(contentType)
-        let spool = try SpoolFile(directory: options.spoolDirectory)
         let meta = ValueMetadata(key: key.string, contentType: contentType, size: 0, version: 0,
                                  modifiedNanos: 0, expiresNanos: expiresNanos)
-        return try ValueUpload(destination: self, key: key, metadata: meta, encoding: encoding, tempPath: spool.path,
-                               fd: spool.takeDescriptor(), maxSize: options.maxValueSize, condition: condition)
+        let directory = options.spoolDirectory
+        return try ValueUpload(destination: self, key: key, metadata: meta, encoding: encoding, maxSize: options.maxValueSize,
+                               condition: condition) {
+            let spool = try SpoolFile(directory: directory)
+            return (spool.path, spool.takeDescriptor())
+        }
+    }
+
+    /// `count` bytes of the completed upload's value file from `offset`:
+    /// from memory, or from its spool file.
+    func bytes(of upload: ValueUpload, at offset: Int, count: Int) throws -> [UInt8] {
+        try upload.bytesInMemory(at: offset, count: count) ?? SpoolFile.read(upload.fd, at: offset, count: count, path: upload.tempPath)
     }
 
     /// The key is named when the write commits: the prefix and the
@@ -83,7 +94,7 @@ extension PostgresStore {
     package func finishUpload(_ upload: ValueUpload) -> StoreReply<PutOutcome> {
         if let failed = upload.completeOrFail() { return failed }
         let handed = HandedUpload(upload)
-        return PostgresExecutor.reply { [self] in
+        return PostgresExecutor.writeReply { [self] in
             let upload = handed.value
             defer { upload.abort() }
             let created = try await self.commit(upload)
@@ -97,8 +108,7 @@ extension PostgresStore {
     /// its condition met. Returns whether the key is new.
     func commit(_ upload: ValueUpload) async throws -> Bool {
         let bodyLength = Int(upload.written) - upload.headerLength
-        let inline = bodyLength <= options.partSize
-            ? try SpoolFile.read(upload.fd, at: upload.headerLength, count: bodyLength, path: upload.tempPath) : nil
+        let inline = bodyLength <= options.partSize ? try bytes(of: upload, at: upload.headerLength, count: bodyLength) : nil
         let blob = inline == nil ? try await copyParts(upload) : nil
         // From before the row's transaction to however it ends (committed,
         // refused, unknown), before it is answered: read-your-writes here.
@@ -185,7 +195,7 @@ extension PostgresStore {
                 var part: Int64 = 0
                 while offset < Int(upload.written) {
                     let n = min(partSize, Int(upload.written) - offset)
-                    let bytes = try SpoolFile.read(upload.fd, at: offset, count: n, path: upload.tempPath)
+                    let bytes = try self.bytes(of: upload, at: offset, count: n)
                     _ = try await db.query("INSERT INTO larder_parts (blob, part, bytes) VALUES ($1, $2, $3)",
                                            [.int(id), .int(part), .bytes(bytes)])
                     offset += n
@@ -254,19 +264,23 @@ extension PostgresStore {
     func writeRowInOneTrip(_ db: PGConnection, key: String, now: Int64, head: [UInt8], body: [UInt8]?, blob: Int64?,
                            size: Int64, stored: Int64, expires: Int64?, contentType: String,
                            attributes: [UInt8]?) async throws -> (version: Int64, created: Bool) {
-        // The version's bytes, little-endian as the header has them.
-        let versionBytes = "(SELECT string_agg(substring(int8send(v.version) FROM 9 - i FOR 1), ''::bytea ORDER BY i) FROM generate_series(1, 8) AS i)"
+        // The header with the version's bytes set, little-endian as it has
+        // them: plain expressions (an aggregate over a series cost a plan
+        // node, set up on every run).
+        let headWithVersion = (0..<8).reduce("$7::bytea") { head, i in
+            "set_byte(\(head), $11::int4 + \(i), ((v.version >> \(8 * i)) & 255)::int4)"
+        }
         let write = PGConnection.Statement(sql: """
             WITH v AS (SELECT \(locks.versionSQL) AS version),
             old AS (SELECT size, stored, blob, expires FROM larder_values WHERE key = $1::text),
             up AS (
               INSERT INTO larder_values (key, version, size, stored, expires, content_type, modified, head, body, blob, attributes)
               SELECT $1::text, v.version, $2::int8, $3::int8, $4::int8, $5::text, $6::int8,
-                overlay($7::bytea PLACING \(versionBytes) FROM $11::int4 FOR 8), $8::bytea, $9::int8, $10::bytea FROM v
+                \(headWithVersion), $8::bytea, $9::int8, $10::bytea FROM v
               ON CONFLICT (key) DO UPDATE SET version = EXCLUDED.version, size = EXCLUDED.size, stored = EXCLUDED.stored,
                 expires = EXCLUDED.expires, content_type = EXCLUDED.content_type, modified = EXCLUDED.modified,
                 head = EXCLUDED.head, body = EXCLUDED.body, blob = EXCLUDED.blob, attributes = EXCLUDED.attributes),
-            totals AS (\(WriteLocks.addToTotals(keys: "(SELECT CASE WHEN count(*) = 0 THEN 1 ELSE 0 END FROM old)::int8",
+            totals AS (\(WriteLocks.addToTotals(keys: "(NOT EXISTS (SELECT FROM old))::int4::int8",
                                                 logical: "$2::int8 - coalesce((SELECT size FROM old), 0)",
                                                 stored: "$3::int8 - coalesce((SELECT stored FROM old), 0)"))),
             change AS (INSERT INTO larder_changes (version, kind, key, size) SELECT v.version, 'put', $1::text, $2::int8 FROM v),
@@ -274,7 +288,7 @@ extension PostgresStore {
             SELECT v.version, NOT EXISTS (SELECT 1 FROM old WHERE expires IS NULL OR expires > $6::int8) FROM v
             """, parameters: [.text(key), .int(size), .int(stored), expires.map { .int($0) } ?? .null, .text(contentType),
                               .int(now), .bytes(head), body.map { .bytes($0) } ?? .null, blob.map { .int($0) } ?? .null,
-                              attributes.map { .bytes($0) } ?? .null, .int(Int64(ValueFileHeader.versionOffset + 1))])
+                              attributes.map { .bytes($0) } ?? .null, .int(Int64(ValueFileHeader.versionOffset))])
         // The lock and the statement get `--pg-timeout`, as a round trip of
         // their own would; only the `COMMIT` gets a commit's allowance.
         let answers = try await db.pipeline([locks.lockKeyOnly(key), write, PGConnection.Statement(sql: "COMMIT")],
@@ -286,7 +300,7 @@ extension PostgresStore {
     // MARK: - Deletes
 
     public func delete(_ key: StoreKey, condition: WriteCondition?) -> StoreReply<Bool> {
-        PostgresExecutor.reply { try await self.deleteValue(key.string, condition: condition) }
+        PostgresExecutor.writeReply { try await self.deleteValue(key.string, condition: condition) }
     }
 
     func deleteValue(_ key: String, condition: WriteCondition?) async throws -> Bool {
@@ -323,7 +337,7 @@ extension PostgresStore {
     }
 
     public func deletePrefix(_ prefix: StorePrefix) -> StoreReply<Int> {
-        PostgresExecutor.reply { try await self.deleteAll(under: prefix.string) }
+        PostgresExecutor.writeReply { try await self.deleteAll(under: prefix.string) }
     }
 
     /// Every key under `prefix`. A reset deletes rows too, rather than
@@ -369,7 +383,7 @@ extension PostgresStore {
     /// transform runs in the task, between the statements.
     public func update(_ key: StoreKey, condition: WriteCondition?, maxValueBytes: Int,
                        _ transform: @escaping @Sendable (ValueMetadata?, [UInt8]?) throws -> UpdatedValue) -> StoreReply<PutOutcome> {
-        PostgresExecutor.reply { [self] in
+        PostgresExecutor.writeReply { [self] in
             let outcome = try await updateTransaction(key, condition: condition, maxValueBytes: maxValueBytes, transform)
             // With the connection back in the pool: the feed may need one.
             await changes.committed(Int64(outcome.metadata.version))
@@ -378,7 +392,7 @@ extension PostgresStore {
     }
 
     private func updateTransaction(_ key: StoreKey, condition: WriteCondition?, maxValueBytes: Int,
-                                   _ transform: (ValueMetadata?, [UInt8]?) throws -> UpdatedValue) async throws -> PutOutcome {
+                                   _ transform: @escaping (ValueMetadata?, [UInt8]?) throws -> UpdatedValue) async throws -> PutOutcome {
         readCache.writeBegins(key.string)
         defer { readCache.writeEnds(key.string) }
         // Made in the transaction, dropped (its spool file closed) however it ends.
@@ -388,24 +402,35 @@ extension PostgresStore {
             let (upload, created) = try await pool.transaction { db -> (ValueUpload, Bool) in
                 let now = Self.nowNanos()
                 let (version, old) = try await lockAndRead(db, key: key.string, now: now)
-                var bytes: [UInt8]?
-                if let live = old?.live {
-                    guard live.size <= UInt64(maxValueBytes) else { throw StoreError.tooLarge(limit: Int64(maxValueBytes)) }
-                    let value = try await readValue(db, key: key.string, now: now)
-                    defer { value.close() }
-                    bytes = try value.readAll()
-                }
-                try condition?(old?.live)
-                let updated = try transform(old?.live, bytes)
-                guard updated.bytes.count <= maxValueBytes else { throw StoreError.tooLarge(limit: Int64(maxValueBytes)) }
+                let value = old?.live == nil ? nil : try await readValue(db, key: key.string, now: now)
+                defer { value?.close() }
+                // Inflating, transforming and deflating up to `maxValueBytes`
+                // is CPU time the event loop must not spend: it would hold
+                // up every other connection's answers.
                 made?.abort()
-                let upload = try makeUpload(key: key, contentType: updated.contentType, encoding: .identity,
-                                            expiresNanos: old?.live?.expiresNanos, condition: nil)
+                made = nil
+                let (upload, body, bodyLength) = try await PostgresExecutor.offLoop { () -> (ValueUpload, [UInt8], Int) in
+                    var bytes: [UInt8]?
+                    if let live = old?.live {
+                        guard live.size <= UInt64(maxValueBytes) else { throw StoreError.tooLarge(limit: Int64(maxValueBytes)) }
+                        bytes = try value?.readAll()
+                    }
+                    try condition?(old?.live)
+                    let updated = try transform(old?.live, bytes)
+                    guard updated.bytes.count <= maxValueBytes else { throw StoreError.tooLarge(limit: Int64(maxValueBytes)) }
+                    let upload = try self.makeUpload(key: key, contentType: updated.contentType, encoding: .identity,
+                                                     expiresNanos: old?.live?.expiresNanos, condition: nil)
+                    do {
+                        try updated.bytes.withUnsafeBytes { try upload.write($0) }
+                        try upload.complete()
+                        let bodyLength = Int(upload.written) - upload.headerLength
+                        return (upload, try self.bytes(of: upload, at: upload.headerLength, count: bodyLength), bodyLength)
+                    } catch {
+                        upload.abort()
+                        throw error
+                    }
+                }
                 made = upload
-                try updated.bytes.withUnsafeBytes { try upload.write($0) }
-                try upload.complete()
-                let bodyLength = Int(upload.written) - upload.headerLength
-                let body = try SpoolFile.read(upload.fd, at: upload.headerLength, count: bodyLength, path: upload.tempPath)
                 let head = upload.header(version: UInt64(version), modifiedNanos: now)
                 try await writeRow(db, key: key.string, version: version, now: now, old: old, head: head, body: body,
                                    blob: nil, size: Int64(upload.metadata.size), stored: Int64(head.count + bodyLength),

@@ -283,8 +283,11 @@ public final class PostgresStore: ValueStore, UploadDestination, @unchecked Send
         // in one transaction) must reach the other servers' feeds before
         // a trim can take them.
         if sweeps.withLock({ (n: inout Int) -> Bool in n += 1; return n % 10 == 0 }) { try await changes.trim() }
+        // Both in `expires` order: so shaped, the plan kept for them (generic,
+        // `now` unknown) walks the expiry index from its start; without the
+        // order it scanned the whole table every second.
         let due = try await pool.read { db in
-            try await db.query("SELECT 1 FROM larder_values WHERE expires <= $1 LIMIT 1", [.int(now)]).rows.count
+            try await db.query("SELECT 1 FROM larder_values WHERE expires <= $1 ORDER BY expires LIMIT 1", [.int(now)]).rows.count
         }
         var expired = false
         if due > 0 {
@@ -292,7 +295,7 @@ public final class PostgresStore: ValueStore, UploadDestination, @unchecked Send
                 var version = try await locks.lockAll(db)
                 let gone = try await db.query("""
                     DELETE FROM larder_values WHERE key IN
-                      (SELECT key FROM larder_values WHERE expires <= $1 ORDER BY key LIMIT $2)
+                      (SELECT key FROM larder_values WHERE expires <= $1 ORDER BY expires LIMIT $2)
                     RETURNING key, size, stored, blob, version
                     """, [.int(now), .int(WriteLocks.versionsPerTransaction)]).rows
                 guard !gone.isEmpty else { return false }

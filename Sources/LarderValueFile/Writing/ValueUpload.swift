@@ -19,6 +19,9 @@ public struct PutOutcome: Sendable {
 
 /// One value being written: the body streams through here into a temp file
 /// in the key's directory, then `finish` makes it durable and publishes it.
+/// A store that copies the finished value elsewhere (PostgreSQL) may have
+/// no file made for a small one: the file is opened only once the bytes
+/// outgrow memory (`init(…, openFileWhenNeeded:)`).
 ///
 /// Used by one thread at a time (the connection's queue); not Sendable.
 /// Its state is `@exclusivity(unchecked)` for that reason: no call made
@@ -40,15 +43,20 @@ public final class ValueUpload: ValueWriter {
     public let key: StoreKey
     @exclusivity(unchecked) package private(set) var metadata: ValueMetadata
     private let encoding: Encoding
-    package let tempPath: String
+    @exclusivity(unchecked) package private(set) var tempPath: String
+    /// -1 while a value kept in memory has no file yet (`openFile`).
     @exclusivity(unchecked) package private(set) var fd: Int32
+    /// Opens the file when the first bytes go out, for a value that starts
+    /// in memory; nil when the file was given open.
+    private let openFile: (() throws -> (path: String, fd: Int32))?
     /// Bytes not yet written; begins with the header placeholder until the
     /// first flush.
     @exclusivity(unchecked) private var pending = PendingBytes(capacity: 16 * 1024, limit: ValueUpload.flushThreshold + 128 * 1024)
     @exclusivity(unchecked) private var flushedAny = false
     @exclusivity(unchecked) package private(set) var headerLength = 0
     @exclusivity(unchecked) private var size: UInt64 = 0
-    /// Bytes written to the temp file so far: at the end, its size on disk.
+    /// Bytes written to the temp file so far: at the end, the whole value
+    /// file's size (on disk, or in memory: `bytesInMemory`).
     @exclusivity(unchecked) package private(set) var written: Int64 = 0
     @exclusivity(unchecked) private var crc: UInt32 = 0
     @exclusivity(unchecked) private var deflater: Deflater?
@@ -81,8 +89,27 @@ public final class ValueUpload: ValueWriter {
     /// Checked against the current value at the moment of publishing.
     package let condition: WriteCondition?
 
-    package init(destination: any UploadDestination, key: StoreKey, metadata: ValueMetadata, encoding: Encoding,
-                 tempPath: String, fd: Int32, maxSize: Int64, condition: WriteCondition?) throws {
+    package convenience init(destination: any UploadDestination, key: StoreKey, metadata: ValueMetadata, encoding: Encoding,
+                             tempPath: String, fd: Int32, maxSize: Int64, condition: WriteCondition?) throws {
+        try self.init(destination: destination, key: key, metadata: metadata, encoding: encoding, tempPath: tempPath, fd: fd,
+                      openFile: nil, maxSize: maxSize, condition: condition)
+    }
+
+    /// An upload with no file until its bytes outgrow memory (about
+    /// `flushThreshold`): `openFileWhenNeeded` makes one then. A value
+    /// that never does stays in memory when complete (`bytesInMemory`), and
+    /// costs no file at all.
+    package convenience init(destination: any UploadDestination, key: StoreKey, metadata: ValueMetadata, encoding: Encoding,
+                             maxSize: Int64, condition: WriteCondition?,
+                             openFileWhenNeeded: @escaping () throws -> (path: String, fd: Int32)) throws {
+        try self.init(destination: destination, key: key, metadata: metadata, encoding: encoding, tempPath: "(not opened yet)",
+                      fd: -1, openFile: openFileWhenNeeded, maxSize: maxSize, condition: condition)
+    }
+
+    private init(destination: any UploadDestination, key: StoreKey, metadata: ValueMetadata, encoding: Encoding,
+                 tempPath: String, fd: Int32, openFile: (() throws -> (path: String, fd: Int32))?, maxSize: Int64,
+                 condition: WriteCondition?) throws {
+        self.openFile = openFile
         self.maxSize = maxSize
         self.condition = condition
         self.destination = destination
@@ -176,6 +203,7 @@ public final class ValueUpload: ValueWriter {
     /// Writes a segment's output as it is, after what is pending.
     private func writeThrough(_ bytes: UnsafeRawBufferPointer) throws {
         if pending.count > 0 { try flush() }
+        try openFileIfNeeded()
         try POSIX.writeAll(fd, bytes, path: tempPath)
         written += Int64(bytes.count)
         flushedAny = true
@@ -267,6 +295,7 @@ public final class ValueUpload: ValueWriter {
         }
         let kept = isLast ? deflateBytes : deflateBytes - end.count
         if pending.count > 0 { try flush() }
+        try openFileIfNeeded()
         try value.copy(from: value.headerLength, count: kept, to: fd, path: tempPath)
         written += Int64(kept)
         flushedAny = true
@@ -334,7 +363,14 @@ public final class ValueUpload: ValueWriter {
         size += produced
     }
 
+    /// Makes the file of an upload that began in memory, before its first bytes go out.
+    private func openFileIfNeeded() throws {
+        guard fd < 0, let openFile else { return }
+        (tempPath, fd) = try openFile()
+    }
+
     private func flush() throws {
+        try openFileIfNeeded()
         try POSIX.writeAll(fd, pending.bytes, path: tempPath)
         written += Int64(pending.count)
         pending.count = 0
@@ -445,7 +481,12 @@ public final class ValueUpload: ValueWriter {
             try header.withUnsafeBytes { (raw) in try POSIX.writeAll(fd, raw, at: 0, path: tempPath) }
         } else {
             header.withUnsafeBytes { pending.overwrite(at: 0, with: $0) }
-            try flush()
+            if fd < 0 && openFile != nil {
+                // Never outgrew memory: the whole value file stays there.
+                written = Int64(pending.count)
+            } else {
+                try flush()
+            }
         }
         // The zlib streams go back to the pool now, not after the flushes.
         releaseCodecs()
@@ -458,13 +499,22 @@ public final class ValueUpload: ValueWriter {
         if let i = inflater { destination.zlib.recycle(i); inflater = nil }
     }
 
+    /// `count` bytes of the finished value file from `offset`, when it
+    /// stayed in memory (no file was opened); nil when it is on file.
+    /// After `complete`.
+    package func bytesInMemory(at offset: Int, count: Int) -> [UInt8]? {
+        guard fd < 0, openFile != nil else { return nil }
+        return Array(pending.bytes[offset..<(offset + count)])
+    }
+
     /// Drops the upload: closes and removes the temp file. Safe to call twice.
     public func abort() {
         releaseCodecs()
         if fd >= 0 {
             Glibc.close(fd)
             fd = -1
-            if !done { unlink(tempPath) }
+            // A file opened on demand has no name to remove (the store's spool).
+            if !done && openFile == nil { unlink(tempPath) }
         }
         done = true
     }

@@ -5,6 +5,7 @@ import Glibc
 import Foundation
 import LarderSupport
 import LarderValueFile
+import Synchronization
 
 /// Where the PostgreSQL store's tasks run: on the thread of `PGEventLoop`,
 /// which also reads the database's answers, so that an answer resumes its
@@ -41,16 +42,16 @@ final class PostgresExecutor: TaskExecutor, @unchecked Sendable {
 
     /// The answer `operation` gives, later: it runs as a task here, and no
     /// thread waits for the database meanwhile. The answer is handed over
-    /// on Dispatch's default pool, not on the loop: what the caller does
-    /// with a value or a listing (a body inflated for a client, a
-    /// multipart upload's parts joined, a page encoded) must not hold up
-    /// every other connection's answers.
+    /// on a hand-off lane, not on the loop: what the caller does with a
+    /// value or a listing (a body inflated for a client, a multipart
+    /// upload's parts joined, a page encoded) must not hold up every other
+    /// connection's answers.
     static func reply<T: Sendable>(_ operation: @escaping @Sendable () async throws -> T) -> StoreReply<T> {
         .later { pending in
             run {
                 let result: Result<T, any Error>
                 do { result = .success(try await operation()) } catch { result = .failure(error) }
-                handOff.async { pending.fulfil(result) }
+                handOffLane().async { pending.fulfil(result) }
             }
         }
     }
@@ -66,16 +67,27 @@ final class PostgresExecutor: TaskExecutor, @unchecked Sendable {
         }
     }
 
-    /// Where answers are handed to their callers.
-    private static let handOff = DispatchQueue.global()
+    /// Where answers are handed to their callers: serial queues with only
+    /// a label, which libdispatch runs on its overcommit pool (a thread
+    /// whenever work waits), taken in turn. Never Dispatch's default pool
+    /// (`.global()`, or a concurrent queue, which targets it): callers
+    /// blocked in `StoreReply.get()` may hold every thread of it, and the
+    /// answers they wait for would queue behind them until libdispatch
+    /// adds a thread, about one a second (`BlockedDefaultPoolTests`).
+    private static let handOffLanes = (0..<4).map { DispatchQueue(label: "larder.postgres.replies.\($0)") }
+    private static let nextHandOff = Atomic<Int>(0)
 
-    /// Runs CPU-heavy `work` (a JSON update's transform) on Dispatch's
-    /// default pool while the calling task waits, so that the loop goes on
-    /// reading answers; returns what it returns.
+    private static func handOffLane() -> DispatchQueue {
+        handOffLanes[nextHandOff.wrappingAdd(1, ordering: .relaxed).oldValue & (handOffLanes.count - 1)]
+    }
+
+    /// Runs CPU-heavy `work` (a JSON update's transform) on a hand-off lane
+    /// while the calling task waits, so that the loop goes on reading
+    /// answers; returns what it returns.
     static func offLoop<T>(_ work: @escaping () throws -> T) async throws -> T {
         let job = HandedOver(work)
         let result = await withCheckedContinuation { (continuation: CheckedContinuation<HandedOver<Result<T, any Error>>, Never>) in
-            handOff.async { continuation.resume(returning: HandedOver(Result { try job.value() })) }
+            handOffLane().async { continuation.resume(returning: HandedOver(Result { try job.value() })) }
         }
         return try result.value.get()
     }

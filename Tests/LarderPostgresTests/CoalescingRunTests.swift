@@ -24,7 +24,7 @@ import Testing
 
     @Test func requestsDuringASpacingShareOneRunAndRunsKeepTheSpacing() async throws {
         let spacing = 0.1
-        let run = CoalescingRun(spacing: spacing)
+        let run = CoalescingRun(spacing: spacing, on: .next())
         let starts = Starts()
         // 300 ms of requests every millisecond, to an instant job.
         let end = Date().addingTimeInterval(0.3)
@@ -47,7 +47,7 @@ import Testing
     }
 
     @Test func aRequestAfterAPauseLongerThanTheSpacingRunsAtOnce() async throws {
-        let run = CoalescingRun(spacing: 0.05)
+        let run = CoalescingRun(spacing: 0.05, on: .next())
         let starts = Starts()
         run.request { starts.record() }
         try await waitUntil { starts.count == 1 }
@@ -63,7 +63,7 @@ import Testing
 
     @Test func aRequestSoonAfterARunWaitsForTheSpacing() async throws {
         let spacing = 0.3
-        let run = CoalescingRun(spacing: spacing)
+        let run = CoalescingRun(spacing: spacing, on: .next())
         let starts = Starts()
         run.request { starts.record() }
         try await waitUntil { starts.count == 1 }
@@ -76,7 +76,7 @@ import Testing
     }
 
     @Test func requestsDuringARunMakeExactlyOneMoreAndStopEndsThem() async throws {
-        let run = CoalescingRun()
+        let run = CoalescingRun(on: .next())
         let starts = Starts()
         let release = Locked(false)
         let job: @Sendable () async -> Void = {

@@ -12,7 +12,9 @@ import Testing
 /// a value back from there; a job the loop posts to itself runs after the
 /// current one, on the same thread, and never inside it.
 @Suite struct PGEventLoopTests {
-    let loop = PGEventLoop.shared
+    /// One loop for the suite: a loop's thread runs for the rest of the process.
+    static let sharedLoop = PGEventLoop()
+    let loop = PGEventLoopTests.sharedLoop
 
     @Test func syncRunsOnTheLoopAndReturnsItsValue() {
         #expect(!loop.isCurrent)

@@ -1,6 +1,6 @@
 import LarderSupport
 
-/// A job run as a task on `PostgresExecutor`, one run at a time: asking
+/// A job run as a task on a `PostgresExecutor`, one run at a time: asking
 /// while it runs makes it run once more when done, however many times it
 /// was asked meanwhile (a feed read, a notification to the other servers).
 /// With a `spacing`, a run starts no sooner than that after the one before
@@ -10,9 +10,12 @@ import LarderSupport
 final class CoalescingRun: Sendable {
     private let state = Locked((running: false, jobStarted: false, again: false, stopped: false, lastStarted: Int64.min / 2))
     private let spacingNanos: Int64
+    private let executor: PostgresExecutor
 
-    init(spacing seconds: Double = 0) {
+    /// Runs on `executor` (its pool's).
+    init(spacing seconds: Double = 0, on executor: PostgresExecutor) {
         spacingNanos = Int64(seconds * 1e9)
+        self.executor = executor
     }
 
     /// Runs `job` now (or once the spacing allows), or once more after the
@@ -29,7 +32,7 @@ final class CoalescingRun: Sendable {
             return true
         }
         guard start else { return }
-        PostgresExecutor.run { [state, spacingNanos] in
+        executor.run { [state, spacingNanos] in
             while true {
                 let wait = state.withLock { $0.lastStarted } + spacingNanos - Clock.monotonicNanos()
                 // Asked meanwhile: the requests of the wait share this run too.

@@ -65,15 +65,17 @@ final class PostgresChangeFeed: @unchecked Sendable {
         var readsStarted = 0
     }
     private let state = Locked(State())
-    private let reads = CoalescingRun()
+    private let reads: CoalescingRun
     /// At most one `NOTIFY` per 5 ms: under a steady stream of writes,
     /// each tells the other servers of several commits (they then read them
     /// all at once), for at most 5 ms more before they hear of a change.
-    private let announcements = CoalescingRun(spacing: 0.005)
+    private let announcements: CoalescingRun
 
     init(pool: SchemaPool, listener: PGListener, channel: String, versionBase: Int64, history: Int,
          observer: StoreChangeObserver?, readCache: PostgresReadCache? = nil, logger: Logger) {
         self.pool = pool
+        reads = CoalescingRun(on: pool.executor)
+        announcements = CoalescingRun(spacing: 0.005, on: pool.executor)
         self.versionBase = versionBase
         self.listener = listener
         self.channel = channel
@@ -93,14 +95,14 @@ final class PostgresChangeFeed: @unchecked Sendable {
         let history = self.history
         // The newest final version first, then the history up to it: a
         // change committing in between is read by the first feed read, not lost.
-        let last = try PostgresExecutor.blockingReply {
+        let last = try pool.executor.blockingReply {
             try await self.pool.read { db in
                 try await db.query("""
                     SELECT coalesce(max(version), 0)::int8 FROM larder_changes WHERE version < \(self.markSQL)
                     """).first!.int(0)!
             }
         }.get()
-        let recent = try PostgresExecutor.blockingReply {
+        let recent = try pool.executor.blockingReply {
             try await self.pool.read { db in
                 try await db.query("""
                     SELECT version, kind, key, prefix, deleted, size, removed FROM

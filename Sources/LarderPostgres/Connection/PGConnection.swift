@@ -23,7 +23,8 @@ import Glibc
 /// its last (`query(…, thenCommit:)`): a round trip is a packet each way
 /// and a wake-up of the loop, so that halves the cost of a write.
 final class PGConnection: PGSocketHandler, @unchecked Sendable {
-    private let loop = PGEventLoop.shared
+    /// The pool's loop: the connection's state is touched on its thread only.
+    private let loop: PGEventLoop
     private var pg: OpaquePointer?
     /// The socket while the loop watches it.
     private var registered: Int32?
@@ -115,8 +116,9 @@ final class PGConnection: PGSocketHandler, @unchecked Sendable {
     /// concurrently, so it needs no guard.
     private var searchPath: String?
 
-    private init(pg: OpaquePointer, commandTimeout: Double) {
+    private init(pg: OpaquePointer, commandTimeout: Double, loop: PGEventLoop) {
         self.pg = pg
+        self.loop = loop
         self.commandTimeout = commandTimeout
         let loop = self.loop
         let expired = Locked<(@Sendable () -> Void)?>(nil)
@@ -149,11 +151,11 @@ final class PGConnection: PGSocketHandler, @unchecked Sendable {
 
     /// Opens a connection. libpq's connect handshake (a few round trips) is
     /// polled with `poll(2)` on a pool thread, with `timeout` overall; once
-    /// connected, everything runs on the event loop.
-    static func connect(conninfo: String, timeout: Double, commandTimeout: Double) async throws -> PGConnection {
+    /// connected, everything runs on `loop`.
+    static func connect(conninfo: String, timeout: Double, commandTimeout: Double, loop: PGEventLoop) async throws -> PGConnection {
         let connection = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<PGConnection, Error>) in
             PostgresExecutor.runBlocking {
-                let made = Result { try connectBlocking(conninfo: conninfo, timeout: timeout, commandTimeout: commandTimeout) }
+                let made = Result { try connectBlocking(conninfo: conninfo, timeout: timeout, commandTimeout: commandTimeout, loop: loop) }
                 handOff.withLock {}
                 continuation.resume(with: made)
             }
@@ -169,7 +171,7 @@ final class PGConnection: PGSocketHandler, @unchecked Sendable {
     /// query's read of a field written by `init` as a race.
     private static let handOff = Lock()
 
-    private static func connectBlocking(conninfo: String, timeout: Double, commandTimeout: Double) throws -> PGConnection {
+    private static func connectBlocking(conninfo: String, timeout: Double, commandTimeout: Double, loop: PGEventLoop) throws -> PGConnection {
         guard let pg = PQconnectStart(conninfo) else { throw PGError.connection("out of memory starting a connection") }
         let deadline = Clock.nowNanos() + Int64(timeout * 1e9)
         var status = PGRES_POLLING_WRITING
@@ -201,7 +203,7 @@ final class PGConnection: PGSocketHandler, @unchecked Sendable {
             PQfinish(pg)
             throw PGError.connection(message)
         }
-        let connection = PGConnection(pg: pg, commandTimeout: commandTimeout)
+        let connection = PGConnection(pg: pg, commandTimeout: commandTimeout, loop: loop)
         connection.loop.sync { connection.startWatching() }
         return connection
     }

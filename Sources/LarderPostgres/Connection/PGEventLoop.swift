@@ -12,11 +12,11 @@ protocol PGSocketHandler: AnyObject {
     func socketWritable()
 }
 
-/// One thread that waits on every PostgreSQL socket of the process with
-/// epoll, reads the answers that come, and runs the store's task jobs
-/// (`PostgresExecutor`) in between: a connection's state and the tasks
-/// that use it share the thread, so an answer resumes its task with no
-/// thread woken, and a task sends its next statement right there.
+/// One thread that waits on the PostgreSQL sockets of one pool (a server's
+/// stores) with epoll, reads the answers that come, and runs the pool's
+/// task jobs (`PostgresExecutor`) in between: a connection's state and the
+/// tasks that use it share the thread, so an answer resumes its task with
+/// no thread woken, and a task sends its next statement right there.
 ///
 /// Through Dispatch sources, each answer cost four wake-ups: libdispatch's
 /// manager thread out of epoll, a worker for the connection's queue, a
@@ -30,7 +30,6 @@ protocol PGSocketHandler: AnyObject {
 /// wait for a reply would wait for this very thread): see
 /// `PostgresExecutor.blockingReply`.
 final class PGEventLoop: @unchecked Sendable {
-    static let shared = PGEventLoop()
 
     private let epoll: Int32
     /// An eventfd the loop also waits on: written when a job is posted
@@ -45,8 +44,11 @@ final class PGEventLoop: @unchecked Sendable {
     private var local: [() -> Void] = []
     /// Set on the loop's thread (a pthread key).
     private let onLoop = ThreadMark()
+    /// Set on the thread of every loop of the process.
+    private static let onAnyLoop = ThreadMark()
 
-    private init() {
+    /// A loop and its thread, which runs for the rest of the process.
+    init() {
         epoll = epoll_create1(Int32(EPOLL_CLOEXEC))
         wake = eventfd(0, Int32(EFD_CLOEXEC | EFD_NONBLOCK))
         precondition(epoll >= 0 && wake >= 0, "epoll_create1 or eventfd failed: errno \(errno)")
@@ -63,6 +65,10 @@ final class PGEventLoop: @unchecked Sendable {
 
     /// Whether the caller runs on the loop's thread.
     var isCurrent: Bool { onLoop.isSet }
+
+    /// Whether the caller runs on any loop's thread: where no one may
+    /// block, since another loop may be waiting for this one.
+    static var isOnAnyLoop: Bool { onAnyLoop.isSet }
 
     /// Runs `job` on the loop: after the current job or event when called
     /// there, else as soon as the loop gets to it.
@@ -127,6 +133,7 @@ final class PGEventLoop: @unchecked Sendable {
 
     private func run() {
         onLoop.set()
+        Self.onAnyLoop.set()
         var events = [epoll_event](repeating: epoll_event(), count: 64)
         while true {
             runJobs()

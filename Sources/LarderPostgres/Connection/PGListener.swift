@@ -65,7 +65,7 @@ final class PGListener: @unchecked Sendable {
         // A connection made after this sees the channel in `subscribers`;
         // one made before is told here. Both may happen: LISTEN twice is harmless.
         guard let connection else { return }
-        PostgresExecutor.run { [self] in
+        pool.executor.run { [self] in
             do {
                 try await withTurn(on: connection) { try await $0.query("LISTEN \"\(channel)\"") }
                 subscriber.connected()
@@ -82,7 +82,7 @@ final class PGListener: @unchecked Sendable {
             return s.connection
         }
         guard let connection else { return }
-        PostgresExecutor.run { [self] in
+        pool.executor.run { [self] in
             _ = try? await withTurn(on: connection) { try await $0.query("UNLISTEN \"\(channel)\"") }
         }
     }
@@ -136,7 +136,7 @@ final class PGListener: @unchecked Sendable {
     /// Connects, listens on every channel subscribed so far, and tells
     /// their subscribers; on a failure, again after the backoff.
     private func listen() {
-        PostgresExecutor.run { [self] in
+        pool.executor.run { [self] in
             do {
                 let connection = try await pool.connectDedicated()
                 connection.onNotification { [weak self] channel, payload in self?.notify(channel, payload) }

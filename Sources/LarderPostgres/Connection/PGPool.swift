@@ -41,6 +41,8 @@ final class PGPool: @unchecked Sendable {
         var closed = false
     }
     private let state = Locked(State())
+    /// Runs the tasks of the stores on this pool, and watches its connections.
+    let executor = PostgresExecutor.next()
 
     init(conninfo: String, maxConnections: Int, setup: [String], connectTimeout: Double = 5,
          commandTimeout: Double = 10, acquireTimeout: Double = 10, logger: Logger) {
@@ -59,7 +61,8 @@ final class PGPool: @unchecked Sendable {
     /// A new connection outside the pool (the change listener's), set up
     /// like the pool's.
     func connectDedicated() async throws -> PGConnection {
-        let connection = try await PGConnection.connect(conninfo: conninfo, timeout: connectTimeout, commandTimeout: commandTimeout)
+        let connection = try await PGConnection.connect(conninfo: conninfo, timeout: connectTimeout, commandTimeout: commandTimeout,
+                                                        loop: executor.loop)
         do {
             for statement in setup { _ = try await connection.query(statement) }
         } catch {
@@ -258,7 +261,7 @@ final class PGPool: @unchecked Sendable {
         case .hand(let w): w.continuation.resume(returning: connection)
         case .reconnect(let w):
             connection.close()
-            PostgresExecutor.run { [self] in
+            executor.run { [self] in
                 do { w.continuation.resume(returning: try await self.openConnection()) }
                 catch { w.continuation.resume(throwing: error) }
             }

@@ -61,6 +61,9 @@ struct SchemaPool: Sendable {
     let pool: PGPool
     let schema: String
 
+    /// Where the tasks that use the pool run.
+    var executor: PostgresExecutor { pool.executor }
+
     func withConnection<T>(_ body: (PGConnection) async throws -> T) async throws -> T {
         try await pool.withConnection(schema: schema, body)
     }

@@ -7,9 +7,10 @@ import LarderSupport
 import LarderValueFile
 import Synchronization
 
-/// Where the PostgreSQL store's tasks run: on the thread of `PGEventLoop`,
-/// which also reads the database's answers, so that an answer resumes its
-/// task with no thread woken. Never on Swift's cooperative pool nor on
+/// Where one pool's tasks run (a server's stores and their namespaces):
+/// on the thread of its `PGEventLoop`, which also reads the pool's answers
+/// from the database, so that an answer resumes its task with no thread
+/// woken. Never on Swift's cooperative pool nor on
 /// Dispatch's default one (`.global()`), where connection queues run and
 /// where a synchronous caller may block on a reply (`StoreReply.get`: the
 /// embedded store's API, a snapshot's producer): callers blocked there
@@ -17,26 +18,48 @@ import Synchronization
 /// tasks wait on database replies as suspended continuations, not on
 /// threads, and no job may block (see `blockingReply`).
 final class PostgresExecutor: TaskExecutor, @unchecked Sendable {
-    static let shared = PostgresExecutor()
+    /// The loop whose thread runs this executor's jobs and its pool's connections.
+    let loop: PGEventLoop
     /// Timers and other short callbacks.
     static let queue = DispatchQueue(label: "larder.postgres.timers")
 
+    private init() { loop = PGEventLoop() }
+
+    /// The executor for a new pool: the process makes up to `maxLoops`,
+    /// then pools take them in turn. A server has one pool, so one loop;
+    /// a process running many servers (the tests) spreads them, because one
+    /// thread among many busy ones gets a small share of the cores, and
+    /// every server on it would wait for it.
+    static func next() -> PostgresExecutor {
+        made.withLock { m in
+            defer { m.next += 1 }
+            if m.executors.count < maxLoops {
+                m.executors.append(PostgresExecutor())
+                return m.executors[m.executors.count - 1]
+            }
+            return m.executors[m.next % maxLoops]
+        }
+    }
+    private static let maxLoops = 8
+    private static let made = Locked<(executors: [PostgresExecutor], next: Int)>(([], 0))
+
     func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
-        PGEventLoop.shared.execute { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
+        loop.execute { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
     }
 
     /// Starts `operation` as a task on this executor.
     @discardableResult
-    static func run<T: Sendable>(_ operation: @escaping @Sendable () async throws -> T) -> Task<T, Error> {
-        Task(executorPreference: shared, operation: operation)
+    func run<T: Sendable>(_ operation: @escaping @Sendable () async throws -> T) -> Task<T, Error> {
+        Task(executorPreference: self, operation: operation)
     }
 
     /// `reply` for a caller that will block on it (`get()`: opening a
-    /// store, the namespace registry): never from the event loop, where the
-    /// tasks it waits for would be queued behind it.
-    static func blockingReply<T: Sendable>(_ operation: @escaping @Sendable () async throws -> T) -> StoreReply<T> {
-        precondition(!PGEventLoop.shared.isCurrent, "a blocking wait on the PostgreSQL event loop would wait for itself")
+    /// store, the namespace registry): never from an event loop, where the
+    /// tasks it waits for would be queued behind it (or, on another loop,
+    /// that loop might be waiting for this one).
+    func blockingReply<T: Sendable>(_ operation: @escaping @Sendable () async throws -> T) -> StoreReply<T> {
+        precondition(!PGEventLoop.isOnAnyLoop, "a blocking wait on a PostgreSQL event loop")
         return reply(operation)
     }
 
@@ -46,12 +69,12 @@ final class PostgresExecutor: TaskExecutor, @unchecked Sendable {
     /// value or a listing (a body inflated for a client, a multipart
     /// upload's parts joined, a page encoded) must not hold up every other
     /// connection's answers.
-    static func reply<T: Sendable>(_ operation: @escaping @Sendable () async throws -> T) -> StoreReply<T> {
+    func reply<T: Sendable>(_ operation: @escaping @Sendable () async throws -> T) -> StoreReply<T> {
         .later { pending in
             run {
                 let result: Result<T, any Error>
                 do { result = .success(try await operation()) } catch { result = .failure(error) }
-                handOffLane().async { pending.fulfil(result) }
+                Self.handOffLane().async { pending.fulfil(result) }
             }
         }
     }
@@ -59,7 +82,7 @@ final class PostgresExecutor: TaskExecutor, @unchecked Sendable {
     /// `reply` for a write's outcome (a status, a version): its caller only
     /// answers the client, so it is handed over on the loop, sparing a
     /// thread's wake-up per write.
-    static func writeReply<T: Sendable>(_ operation: @escaping @Sendable () async throws -> T) -> StoreReply<T> {
+    func writeReply<T: Sendable>(_ operation: @escaping @Sendable () async throws -> T) -> StoreReply<T> {
         .later { pending in
             run {
                 do { pending.fulfil(.success(try await operation())) } catch { pending.fulfil(.failure(error)) }

@@ -42,7 +42,7 @@ public final class PostgresNamespaceRegistry: Sendable {
         try ready.withLock { (done: inout Bool) throws in
             guard !done else { return }
             let base = self.base
-            try PostgresExecutor.blockingReply {
+            try base.executor.blockingReply {
                 try await base.transaction { db in
                     _ = try await db.query("SELECT pg_advisory_xact_lock(hashtext('larder.migrate.' || $1))", [.text(base.schema)])
                     _ = try await db.query("CREATE SCHEMA IF NOT EXISTS \"\(base.schema)\"")
@@ -62,7 +62,7 @@ public final class PostgresNamespaceRegistry: Sendable {
     public func names() throws -> [String] {
         try prepare()
         let base = self.base
-        return try PostgresExecutor.blockingReply {
+        return try base.executor.blockingReply {
             try await base.read { db in
                 try await db.query("SELECT name FROM larder_namespaces ORDER BY name").rows.compactMap { $0.string(0) }
             }
@@ -73,7 +73,7 @@ public final class PostgresNamespaceRegistry: Sendable {
     public func schema(for name: String) throws -> String {
         try prepare()
         let base = self.base
-        return try PostgresExecutor.blockingReply {
+        return try base.executor.blockingReply {
             try await base.transaction { db in
                 _ = try await db.query("""
                     INSERT INTO larder_namespaces (name, schema) VALUES ($1, $2 || '$ns' || nextval('larder_namespace_ids'))
@@ -90,7 +90,7 @@ public final class PostgresNamespaceRegistry: Sendable {
     /// it (`watch`) when it commits.
     public func forget(_ name: String, schema: String) throws {
         let base = self.base, channel = self.channel
-        try PostgresExecutor.blockingReply {
+        try base.executor.blockingReply {
             try await base.withConnection { db in
                 _ = try await db.query("""
                     WITH gone AS (DELETE FROM larder_namespaces WHERE name = $1 AND schema = $2 RETURNING schema)
@@ -103,7 +103,7 @@ public final class PostgresNamespaceRegistry: Sendable {
     /// Removes a forgotten namespace's schema and everything in it.
     public func remove(schema: String) throws {
         let base = self.base
-        try PostgresExecutor.blockingReply {
+        try base.executor.blockingReply {
             try await base.withConnection { db in
                 _ = try await db.query("DROP SCHEMA IF EXISTS \"\(schema)\" CASCADE")
             }

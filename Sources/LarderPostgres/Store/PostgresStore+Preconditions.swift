@@ -6,7 +6,7 @@ extension PostgresStore {
     /// conditional write with `Expect: 100-continue` is checked against it
     /// before its body is asked for, and no thread waits meanwhile.
     public func currentMetadata(of key: StoreKey) -> StoreReply<ValueMetadata?> {
-        PostgresExecutor.reply { [self] in
+        pool.executor.reply { [self] in
             let now = Self.nowNanos()
             return try await pool.read { db in
                 self.currentRow(from: try await db.pipeline([self.currentRow(key.string)])[0], key: key.string, now: now)

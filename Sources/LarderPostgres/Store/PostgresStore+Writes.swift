@@ -94,7 +94,7 @@ extension PostgresStore {
     package func finishUpload(_ upload: ValueUpload) -> StoreReply<PutOutcome> {
         if let failed = upload.completeOrFail() { return failed }
         let handed = HandedUpload(upload)
-        return PostgresExecutor.writeReply { [self] in
+        return pool.executor.writeReply { [self] in
             let upload = handed.value
             defer { upload.abort() }
             let created = try await self.commit(upload)
@@ -300,7 +300,7 @@ extension PostgresStore {
     // MARK: - Deletes
 
     public func delete(_ key: StoreKey, condition: WriteCondition?) -> StoreReply<Bool> {
-        PostgresExecutor.writeReply { try await self.deleteValue(key.string, condition: condition) }
+        pool.executor.writeReply { try await self.deleteValue(key.string, condition: condition) }
     }
 
     func deleteValue(_ key: String, condition: WriteCondition?) async throws -> Bool {
@@ -337,7 +337,7 @@ extension PostgresStore {
     }
 
     public func deletePrefix(_ prefix: StorePrefix) -> StoreReply<Int> {
-        PostgresExecutor.writeReply { try await self.deleteAll(under: prefix.string) }
+        pool.executor.writeReply { try await self.deleteAll(under: prefix.string) }
     }
 
     /// Every key under `prefix`. A reset deletes rows too, rather than
@@ -383,7 +383,7 @@ extension PostgresStore {
     /// transform runs in the task, between the statements.
     public func update(_ key: StoreKey, condition: WriteCondition?, maxValueBytes: Int,
                        _ transform: @escaping @Sendable (ValueMetadata?, [UInt8]?) throws -> UpdatedValue) -> StoreReply<PutOutcome> {
-        PostgresExecutor.writeReply { [self] in
+        pool.executor.writeReply { [self] in
             let outcome = try await updateTransaction(key, condition: condition, maxValueBytes: maxValueBytes, transform)
             // With the connection back in the pool: the feed may need one.
             await changes.committed(Int64(outcome.metadata.version))

@@ -81,7 +81,7 @@ public final class PostgresStore: ValueStore, UploadDestination, @unchecked Send
         var versionBase: Int64 = 0
         while true {
             do {
-                versionBase = try PostgresExecutor.blockingReply {
+                versionBase = try pool.executor.blockingReply {
                     try await PostgresSchema.migrate(pool)
                     return try await pool.read { db in try await db.query("SELECT version_base FROM larder_state").first!.int(0)! }
                 }.get()
@@ -139,7 +139,7 @@ public final class PostgresStore: ValueStore, UploadDestination, @unchecked Send
                 return .now(.success(StoredValue(cached: entry, zlib: zlib)))
             }
         }
-        return PostgresExecutor.reply { try await self.openValue(key) }
+        return pool.executor.reply { try await self.openValue(key) }
     }
 
     func openValue(_ key: StoreKey) async throws -> StoredValue {
@@ -167,7 +167,7 @@ public final class PostgresStore: ValueStore, UploadDestination, @unchecked Send
     }
 
     public func list(prefix: StorePrefix, after: String?, limit: Int, groupByDirectory: Bool) -> StoreReply<StoreListing> {
-        PostgresExecutor.reply {
+        pool.executor.reply {
             try await self.listPage(prefix: prefix.string, after: after, limit: limit, groupByDirectory: groupByDirectory)
         }
     }
@@ -242,7 +242,7 @@ public final class PostgresStore: ValueStore, UploadDestination, @unchecked Send
     }
 
     public func makeUniqueID() -> StoreReply<String> {
-        PostgresExecutor.reply {
+        pool.executor.reply {
             let version = try await self.pool.transaction { db in try await self.locks.takeVersion(db) }
             return Self.hex(UInt64(version))
         }
@@ -253,7 +253,7 @@ public final class PostgresStore: ValueStore, UploadDestination, @unchecked Send
 
     /// A round trip to the database; throws `backendUnavailable` saying why not.
     public func checkHealth() -> StoreReply<Void> {
-        PostgresExecutor.reply {
+        pool.executor.reply {
             try await self.pool.read { db in _ = try await db.query("SELECT version_base FROM larder_state") }
             if let why = self.changes.brokenReason { throw StoreError.backendUnavailable("the change listener is down: \(why)") }
         }
@@ -267,7 +267,7 @@ public final class PostgresStore: ValueStore, UploadDestination, @unchecked Send
     /// second finds nothing) and keeps key writes out meanwhile.
     private func sweepOnce() {
         let now = Self.nowNanos()
-        PostgresExecutor.run { [self] in
+        pool.executor.run { [self] in
             do {
                 try await self.sweep(now: now)
             } catch {

@@ -221,9 +221,6 @@ final class PGConnection: PGSocketHandler, @unchecked Sendable {
         PGSilenceWatch.shared.unwatch(deadline)
     }
 
-    /// Why the connection is unusable; nil while it is good.
-    var broken: String? { loop.sync { self.brokenReason } }
-
     /// Whether it broke, readable anywhere without a round through the
     /// loop (the pool asks under its own lock, which the loop's jobs take).
     var isBroken: Bool { brokenFlag.load(ordering: .acquiring) }

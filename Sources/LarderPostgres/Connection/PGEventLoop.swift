@@ -12,9 +12,11 @@ protocol PGSocketHandler: AnyObject {
     func socketWritable()
 }
 
-/// One thread that waits on the PostgreSQL sockets of one pool (a server's
-/// stores) with epoll, reads the answers that come, and runs the pool's
-/// task jobs (`PostgresExecutor`) in between: a connection's state and the
+/// One thread that waits on the PostgreSQL sockets of its pools (a
+/// server's stores have one pool; a process with more than eight pools
+/// shares loops, see `PostgresExecutor.next`) with epoll, reads the
+/// answers that come, and runs the pools' task jobs (`PostgresExecutor`)
+/// in between: a connection's state and the
 /// tasks that use it share the thread, so an answer resumes its task with
 /// no thread woken, and a task sends its next statement right there.
 ///
@@ -86,9 +88,11 @@ final class PGEventLoop: @unchecked Sendable {
     }
 
     /// Runs `body` on the loop and returns its result: at once when called
-    /// there, else waiting for the loop (which never waits for anyone).
+    /// there, else waiting for the loop. Never from another loop: two loops
+    /// waiting on each other would both stop.
     func sync<T>(_ body: @escaping () -> T) -> T {
         if isCurrent { return body() }
+        precondition(!Self.isOnAnyLoop, "a PostgreSQL event loop waiting for another")
         let done = DispatchSemaphore(value: 0)
         var result: T?
         execute {

@@ -11,7 +11,7 @@ import Synchronization
 /// A connection sets its deadline (`PGSilenceWatch.Deadline`, monotonic
 /// nanoseconds; 0 while nothing is asked) when it sends and on every byte
 /// it reads; the watch looks at every deadline each `tick` and tells a
-/// connection past its deadline, on the connection's own queue, which
+/// connection past its deadline, on the connection's event loop, which
 /// checks again there before giving up. So a silence is noticed between
 /// its allowance and a tick (and the timer's 50 ms leeway) after it.
 final class PGSilenceWatch: Sendable {

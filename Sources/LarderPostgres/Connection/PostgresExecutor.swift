@@ -7,7 +7,7 @@ import LarderSupport
 import LarderValueFile
 import Synchronization
 
-/// Where one pool's tasks run (a server's stores and their namespaces):
+/// Where a pool's tasks run (a server's stores and their namespaces):
 /// on the thread of its `PGEventLoop`, which also reads the pool's answers
 /// from the database, so that an answer resumes its task with no thread
 /// woken. Never on Swift's cooperative pool nor on
@@ -58,9 +58,12 @@ final class PostgresExecutor: TaskExecutor, @unchecked Sendable {
     /// store, the namespace registry): never from an event loop, where the
     /// tasks it waits for would be queued behind it (or, on another loop,
     /// that loop might be waiting for this one).
+    /// Its answer is handed over on the loop (all `get()` does with it is
+    /// wake the caller), so that a caller blocked on a hand-off lane would
+    /// not wait for the lane itself.
     func blockingReply<T: Sendable>(_ operation: @escaping @Sendable () async throws -> T) -> StoreReply<T> {
         precondition(!PGEventLoop.isOnAnyLoop, "a blocking wait on a PostgreSQL event loop")
-        return reply(operation)
+        return writeReply(operation)
     }
 
     /// The answer `operation` gives, later: it runs as a task here, and no
@@ -81,7 +84,7 @@ final class PostgresExecutor: TaskExecutor, @unchecked Sendable {
 
     /// `reply` for a write's outcome (a status, a version): its caller only
     /// answers the client, so it is handed over on the loop, sparing a
-    /// thread's wake-up per write.
+    /// thread's wake-up per write. (Also `blockingReply`'s.)
     func writeReply<T: Sendable>(_ operation: @escaping @Sendable () async throws -> T) -> StoreReply<T> {
         .later { pending in
             run {
@@ -100,17 +103,23 @@ final class PostgresExecutor: TaskExecutor, @unchecked Sendable {
     private static let handOffLanes = (0..<4).map { DispatchQueue(label: "larder.postgres.replies.\($0)") }
     private static let nextHandOff = Atomic<Int>(0)
 
+    /// Where `offLoop`'s work runs (label-only serial queues too).
+    private static let transformLanes = (0..<2).map { DispatchQueue(label: "larder.postgres.transforms.\($0)") }
+    private static let nextTransform = Atomic<Int>(0)
+
     private static func handOffLane() -> DispatchQueue {
         handOffLanes[nextHandOff.wrappingAdd(1, ordering: .relaxed).oldValue & (handOffLanes.count - 1)]
     }
 
-    /// Runs CPU-heavy `work` (a JSON update's transform) on a hand-off lane
-    /// while the calling task waits, so that the loop goes on reading
-    /// answers; returns what it returns.
+    /// Runs CPU-heavy `work` (a JSON update's transform) on a queue of its
+    /// own while the calling task waits, so that the loop goes on reading
+    /// answers; returns what it returns. Not on the hand-off lanes: the
+    /// task holds a key's lock and a transaction meanwhile, and must not
+    /// wait behind what a caller does with a large value.
     static func offLoop<T>(_ work: @escaping () throws -> T) async throws -> T {
         let job = HandedOver(work)
         let result = await withCheckedContinuation { (continuation: CheckedContinuation<HandedOver<Result<T, any Error>>, Never>) in
-            handOffLane().async { continuation.resume(returning: HandedOver(Result { try job.value() })) }
+            transformLanes[nextTransform.wrappingAdd(1, ordering: .relaxed).oldValue & (transformLanes.count - 1)].async { continuation.resume(returning: HandedOver(Result { try job.value() })) }
         }
         return try result.value.get()
     }

@@ -24,7 +24,7 @@ import Glibc
 /// otherwise every read asks the database.
 ///
 /// Threads: every call answers later (`StoreReply.later`): it runs as a
-/// task on `PostgresExecutor`, waiting on the database as a suspended
+/// task on its pool's `PostgresExecutor`, waiting on the database as a suspended
 /// continuation, and no caller's thread waits. Only start-up blocks (the
 /// initializer waits for the schema and the recent changes).
 public final class PostgresStore: ValueStore, UploadDestination, @unchecked Sendable {

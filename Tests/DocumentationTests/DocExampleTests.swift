@@ -41,6 +41,8 @@ import Glibc
     static func run(_ script: String, port: Int) throws -> String {
         let (process, out) = try start(script, port: port)
         let data = out.fileHandleForReading.readDataToEndOfFile()
+        // Closed now, not whenever Foundation lets go of the Process (see ProcessRunner).
+        try? out.fileHandleForReading.close()
         process.waitUntilExit()
         try? FileManager.default.removeItem(at: process.currentDirectoryURL!)
         guard process.terminationStatus == 0 else { throw ExampleError("the example exited with \(process.terminationStatus)") }

@@ -30,10 +30,20 @@ public enum ProcessRunner {
             process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         }
         if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
-        let out = Pipe(), err = Pipe(), input = Pipe()
+        let out = Pipe(), err = Pipe()
+        let input = stdin == nil ? nil : Pipe()
         process.standardOutput = out
         process.standardError = err
-        process.standardInput = stdin == nil ? FileHandle.nullDevice : input
+        process.standardInput = input ?? FileHandle.nullDevice
+        // Every pipe end is closed here once used, not when Foundation lets
+        // go of the Process: a full run once held 1,400 pipe descriptors,
+        // and Process.run itself over-reads /proc/self/fd's listing when it
+        // is that long (swift-corelibs-foundation #5472), which crashed the
+        // test process twice.
+        defer {
+            try? out.fileHandleForReading.close()
+            try? err.fileHandleForReading.close()
+        }
         try process.run()
         let killed = Flag()
         let watchdog = DispatchWorkItem {
@@ -49,7 +59,7 @@ public enum ProcessRunner {
             collected.error = err.fileHandleForReading.readDataToEndOfFile()
             group.leave()
         }
-        if let stdin {
+        if let stdin, let input {
             group.enter()
             DispatchQueue.global().async {
                 input.fileHandleForWriting.write(Data(stdin))

@@ -320,11 +320,15 @@ public final class PostgresStore: ValueStore, UploadDestination, @unchecked Send
 }
 
 /// Collects one value's rows: the head and an inline body in memory, or
-/// the head and the parts in an unlinked spool file. Used on the
-/// connection's queue only.
+/// the head and the parts in an unlinked spool file. The rows come on the
+/// connection's queue and `finish` runs on the task's lane afterwards; the
+/// lock makes that order visible to ThreadSanitizer (the hand-over between
+/// them happens inside the concurrency runtime, which it does not see) and
+/// is never contended.
 final class ValueReader: @unchecked Sendable {
     let key: String
     let spoolDirectory: String
+    private let lock = Lock()
     private var head: [UInt8]?
     private var inline: [UInt8]?
     private var spool: SpoolFile?
@@ -337,6 +341,10 @@ final class ValueReader: @unchecked Sendable {
     deinit { spool?.close() }
 
     func take(_ row: PGRow) throws {
+        try lock.withLock { try takeLocked(row) }
+    }
+
+    private func takeLocked(_ row: PGRow) throws {
         if head == nil {
             head = row.bytes(0) ?? []
             if let body = row.bytes(1) {
@@ -350,6 +358,10 @@ final class ValueReader: @unchecked Sendable {
     }
 
     func finish(zlib: ZlibPool) throws -> StoredValue {
+        try lock.withLock { try finishLocked(zlib: zlib) }
+    }
+
+    private func finishLocked(zlib: ZlibPool) throws -> StoredValue {
         guard let head else { throw StoreError.notFound }
         if let inline {
             return try StoredValue(fileBytes: head + inline, origin: "postgres:\(key)", zlib: zlib)

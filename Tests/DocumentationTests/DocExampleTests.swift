@@ -110,6 +110,19 @@ import Glibc
         #expect(try server.client().get("counter").text == "40")
     }
 
+    /// The loop retries a 412 only: with no server (curl's code 000) it
+    /// exits 1 at once instead of spinning on curl forever.
+    @Test func theCompareAndSwapLoopStopsWhenTheServerIsGone() throws {
+        let server = try TestServer()
+        let port = server.port
+        server.stop()
+        let (process, out) = try Self.start(try DocExample.block("docs/sharing.md", "example: cas"), port: port)
+        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+        #expect(Poll.holds(within: 10) { !process.isRunning }, "the loop still runs with no server")
+        try? out.fileHandleForReading.close()
+        if !process.isRunning { #expect(process.terminationStatus == 1) }
+    }
+
     @Test func theWatchLoopSeesEachChangeAndTheDelete() throws {
         let server = try TestServer()
         defer { server.stop() }

@@ -62,18 +62,23 @@ import Glibc
         let client = server.client()
         let etag = try #require(try client.put("watched/k", "v1").header("ETag"))
         let rules = try client.send("PUT", "/faults",
-                                    body: Array(#"[{"id":"late","prefix":"watched/","methods":["GET"],"delayMs":4000}]"#.utf8))
+                                    body: Array(#"[{"id":"late","prefix":"watched/","methods":["GET"],"delayMs":9000}]"#.utf8))
         #expect(rules.status == 200)
         let port = server.port
         let watcher = Background { () -> ClientResponse in
-            let connection = try HTTPClientConnection(port: port, timeout: 15)
-            return try connection.request("GET", "/store/watched/k?wait=3", headers: [("If-None-Match", etag)])
+            let connection = try HTTPClientConnection(port: port, timeout: 30)
+            return try connection.request("GET", "/store/watched/k?wait=8", headers: [("If-None-Match", etag)])
         }
-        // The PUT must come before the watch's 3 s deadline (slack for a
-        // loaded machine); its answer is then held by the 4 s delay past it.
+        // The PUT must come before the watch's 8 s deadline: 3 s was not
+        // slack enough for a loaded CI machine (it answered 304 there). The
+        // 9 s delay then holds the answer past that deadline however early
+        // the PUT came.
         #expect(WatchTests.waitForWatchers(server, 1))
+        let registered = Date()
         #expect(try client.put("watched/k", "v2").status == 204)
-        let woken = try watcher.wait(15)
+        let putTook = Date().timeIntervalSince(registered)
+        #expect(putTook < 8, "the PUT took \(putTook) s, past the watch's deadline: the test proves nothing")
+        let woken = try watcher.wait(30)
         #expect(woken.status == 200, "the change was answered \(woken.status)")
         #expect(woken.text == "v2")
         #expect(woken.header("Larder-Fault") == "late")

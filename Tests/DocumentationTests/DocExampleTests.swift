@@ -111,16 +111,18 @@ import Glibc
     }
 
     /// The loop retries a 412 only: with no server (curl's code 000) it
-    /// exits 1 at once instead of spinning on curl forever.
+    /// exits 1 at once instead of spinning on curl forever, and leaves no
+    /// temp file behind.
     @Test func theCompareAndSwapLoopStopsWhenTheServerIsGone() throws {
-        let server = try TestServer()
-        let port = server.port
-        server.stop()
-        let (process, out) = try Self.start(try DocExample.block("docs/sharing.md", "example: cas"), port: port)
+        let refusing = try SilentListener(listening: false)  // held: no other test takes the port
+        let (process, out) = try Self.start(try DocExample.block("docs/sharing.md", "example: cas"), port: refusing.port)
         defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
         #expect(Poll.holds(within: 10) { !process.isRunning }, "the loop still runs with no server")
         try? out.fileHandleForReading.close()
-        if !process.isRunning { #expect(process.terminationStatus == 1) }
+        guard !process.isRunning else { return }
+        #expect(process.terminationStatus == 1)
+        // bash -c's $$ is the process's own id.
+        #expect(!FileManager.default.fileExists(atPath: "/tmp/counter.\(process.processIdentifier)"), "the loop left its temp file")
     }
 
     @Test func theWatchLoopSeesEachChangeAndTheDelete() throws {

@@ -21,6 +21,13 @@ import Testing
         let error: String?
     }
 
+    /// A scenario the script reported as failed.
+    struct ScenarioFailed: Error, CustomStringConvertible {
+        let name: String
+        let reason: String
+        var description: String { "\(name) failed: \(reason)" }
+    }
+
     /// PUTs every entry of seed.json, with `token` when the server wants one.
     static func seed(_ client: WireClient, token: String? = nil) throws {
         struct Entry: Decodable { let key: String; let contentType: String; let value: String }
@@ -45,7 +52,11 @@ import Testing
         #expect(!result.timedOut, "the browser scenarios ran past 600 s", sourceLocation: sourceLocation)
         #expect(!outcomes.isEmpty, "no scenario ran: \(result.stderr)", sourceLocation: sourceLocation)
         for outcome in outcomes where !outcome.ok {
-            Issue.record("\(group)/\(outcome.scenario): \(outcome.error ?? "failed")", sourceLocation: sourceLocation)
+            // Recorded as an error so that the scenario and its reason are on
+            // the ✘ line itself (a comment goes on a line of its own, which a
+            // CI log excerpt may leave out).
+            Issue.record(ScenarioFailed(name: "\(group)/\(outcome.scenario)", reason: outcome.error ?? "failed"),
+                         sourceLocation: sourceLocation)
         }
         #expect(result.status == 0 || outcomes.contains { !$0.ok }, "the script failed: \(result.stderr)",
                 sourceLocation: sourceLocation)

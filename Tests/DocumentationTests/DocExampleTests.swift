@@ -111,16 +111,32 @@ import Glibc
     }
 
     /// The loop retries a 412 only: with no server (curl's code 000) it
-    /// exits 1 at once instead of spinning on curl forever, and leaves no
-    /// temp file behind.
+    /// exits 1 at once instead of spinning on curl forever.
     @Test func theCompareAndSwapLoopStopsWhenTheServerIsGone() throws {
         let refusing = try SilentListener(listening: false)  // held: no other test takes the port
         let (process, out) = try Self.start(try DocExample.block("docs/sharing.md", "example: cas"), port: refusing.port)
         defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
         #expect(Poll.holds(within: 10) { !process.isRunning }, "the loop still runs with no server")
         try? out.fileHandleForReading.close()
+        if !process.isRunning { #expect(process.terminationStatus == 1) }
+    }
+
+    /// A write that fails after a read succeeded (a 503 on every PUT) ends
+    /// the loop with 1, and the value it read into its temp file is removed.
+    @Test func theCompareAndSwapLoopLeavesNoTempFileWhenAWriteFails() throws {
+        let server = try TestServer { $0.allowFaults = true }
+        defer { server.stop() }
+        let client = server.client()
+        #expect(try client.put("counter", "0").status == 201)
+        let rules = #"[{"id":"no-writes","prefix":"counter","methods":["PUT"],"status":503}]"#
+        #expect(try client.send("PUT", "/faults", body: Array(rules.utf8)).status == 200)
+        let (process, out) = try Self.start(try DocExample.block("docs/sharing.md", "example: cas"), port: server.port)
+        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+        #expect(Poll.holds(within: 10) { !process.isRunning }, "the loop still runs after a 503")
+        try? out.fileHandleForReading.close()
         guard !process.isRunning else { return }
         #expect(process.terminationStatus == 1)
+        #expect(try client.get("counter").text == "0")
         // bash -c's $$ is the process's own id.
         #expect(!FileManager.default.fileExists(atPath: "/tmp/counter.\(process.processIdentifier)"), "the loop left its temp file")
     }

@@ -129,7 +129,8 @@ import Glibc
         let started = ContinuousClock.now
         task.cancel()
         await #expect(throws: CancellationError.self) { try await task.value }
-        #expect(ContinuousClock.now - started < .seconds(60), "the request's own timeout is 900 s")
+        // Only tells a cancel from the 900 s timeout: the same stall may delay the await.
+        #expect(ContinuousClock.now - started < .seconds(300), "the request's own timeout is 900 s")
         withExtendedLifetime(silent) {}
     }
 

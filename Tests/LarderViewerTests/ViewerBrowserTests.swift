@@ -45,11 +45,12 @@ import Testing
         var arguments = [script, "--base-url", "http://127.0.0.1:\(port)", "--group", group, "--screenshots", screenshots]
         arguments.append("--page")  // the page scenarios too (data-testid hooks)
         if let token { arguments += ["--token", token] }
-        let result = try await PythonRunner.run(arguments, timeout: 600)
+        // Past every scenario's waits (21 × 30 s when the page is broken outright).
+        let result = try await PythonRunner.run(arguments, timeout: 1500)
         let outcomes = result.stdout.split(separator: "\n").compactMap {
             try? JSONDecoder().decode(Outcome.self, from: Data($0.utf8))
         }
-        #expect(!result.timedOut, "the browser scenarios ran past 600 s", sourceLocation: sourceLocation)
+        #expect(!result.timedOut, "the browser scenarios ran past 1,500 s", sourceLocation: sourceLocation)
         #expect(!outcomes.isEmpty, "no scenario ran: \(result.stderr)", sourceLocation: sourceLocation)
         for outcome in outcomes where !outcome.ok {
             // Recorded as an error so that the scenario and its reason are on

@@ -135,6 +135,12 @@ public final class LayeredStore: ValueStore, Sendable {
         store.deletePrefix(prefix)
     }
 
+    /// Restores go to the store; the fixtures under them stay as they are,
+    /// as with `deletePrefix`.
+    public func beginRestore(under prefix: StorePrefix, replace: Bool) throws -> any RestoreTransaction {
+        try store.beginRestore(under: prefix, replace: replace)
+    }
+
     public func list(prefix: StorePrefix, after: String?, limit: Int, groupByDirectory: Bool) -> StoreReply<StoreListing> {
         let fixtures = self.fixtures
         return store.list(prefix: prefix, after: after, limit: limit, groupByDirectory: groupByDirectory).map { upper in

@@ -58,6 +58,10 @@ public protocol ValueStore: AnyObject, Sendable {
     /// the write's outcome (a store may give it when the write commits).
     func beginCreate(under prefix: StorePrefix, contentType: String, encoding: ValueUpload.Encoding,
                      expiresNanos: Int64?) throws -> ValueWriter
+    /// Starts an all-or-nothing restore of values under `prefix` (a
+    /// snapshot document); with `replace`, what is under the prefix and not
+    /// restored goes when it commits. Nothing is visible until `commit`.
+    func beginRestore(under prefix: StorePrefix, replace: Bool) throws -> any RestoreTransaction
     /// Fails when the store cannot read and write.
     func checkHealth() -> StoreReply<Void>
     /// Values and bytes stored, kept as running totals (cheap to read:

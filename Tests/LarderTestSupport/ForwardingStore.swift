@@ -29,6 +29,9 @@ open class ForwardingStore: ValueStore, @unchecked Sendable {
                      expiresNanos: Int64?) throws -> ValueWriter {
         try inner.beginCreate(under: prefix, contentType: contentType, encoding: encoding, expiresNanos: expiresNanos)
     }
+    open func beginRestore(under prefix: StorePrefix, replace: Bool) throws -> any RestoreTransaction {
+        try inner.beginRestore(under: prefix, replace: replace)
+    }
     open func checkHealth() -> StoreReply<Void> { inner.checkHealth() }
     open var stats: StoreStats { inner.stats }
     open var compressionModes: CompressionModeCounts? { inner.compressionModes }

@@ -170,7 +170,7 @@ extension DiskStore {
 
     func countValues(in path: String) -> Int {
         var n = 0
-        try? ValueTreeWalker.walk(path) { if case .value = $0 { n += 1 }; return true }
+        _ = try? ValueTreeWalker.walk(path) { if case .value = $0 { n += 1 }; return true }
         return n
     }
 
@@ -178,7 +178,7 @@ extension DiskStore {
     /// (counted the way the start-up scan counts them).
     func measureValues(in path: String) -> (logical: Int64, stored: Int64) {
         var logical: Int64 = 0, stored: Int64 = 0
-        try? ValueTreeWalker.walk(path) { item in
+        _ = try? ValueTreeWalker.walk(path) { item in
             guard case .value(let file) = item, let info = try? ValueFileHeader.inspect(path: file) else { return true }
             stored += info.fileSize
             if case .success(let meta) = info.metadata { logical += Int64(meta.size) }

@@ -101,6 +101,9 @@ public final class DiskStore: ValueStore, @unchecked Sendable {
         self.lock = try FileLock(path: dataDirectory + "/larder.lock")
         commit = options.fsync ? try GroupCommit(path: dataDirectory, counts: durability!) : nil
         (generation, valuesRoot) = try Self.openGeneration(dataDirectory, fsync: options.fsync)
+        // A restore a crash interrupted is finished or dropped first: the
+        // generation it may adopt must not be taken for a leftover.
+        _ = try recoverRestores()
         removeLeftovers()
         lastVersion = try Self.readVersionCeiling(dataDirectory, logger: logger)
         try saveVersionCeiling(max(lastVersion, UInt64(max(0, Self.nowNanos()))) + Self.ceilingStep)

@@ -145,7 +145,7 @@ struct ServeOptions: ParsableArguments {
     @Option(name: .customLong("s3-port"), help: "Also serve the S3-compatible API on this port (same host and store; 0 picks a free one). [env: LARDER_S3_PORT] (default: off)")
     var s3Port: Int?
 
-    @Option(name: .customLong("s3-credentials"), help: "File of S3 access keys, one 'ACCESS_KEY SECRET [NAMESPACE]' a line (a key with a NAMESPACE works in that namespace); else LARDER_S3_ACCESS_KEY and LARDER_S3_SECRET_KEY, else the pair \(S3Credentials.defaultAccessKey)/\(S3Credentials.defaultSecretKey). [env: LARDER_S3_CREDENTIALS]")
+    @Option(name: .customLong("s3-credentials"), help: "File of S3 access keys, one 'ACCESS_KEY SECRET [NAMESPACE]' a line (a key with a NAMESPACE works in that namespace); else LARDER_S3_ACCESS_KEY and LARDER_S3_SECRET_KEY, else the pair \(S3Credentials.defaultAccessKey)/\(S3Credentials.defaultSecretKey), which is off when a token is set. [env: LARDER_S3_CREDENTIALS]")
     var s3Credentials: String?
 
     func validate() throws {
@@ -296,9 +296,10 @@ struct ServeOptions: ParsableArguments {
     }
 
     /// The S3 keys: `--s3-credentials` (or its variable), else the pair in
-    /// LARDER_S3_ACCESS_KEY/LARDER_S3_SECRET_KEY (both or neither), else
-    /// the documented default pair.
-    func s3CredentialsFromOptions() throws -> S3Credentials {
+    /// LARDER_S3_ACCESS_KEY/LARDER_S3_SECRET_KEY (both or neither); nil:
+    /// none given (the server then takes the documented default pair,
+    /// unless it requires a token: `S3Configuration.acceptedKeys`).
+    func s3CredentialsFromOptions() throws -> S3Credentials? {
         let env = ProcessInfo.processInfo.environment
         let access = env["LARDER_S3_ACCESS_KEY"].flatMap { $0.isEmpty ? nil : $0 }
         let secret = env["LARDER_S3_SECRET_KEY"].flatMap { $0.isEmpty ? nil : $0 }
@@ -310,7 +311,7 @@ struct ServeOptions: ParsableArguments {
         }
         switch (access, secret) {
         case let (a?, s?): return S3Credentials(keys: [a: s])
-        case (nil, nil): return .defaults
+        case (nil, nil): return nil
         default: throw ValidationError("set both LARDER_S3_ACCESS_KEY and LARDER_S3_SECRET_KEY, or neither")
         }
     }

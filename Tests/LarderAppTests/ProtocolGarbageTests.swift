@@ -99,4 +99,25 @@ import Glibc
         #expect(try client.get("gone").status == 404, "a partial body was stored")
         #expect(try client.put("gone", "whole").status == 201)
     }
+
+    /// A chunked body's trailer section is parsed as header fields: a
+    /// malformed line is a 400 and nothing is stored; a good one is taken.
+    @Test func aMalformedTrailerLineIs400AndStoresNothing() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        for (i, trailer) in ["junk", "no colon here", ": nameless", "Bad Name: 1"].enumerated() {
+            let connection = try server.connection(timeout: 10)
+            try connection.send("PUT /store/trailer/bad\(i) HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+                                + "5\r\nhello\r\n0\r\n\(trailer)\r\n\r\n")
+            let response = try connection.readResponse()
+            ProtocolWire.expectError(response, 400, "bad_request")
+            ProtocolWire.expectCloses(response, connection)
+            #expect(try server.client().get("trailer/bad\(i)").status == 404, "a body with trailer \(trailer.debugDescription) was stored")
+        }
+        let connection = try server.connection(timeout: 10)
+        try connection.send("PUT /store/trailer/good HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+                            + "5\r\nhello\r\n0\r\nX-Check: 1\r\n\r\n")
+        #expect(try connection.readResponse().status == 201)
+        #expect(try server.client().get("trailer/good").text == "hello")
+    }
 }

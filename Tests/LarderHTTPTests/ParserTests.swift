@@ -179,7 +179,11 @@ private func failureStatus(_ result: HTTPRequestParser.Result) -> Int? {
     }
 
     @Test(arguments: ["x\r\n", "-1\r\n", "\r\n", "1\r\nab\r\n", "1\r\na\rb", "3\r\nabc\r\n0\r\nBad\rTrailer\r\n\r\n",
-                      "1000000000000000\r\n"])
+                      "1000000000000000\r\n",
+                      // Trailer lines are field lines, held to a header's rules (API.md, Protocol).
+                      "1\r\na\r\n0\r\njunk\r\n\r\n", "1\r\na\r\n0\r\nX-Ok: 1\r\njunk\n\n", "1\r\na\r\n0\r\n: no name\r\n\r\n",
+                      "1\r\na\r\n0\r\nBad Name: 1\r\n\r\n", "1\r\na\r\n0\r\nX-A: 1\r\n folded\r\n\r\n",
+                      "1\r\na\r\n0\r\nX-A: a\u{1}b\r\n\r\n"])
     func malformedChunkedIs400(_ text: String) {
         do {
             _ = try decodeChunked(Array(text.utf8), step: 1)

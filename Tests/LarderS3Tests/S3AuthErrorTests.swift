@@ -45,8 +45,10 @@ import Glibc
         var scope: SignatureV4.Scope
     }
 
+    /// `key`/`keySecret`: the pair to sign with (this suite's by default).
     static func sign(_ method: String, _ target: String, payloadHash: String = "UNSIGNED-PAYLOAD", headers extra: [(String, String)] = [],
-                     at seconds: Int64 = now, region: String = "us-east-1") -> Signed {
+                     at seconds: Int64 = now, region: String = "us-east-1",
+                     key: String = accessKey, keySecret: String = secret) -> Signed {
         let date = amzDate(seconds)
         let scope = SignatureV4.Scope(date: String(date.prefix(8)), region: region, service: "s3")
         let headers = [("Host", "localhost"), ("x-amz-date", date), ("x-amz-content-sha256", payloadHash)] + extra
@@ -55,8 +57,8 @@ import Glibc
             method: method, path: Substring(target[..<(question ?? target.endIndex)]),
             query: question.map { target[target.index(after: $0)...] }, headers: headers,
             signedHeaders: headers.map { $0.0.lowercased() }.sorted(), payloadHash: payloadHash)
-        let signature = SignatureV4.sign(request, secret: secret, amzDate: date, scope: scope)
-        let authorization = "AWS4-HMAC-SHA256 Credential=\(accessKey)/\(scope.string), "
+        let signature = SignatureV4.sign(request, secret: keySecret, amzDate: date, scope: scope)
+        let authorization = "AWS4-HMAC-SHA256 Credential=\(key)/\(scope.string), "
             + "SignedHeaders=\(request.signedHeaders.joined(separator: ";")), Signature=\(signature)"
         return Signed(headers: Array(headers.dropFirst()) + [("Authorization", authorization)], signature: signature,
                       amzDate: date, scope: scope)

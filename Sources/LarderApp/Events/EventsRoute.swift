@@ -28,7 +28,7 @@ struct EventsRoute: Route {
             }
         }
         return .respond(HTTPResponse(status: .ok, headers: [("Content-Type", "text/event-stream"),
-                                                            ("Cache-Control", "no-cache")],
+                                                            ("Cache-Control", "no-store")],
                                      body: .push(stream)))
     }
 }

@@ -60,7 +60,7 @@ public final class LarderServer: Sendable {
         let faults = faultCounts.map { FaultBook(counts: $0) }
         if let faults { chain.append(FaultMiddleware(book: faults)) }
         chain += configuration.middleware
-        if let s3 = configuration.s3 { try Self.checkNamespaces(of: s3.credentials, stores: configuration.namespaceStores != nil) }
+        if let s3 = configuration.s3 { try Self.checkNamespaces(of: s3.credentials ?? .none, stores: configuration.namespaceStores != nil) }
         let metrics = HTTPServerMetrics()
         self.metrics = metrics
         let hub = ChangeHub(historySize: configuration.eventHistory, keepAliveEvery: configuration.eventHeartbeat)
@@ -110,7 +110,8 @@ public final class LarderServer: Sendable {
         let s3Namespaces = ServerS3Namespaces(defaultNamespace: S3NamespaceView(store: values, journal: journal, faults: faults),
                                               namespaces: namespaces)
         self.s3 = configuration.s3.map {
-            S3Server(configuration: $0, http: configuration.http, namespaces: s3Namespaces, logger: s3Logger,
+            S3Server(configuration: $0, http: configuration.http, namespaces: s3Namespaces,
+                     tokenRequired: configuration.token != nil, logger: s3Logger,
                      requestCounts: s3Counts ?? S3RequestCounts())
         }
     }
@@ -136,6 +137,13 @@ public final class LarderServer: Sendable {
         if let s3 {
             do { try s3.start() } catch { http.shutdown(); throw error }
             logger.always(.notice, "S3 listening on http://\(Self.hostForURL(configuration.http.host)):\(s3.port)")
+            if s3.configuration.refusesEveryRequest(tokenRequired: configuration.token != nil) {
+                logger.always(.warning, """
+                    S3: a token is required and no S3 access keys are configured, so the default key \
+                    \(S3Credentials.defaultAccessKey) is off and every S3 request is refused (403 InvalidAccessKeyId); \
+                    give --s3-credentials FILE, or LARDER_S3_ACCESS_KEY and LARDER_S3_SECRET_KEY
+                    """)
+            }
         }
         if configuration.token != nil {
             logger.notice("a bearer token is required (open: /healthz and the viewer)")

@@ -56,6 +56,8 @@ struct MetricsRoute: Route {
         Self.single(&text, "larder_http_response_bytes_total", "counter",
                     "Bytes sent on client connections (response heads and bodies, chunk framing included).", traffic.bytesOut)
         Self.single(&text, "larder_http_connections_open", "gauge", "Client connections open now.", traffic.connectionsOpen)
+        Self.single(&text, "larder_http_connections_evicted_total", "counter",
+                    "Idle connections closed at the connection limit to let a new one in.", traffic.connectionsEvicted)
         Self.single(&text, "larder_keys", "gauge", "Values stored (an expired one until the sweep removes it).", stats.keys)
         Self.single(&text, "larder_stored_bytes", "gauge", "Bytes of the value files on disk (gzip).", stats.storedBytes)
         Self.single(&text, "larder_logical_bytes", "gauge", "Bytes of the values, decompressed.", stats.logicalBytes)

@@ -6,12 +6,15 @@ import LarderValueFile
 import LarderSupport
 
 /// The second half of `POST /snapshot`: a document read whole and found
-/// valid (`RestoreStaging`) is written into the store, value after value,
-/// and the request is answered. Each write answers now (the disk store: the
-/// restore runs on, on the connection's thread) or later (a flush, a
-/// database: it goes on from a Dispatch thread once the answer comes), so
-/// no thread waits on the store.
+/// valid (`RestoreStaging`) is handed to the store as one restore
+/// transaction (`RestoreTransaction`): every value staged, in document
+/// order, then published in one step, and the request answered. The store
+/// makes it all or nothing through failures and crashes too (the disk
+/// store stages files and logs its intent, PostgreSQL uses one
+/// transaction), so a reader sees the old values or the new ones.
 ///
+/// Staging answers now or later (a store may stage over the network); the
+/// commit answers later once the restore is durable, and no thread waits.
 /// Used by one thread at a time: the connection's queue, then each thread
 /// a later answer moves it to.
 final class RestoreApply: @unchecked Sendable {
@@ -22,10 +25,7 @@ final class RestoreApply: @unchecked Sendable {
     private let replace: Bool
     private let responder: HTTPResponder
     private let logger: Logger
-    /// Values restored so far.
-    private var restored = 0
-    /// Whether `replace` has cleared the prefix.
-    private var cleared = false
+    private var transaction: (any RestoreTransaction)?
 
     init(staging: RestoreStaging, store: any ValueStore, prefix: StorePrefix, replace: Bool,
          responder: HTTPResponder, logger: Logger) {
@@ -37,66 +37,64 @@ final class RestoreApply: @unchecked Sendable {
         self.logger = logger
     }
 
-    /// Clears the prefix first with `replace`, then writes every value.
     func run() {
-        guard replace else { return writeValues() }
-        switch store.deletePrefix(prefix) {
-        case .now(let result): cleared(result)
-        case .later(let pending): pending.whenDone { result in DispatchQueue.global().async { self.cleared(result) } }
+        do {
+            transaction = try store.beginRestore(under: prefix, replace: replace)
+        } catch {
+            return fail(error)
         }
+        stageValues()
     }
 
-    private func cleared(_ result: Result<Int, any Error>) {
-        guard case .failure(let error) = result else {
-            cleared = true
-            return writeValues()
-        }
-        fail(error)
-    }
-
-    /// Writes values while the store answers now; at a later answer, goes
-    /// on from `written` when it comes.
-    private func writeValues() {
+    /// Stages values while the store answers now; at a later answer, goes
+    /// on from `staged` when it comes. Then commits.
+    private func stageValues() {
+        guard let transaction else { return }
         while true {
             let reply: StoreReply<PutOutcome>
             do {
-                guard let next = try staging.writeNext(to: store) else { return succeed() }
+                guard let next = try staging.stageNext(into: transaction) else { return commit(transaction) }
                 reply = next
             } catch {
                 return fail(error)
             }
             switch reply {
-            case .now(.success): restored += 1
+            case .now(.success): continue
             case .now(.failure(let error)): return fail(error)
             case .later(let pending):
                 // Off the store's thread: the next values' file I/O is ours.
-                pending.whenDone { result in DispatchQueue.global().async { self.written(result) } }
+                pending.whenDone { result in DispatchQueue.global().async { self.staged(result) } }
                 return
             }
         }
     }
 
-    private func written(_ result: Result<PutOutcome, any Error>) {
-        guard case .failure(let error) = result else {
-            restored += 1
-            return writeValues()
+    private func staged(_ result: Result<PutOutcome, any Error>) {
+        if case .failure(let error) = result { return fail(error) }
+        stageValues()
+    }
+
+    private func commit(_ transaction: any RestoreTransaction) {
+        staging.discard()
+        transaction.commit().whenDone { result in
+            switch result {
+            case .success(let restored):
+                self.responder.respond(.json(.ok, RestoreCount(restored: restored, skipped: self.staging.skipped)))
+            case .failure(let error):
+                self.fail(error, staged: false)
+            }
         }
-        fail(error)
     }
 
-    private func succeed() {
+    /// The document was valid: the store failed (a full disk, a lost
+    /// database) before the restore was published, so nothing of it was.
+    private func fail(_ error: any Error, staged: Bool = true) {
         staging.discard()
-        responder.respond(.json(.ok, RestoreCount(restored: restored, skipped: staging.skipped)))
-    }
-
-    /// The document was valid: the store failed (disk full, database
-    /// gone). Says what it holds now.
-    private func fail(_ error: any Error) {
-        staging.discard()
+        transaction?.abort()
         let mapped = ErrorMapping.httpError(error, logger: logger, context: "POST /snapshot")
-        let state = (cleared ? "the prefix was cleared and " : "")
-            + "\(restored) of \(staging.staged) values were restored before it"
-        responder.respond(HTTPError(mapped.status, mapped.code, "the snapshot is valid, but the store failed while applying it: \(mapped.message); \(state)",
+        responder.respond(HTTPError(mapped.status, mapped.code,
+                                    "the snapshot is valid, but the store failed while applying it: \(mapped.message); "
+                                        + "nothing was restored (the prefix holds what it held before)",
                                     headers: mapped.headers, closeConnection: mapped.closeConnection).response)
     }
 }

@@ -121,10 +121,10 @@ final class RestoreStaging: @unchecked Sendable {
     /// Where the next staged value starts.
     private var applied: Int64 = 0
 
-    /// Streams the next staged value, in document order, into a write to
-    /// `store`, and answers what finishing it answers; nil when every value
-    /// was written. (A key named twice ends as its last line says.)
-    func writeNext(to store: any ValueStore) throws -> StoreReply<PutOutcome>? {
+    /// Streams the next staged value, in document order, into `restore`,
+    /// and answers what finishing it answers; nil when every value was
+    /// staged. (A key named twice ends as its last line says.)
+    func stageNext(into restore: any RestoreTransaction) throws -> StoreReply<PutOutcome>? {
         guard applied < size else { return nil }
         var at = applied
         let fixed = try read(Self.fixedLength, at: at)
@@ -136,8 +136,8 @@ final class RestoreStaging: @unchecked Sendable {
         let names = try read(keyLength + typeLength + attributesLength, at: at + Int64(Self.fixedLength))
         at += Int64(Self.fixedLength + names.count)
         let key = try StoreKey(String(decoding: names[0..<keyLength], as: UTF8.self))
-        let writer = try store.beginUpload(key: key, contentType: String(decoding: names[keyLength..<(keyLength + typeLength)], as: UTF8.self),
-                                           encoding: .identity, expiresNanos: expires, condition: nil)
+        let writer = try restore.stage(key: key, contentType: String(decoding: names[keyLength..<(keyLength + typeLength)], as: UTF8.self),
+                                       expiresNanos: expires)
         do {
             if attributesField != 0xFFFF { try writer.setAttributes(Array(names[(keyLength + typeLength)...])) }
             try writer.expect(bytes: left)

@@ -25,8 +25,10 @@ import Glibc
 ///   read and found valid, so a bad line anywhere (or a body that ends
 ///   early) leaves the store, its watchers and its change feed as they
 ///   were, `replace` included;
-/// - then, with `replace`, the prefix is cleared, and every value is one
-///   store write, in document order, each published whole;
+/// - then the values go to the store as one restore transaction, in
+///   document order, published in one step (with `replace`, clearing the
+///   prefix in the same step), all or nothing through failures and
+///   crashes too: a reader sees the old set or the new one;
 /// - applying goes on from wherever the store's answers come, with no
 ///   thread waiting for them (`RestoreApply`).
 ///
@@ -37,7 +39,7 @@ final class SnapshotRestore: HTTPRequestBodySink {
 
     private let store: any ValueStore
     private let prefix: StorePrefix
-    /// `?replace=1`: the prefix is cleared before the staged values are written.
+    /// `?replace=1`: what is under the prefix and not restored goes, in the same step.
     private let replace: Bool
     /// The lines read so far, held aside until the document is whole.
     private let staging = RestoreStaging()

@@ -25,6 +25,8 @@ package struct BodyDecoder {
     private let maxLineBytes = 4096
     private var lineBytes = 0
     private var trailerBytes = 0
+    /// The trailer line being read (bounded by `maxTrailerBytes`).
+    private var trailerLine: [UInt8] = []
     private let maxTrailerBytes: Int
     package private(set) var received: Int64 = 0
 
@@ -121,13 +123,15 @@ package struct BodyDecoder {
             state = .chunkSize(value: 0, digits: 0)
         case .trailerLineStart:
             if c == 0x0D { state = .trailerLineLF(empty: true) } else if c == 0x0A { state = .done }
-            else { try countTrailer(); state = .trailerLine }
+            else { try countTrailer(); trailerLine.append(c); state = .trailerLine }
         case .trailerLine:
             try countTrailer()
-            if c == 0x0D { state = .trailerLineLF(empty: false) } else if c == 0x0A { state = .trailerLineStart }
+            if c == 0x0D { state = .trailerLineLF(empty: false) }
+            else if c == 0x0A { try endTrailerLine() }
+            else { trailerLine.append(c) }
         case .trailerLineLF(let empty):
             guard c == 0x0A else { throw Self.bad("a trailer line has a bare CR") }
-            state = empty ? .done : .trailerLineStart
+            if empty { state = .done } else { try endTrailerLine() }
         case .fixed, .chunkData, .done:
             break
         }
@@ -147,6 +151,14 @@ package struct BodyDecoder {
             throw HTTPError(.payloadTooLarge, .payloadTooLarge, "the body is larger than \(maxBytes) bytes", closeConnection: true)
         }
         state = .chunkData(remaining: size)
+    }
+
+    /// A trailer line is complete: it must be a field line, as a header
+    /// line must (its fields are not kept: nothing here uses them).
+    private mutating func endTrailerLine() throws {
+        defer { trailerLine.removeAll(keepingCapacity: true) }
+        _ = try trailerLine.withUnsafeBytes { try HTTPFieldLine.parse($0, from: 0, to: $0.count, what: "trailer") }
+        state = .trailerLineStart
     }
 
     private mutating func countTrailer() throws {

@@ -137,26 +137,10 @@ package struct HTTPRequestParser {
             if contentEnd > lineStart && head[contentEnd - 1] == 0x0D { contentEnd -= 1 }
             defer { lineStart = lineEnd + 1 }
             if contentEnd == lineStart { break }  // the empty line
-            if head[lineStart] == 0x20 || head[lineStart] == 0x09 {
-                throw bad("obsolete line folding in headers is not accepted")
-            }
-            guard let colon = index(of: 0x3A, in: head, from: lineStart, to: contentEnd) else {
-                throw bad("a header line has no colon")
-            }
-            let name = UnsafeRawBufferPointer(rebasing: head[lineStart..<colon])
-            guard colon > lineStart, name.allSatisfy(isTokenByte) else {
-                throw bad("a header name is empty or contains invalid characters (whitespace before ':' is not allowed)")
-            }
-            var vs = colon + 1
-            var ve = contentEnd
-            while vs < ve && (head[vs] == 0x20 || head[vs] == 0x09) { vs += 1 }
-            while ve > vs && (head[ve - 1] == 0x20 || head[ve - 1] == 0x09) { ve -= 1 }
-            for i in vs..<ve {
-                let c = head[i]
-                if (c < 0x20 && c != 0x09) || c == 0x7F { throw bad("a header value contains a control character") }
-            }
-            fields.append((lineStart..<colon, vs..<ve))
-            let value = UnsafeRawBufferPointer(rebasing: head[vs..<ve])
+            let (nameRange, valueRange) = try HTTPFieldLine.parse(head, from: lineStart, to: contentEnd)
+            fields.append((nameRange, valueRange))
+            let name = UnsafeRawBufferPointer(rebasing: head[nameRange])
+            let value = UnsafeRawBufferPointer(rebasing: head[valueRange])
             // The names the framing depends on, told apart by length first.
             switch name.count {
             case 14 where equalsLower(name, "content-length"):

@@ -63,7 +63,7 @@ public final class HTTPServer: @unchecked Sendable {
                 return
             }
             let open = connections.withLock { $0.count }
-            if open >= configuration.maxConnections {
+            if open >= configuration.maxConnections && !evictLongestIdle() {
                 rejectBusy(fd)
                 continue
             }
@@ -85,6 +85,37 @@ public final class HTTPServer: @unchecked Sendable {
         acceptQueue.asyncAfter(deadline: .now() + .milliseconds(100)) { [self] in
             if acceptPaused, let s = acceptSource { acceptPaused = false; s.resume() }
         }
+    }
+
+    /// At the connection cap: closes the connection idle the longest (one
+    /// that has sent nothing yet, or a keep-alive one between requests), as
+    /// nginx reuses its idle connections, so that silent or idle sockets can
+    /// never lock other clients out. False when every connection has a
+    /// request in flight (watches, event streams and parked requests are
+    /// never idle). The new connection is taken at once: until the chosen
+    /// one has closed on its own queue the count is one over the cap.
+    /// O(connections), only at the cap.
+    private func evictLongestIdle() -> Bool {
+        // A few looks at most: each lost race means a connection was busy
+        // or idle anew a moment ago, and the cap is not worth spinning on.
+        for _ in 0..<4 {
+            let oldest = connections.withLock { open -> (HTTP1Session, UInt64)? in
+                var best: (HTTP1Session, UInt64)?
+                for session in open.values {
+                    let since = session.idleSince.load(ordering: .relaxed)
+                    if since != HTTP1Session.busy && since < (best?.1 ?? .max) { best = (session, since) }
+                }
+                return best
+            }
+            guard let (session, since) = oldest else { return false }
+            // Lost a race with its own queue (it became busy, or idle
+            // again at a later time): look again.
+            if session.evict(idleSince: since) {
+                context.metrics.connectionEvicted()
+                return true
+            }
+        }
+        return false
     }
 
     /// Over the connection limit: a best-effort 503 and close.

@@ -70,6 +70,7 @@ public final class HTTPServerMetrics: Sendable {
     private let shards: [Shard]
     private let nextShard = Atomic<Int>(0)
     private let connections = Atomic<Int>(0)
+    private let evictions = Atomic<Int>(0)
 
     public init() {
         shards = (0..<Self.shardCount).map { _ in Shard() }
@@ -82,6 +83,8 @@ public final class HTTPServerMetrics: Sendable {
 
     func connectionOpened() { connections.wrappingAdd(1, ordering: .relaxed) }
     func connectionClosed() { connections.wrappingSubtract(1, ordering: .relaxed) }
+    /// An idle connection closed to make room at the connection cap.
+    func connectionEvicted() { evictions.wrappingAdd(1, ordering: .relaxed) }
 
     /// The bucket of a latency: the first bound it does not exceed (`le`
     /// is inclusive), written out so the hot path reads no shared array.
@@ -143,6 +146,8 @@ public final class HTTPServerMetrics: Sendable {
         public var bytesIn = 0
         public var bytesOut = 0
         public var connectionsOpen = 0
+        /// Idle connections closed at the cap to let a new one in.
+        public var connectionsEvicted = 0
     }
 
     public func snapshot() -> Snapshot {
@@ -169,6 +174,7 @@ public final class HTTPServerMetrics: Sendable {
             snapshot.bytesOut &+= shard.bytesOut.load(ordering: .relaxed)
         }
         snapshot.connectionsOpen = connections.load(ordering: .relaxed)
+        snapshot.connectionsEvicted = evictions.load(ordering: .relaxed)
         return snapshot
     }
 }

@@ -46,6 +46,10 @@ struct HTTP1ConnectionState {
     private(set) var request: Request?
     private(set) var closesAfterOutput = false
     private(set) var shuttingDown = false
+    /// A request head has arrived on this connection. Until then it is
+    /// given the header timeout from its start, not the idle timeout: a
+    /// socket that never speaks is not a keep-alive client between requests.
+    private(set) var heardFrom = false
 
     init(configuration: HTTPServerConfiguration) {
         self.configuration = configuration
@@ -115,6 +119,7 @@ struct HTTP1ConnectionState {
     /// `routeLimit` is asked only for a chunked body or a Content-Length over
     /// the server's limit (`HTTPRequestHandler.maxBodyBytes(for:)`).
     mutating func begin(_ head: HTTPRequestHead, now: UInt64, routeLimit: () -> Int64?) -> Begin {
+        heardFrom = true
         request = Request(method: head.method, target: head.target, started: now,
                           keepAlive: head.keepAlive && !shuttingDown, http11: head.version == .http11)
         var bodyLimit = configuration.maxBodyBytes
@@ -283,6 +288,8 @@ struct HTTP1ConnectionState {
             if !traffic.outputEmpty { return idle }
             if request != nil { return answerDue() ?? .max }
             if let started, traffic.sending == .nothing { return started + Self.nanos(configuration.headerTimeout) }
+            // Silent since it connected: the header timeout, counted from then.
+            if !heardFrom && traffic.sending == .nothing { return traffic.lastActivity + Self.nanos(configuration.headerTimeout) }
             return idle
         case .body, .closing:
             return idle

@@ -1,5 +1,6 @@
 import Dispatch
 import LarderSupport
+import Synchronization
 
 /// Drives one HTTP/1.1 connection: carries bytes and events between its
 /// `SocketChannel` and its `HTTP1ConnectionState`, and does what the state
@@ -65,6 +66,7 @@ final class HTTP1Session: SocketChannelDelegate, HTTPResponderOwner, @unchecked 
                                      inputCapacity: configuration.maxRequestLineBytes + configuration.maxHeaderBytes + 4096,
                                      logger: context.logger, meter: context.metrics.shardForNewConnection())
         self.state = HTTP1ConnectionState(configuration: configuration)
+        self.idleSince = Atomic(channel.now)
         channel.delegate = self
     }
 
@@ -74,6 +76,45 @@ final class HTTP1Session: SocketChannelDelegate, HTTPResponderOwner, @unchecked 
     }
 
     private var now: UInt64 { channel.now }
+
+    // MARK: - Idleness, for the connection cap
+
+    /// `idleSince` while a request is in flight (read, parked, answered or
+    /// its answer still going out).
+    static let busy = UInt64.max
+    /// When the connection last had no request in flight (it connected, or
+    /// its last answer went out); `busy` while it has one. Written on the
+    /// channel's queue, read by the listener at the connection cap to pick
+    /// the longest-idle connection to close (`HTTPServer`): relaxed, since
+    /// `evict` checks again on the queue before it closes anything.
+    let idleSince: Atomic<UInt64>
+
+    /// After a drive: a connection with nothing in flight and nothing to
+    /// send is idle from now (the time stays that of its first idle moment).
+    private func markIdleIfSo() {
+        guard responder == nil, outgoing == nil, channel.output.isEmpty,
+              idleSince.load(ordering: .relaxed) == Self.busy else { return }
+        idleSince.store(now, ordering: .relaxed)
+    }
+
+    /// The listener is at its connection cap and chose this one, idle since
+    /// `since`: it closes if it is still idle (no request read, parked or
+    /// answered since), quietly, as an idle keep-alive connection may be.
+    /// False when it was picked already or is busy now.
+    func evict(idleSince since: UInt64) -> Bool {
+        // Claimed by one eviction only: it reads as busy from here.
+        guard idleSince.compareExchange(expected: since, desired: Self.busy, ordering: .relaxed).exchanged else { return false }
+        channel.queue.async { [self] in
+            guard !channel.closed else { return }
+            if responder == nil && outgoing == nil && channel.output.isEmpty && state.request == nil {
+                channel.close()
+            } else {
+                // A request arrived meanwhile: it stays, and is idle again after it.
+                markIdleIfSo()
+            }
+        }
+        return true
+    }
 
     private var traffic: HTTP1ConnectionState.Traffic {
         let sending: HTTP1ConnectionState.Traffic.Sending
@@ -199,11 +240,23 @@ final class HTTP1Session: SocketChannelDelegate, HTTPResponderOwner, @unchecked 
             return drive()
         }
         if channel.peerClosed && channel.output.isEmpty && (outgoing == nil || outgoing?.isPush == true) {
-            // The client is gone; nothing more can arrive, and a parked
-            // request or an event stream has no one to answer.
+            // Nothing more can arrive. A request the client sent whole (its
+            // body too: one cut short was answered or ends here) is
+            // still answered, as is every complete one pipelined before its
+            // end of input: a half-close (`shutdown(SHUT_WR)`, `nc -N`) is
+            // not a hang-up, and a write must not be applied unanswered.
+            // The close comes after the last answer (`answerArrived` drives
+            // again). A request parked on a deadline (a watch, a journal
+            // wait) and an event stream end instead: their client is only
+            // waiting, and a half-close cannot be told from a hang-up.
+            if outgoing == nil, state.inputUse != .body, let r = responder, r.deadlineNanos == nil {
+                channel.scheduleIfEarlier(deadline())
+                return
+            }
             channel.close()
             return
         }
+        markIdleIfSo()
         channel.scheduleIfEarlier(deadline())
     }
 
@@ -245,6 +298,7 @@ final class HTTP1Session: SocketChannelDelegate, HTTPResponderOwner, @unchecked 
     }
 
     private func begin(_ head: HTTPRequestHead) {
+        idleSince.store(Self.busy, ordering: .relaxed)
         let handler = context.handler
         let responder = nextResponder()
         self.responder = responder
@@ -391,6 +445,10 @@ final class HTTP1Session: SocketChannelDelegate, HTTPResponderOwner, @unchecked 
             // The connection may be idle from here: look again after a
             // while (no timer change while one is due sooner).
             if !channel.closed && !channel.buffersReleased { channel.scheduleIfEarlier(now + SocketChannel.releaseAfterNanos) }
+        } else if channel.peerClosed {
+            // A deadline set after the client's end of input (a watch that
+            // parked just then): whether to wait is decided again.
+            drive()
         } else {
             channel.scheduleIfEarlier(deadline())
         }

@@ -11,6 +11,8 @@ public struct S3Credentials: Sendable {
     public static let defaultAccessKey = "larder"
     public static let defaultSecretKey = "larder-secret"
     public static let defaults = S3Credentials(keys: [defaultAccessKey: defaultSecretKey])
+    /// No key: every request is refused (`S3Configuration.acceptedKeys`).
+    public static let none = S3Credentials(keys: [:])
 
     /// Secret by access key.
     public let keys: [String: String]

@@ -41,6 +41,11 @@ struct SigV4Authenticator: Sendable {
 
     /// `query`: the request's, parsed (`S3Query(head.query)`).
     func verify(_ head: HTTPRequestHead, query: S3Query, nowSeconds: Int64) throws(S3Error) -> Verified {
+        guard !credentials.keys.isEmpty else {
+            throw S3Error(.forbidden, "InvalidAccessKeyId", "The AWS Access Key Id you provided does not exist in our records: "
+                          + "this server requires a token and has no S3 access keys (give --s3-credentials, or "
+                          + "LARDER_S3_ACCESS_KEY and LARDER_S3_SECRET_KEY)")
+        }
         let presigned = head.query != nil && PresignedQuery.isPresigned(query)
         guard let header = head.headers["Authorization"] else {
             if presigned { return try verifyPresigned(head, query, nowSeconds: nowSeconds) }

@@ -17,11 +17,11 @@ final class S3RouteTable: HTTPRequestHandler {
     private let logger: Logger
     private let requestIDs = RequestIDs()
 
-    init(namespaces: any S3Namespaces, configuration: S3Configuration, counts: S3RequestCounts, maxObjectBytes: Int64,
-         logger: Logger) {
-        authenticator = SigV4Authenticator(credentials: configuration.credentials,
-                                           maxClockSkewSeconds: configuration.maxClockSkewSeconds)
-        credentials = configuration.credentials
+    /// `keys`: the access keys accepted (`S3Configuration.acceptedKeys`).
+    init(namespaces: any S3Namespaces, configuration: S3Configuration, keys: S3Credentials, counts: S3RequestCounts,
+         maxObjectBytes: Int64, logger: Logger) {
+        authenticator = SigV4Authenticator(credentials: keys, maxClockSkewSeconds: configuration.maxClockSkewSeconds)
+        credentials = keys
         self.namespaces = namespaces
         self.counts = counts
         self.maxObjectBytes = maxObjectBytes

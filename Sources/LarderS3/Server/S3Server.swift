@@ -13,16 +13,20 @@ public final class S3Server: Sendable {
     public let requestCounts: S3RequestCounts
 
     /// `http`: the plain server's settings (host, limits, timeouts); the
-    /// listener takes them with its own port.
+    /// listener takes them with its own port. `tokenRequired`: the plain
+    /// API requires a bearer token, so no default key is accepted here
+    /// (`S3Configuration.acceptedKeys`).
     public init(configuration: S3Configuration, http settings: HTTPServerConfiguration, namespaces: any S3Namespaces,
-                logger: Logger, metrics: HTTPServerMetrics = HTTPServerMetrics(), requestCounts: S3RequestCounts = S3RequestCounts()) {
+                tokenRequired: Bool = false, logger: Logger, metrics: HTTPServerMetrics = HTTPServerMetrics(),
+                requestCounts: S3RequestCounts = S3RequestCounts()) {
         self.configuration = configuration
         self.requestCounts = requestCounts
         var settings = settings
         settings.port = configuration.port
         let maxObjectBytes = settings.maxBodyBytes
         settings.maxBodyBytes = Self.maxRequestBytes(forObjects: maxObjectBytes)
-        let table = S3RouteTable(namespaces: namespaces, configuration: configuration, counts: requestCounts,
+        let table = S3RouteTable(namespaces: namespaces, configuration: configuration,
+                                 keys: configuration.acceptedKeys(tokenRequired: tokenRequired), counts: requestCounts,
                                  maxObjectBytes: maxObjectBytes, logger: logger)
         http = HTTPServer(configuration: settings, handler: table, logger: logger, metrics: metrics)
     }

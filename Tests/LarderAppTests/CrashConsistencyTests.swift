@@ -25,6 +25,16 @@ import Testing
         #expect((summary["acknowledged"] as? Int ?? 0) > 100, "the load got going: \(summary)")
     }
 
+    /// A replace restore killed at a random moment (API.md, Snapshots):
+    /// after the restart the prefix holds the set before it or the restored
+    /// one, never a mix, and the restored one whenever it was answered.
+    @Test func aRestoreKilledMidwayLeavesTheOldSetOrTheNew() async throws {
+        let run = try await Self.harness(["--restore", "--kills", "3", "--lines", "10000", "--max-run", "3", "--seed", "11"])
+        let summary = try #require(run.lines.last { $0["summary"] != nil }, "\(run.output)")
+        #expect(run.status == 0 && summary["violations"] as? Int == 0, "\(run.output)")
+        #expect(run.lines.filter { $0["kill"] != nil }.count == 3, "\(run.output)")
+    }
+
     /// The check itself: a value file removed behind the server's back is
     /// reported as a lost acknowledged write.
     @Test func theCheckFindsALostWrite() async throws {

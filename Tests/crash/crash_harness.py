@@ -5,6 +5,7 @@ acknowledged operation is reflected exactly.
 
     python3 Tests/crash/crash_harness.py --binary .build/debug/larder --kills 50
     python3 Tests/crash/crash_harness.py --binary ... --kills 5 --no-fsync
+    python3 Tests/crash/crash_harness.py --binary ... --restore --kills 10 --max-run 4
 
 Each worker thread owns its keys (so the expected state is exact): values it
 PUTs and DELETEs, a JSON list it appends to, and keys it creates with POST.
@@ -177,6 +178,64 @@ def check(addr, data, workers):
         bad.append(f"{files} value files for {len(listed)} listed keys")
     return bad, {"keys": len(listed), "files": files}
 
+def snapshot_of(addr, prefix):
+    """key -> value bytes under `prefix`, read in one GET /snapshot."""
+    s, _, body = request(addr, "GET", "/snapshot?prefix=" + urllib.parse.quote(prefix), timeout=120)
+    assert s == 200, (s, body[:200])
+    out = {}
+    for line in body.splitlines():
+        if line.strip():
+            o = json.loads(line)
+            out[o["key"]] = o["text"].encode() if "text" in o else json.dumps(o["json"]).encode() if "json" in o else None
+    return out
+
+def restore_rounds(a, rng, data):
+    """--restore: a replace restore of `--lines` keys under r/ is killed at a
+    random moment (SIGKILL); after the restart r/ must hold exactly the set
+    before the restore or exactly the restored one, values included, and the
+    restored one whenever the restore was answered. Returns violations."""
+    total_bad = 0
+    proc, addr = start(a.binary, data, not a.no_fsync)
+    try:
+        current = {f"r/old{i:03d}": f"seed {i}".encode() for i in range(200)}
+        for key, value in current.items():
+            assert request(addr, "PUT", "/store/" + key, value, {"Content-Type": "text/plain"})[0] == 201
+        for kill in range(1, a.kills + 1):
+            new = {f"r/k{kill}-{i:05d}": f"round {kill} value {i}".encode() for i in range(a.lines)}
+            doc = "".join(json.dumps({"key": k, "contentType": "text/plain", "text": v.decode()}) + "\n" for k, v in new.items())
+            answered = {}
+            def post():
+                try:
+                    answered["status"] = request(addr, "POST", "/snapshot?prefix=r/&replace=1", doc.encode(),
+                                                 {"Content-Type": "application/x-ndjson"}, timeout=300)[0]
+                except Exception as e:  # the kill cut it
+                    answered["error"] = repr(e)
+            t = threading.Thread(target=post, daemon=True)
+            t.start()
+            time.sleep(rng.uniform(0.05, a.max_run))
+            proc.send_signal(signal.SIGKILL)
+            proc.wait()
+            t.join(60)
+            proc, addr = start(a.binary, data, not a.no_fsync)
+            found = snapshot_of(addr, "r/")
+            bad = []
+            if answered.get("status") == 200 and found != new:
+                bad.append(f"the restore was answered 200 but r/ holds {len(found)} keys, not the {len(new)} restored")
+            elif found not in (current, new):
+                kinds = sorted({k.split("-")[0] for k in found})
+                bad.append(f"r/ holds a mix: {len(found)} keys ({kinds[:4]}), neither the {len(current)} before nor the {len(new)} restored")
+            outcome = "restored" if found == new else "before" if found == current else "mixed"
+            total_bad += len(bad)
+            print(json.dumps({"kill": kill, "answered": answered.get("status"), "outcome": outcome, "keys": len(found),
+                              "violations": bad}), flush=True)
+            current = found if not bad else current
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    return total_bad
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--binary", required=True)
@@ -190,9 +249,20 @@ def main():
                     help="least acknowledged operations before a kill (a loaded machine can be slow to get going)")
     ap.add_argument("--sabotage", action="store_true",
                     help="remove one acknowledged value's file before each check: the check must report it")
+    ap.add_argument("--restore", action="store_true",
+                    help="kill the server during snapshot restores instead (see restore_rounds); --max-run bounds the moment")
+    ap.add_argument("--lines", type=int, default=30_000, help="with --restore: lines of each restored document")
     a = ap.parse_args()
     rng = random.Random(a.seed)
     data = tempfile.mkdtemp(prefix="larder-crash-")
+    if a.restore:
+        try:
+            bad = restore_rounds(a, rng, data)
+        finally:
+            shutil.rmtree(data, ignore_errors=True)
+        print(json.dumps({"summary": True, "restore": True, "kills": a.kills, "violations": bad, "fsync": not a.no_fsync,
+                          "seed": a.seed}), flush=True)
+        sys.exit(1 if bad else 0)
     workers = [Worker(i, rng.random()) for i in range(a.workers)]
     total_bad, total_acked = 0, 0
     try:

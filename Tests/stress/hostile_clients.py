@@ -14,8 +14,14 @@ Scenarios (full / quick):
 - nonreader: 20 connections pipelining GETs of a 4 MiB value and never
              reading: the server's RSS must stay bounded (the send buffer
              backs up, the server stops reading them);
-- limit:     --max-connections reached: a new connection gets 503 and is
-             closed; once load drops, new connections are served again.
+- limit:     --max-connections reached with every connection busy (a parked
+             watch each): a new connection gets 503 and is closed; with
+             them idle, a new one is served (the longest-idle one closes);
+- silent:    4,200 / 8,000 sockets that send nothing, default limits: a
+             normal client is still served, and they are closed after the
+             header timeout;
+- halfclose: 200 PUTs each followed by shutdown(SHUT_WR), fsync on: every
+             one answered and stored.
 Exit 1 when a bound is broken (the bounds are in BOUNDS).
 """
 import argparse, http.client, json, os, resource, selectors, signal, socket, statistics, subprocess, sys, tempfile, threading, time
@@ -179,13 +185,16 @@ def scenario_nonreader(port, pid, conns=20, seconds=8):
 
 
 def scenario_limit(binary, limit=100):
+    """At --max-connections with every connection busy (a parked watch each),
+    a new connection gets 503 and is closed; with them idle instead (each
+    answered once), a new connection is served and the longest-idle one
+    closed; once load drops, new connections are served again."""
     proc, port = start(binary, ["--max-connections", str(limit)])
     try:
-        put(port, "normal", b"x" * 1024)
+        _, tag = put(port, "normal", b"x" * 1024)
         time.sleep(0.5)  # the PUT's connection is closed and no longer counted
-        # Each held connection is answered once, so the server has counted it.
-        held = open_many(port, limit, b"GET /store/normal HTTP/1.1\r\nHost: x\r\n\r\n")
-        read_some(held, 12)
+        held = open_many(port, limit, f"GET /store/normal?wait=300 HTTP/1.1\r\nHost: x\r\nIf-None-Match: {tag}\r\n\r\n".encode())
+        time.sleep(1)  # every watch parked (a request in flight: never evicted)
         refused = socket.create_connection(("127.0.0.1", port))
         refused.settimeout(10)
         refused.sendall(b"GET /store/normal HTTP/1.1\r\nHost: x\r\n\r\n")
@@ -200,13 +209,92 @@ def scenario_limit(binary, limit=100):
             rest = b""  # the whole 503 was read; request bytes that came after the close reset it
         close_all(held)
         time.sleep(0.5)
+        # Idle keep-alive connections at the limit make room instead.
+        idle = open_many(port, limit, b"GET /store/normal HTTP/1.1\r\nHost: x\r\n\r\n")
+        read_some(idle, 12)
         again = normal_client(port, 1)
+        close_all(idle)
         ok = answer.startswith(b"HTTP/1.1 503") and rest == b"" and again["requests"] > 0
-        return {"max_connections": limit, "over_limit_answer": answer.split(b"\r\n")[0].decode(),
-                "served_again": again["requests"] > 0}, ok
+        return {"max_connections": limit, "busy_limit_answer": answer.split(b"\r\n")[0].decode(),
+                "served_past_idle_ones": again["requests"]}, ok
     finally:
         proc.kill()
         proc.wait()
+
+
+def scenario_silent(binary, n):
+    """Default flags (no --max-connections, its 4,096 limit): n sockets that
+    connect and send nothing cannot lock a normal client out, and are
+    closed after the header timeout, not the idle one."""
+    proc = subprocess.Popen([binary, "serve", "--port", "0", "--ephemeral", "--log-level", "error", "--header-timeout", "5"],
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    port = int(proc.stdout.readline().decode().strip().rsplit(":", 1)[1])
+    try:
+        put(port, "normal", b"x" * 1024)
+        silent = open_many(port, n)
+        time.sleep(1)
+        during = normal_client(port, 3)
+        # After the header timeout the server has closed the silent ones.
+        deadline, closed = time.monotonic() + 60, 0
+        sel = selectors.DefaultSelector()
+        for s in silent:
+            s.setblocking(False)
+            sel.register(s, selectors.EVENT_READ)
+        while closed < n and time.monotonic() < deadline:
+            for key, _ in sel.select(timeout=1):
+                try:
+                    data = key.fileobj.recv(4096)
+                except OSError:
+                    data = b""
+                if not data:
+                    sel.unregister(key.fileobj)
+                    closed += 1
+        close_all(silent)
+        ok = during["requests"] > 0 and closed == n
+        return {"silent_sockets": n, "closed_by_header_timeout": closed, **during}, ok
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def scenario_halfclose(binary, n=200):
+    """Default flags (fsync on, so every PUT waits for a flush): n clients
+    each send a complete PUT and shut their writing side; every one is
+    answered, then closed, and every answered write is stored."""
+    proc = subprocess.Popen([binary, "serve", "--port", "0", "--ephemeral", "--log-level", "error"],
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    port = int(proc.stdout.readline().decode().strip().rsplit(":", 1)[1])
+    try:
+        answered = 0
+        for i in range(n):
+            s = socket.create_connection(("127.0.0.1", port))
+            s.settimeout(30)
+            s.sendall(f"PUT /store/hc/{i} HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nvalue".encode())
+            s.shutdown(socket.SHUT_WR)
+            got = b""
+            try:
+                while chunk := s.recv(4096):
+                    got += chunk
+            except OSError:
+                pass
+            s.close()
+            answered += got.startswith(b"HTTP/1.1 201")
+        stored = sum(put_status == 200 for put_status in (get_status(port, f"hc/{i}") for i in range(n)))
+        return {"half_closed_puts": n, "answered": answered, "stored": stored}, answered == n and stored == n
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def get_status(port, key):
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    try:
+        c.request("GET", "/store/" + key)
+        r = c.getresponse()
+        r.read()
+        return r.status
+    finally:
+        c.close()
 
 
 def main():
@@ -216,8 +304,8 @@ def main():
     ap.add_argument("--only", help="comma-separated scenario names")
     a = ap.parse_args()
     hard = raise_fd_limit()
-    sizes = ({"idle": 2000, "watchers": 1000, "readers": 200, "slowloris": 100} if a.quick else
-             {"idle": 10000, "watchers": 5000, "readers": 1000, "slowloris": 500})
+    sizes = ({"idle": 2000, "watchers": 1000, "readers": 200, "slowloris": 100, "silent": 4200} if a.quick else
+             {"idle": 10000, "watchers": 5000, "readers": 1000, "slowloris": 500, "silent": 8000})
     proc, port = start(a.binary, ["--max-connections", str(max(sizes["idle"], sizes["watchers"] + sizes["readers"]) + 100)])
     failures = []
     try:
@@ -230,6 +318,8 @@ def main():
             "slowloris": lambda: scenario_slowloris(port, sizes["slowloris"]),
             "nonreader": lambda: scenario_nonreader(port, proc.pid),
             "limit": lambda: scenario_limit(a.binary),
+            "silent": lambda: scenario_silent(a.binary, sizes["silent"]),
+            "halfclose": lambda: scenario_halfclose(a.binary),
         }
         for name, run in runs.items():
             if a.only and name not in a.only.split(","):

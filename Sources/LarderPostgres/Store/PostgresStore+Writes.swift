@@ -54,14 +54,15 @@ extension PostgresStore {
     /// An upload encoding in memory, and into an unlinked spool file once
     /// it outgrows that: a small value makes no file (creating and
     /// dropping one was about a tenth of the server's time of a small write).
-    func makeUpload(key: StoreKey, contentType: String, encoding: ValueUpload.Encoding,
-                    expiresNanos: Int64?, condition: WriteCondition?) throws -> ValueUpload {
+    /// `destination` publishes it: this store, or a restore that stages it.
+    func makeUpload(key: StoreKey, contentType: String, encoding: ValueUpload.Encoding, expiresNanos: Int64?,
+                    condition: WriteCondition?, destination: (any UploadDestination)? = nil) throws -> ValueUpload {
         try ValueMetadata.checkContentType(contentType)
         let meta = ValueMetadata(key: key.string, contentType: contentType, size: 0, version: 0,
                                  modifiedNanos: 0, expiresNanos: expiresNanos)
         let directory = options.spoolDirectory
-        return try ValueUpload(destination: self, key: key, metadata: meta, encoding: encoding, maxSize: options.maxValueSize,
-                               condition: condition) {
+        return try ValueUpload(destination: destination ?? self, key: key, metadata: meta, encoding: encoding,
+                               maxSize: options.maxValueSize, condition: condition) {
             let spool = try SpoolFile(directory: directory)
             return (spool.path, spool.takeDescriptor())
         }
@@ -181,44 +182,6 @@ extension PostgresStore {
         return created.0
     }
 
-    /// Writes a large value's parts under a new blob id, each `INSERT`
-    /// committing on its own: a long transaction would hold back every
-    /// server's change feed (`WriteLocks`) for as long as the copy takes.
-    /// Parts no value names are never read; a reset or a delete of the
-    /// value that names them removes them.
-    func copyParts(_ upload: ValueUpload) async throws -> Int64 {
-        let partSize = options.partSize
-        let id = try await pool.withConnection { db in try await db.query("SELECT nextval('larder_blobs')").first!.int(0)! }
-        do {
-            try await pool.withConnection { db in
-                var offset = upload.headerLength
-                var part: Int64 = 0
-                while offset < Int(upload.written) {
-                    let n = min(partSize, Int(upload.written) - offset)
-                    let bytes = try self.bytes(of: upload, at: offset, count: n)
-                    _ = try await db.query("INSERT INTO larder_parts (blob, part, bytes) VALUES ($1, $2, $3)",
-                                           [.int(id), .int(part), .bytes(bytes)])
-                    offset += n
-                    part += 1
-                }
-            }
-        } catch {
-            await dropParts(id)
-            throw PGPool.mapped(error)
-        }
-        return id
-    }
-
-    /// Removes the parts of a value that did not commit (best effort: the
-    /// database may be gone; the parts are then only space).
-    func dropParts(_ blob: Int64) async {
-        do {
-            _ = try await pool.withConnection { db in try await db.query("DELETE FROM larder_parts WHERE blob = $1", [.int(blob)]) }
-        } catch {
-            logger.debug("postgres: removing the parts of an upload that did not commit failed: \(error)")
-        }
-    }
-
     /// A write's transaction committed: the database flushed it.
     func countCommit() {
         durability?.addFlush()
@@ -334,46 +297,6 @@ extension PostgresStore {
         countCommit()
         if let version = existed.1 { await changes.committed(version) }
         return existed.0
-    }
-
-    public func deletePrefix(_ prefix: StorePrefix) -> StoreReply<Int> {
-        pool.executor.writeReply { try await self.deleteAll(under: prefix.string) }
-    }
-
-    /// Every key under `prefix`. A reset deletes rows too, rather than
-    /// `TRUNCATE` them: `TRUNCATE` waits for every reader of the tables,
-    /// and holds up every read meanwhile.
-    func deleteAll(under prefix: String) async throws -> Int {
-        readCache.resetBegins()
-        defer { readCache.resetEnds() }
-        let deleted = try await pool.transaction { db in
-            let version = try await locks.lockAll(db)
-            let deleted: Int64
-            if prefix.isEmpty {
-                deleted = try await db.query(WriteLocks.readTotals).first!.int(0)!
-                // Not every part: an upload in flight has committed parts no
-                // value names yet, to be named by its row after this.
-                _ = try await db.query("DELETE FROM larder_parts WHERE blob IN (SELECT blob FROM larder_values WHERE blob IS NOT NULL)")
-                _ = try await db.query("DELETE FROM larder_values")
-                _ = try await db.query("DELETE FROM larder_totals")
-            } else {
-                let row = try await db.query("""
-                    WITH gone AS (DELETE FROM larder_values WHERE key >= $1 AND key < $2 AND starts_with(key, $1)
-                                  RETURNING size, stored, blob),
-                    parts AS (DELETE FROM larder_parts WHERE blob IN (SELECT blob FROM gone WHERE blob IS NOT NULL))
-                    SELECT count(*), coalesce(sum(size), 0)::int8, coalesce(sum(stored), 0)::int8 FROM gone
-                    """, [.text(prefix), .text(Self.upperBound(prefix))]).first!
-                deleted = row.int(0)!
-                _ = try await db.query(WriteLocks.addToTotals(keys: "$1::int8", logical: "$2::int8", stored: "$3::int8"),
-                                       [.int(-deleted), .int(-row.int(1)!), .int(-row.int(2)!)])
-            }
-            _ = try await db.query("INSERT INTO larder_changes (version, kind, prefix, deleted) VALUES ($1, 'delete', $2, $3)",
-                                   [.int(version), .text(prefix), .int(deleted)])
-            return (Int(deleted), version)
-        }
-        countCommit()
-        await changes.committed(deleted.1)
-        return deleted.0
     }
 
     // MARK: - JSON updates

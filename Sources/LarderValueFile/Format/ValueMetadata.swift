@@ -96,6 +96,17 @@ package enum ValueFileHeader {
     /// version only as it commits writes them there (`PostgresStore`).
     package static let versionOffset = 10 + 2 + 4 + 1 + 1 + 8
 
+    /// Writes `version` and `modifiedNanos` into a header `encode` made
+    /// (the modified time's 8 bytes follow the version's): a header made
+    /// before either was known reads as if encoded with them.
+    package static func stamp(_ header: inout [UInt8], version: UInt64, modifiedNanos: Int64) {
+        let modified = UInt64(bitPattern: modifiedNanos)
+        for i in 0..<8 {
+            header[versionOffset + i] = UInt8(truncatingIfNeeded: version >> (8 * UInt64(i)))
+            header[versionOffset + 8 + i] = UInt8(truncatingIfNeeded: modified >> (8 * UInt64(i)))
+        }
+    }
+
     static func length(of meta: ValueMetadata, segments: SegmentTable? = nil) -> Int {
         12 + 4 + recordLength(of: meta) + (meta.attributes.map { 4 + $0.count } ?? 0) + (segments?.encodedLength ?? 0)
     }

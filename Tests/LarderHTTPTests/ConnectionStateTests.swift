@@ -175,7 +175,13 @@ private struct Machine {
 
     @Test func timeouts() throws {
         var m = Machine { $0.headerTimeout = 2; $0.idleTimeout = 5 }
+        // Silent since it connected: the header timeout, not the idle one.
+        #expect(m.state.deadline(m.traffic, answerDue: { nil }) == m.now + 2_000_000_000)
         // Idle between requests: the idle timeout.
+        let firstParsed = m.head("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+        let first = try #require(firstParsed)
+        _ = m.state.begin(first, now: m.now, routeLimit: { nil })
+        _ = m.answer(HTTPResponse(status: .noContent))
         #expect(m.state.deadline(m.traffic, answerDue: { nil }) == m.now + 5_000_000_000)
         guard case .needMore(timerStarted: true) = m.nextHead("GET / HT") else { Issue.record("no timer"); return }
         #expect(m.state.deadline(m.traffic, answerDue: { nil }) == m.now + 2_000_000_000)

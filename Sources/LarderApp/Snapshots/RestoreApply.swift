@@ -78,8 +78,10 @@ final class RestoreApply: @unchecked Sendable {
         staging.discard()
         transaction.commit().whenDone { result in
             switch result {
-            case .success(let restored):
-                self.responder.respond(.json(.ok, RestoreCount(restored: restored, skipped: self.staging.skipped)))
+            case .success:
+                // `restored` counts lines, as the document has them (a key
+                // on two lines is restored twice, its last value kept).
+                self.responder.respond(.json(.ok, RestoreCount(restored: self.staging.staged, skipped: self.staging.skipped)))
             case .failure(let error):
                 self.fail(error, staged: false)
             }

@@ -46,9 +46,6 @@ final class DiskRestore: RestoreTransaction, UploadDestination, @unchecked Senda
     /// Where each key's value is in `staged`, by the key's bytes (not its
     /// `String`, whose equality folds canonically equivalent keys).
     private var position: [[UInt8]: Int] = [:]
-    /// Values staged, a key staged twice counted twice: what the restore
-    /// answers as restored (one per document line).
-    private var stagedLines = 0
     private var spent = false
 
     struct StagedValue {
@@ -80,6 +77,11 @@ final class DiskRestore: RestoreTransaction, UploadDestination, @unchecked Senda
 
     func stage(key: StoreKey, contentType: String, expiresNanos: Int64?) throws -> ValueWriter {
         precondition(!spent, "the restore was committed or aborted")
+        // Publishing moves the prefix's directory: a key elsewhere would be
+        // staged and never published.
+        guard key.segments.count > prefix.segments.count, key.segments.starts(with: prefix.segments) else {
+            throw StoreError.invalidKey("\(key) is not under the restore's prefix '\(prefix)'")
+        }
         try ValueMetadata.checkContentType(contentType)
         let name = DiskNames.tempPrefix + DiskNames.hex(try store.nextVersion())
         let path = tree + "/" + DiskNames.relativeDirectory(of: key) + name
@@ -115,7 +117,6 @@ final class DiskRestore: RestoreTransaction, UploadDestination, @unchecked Senda
                 position[upload.key.bytes] = staged.count
                 staged.append(value)
             }
-            stagedLines += 1
             return upload.succeeded(created: true)
         }
     }
@@ -154,7 +155,7 @@ final class DiskRestore: RestoreTransaction, UploadDestination, @unchecked Senda
                             if let trash { POSIX.removeTree(trash) }
                             POSIX.removeTree(self.directory)
                         }
-                        pending.fulfil(.success(self.stagedLines))
+                        pending.fulfil(.success(self.staged.count))
                     }
                 }
             }

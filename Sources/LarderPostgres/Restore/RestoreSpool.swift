@@ -75,9 +75,11 @@ final class RestoreSpool {
     /// Each key's last staged value, in the order those were staged: what
     /// the restore publishes (a key staged twice ends as its last value says).
     func latest() -> [Entry] {
-        var last: [String: Int] = [:]
-        for (i, entry) in entries.enumerated() { last[entry.key] = i }
-        return entries.enumerated().filter { last[$0.element.key] == $0.offset }.map(\.element)
+        // By the key's bytes: `String` equality folds canonically
+        // equivalent keys (`é` and `e` + U+0301), which are two keys here.
+        var last: [[UInt8]: Int] = [:]
+        for (i, entry) in entries.enumerated() { last[Array(entry.key.utf8)] = i }
+        return entries.enumerated().filter { last[Array($0.element.key.utf8)] == $0.offset }.map(\.element)
     }
 
     /// Drops the file (its bytes go with its descriptor).

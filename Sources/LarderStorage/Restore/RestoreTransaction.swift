@@ -20,7 +20,8 @@ public protocol RestoreTransaction: AnyObject {
     func stage(key: StoreKey, contentType: String, expiresNanos: Int64?) throws -> ValueWriter
     /// Publishes every staged value in one step (with `replace`, after
     /// removing everything else under the prefix) and makes it durable;
-    /// answers how many values were published. After a failure nothing
+    /// answers how many keys were published (a key staged twice counts
+    /// once). After a failure nothing
     /// was published. The transaction is spent either way.
     func commit() -> StoreReply<Int>
     /// Drops everything staged; nothing is published. Safe to call more

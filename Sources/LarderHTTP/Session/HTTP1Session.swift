@@ -15,47 +15,50 @@ import Synchronization
 /// by the channel's EOF.
 ///
 /// All mutable state is confined to the channel's queue, hence `@unchecked Sendable`.
+/// Its members are internal, not private, only so that its extensions
+/// (`HTTP1Session+Idleness`, `+NetworkFaults`, `+PushedBodies`) reach them;
+/// nothing outside the session touches them but through its queue.
 final class HTTP1Session: SocketChannelDelegate, HTTPResponderOwner, @unchecked Sendable {
     /// How long a connection lingers after its last answer once the server
     /// is stopping, instead of up to 2 s: long enough for the answer to
     /// reach a client on this machine or network before the close, short
     /// enough that a client that keeps its socket open does not hold up
     /// the exit (a client that closes ends the linger at once anyway).
-    private static let shutdownLingerNanos: UInt64 = 200_000_000
+    static let shutdownLingerNanos: UInt64 = 200_000_000
 
     let channel: SocketChannel
-    private let context: ServerContext
-    private let onClose: @Sendable (HTTP1Session) -> Void
-    private let log: AccessLog
+    let context: ServerContext
+    let onClose: @Sendable (HTTP1Session) -> Void
+    let log: AccessLog
     // `@exclusivity(unchecked)` on the hot per-request state: it is confined
     // to the channel's queue, and nothing called while it is being changed
     // (the parser, a route's body limit, a sink's write, a body stream's
     // read) can reach this session on that queue (answers from elsewhere
     // hop through `answerArrived`), so the runtime's access tracking on
     // every use would only cost instructions on each request.
-    @exclusivity(unchecked) private var state: HTTP1ConnectionState
+    @exclusivity(unchecked) var state: HTTP1ConnectionState
     /// Answers the request `state` awaits; set and cleared with it.
-    @exclusivity(unchecked) private var responder: HTTPResponder?
+    @exclusivity(unchecked) var responder: HTTPResponder?
     /// The last answered request's responder, reused for the next request
     /// if by then nothing else holds it (`nextResponder`). It holds this
     /// session strongly (its owner): dropped when the connection closes.
-    @exclusivity(unchecked) private var answeredResponder: HTTPResponder?
+    @exclusivity(unchecked) var answeredResponder: HTTPResponder?
     /// Body bytes of that request read so far (for its answer's observer).
-    @exclusivity(unchecked) private var bodyBytesRead: Int64 = 0
+    @exclusivity(unchecked) var bodyBytesRead: Int64 = 0
     /// A response body still being sent; nothing else is answered meanwhile.
-    @exclusivity(unchecked) private var outgoing: OutgoingBody?
+    @exclusivity(unchecked) var outgoing: OutgoingBody?
     /// The log line of the answer whose body is going out.
-    @exclusivity(unchecked) private var pendingLog: AccessLog.Pending?
-    @exclusivity(unchecked) private var stoppedForOutput = false
+    @exclusivity(unchecked) var pendingLog: AccessLog.Pending?
+    @exclusivity(unchecked) var stoppedForOutput = false
     /// When a network fault's pause ends (the next slice of a paced body,
     /// either way); `.max`: none pending. The channel's one timer serves it.
     /// Unchecked exclusivity as `state`: read by `deadline()` on every request.
-    @exclusivity(unchecked) private var faultWake: UInt64 = .max
+    @exclusivity(unchecked) var faultWake: UInt64 = .max
     /// The request body is read at a fault's rate (`HTTPResponder.paceRequestBody`).
-    @exclusivity(unchecked) private var bodyRate: ByteRate?
+    @exclusivity(unchecked) var bodyRate: ByteRate?
     /// The connection ends with a reset, not a close, once its output is
     /// out (a `drop` fault).
-    private var resetAfterOutput = false
+    var resetAfterOutput = false
 
     init(fd: Int32, context: ServerContext, onClose: @escaping @Sendable (HTTP1Session) -> Void) {
         let configuration = context.configuration
@@ -75,13 +78,8 @@ final class HTTP1Session: SocketChannelDelegate, HTTPResponderOwner, @unchecked 
         channel.queue.async { [self] in channel.start(deadline: min(deadline(), now + SocketChannel.releaseAfterNanos)) }
     }
 
-    private var now: UInt64 { channel.now }
+    var now: UInt64 { channel.now }
 
-    // MARK: - Idleness, for the connection cap
-
-    /// `idleSince` while a request is in flight (read, parked, answered or
-    /// its answer still going out).
-    static let busy = UInt64.max
     /// When the connection last had no request in flight (it connected, or
     /// its last answer went out); `busy` while it has one. Written on the
     /// channel's queue, read by the listener at the connection cap to pick
@@ -89,34 +87,7 @@ final class HTTP1Session: SocketChannelDelegate, HTTPResponderOwner, @unchecked 
     /// `evict` checks again on the queue before it closes anything.
     let idleSince: Atomic<UInt64>
 
-    /// After a drive: a connection with nothing in flight and nothing to
-    /// send is idle from now (the time stays that of its first idle moment).
-    private func markIdleIfSo() {
-        guard responder == nil, outgoing == nil, channel.output.isEmpty,
-              idleSince.load(ordering: .relaxed) == Self.busy else { return }
-        idleSince.store(now, ordering: .relaxed)
-    }
-
-    /// The listener is at its connection cap and chose this one, idle since
-    /// `since`: it closes if it is still idle (no request read, parked or
-    /// answered since), quietly, as an idle keep-alive connection may be.
-    /// False when it was picked already or is busy now.
-    func evict(idleSince since: UInt64) -> Bool {
-        // Claimed by one eviction only: it reads as busy from here.
-        guard idleSince.compareExchange(expected: since, desired: Self.busy, ordering: .relaxed).exchanged else { return false }
-        channel.queue.async { [self] in
-            guard !channel.closed else { return }
-            if responder == nil && outgoing == nil && channel.output.isEmpty && state.request == nil {
-                channel.close()
-            } else {
-                // A request arrived meanwhile: it stays, and is idle again after it.
-                markIdleIfSo()
-            }
-        }
-        return true
-    }
-
-    private var traffic: HTTP1ConnectionState.Traffic {
+    var traffic: HTTP1ConnectionState.Traffic {
         let sending: HTTP1ConnectionState.Traffic.Sending
         switch outgoing {
         case nil: sending = .nothing
@@ -126,7 +97,7 @@ final class HTTP1Session: SocketChannelDelegate, HTTPResponderOwner, @unchecked 
         return .init(lastActivity: channel.lastActivity, outputEmpty: channel.output.isEmpty, sending: sending)
     }
 
-    private func deadline() -> UInt64 { min(state.deadline(traffic) { responder?.deadlineNanos }, faultWake) }
+    func deadline() -> UInt64 { min(state.deadline(traffic) { responder?.deadlineNanos }, faultWake) }
 
     // MARK: - Channel events
 
@@ -209,7 +180,7 @@ final class HTTP1Session: SocketChannelDelegate, HTTPResponderOwner, @unchecked 
     // MARK: - Requests
 
     /// Answers what the buffered input allows, then sends.
-    private func drive() {
+    func drive() {
         while !channel.closed {
             process()
             if channel.closed { return }
@@ -260,7 +231,7 @@ final class HTTP1Session: SocketChannelDelegate, HTTPResponderOwner, @unchecked 
         channel.scheduleIfEarlier(deadline())
     }
 
-    private func process() {
+    func process() {
         stoppedForOutput = false
         while !channel.closed {
             // Send what is queued before answering more: pipelined requests
@@ -297,7 +268,7 @@ final class HTTP1Session: SocketChannelDelegate, HTTPResponderOwner, @unchecked 
         }
     }
 
-    private func begin(_ head: HTTPRequestHead) {
+    func begin(_ head: HTTPRequestHead) {
         idleSince.store(Self.busy, ordering: .relaxed)
         let handler = context.handler
         let responder = nextResponder()
@@ -339,95 +310,6 @@ final class HTTP1Session: SocketChannelDelegate, HTTPResponderOwner, @unchecked 
         }
     }
 
-    /// `Expect: 100-continue` with a sink that decides later: `100 Continue`
-    /// goes out when it says so, if the request is still waiting for its
-    /// body by then (not answered, its body not already sent).
-    private func askBeforeContinue(_ gate: HTTPContinueGate, _ responder: HTTPResponder) {
-        gate.whenBodyWanted { [weak self, queue = channel.queue] in
-            guard let session = self else { return }
-            queue.async { session.continueWanted(by: responder) }
-        }
-    }
-
-    /// On the queue: sends `100 Continue` if the request is still waiting for its body.
-    private func continueWanted(by responder: HTTPResponder) {
-        guard !channel.closed, self.responder === responder, !responder.isFinished,
-              case .body = state.inputUse else { return }
-        channel.output.append(HTTP1ConnectionState.continueLine)
-        drive()
-    }
-
-    /// Tells a sink its body is complete and sends the answer it gives at once.
-    private func finish(_ sink: HTTPRequestBodySink, _ responder: HTTPResponder) {
-        responder.beginInline()
-        sink.finish()
-        if let answer = responder.endInline() { send(answer) }
-    }
-
-    /// Reads the body at its fault's rate: as much of the buffered input as
-    /// the budget allows now. False when the budget is spent: reading from
-    /// the socket is held until the next slice (`faultWake`), no thread waits.
-    private func readPacedBody() -> Bool {
-        guard var rate = bodyRate else { return false }
-        let open = rate.allowance(now: now)
-        let unread = channel.unread
-        if open > 0 {
-            readBody(UnsafeRawBufferPointer(rebasing: unread.prefix(Int(min(open, Int64(unread.count))))))
-            let consumed = unread.count - channel.unread.count
-            rate.moved(Int64(consumed))
-            // The server is the slow one here, not the client.
-            channel.lastActivity = now
-            guard case .body = state.inputUse else {
-                bodyRate = nil
-                channel.holdInput(false)
-                return true
-            }
-            bodyRate = rate
-            if consumed > 0 { return true }
-        }
-        bodyRate = rate
-        faultWake = min(faultWake, rate.nextSlice())
-        channel.holdInput(true)
-        channel.scheduleIfEarlier(faultWake)
-        return false
-    }
-
-    private func readBody(_ input: UnsafeRawBufferPointer) {
-        let sink = state.bodySink
-        switch state.readBody(input, into: { bodyBytesRead += Int64($0.count); try sink?.write($0) }) {
-        case .partial(let consumed):
-            channel.consume(consumed)
-        case .complete(let consumed, let finishing):
-            channel.consume(consumed)
-            if let finishing, let responder { finish(finishing, responder) }
-        case .failed(let error, let sink):
-            sink.abort()
-            var httpError: HTTPError
-            if let e = error as? HTTPError {
-                httpError = e
-            } else {
-                context.logger.error("request body failed: \(error)")
-                httpError = HTTPError(.internalServerError, .internalError, "\(error)")
-            }
-            httpError.closeConnection = true
-            // The sink keeps the responder the route was handed alive.
-            withExtendedLifetime(sink) { answerThroughResponder(httpError) }
-        case .brokeAfterAnswer(let sink):
-            sink?.abort()
-        }
-    }
-
-    /// Answers the current request (which reached the handler) with an
-    /// error found while its body was read, through its responder, so that
-    /// middleware sees it like any other answer (and may hold it back).
-    /// The rest of the body is not read: the connection closes after it.
-    private func answerThroughResponder(_ error: HTTPError) {
-        guard let r = responder else { return send(error.response) }
-        r.beginInline()
-        r.respondThroughChain(error.response)
-        if let answer = r.endInline() { send(answer) }
-    }
-
     /// A deferred answer (or deadline) arrived from another thread.
     func answerArrived() {
         guard !channel.closed, let r = responder else { return }
@@ -459,7 +341,7 @@ final class HTTP1Session: SocketChannelDelegate, HTTPResponderOwner, @unchecked 
     /// Queues the answer to the current request (or to input that never
     /// became one): head and (small) body into the output buffer, or the
     /// start of a streamed body.
-    private func send(_ response: HTTPResponse) {
+    func send(_ response: HTTPResponse) {
         if let fault = response.networkFault { return sendFaulted(response, fault) }
         let observer = responder?.answerObserver
         // Kept for the next request, without the observer (a journal's
@@ -499,7 +381,7 @@ final class HTTP1Session: SocketChannelDelegate, HTTPResponderOwner, @unchecked 
     /// The responder for a new request: the last answered one when no one
     /// else holds it any more (checked now, not as the answer is sent,
     /// when the call that made it still does), else a new one.
-    private func nextResponder() -> HTTPResponder {
+    func nextResponder() -> HTTPResponder {
         defer { answeredResponder = nil }
         if isKnownUniquelyReferenced(&answeredResponder), let reused = answeredResponder {
             reused.resetForNextRequest()
@@ -508,78 +390,8 @@ final class HTTP1Session: SocketChannelDelegate, HTTPResponderOwner, @unchecked 
         return HTTPResponder(owner: self, queue: channel.queue)
     }
 
-    /// Acts out a fault of the network instead of sending `response` plainly.
-    private func sendFaulted(_ response: HTTPResponse, _ fault: HTTPNetworkFault) {
-        switch fault {
-        case .reset:
-            // No answer at all: the connection is reset once what was
-            // queued before (earlier pipelined answers) is out.
-            let observer = responder?.answerObserver
-            responder = nil
-            let (request, abort) = state.abandon()
-            abort?.abort()
-            if let observer, let request {
-                observer.answered(HTTPAnsweredRequest(method: request.method, target: request.target, bodyBytes: bodyBytesRead,
-                                                      nanos: latency(since: request.started), responseBodyBytes: 0),
-                                  with: response)
-            }
-            response.discardBody()
-            log.reset(request, now: now)
-            resetAfterOutput = true
-        case .truncate(let bytes):
-            var cut = response
-            cut.closeConnection = true
-            sendShaped(cut, cutAfter: max(0, bytes), bytesPerSecond: nil)
-        case .pace(let bytesPerSecond):
-            sendShaped(response, cutAfter: nil, bytesPerSecond: bytesPerSecond)
-        }
-    }
-
-    /// Sends the head as usual and the body through a `ShapedBody`: cut
-    /// after `cutAfter` body bytes (the connection then closes), or paced.
-    private func sendShaped(_ response: HTTPResponse, cutAfter: Int64?, bytesPerSecond: Int?) {
-        var plain = response
-        plain.networkFault = nil
-        // An event stream is written by the application as it goes: it is
-        // not shaped (a `drop` still applies to it).
-        guard let (source, length) = ShapedBody.source(of: response.body) else { return send(plain) }
-        let observer = responder?.answerObserver
-        responder = nil
-        let start = state.startResponse(plain, into: &channel.output)
-        let request = start.request, code = response.status.code
-        let nanos = latency(since: request?.started ?? now)
-        channel.meter.answered(request?.method, status: code, nanos: nanos)
-        if let observer, let request {
-            // The answer as the application gave it, its network fault too.
-            var full: Int64 = 0
-            if case .length = start.framing { full = length ?? 0 }
-            observer.answered(HTTPAnsweredRequest(method: request.method, target: request.target, bodyBytes: bodyBytesRead,
-                                                  nanos: nanos, responseBodyBytes: full), with: response)
-        }
-        start.abort?.abort()
-        let sized: Int64?, chunked: Bool
-        switch start.framing {
-        case .none:
-            source.close()
-            log.answered(request, status: code, bytes: 0, now: now)
-            return
-        case .length: sized = length; chunked = false
-        case .chunked: sized = nil; chunked = true
-        case .untilClose: sized = nil; chunked = false
-        }
-        outgoing = .shaped(ShapedBody(source: source, length: sized, chunked: chunked, cutAfter: cutAfter,
-                                      rate: bytesPerSecond.map { ByteRate(bytesPerSecond: $0, start: now) }))
-        pendingLog = AccessLog.Pending(request: request, status: code, bytes: 0)
-    }
-
-    /// Nanoseconds from `started` to now: a request's latency to its answer.
-    private func latency(since started: UInt64) -> UInt64 {
-        let answeredAt = DispatchTime.now().uptimeNanoseconds
-        return answeredAt > started ? answeredAt - started : 0
-    }
-
     /// The body going out is complete: its log line.
-    private func bodyDone() {
+    func bodyDone() {
         outgoing = nil
         if let pending = pendingLog { log.answered(pending, now: now) }
         pendingLog = nil
@@ -588,7 +400,7 @@ final class HTTP1Session: SocketChannelDelegate, HTTPResponderOwner, @unchecked 
     /// The body going out failed after its head: the one error line, then
     /// the connection is cut (no last chunk, or short of its length), which
     /// is how the client learns the body is incomplete.
-    private func bodyFailed(_ error: any Error) {
+    func bodyFailed(_ error: any Error) {
         log.bodyFailed(pendingLog?.request, error)
         pendingLog = nil
         outgoing?.cancel()
@@ -596,46 +408,11 @@ final class HTTP1Session: SocketChannelDelegate, HTTPResponderOwner, @unchecked 
         channel.close()
     }
 
-    // MARK: - Pushed bodies
-
-    /// Sends what the application pushed since the last look (on the queue).
-    private func pushed() {
-        channel.refreshNow()
-        takePushed()
-        drive()
-    }
-
-    private func takePushed() {
-        guard !channel.closed, case .push(let p, let chunked)? = outgoing else { return }
-        let (bytes, finished, overflowed) = p.take()
-        if overflowed || channel.output.count + bytes.count > p.maxBuffered {
-            // The reader fell too far behind: a last word, then close.
-            appendPushed(p.overflowTail, chunked: chunked)
-            endPush(chunked: chunked)
-            state.endAfterOutput()?.abort()
-            p.connectionClosed()
-        } else {
-            appendPushed(bytes, chunked: chunked)
-            if finished { endPush(chunked: chunked) }
-        }
-    }
-
-    private func appendPushed(_ piece: [UInt8], chunked: Bool) {
-        guard !piece.isEmpty else { return }
-        pendingLog?.bytes += Int64(piece.count)
-        if chunked { ResponseEncoder.appendChunk(piece, into: &channel.output) } else { channel.output.append(piece) }
-    }
-
-    private func endPush(chunked: Bool) {
-        if chunked { channel.output.append(ResponseEncoder.lastChunk) } else { state.endAfterOutput()?.abort() }
-        bodyDone()
-    }
-
     // MARK: - Sending
 
     /// Sends queued output, refilling it from the outgoing body. Returns
     /// true when everything is sent, false when waiting for the socket (or closed).
-    private func pump() -> Bool {
+    func pump() -> Bool {
         while true {
             if var body = outgoing, !body.isPush {
                 switch body.advance(on: channel) {
@@ -667,27 +444,5 @@ final class HTTP1Session: SocketChannelDelegate, HTTPResponderOwner, @unchecked 
             guard channel.flush() else { return false }
             if outgoing?.refillsOutput != true { return true }
         }
-    }
-
-    // MARK: - Closing
-
-    /// Graceful shutdown: close now if idle or only waiting (a parked
-    /// request, an event stream), else after the current answer; a lingering
-    /// close (now or after that answer) lasts at most `shutdownLingerNanos`.
-    func beginShutdown() {
-        channel.queue.async { [self] in
-            guard !channel.closed else { return }
-            if channel.lingering {
-                _ = state.shutdown(traffic, hasUnread: channel.hasUnread)
-                channel.limitLinger(to: Self.shutdownLingerNanos)
-                return
-            }
-            if state.shutdown(traffic, hasUnread: channel.hasUnread) { channel.close() }
-        }
-    }
-
-    /// Closes at once (shutdown after the grace period).
-    func forceClose() {
-        channel.queue.async { [self] in channel.close() }
     }
 }

@@ -116,15 +116,12 @@ extension DiskStore {
     /// `deletePrefix`, on the caller's thread.
     package func deleteValues(under prefix: StorePrefix) throws -> Int {
         if prefix.segments.isEmpty { return try deleteAll() }
-        let trashDirectory = dataDirectory + "/trash"
-        let trashPath = trashDirectory + "/" + DiskNames.hex(try nextVersion())
         // The count is taken under the barrier so that the change event goes
         // out before any later write under the prefix can report its own.
-        let moved = try locked(rootQueue, barrier: true) { () -> (root: String, generation: Int, deleted: Int, indexed: Bool)? in
+        let moved = try locked(rootQueue, barrier: true) { () -> (root: String, generation: Int, deleted: Int, indexed: Bool, trash: String)? in
             let directory = valuesRoot + "/" + DiskNames.relativePath(of: prefix)
             guard let st = try POSIX.lstatIfExists(directory), POSIX.isDirectory(st) else { return nil }
-            if mkdir(trashDirectory, 0o755) != 0 && errno != EEXIST { throw StoreError.posix("mkdir", trashDirectory) }
-            if rename(directory, trashPath) != 0 { throw StoreError.posix("rename", directory) }
+            let trashPath = try moveToTrash(directory)
             cache.invalidateAll()
             let deleted = countValues(in: trashPath)
             // A complete index knows the bytes; during the start-up scan they
@@ -133,9 +130,9 @@ extension DiskStore {
             let bytes = index.removePrefix(Array(prefix.string.utf8))
             totals.add(keys: -deleted, logical: indexed ? -bytes.logical : 0, stored: indexed ? -bytes.stored : 0)
             changes?.storeDidChange(.deletePrefix(prefix.string, deleted: deleted, version: try nextVersion()))
-            return (valuesRoot, generation, deleted, indexed)
+            return (valuesRoot, generation, deleted, indexed, trashPath)
         }
-        guard let (root, generation, deleted, indexed) = moved else { return 0 }
+        guard let (root, generation, deleted, indexed, trashPath) = moved else { return 0 }
         // The rename is durable before the answer and before its files go,
         // but flushed outside the barrier: the rest of the store is not held
         // up by the flush, and the index, the totals and the change event
@@ -166,6 +163,19 @@ extension DiskStore {
         }
         pruneEmptyDirectories(root: root, directories: DiskNames.relativeDirectories(prefix.segments.dropLast()))
         return deleted
+    }
+
+    /// `<data>/trash`: directories of deleted values, removed in the background.
+    static let trashName = "trash"
+
+    /// Moves the directory at `path` into the trash in one rename; returns
+    /// where it went. (Under the root barrier.)
+    func moveToTrash(_ path: String) throws -> String {
+        let trashDirectory = dataDirectory + "/" + Self.trashName
+        if mkdir(trashDirectory, 0o755) != 0 && errno != EEXIST { throw StoreError.posix("mkdir", trashDirectory) }
+        let trashPath = trashDirectory + "/" + DiskNames.hex(try nextVersion())
+        if rename(path, trashPath) != 0 { throw StoreError.posix("rename", path) }
+        return trashPath
     }
 
     func countValues(in path: String) -> Int {

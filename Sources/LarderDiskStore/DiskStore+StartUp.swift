@@ -82,7 +82,13 @@ extension DiskStore {
         for entry in entries {
             let name = String(decoding: entry.name, as: UTF8.self)
             if name == "values.new" { unlink(dataDirectory + "/" + name) }
-            if entry.isDirectory && ((name.hasPrefix("gen-") && name != current) || name == "trash") {
+            if entry.isDirectory && name == Self.trashName {
+                // Renamed out of the way first: this run's deletes make a
+                // `trash` of their own, which the background removal of the
+                // old one must not pull from under them.
+                let aside = dataDirectory + "/" + Self.trashName + "-" + String(DispatchTime.now().uptimeNanoseconds, radix: 16)
+                if rename(dataDirectory + "/" + name, aside) == 0 { doomed.append(aside) }
+            } else if entry.isDirectory && ((name.hasPrefix("gen-") && name != current) || name.hasPrefix(Self.trashName + "-")) {
                 doomed.append(dataDirectory + "/" + name)
             }
         }

@@ -197,8 +197,13 @@ public final class DiskStore: ValueStore, @unchecked Sendable {
     /// `list`, on the caller's thread.
     package func listValues(prefix: StorePrefix, after: String?, limit: Int, groupByDirectory: Bool) throws -> StoreListing {
         if index.isReady {
-            return index.list(prefix: Array(prefix.string.utf8), after: after.map { Array($0.utf8) }, limit: limit,
-                              groupByDirectory: groupByDirectory, nowNanos: Self.nowNanos())
+            // Under the root queue, shared: a restore changes the index for
+            // a whole prefix under its barrier, and a page must show the
+            // set before it or after it, never the index half-way.
+            return rootQueue.sync {
+                index.list(prefix: Array(prefix.string.utf8), after: after.map { Array($0.utf8) }, limit: limit,
+                           groupByDirectory: groupByDirectory, nowNanos: Self.nowNanos())
+            }
         }
         return try listDirectories(prefix: prefix, after: after, limit: limit, groupByDirectory: groupByDirectory)
     }

@@ -120,11 +120,7 @@ extension DiskStore {
         guard try POSIX.lstatIfExists(staged) != nil else { return nil }
         var trash: String? = nil
         if let st = try POSIX.lstatIfExists(live), POSIX.isDirectory(st) {
-            let trashDirectory = dataDirectory + "/trash"
-            if mkdir(trashDirectory, 0o755) != 0 && errno != EEXIST { throw StoreError.posix("mkdir", trashDirectory) }
-            let path = trashDirectory + "/" + DiskNames.hex(try nextVersion())
-            if rename(live, path) != 0 { throw StoreError.posix("rename", live) }
-            trash = path
+            trash = try moveToTrash(live)
         } else {
             try makeDirectories(root: valuesRoot, segments: prefix.segments.dropLast())
         }

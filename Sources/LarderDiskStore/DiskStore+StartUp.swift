@@ -64,13 +64,18 @@ extension DiskStore {
             guard errno == EEXIST else { throw StoreError.posix("mkdir", data + "/gen-\(number)") }
             number += 1
         }
+        try pointValues(data, at: number, fsync: fsync)
+        return number
+    }
+
+    /// Points `values` at `gen-<number>` in one rename of a new link.
+    static func pointValues(_ data: String, at number: Int, fsync: Bool) throws {
         let staging = data + "/values.new"
         unlink(staging)
         if symlink("gen-\(number)", staging) != 0 { throw StoreError.posix("symlink", staging) }
         if fsync { try POSIX.fsyncDirectory(data) }
         if rename(staging, data + "/values") != 0 { throw StoreError.posix("rename", staging) }
         if fsync { try POSIX.fsyncDirectory(data) }
-        return number
     }
 
     /// Old generations and trash from a reset or prefix delete that a crash

@@ -5,7 +5,7 @@ acknowledged operation is reflected exactly.
 
     python3 Tests/crash/crash_harness.py --binary .build/debug/larder --kills 50
     python3 Tests/crash/crash_harness.py --binary ... --kills 5 --no-fsync
-    python3 Tests/crash/crash_harness.py --binary ... --restore --kills 10 --max-run 4
+    python3 Tests/crash/crash_harness.py --binary ... --restore --kills 20 --max-run 0
 
 Each worker thread owns its keys (so the expected state is exact): values it
 PUTs and DELETEs, a JSON list it appends to, and keys it creates with POST.
@@ -200,9 +200,25 @@ def restore_rounds(a, rng, data):
         current = {f"r/old{i:03d}": f"seed {i}".encode() for i in range(200)}
         for key, value in current.items():
             assert request(addr, "PUT", "/store/" + key, value, {"Content-Type": "text/plain"})[0] == 201
+        def document(round_):
+            values = {f"r/k{round_}-{i:05d}": f"round {round_} value {i}".encode() for i in range(a.lines)}
+            return values, "".join(json.dumps({"key": k, "contentType": "text/plain", "text": v.decode()}) + "\n"
+                                   for k, v in values.items())
+        # Two restores uncut, the second timed (it replaces a set as large
+        # as itself, as every round does): the kill moments spread over its
+        # length and past it (after a kill the restart's own scan slows the
+        # next one down).
+        for round_ in (-1, 0):
+            new, doc = document(round_)
+            started = time.monotonic()
+            assert request(addr, "POST", "/snapshot?prefix=r/&replace=1", doc.encode(), timeout=600)[0] == 200
+        span = min(a.max_run, (time.monotonic() - started) * 2.5) if a.max_run else (time.monotonic() - started) * 2.5
+        current = new
+        print(json.dumps({"uncut_restore_seconds": round(time.monotonic() - started, 2), "kill_moments_up_to": round(span, 2)}),
+              flush=True)
+        outcomes = {"before": 0, "restored": 0, "mixed": 0}
         for kill in range(1, a.kills + 1):
-            new = {f"r/k{kill}-{i:05d}": f"round {kill} value {i}".encode() for i in range(a.lines)}
-            doc = "".join(json.dumps({"key": k, "contentType": "text/plain", "text": v.decode()}) + "\n" for k, v in new.items())
+            new, doc = document(kill)
             answered = {}
             def post():
                 try:
@@ -212,7 +228,7 @@ def restore_rounds(a, rng, data):
                     answered["error"] = repr(e)
             t = threading.Thread(target=post, daemon=True)
             t.start()
-            time.sleep(rng.uniform(0.05, a.max_run))
+            time.sleep(rng.uniform(0.05, span))
             proc.send_signal(signal.SIGKILL)
             proc.wait()
             t.join(60)
@@ -225,10 +241,12 @@ def restore_rounds(a, rng, data):
                 kinds = sorted({k.split("-")[0] for k in found})
                 bad.append(f"r/ holds a mix: {len(found)} keys ({kinds[:4]}), neither the {len(current)} before nor the {len(new)} restored")
             outcome = "restored" if found == new else "before" if found == current else "mixed"
+            outcomes[outcome] += 1
             total_bad += len(bad)
             print(json.dumps({"kill": kill, "answered": answered.get("status"), "outcome": outcome, "keys": len(found),
                               "violations": bad}), flush=True)
             current = found if not bad else current
+        print(json.dumps({"outcomes": outcomes}), flush=True)
         proc.send_signal(signal.SIGTERM)
         proc.wait(30)
     finally:
@@ -250,7 +268,8 @@ def main():
     ap.add_argument("--sabotage", action="store_true",
                     help="remove one acknowledged value's file before each check: the check must report it")
     ap.add_argument("--restore", action="store_true",
-                    help="kill the server during snapshot restores instead (see restore_rounds); --max-run bounds the moment")
+                    help="kill the server during snapshot restores instead (see restore_rounds): at a random moment "
+                         "over the length of one uncut restore, at most --max-run seconds (0: no bound)")
     ap.add_argument("--lines", type=int, default=30_000, help="with --restore: lines of each restored document")
     a = ap.parse_args()
     rng = random.Random(a.seed)

@@ -136,12 +136,7 @@ extension DiskStore {
             if rename(tree, target) != 0 { throw StoreError.posix("rename", tree) }
         }
         guard try POSIX.lstatIfExists(target) != nil else { return }
-        let staging = data + "/values.new"
-        unlink(staging)
-        if symlink("gen-\(number)", staging) != 0 { throw StoreError.posix("symlink", staging) }
-        if fsync { try POSIX.fsyncDirectory(data) }
-        if rename(staging, data + "/values") != 0 { throw StoreError.posix("rename", staging) }
-        if fsync { try POSIX.fsyncDirectory(data) }
+        try pointValues(data, at: number, fsync: fsync)
     }
 
     // MARK: - Start-up

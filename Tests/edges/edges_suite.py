@@ -925,7 +925,11 @@ class Suite:
         new = self.new_set()
         new_sorted = sorted(new)
         doc = self.document(new, bad_line)
-        pages = [(None, 10000), ("r/k14900", 1000), (None, 1), ("r/k19999", 3000), ("r/k29000", 2000)]
+        # Pages at the same places whatever the size (for 30,000: after
+        # r/k14900 1,000 keys, after r/k19999 3,000, after r/k29000 1,000).
+        n = self.NEW_COUNT
+        pages = [(None, min(10000, n)), (f"r/k{n // 2 - n // 300:05d}", max(1, n // 30)), (None, 1),
+                 (f"r/k{2 * n // 3 - 1:05d}", max(1, n // 10)), (f"r/k{n - n // 30:05d}", max(1, n // 30))]
         for after, limit in pages:
             kind = self.classify_page(self.listing_page(a, after, limit), after, limit, old_etags, new_sorted)
             assert kind == "old", f"before the restore the listing is not the old set: {kind}"
@@ -1310,6 +1314,8 @@ def main():
     ap.add_argument("--seed", type=int, default=int(time.time()))
     ap.add_argument("--restore-fsync", action="store_true",
                     help="run the restore checks with fsync on (slow: minutes per 30,000-line restore)")
+    ap.add_argument("--restore-lines", type=int, default=30_000,
+                    help="lines of the restored document (30,000; CI runs 10,000)")
     a = ap.parse_args()
     only = [g.strip() for o in a.only for g in o.split(",") if g.strip()]
     unknown = [g for g in only if g not in GROUPS]
@@ -1320,6 +1326,7 @@ def main():
     # SIGTERM (a `timeout`, a runner) ends the run through the finally blocks.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     suite = Suite(a)
+    suite.NEW_COUNT = max(200, min(a.restore_lines, 99_999))  # keys are r/k%05d
     print(f"# store {suite.store_name()}, seed {a.seed}, binary {suite.binary}", flush=True)
     try:
         for g in GROUPS:

@@ -28,6 +28,15 @@ import Glibc
         try store.put("other/k", Array("untouched".utf8))
     }
 
+    /// The old set seeded, then a restore under `r/` with the new values
+    /// staged, not committed.
+    static func stagedUnderR(_ store: TempStore, replace: Bool) throws -> DiskRestore {
+        try seeded(store)
+        let restore = try store.store.beginRestore(under: try StorePrefix(bytes: Array("r/".utf8)), replace: replace) as! DiskRestore
+        try stage(restore, newValues)
+        return restore
+    }
+
     /// The store lets go of its directory as a stopped process would (the
     /// restore in the test still holds the store object).
     static func stop(_ store: TempStore) {
@@ -67,9 +76,7 @@ import Glibc
 
     @Test func aMergeKeepsWhatItDoesNotName() throws {
         let store = try TempStore()
-        try Self.seeded(store)
-        let restore = try store.store.beginRestore(under: try StorePrefix(bytes: Array("r/".utf8)), replace: false)
-        try Self.stage(restore, Self.newValues)
+        let restore = try Self.stagedUnderR(store, replace: false)
         _ = try restore.commit().get()
         try Self.expectNewSet(store, replaced: false)
     }
@@ -88,9 +95,7 @@ import Glibc
 
     @Test func anAbortedRestoreChangesNothing() throws {
         let store = try TempStore()
-        try Self.seeded(store)
-        let restore = try store.store.beginRestore(under: try StorePrefix(bytes: Array("r/".utf8)), replace: true)
-        try Self.stage(restore, Self.newValues)
+        let restore = try Self.stagedUnderR(store, replace: true)
         restore.abort()
         try Self.expectOldSet(store)
     }
@@ -100,9 +105,7 @@ import Glibc
     /// Staged, no intent: the restore never reached its commit point.
     @Test func aStopBeforeTheIntentKeepsTheOldSet() throws {
         let store = try TempStore()
-        try Self.seeded(store)
-        let restore = try store.store.beginRestore(under: try StorePrefix(bytes: Array("r/".utf8)), replace: true) as! DiskRestore
-        try Self.stage(restore, Self.newValues)
+        let restore = try Self.stagedUnderR(store, replace: true)
         let directory = restore.directory
         Self.stop(store)  // nothing of the restore is published
         let reopened = try TempStore(directory: store.directory)
@@ -115,9 +118,7 @@ import Glibc
     @Test(arguments: [true, false])
     func aStopAfterTheIntentIsRolledForward(replace: Bool) throws {
         let store = try TempStore()
-        try Self.seeded(store)
-        let restore = try store.store.beginRestore(under: try StorePrefix(bytes: Array("r/".utf8)), replace: replace) as! DiskRestore
-        try Self.stage(restore, Self.newValues)
+        let restore = try Self.stagedUnderR(store, replace: replace)
         _ = try store.store.writeRestoreIntent(for: restore)
         Self.stop(store)
         let reopened = try TempStore(directory: store.directory)
@@ -130,9 +131,7 @@ import Glibc
     /// in the trash and the staged one not yet in its place.
     @Test func aStopBetweenTheRenamesOfAReplaceIsRolledForward() throws {
         let store = try TempStore()
-        try Self.seeded(store)
-        let restore = try store.store.beginRestore(under: try StorePrefix(bytes: Array("r/".utf8)), replace: true) as! DiskRestore
-        try Self.stage(restore, Self.newValues)
+        let restore = try Self.stagedUnderR(store, replace: true)
         _ = try store.store.writeRestoreIntent(for: restore)
         try FileManager.default.createDirectory(atPath: store.directory + "/trash", withIntermediateDirectories: true)
         let live = URL(fileURLWithPath: store.values).resolvingSymlinksInPath().path + "/"
@@ -146,9 +145,7 @@ import Glibc
     /// A merge stopped half-way through its renames.
     @Test func aStopHalfWayThroughAMergeIsRolledForward() throws {
         let store = try TempStore()
-        try Self.seeded(store)
-        let restore = try store.store.beginRestore(under: try StorePrefix(bytes: Array("r/".utf8)), replace: false) as! DiskRestore
-        try Self.stage(restore, Self.newValues)
+        let restore = try Self.stagedUnderR(store, replace: false)
         _ = try store.store.writeRestoreIntent(for: restore)
         // Two of the staged files reached their place before the stop.
         let root = URL(fileURLWithPath: store.values).resolvingSymlinksInPath().path

@@ -83,14 +83,14 @@ final class RestoreApply: @unchecked Sendable {
                 // on two lines is restored twice, its last value kept).
                 self.responder.respond(.json(.ok, RestoreCount(restored: self.staging.staged, skipped: self.staging.skipped)))
             case .failure(let error):
-                self.fail(error, staged: false)
+                self.fail(error)
             }
         }
     }
 
     /// The document was valid: the store failed (a full disk, a lost
     /// database) before the restore was published, so nothing of it was.
-    private func fail(_ error: any Error, staged: Bool = true) {
+    private func fail(_ error: any Error) {
         staging.discard()
         transaction?.abort()
         let mapped = ErrorMapping.httpError(error, logger: logger, context: "POST /snapshot")

@@ -130,7 +130,7 @@ let package = Package(
         // and by the corpus replay in LarderHTTPTests. Not in any product: it
         // reaches the parser through `package` access, so LarderHTTP ships no fuzzing code.
         .target(name: "LarderHTTPFuzzHarness", dependencies: ["LarderHTTP"], path: "Fuzz/Harness"),
-        .testTarget(name: "LarderHTTPTests", dependencies: ["LarderHTTP", "LarderHTTPFuzzHarness", "LarderModel", "LarderSupport", "LarderWire"]),
+        .testTarget(name: "LarderHTTPTests", dependencies: ["LarderHTTP", "LarderHTTPFuzzHarness", "LarderModel", "LarderSupport", "LarderTestSupport", "LarderWire"]),
         .testTarget(name: "LarderJSONTests", dependencies: ["LarderJSON"]),
         .testTarget(name: "LarderSharingTests", dependencies: [
             "LarderSharing", "LarderStorage", "LarderValueFile", "LarderDiskStore", "LarderJSON", "LarderTestSupport",

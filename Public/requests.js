@@ -44,6 +44,7 @@ export class RequestsPane {
     this.run = 0;            // the poll loop that is current; an older one stops at its next step
     this.controller = null;  // aborts the request in flight when the pane hides or a filter changes
     this.next = null;
+    this.followedQuery = null;  // the filters of the loop that is current, as a query string
 
     this.method = el('select', { 'data-testid': 'journal-method', 'aria-label': 'Method' },
       el('option', { value: '' }, 'any method'), METHODS.map((m) => el('option', { value: m }, m)));
@@ -52,8 +53,8 @@ export class RequestsPane {
     this.prefix = el('input', { type: 'search', 'data-testid': 'journal-prefix', placeholder: 'key prefix',
       'aria-label': 'Key prefix', autocomplete: 'off' });
     let typing = null;
-    const changed = () => { clearTimeout(typing); typing = setTimeout(() => this.restart(), 300); };
-    this.method.addEventListener('change', () => this.restart());
+    const changed = () => { clearTimeout(typing); typing = setTimeout(() => this.filtersChanged(), 300); };
+    this.method.addEventListener('change', () => { clearTimeout(typing); this.filtersChanged(); });
     this.statusFilter.addEventListener('input', changed);
     this.prefix.addEventListener('input', changed);
 
@@ -96,11 +97,21 @@ export class RequestsPane {
     this.controller = null;
   }
 
+  /** A filter changed: start over, unless the filters are the ones followed
+   *  already (a typed filter's pending restart after the method select applied
+   *  it too would empty the list and load the same page again). */
+  filtersChanged() {
+    if (this.filterQuery().toString() === this.followedQuery) return;
+    this.restart();
+  }
+
   /** Loads what matches the filters, then waits for more: one loop (`follow`),
    *  whose `next` is null until its first page is in. */
   restart() {
     this.stop();
+    this.followedQuery = null;
     if (!this.visible) return;
+    this.followedQuery = this.filterQuery().toString();
     this.rows.replaceChildren();
     this.next = null;
     this.follow(this.run);

@@ -8,7 +8,7 @@ import Testing
 /// check of the file that no engine here makes. Compose v1 runs the file for
 /// real in Tests/containers (`.ci/containers`); Compose v2 reads the file by
 /// this specification, and no v2 is installed on these machines.
-@Suite struct ComposeFileTests {
+@Suite(.blockingLane) struct ComposeFileTests {
     static let modules = [(module: "yaml", package: "pyyaml"), (module: "jsonschema", package: "jsonschema")]
 
     /// docker/check_compose.py: the interpolated file as JSON, or its problems.

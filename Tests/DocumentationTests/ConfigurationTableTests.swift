@@ -7,7 +7,7 @@ import LarderTestSupport
 /// docs cannot drift from the flags. The help is read from the built binary
 /// and parsed loosely (option names, `[env: …]`, `(default: …)`), so it may
 /// be reworded or rewrapped freely.
-@Suite struct ConfigurationTableTests {
+@Suite(.blockingLane) struct ConfigurationTableTests {
     static let page = "docs/configuration.md"
 
     /// One option as `--help` or the table gives it.

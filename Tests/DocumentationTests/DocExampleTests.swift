@@ -10,7 +10,7 @@ import Glibc
 /// address), each in a fresh working directory, so the documentation cannot
 /// drift from what the server does. An example with an `output:` block must
 /// print exactly that, ids and times aside.
-@Suite struct DocExampleTests {
+@Suite(.blockingLane) struct DocExampleTests {
     /// The examples whose `output:` block is compared, by file and name.
     static let printed: [(file: String, name: String)] = [
         ("README.md", "readme-tour"),

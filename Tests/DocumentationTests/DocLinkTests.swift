@@ -6,7 +6,7 @@ import LarderTestSupport
 /// somewhere: the file or folder exists, and an `#anchor` into a Markdown
 /// file names one of its headings (GitHub's slugs). Guides move and get
 /// renamed; a reader should never follow a link into nothing.
-@Suite struct DocLinkTests {
+@Suite(.blockingLane) struct DocLinkTests {
     @Test func everyRelativeLinkPointsAtSomethingThatExists() throws {
         let files = DocExample.markdownFiles
         #expect(files.contains("README.md") && files.contains("docs/README.md"), "\(files)")

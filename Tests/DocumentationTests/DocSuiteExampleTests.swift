@@ -7,7 +7,7 @@ import LarderTestSupport
 /// requests, node:test with fetch) in a fresh directory holding the fixture
 /// they assume, with the built `larder` first on the PATH. Each starts and
 /// stops its own server, as a user's suite would.
-@Suite struct DocSuiteExampleTests {
+@Suite(.blockingLane) struct DocSuiteExampleTests {
     static let page = "docs/test-suites.md"
 
     /// The examples, by page and name, each run by a test below.

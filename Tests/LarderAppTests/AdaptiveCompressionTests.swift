@@ -9,7 +9,7 @@ private typealias S = StoreTestSupport
 /// is chosen from its first 64 KiB. Checked through the real server: the
 /// value comes back byte for byte, its file passes the system's `gzip -t`,
 /// the file's size shows what the mode did, and `/metrics` counts the mode.
-@Suite struct AdaptiveCompressionTests {
+@Suite(.blockingLane) struct AdaptiveCompressionTests {
     static func base64(of count: Int, seed: UInt64) -> [UInt8] {
         Array(Data(Bytes.random(count: count * 3 / 4 + 3, seed: seed)).base64EncodedData().prefix(count))
     }

@@ -7,7 +7,7 @@ import Testing
 /// `--cors-origin`: preflights answered before auth, CORS headers on every
 /// answer to an allowed origin (401s and the event stream included), none
 /// for another origin; off unless configured.
-@Suite struct CORSTests {
+@Suite(.blockingLane) struct CORSTests {
     static let app = "http://app.example:3000"
     static let bearer = TokenAuthTests.bearer
 

@@ -6,7 +6,7 @@ import Testing
 
 /// Small values are served from an in-memory cache; it must never serve a
 /// value that was replaced or deleted.
-@Suite struct CacheCoherenceTests {
+@Suite(.blockingLane) struct CacheCoherenceTests {
     @Test func replaceAndDeleteAreSeenRightAfterACachedRead() throws {
         let server = try TestServer()
         defer { server.stop() }

@@ -6,7 +6,7 @@ import LarderTestSupport
 /// What REDbot asked for: every answer says how a cache may keep it. A
 /// listing is `no-cache` with a strong ETag of the page (and a 304 for
 /// `If-None-Match` with it); `/healthz` is `no-store`, as `/metrics` is.
-@Suite struct CacheValidatorTests {
+@Suite(.blockingLane) struct CacheValidatorTests {
     @Test func listingCarriesNoCacheAndAnETagOfThePage() throws {
         let server = try TestServer()
         defer { server.stop() }

@@ -10,7 +10,7 @@ import Testing
 /// the first GET reads the file, the second fills the cache, the third and
 /// later use the kept head. Every one of them must carry the same fields,
 /// for each representation, and never a replaced value's.
-@Suite struct CachedHeadTests {
+@Suite(.blockingLane) struct CachedHeadTests {
     /// The fields a 200 of a value carries, without Date (it moves).
     static let fields = ["Content-Type", "ETag", "Last-Modified", "Vary", "Cache-Control", "Accept-Ranges",
                          "Larder-Source", "Content-Length", "Content-Encoding", "Larder-Expires"]

@@ -11,7 +11,7 @@ private typealias S = StoreTestSupport
 /// The change feed delivers events in the ring's order, so a client that
 /// reconnects with `Last-Event-ID` loses none and gets none twice.
 /// Serialized: the race shows only when the server has the cores to itself.
-@Suite(.serialized) struct ChangeFeedOrderTests {
+@Suite(.blockingLane, .serialized) struct ChangeFeedOrderTests {
     /// Before: events were queued for delivery outside the hub's lock, so
     /// concurrent writers' events could reach a stream in an order other than
     /// the ring's; a client reconnecting with Last-Event-ID then lost some and

@@ -10,7 +10,7 @@ private typealias S = StoreTestSupport
 
 /// `GET /events?prefix=`: the change feed as Server-Sent Events.
 /// Serialized: one test times PUTs, and the others would skew it.
-@Suite(.serialized) struct ChangeFeedTests {
+@Suite(.blockingLane, .serialized) struct ChangeFeedTests {
     /// Opens a feed and reads its head; the subscription exists once the head arrived.
     static func subscribe(_ server: TestServer, prefix: String, headers: [(String, String)] = [],
                           query: String = "") throws -> SSEClient {

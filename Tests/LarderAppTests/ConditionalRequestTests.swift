@@ -9,7 +9,7 @@ private typealias S = StoreTestSupport
 /// If-None-Match, If-Modified-Since, If-Unmodified-Since on every method
 /// that takes them, their evaluation order, and compare-and-swap between
 /// real processes.
-@Suite struct ConditionalRequestTests {
+@Suite(.blockingLane) struct ConditionalRequestTests {
     static let longAgo = "Sat, 01 Jan 2000 00:00:00 GMT"
     static let farFuture = "Fri, 01 Jan 2100 00:00:00 GMT"
 

@@ -12,7 +12,7 @@ import Glibc
 /// longest-idle one with no request in flight, and only when every
 /// connection has a request in flight (a parked watch, an event stream) is
 /// a new one answered 503.
-@Suite struct ConnectionCapTests {
+@Suite(.blockingLane) struct ConnectionCapTests {
     /// Sends a request on `connection` and reads its answer.
     static func ping(_ connection: HTTPClientConnection) throws -> Int {
         try connection.request("GET", "/healthz").status

@@ -10,7 +10,7 @@ import Glibc
 /// a few KiB of memory each once idle (their buffers' pages go back to the
 /// kernel, `PageMemory`), and every descriptor comes back when its
 /// connection ends.
-@Suite(.serialized) struct ConnectionScaleTests {
+@Suite(.blockingLane, .serialized) struct ConnectionScaleTests {
     static func count(_ directory: String) -> Int {
         (try? FileManager.default.contentsOfDirectory(atPath: directory).count) ?? -1
     }

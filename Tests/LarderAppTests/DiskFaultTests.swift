@@ -11,7 +11,7 @@ private typealias S = StoreTestSupport
 /// docs/reliability.md: what a full disk, a read-only data directory and a
 /// damaged value file do. Real filesystems (a small tmpfs mounted for the
 /// test), the real server, real sockets; no injected failures.
-@Suite(.enabled(if: SmallFilesystem.isAvailable, "needs tmpfs mounts (root with mount permission)"))
+@Suite(.blockingLane, .enabled(if: SmallFilesystem.isAvailable, "needs tmpfs mounts (root with mount permission)"))
 struct DiskFaultTests {
     static func expectError(_ response: ClientResponse, _ status: Int, _ code: String, _ what: String,
                             sourceLocation: SourceLocation = #_sourceLocation) {

@@ -9,7 +9,7 @@ import Glibc
 
 /// Crash safety with the real binary: SIGKILL in the middle of concurrent
 /// writes, then a restart that must find every acknowledged value intact.
-@Suite(.serialized) struct DurabilityTests {
+@Suite(.blockingLane, .serialized) struct DurabilityTests {
     static func value(for key: String) -> [UInt8] {
         var seed: UInt64 = 1469598103934665603
         for b in key.utf8 { seed = (seed ^ UInt64(b)) &* 1099511628211 }

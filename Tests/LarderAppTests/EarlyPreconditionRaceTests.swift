@@ -14,7 +14,7 @@ import LarderTestSupport
 /// it written before the early answer comes, and then the write's own
 /// check at commit is the answer. A 412 must never go out for a write that
 /// was applied.
-@Suite struct EarlyPreconditionRaceTests {
+@Suite(.blockingLane) struct EarlyPreconditionRaceTests {
     /// The disk store seen as one that answers later: the metadata the gate
     /// asks for is read at once but handed over only when the write
     /// finishes, so the early answer (now stale) always arrives after the body.

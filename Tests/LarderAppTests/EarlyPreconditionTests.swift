@@ -8,7 +8,7 @@ import LarderTestSupport
 /// disk store reads the metadata in the route, the PostgreSQL store asks
 /// the database asynchronously before `100 Continue` (no thread waits). A
 /// precondition that holds gets `100 Continue`, and the write goes ahead.
-@Suite struct EarlyPreconditionTests {
+@Suite(.blockingLane) struct EarlyPreconditionTests {
     enum Store: String, CaseIterable, CustomTestStringConvertible {
         case disk, postgres
         var testDescription: String { rawValue }

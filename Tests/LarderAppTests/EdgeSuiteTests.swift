@@ -16,7 +16,7 @@ import Testing
 /// plain `swift test`: its thousands of sockets, `kill -9`s and restores
 /// load a 2-core machine enough to starve the client suites' async tests
 /// running beside it.
-@Suite(.serialized, .enabled(if: ProcessInfo.processInfo.environment["LARDER_EDGE_SUITE"] == "1",
+@Suite(.blockingLane, .serialized, .enabled(if: ProcessInfo.processInfo.environment["LARDER_EDGE_SUITE"] == "1",
                              "set LARDER_EDGE_SUITE=1 (bash .ci/edges)"))
 struct EdgeSuiteTests {
     /// The script on the built binary with `arguments`; at most 30 minutes.

@@ -10,7 +10,7 @@ import Glibc
 /// HTTP/1.0, framed by the close itself) is timed like a keep-alive stream:
 /// heartbeats keep it open past the idle timeout, and a shutdown ends it at
 /// once. Serialized: the heartbeat counts need the cores.
-@Suite(.serialized) struct EventStreamFramingTests {
+@Suite(.blockingLane, .serialized) struct EventStreamFramingTests {
     /// Reads whatever arrives on `fd` for `seconds` (or until the peer
     /// closes): the bytes, and whether the server closed the connection.
     static func collect(_ fd: Int32, for seconds: Double) -> (bytes: [UInt8], closed: Bool) {

@@ -8,7 +8,7 @@ import LarderTestSupport
 /// One maximum TTL (`ExpiryLimit`, in LarderModel) for the server's
 /// `?ttl=` and the Swift API: the longest TTL the client and the embedded
 /// store cap at is the longest the server takes.
-@Suite struct ExpiryLimitTests {
+@Suite(.blockingLane) struct ExpiryLimitTests {
     @Test func serverTakesExactlyTheSharedMaximum() throws {
         let server = try TestServer()
         defer { server.stop() }

@@ -11,7 +11,7 @@ private typealias S = StoreTestSupport
 /// A PUT around a value's expiry: over a value that expired but was not swept
 /// yet it is a create (201), and a rewrite without `?ttl` before the deadline
 /// drops the deadline.
-@Suite struct ExpiryRewriteTests {
+@Suite(.blockingLane) struct ExpiryRewriteTests {
     /// Before: a PUT answered 204 when the value's file was still there,
     /// although the value had expired (every reader already saw 404) and the
     /// sweep had not removed it yet. Fifty keys, their expiries spread over

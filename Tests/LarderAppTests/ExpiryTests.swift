@@ -11,7 +11,7 @@ private typealias S = StoreTestSupport
 /// `PUT ?ttl=SECONDS`: the key reads as absent after its time, leaves the
 /// listings, stops satisfying preconditions, and its file is swept from
 /// the data directory, also after a restart.
-@Suite struct ExpiryTests {
+@Suite(.blockingLane) struct ExpiryTests {
     // MARK: - Helpers
 
     /// An RFC 9110 IMF-fixdate, parsed without the server's code.

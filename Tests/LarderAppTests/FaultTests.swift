@@ -11,7 +11,7 @@ private typealias S = StoreTestSupport
 /// Faults on purpose (`--allow-faults`): `/faults` rules that answer with an
 /// error or late, by prefix and method, a number of times or with a
 /// probability; delays that park the request instead of holding a thread.
-@Suite struct FaultTests {
+@Suite(.blockingLane) struct FaultTests {
     static func faultServer() throws -> TestServer {
         try TestServer { $0.allowFaults = true }
     }

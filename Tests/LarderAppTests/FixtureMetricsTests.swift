@@ -11,7 +11,7 @@ import LarderTestSupport
 /// (`ValueStore.fixtureStats`), not from which class the store is: a store
 /// that wraps the fixture layer (as an app adding its own layer would)
 /// still has its fixtures counted.
-@Suite struct FixtureMetricsTests {
+@Suite(.blockingLane) struct FixtureMetricsTests {
     @Test func fixturesUnderAWrappedStoreAreCounted() throws {
         let fixtures = try FixtureTests.makeFixtures()
         defer { try? FileManager.default.removeItem(atPath: fixtures) }

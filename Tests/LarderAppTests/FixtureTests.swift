@@ -14,7 +14,7 @@ private typealias S = StoreTestSupport
 /// `--fixtures DIR`: a read-only layer under the store. Reads fall back to
 /// it, deletes revert to it, a reset returns to exactly it, listings merge
 /// both layers, and the directory itself is never written.
-@Suite struct FixtureTests {
+@Suite(.blockingLane) struct FixtureTests {
     /// A fixture directory with a few files of different kinds.
     static func makeFixtures(_ files: [String: [UInt8]]? = nil) throws -> String {
         let dir = TestServer.makeTempDirectory()

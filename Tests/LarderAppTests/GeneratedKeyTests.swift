@@ -8,7 +8,7 @@ private typealias S = StoreTestSupport
 
 /// docs/http-api.md "Values": `POST /store/<prefix>/` (and `POST /store/`) stores the
 /// body under a generated unique key: 201, `Location`, `{"key": ...}`.
-@Suite struct GeneratedKeyTests {
+@Suite(.blockingLane) struct GeneratedKeyTests {
     /// Checks a create answer under `prefix` and returns the key.
     static func createdKey(_ response: ClientResponse, prefix: String,
                            sourceLocation: SourceLocation = #_sourceLocation) throws -> String {

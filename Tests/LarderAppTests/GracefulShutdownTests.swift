@@ -12,7 +12,7 @@ import Glibc
 /// waiters are let go, and the process exits 0 well within a second. In
 /// process, a response still being sent when the stop begins does not hold
 /// the stop for the whole grace period.
-@Suite struct GracefulShutdownTests {
+@Suite(.blockingLane) struct GracefulShutdownTests {
     struct Outcome {
         /// From SIGTERM to the exit, and from the upload's answer to the exit.
         var exitSeconds: Double

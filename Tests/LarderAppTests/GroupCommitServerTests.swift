@@ -7,7 +7,7 @@ import Testing
 /// Durable PUTs over HTTP (fsync on, the server's default): concurrent
 /// clients' writes share flushes (`/metrics` says so), every one answered
 /// 201 is there after a restart, and a GET right after the answer sees it.
-@Suite struct GroupCommitServerTests {
+@Suite(.blockingLane) struct GroupCommitServerTests {
     static func value(_ i: Int) -> [UInt8] {
         Array("durable \(i) ".utf8) + [UInt8](repeating: UInt8(truncatingIfNeeded: i &* 7), count: 1024)
     }

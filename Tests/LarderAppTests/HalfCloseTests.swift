@@ -13,7 +13,7 @@ import Glibc
 /// With fsync on, a PUT waits for the group commit: the case that lost its
 /// answer when end-of-input was taken for a hang-up. (Run on PostgreSQL
 /// too by `.ci/postgres-api`, where every request waits on the database.)
-@Suite struct HalfCloseTests {
+@Suite(.blockingLane) struct HalfCloseTests {
     static func durableServer() throws -> TestServer { try TestServer { $0.store.fsync = true } }
 
     /// Sends `request`, shuts the writing side, reads `count` answers, and

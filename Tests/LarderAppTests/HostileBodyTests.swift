@@ -8,7 +8,7 @@ private typealias S = StoreTestSupport
 /// docs/reliability.md: bodies built to hurt (nesting 100,000 deep, a
 /// snapshot line of 100 MiB) get a clear 4xx, change nothing, and the
 /// server goes on serving. Real server, real sockets.
-@Suite struct HostileBodyTests {
+@Suite(.blockingLane) struct HostileBodyTests {
     static let deep = Array((String(repeating: "[", count: 100_000) + String(repeating: "]", count: 100_000)).utf8)
     static let deepObject = Array((String(repeating: #"{"a":"#, count: 100_000) + "1" + String(repeating: "}", count: 100_000)).utf8)
 

@@ -8,7 +8,7 @@ private typealias S = StoreTestSupport
 /// API.md "Values": a value whose gzip form is no smaller than the value
 /// may be answered as identity even when gzip is accepted. REDbot found a
 /// 64 KiB random value sent as 65,647 bytes of gzip; it goes as its 65,536.
-@Suite struct IncompressibleValueTests {
+@Suite(.blockingLane) struct IncompressibleValueTests {
     @Test(arguments: [64 << 10, 64 << 10 + 1, 1 << 20, 3 << 20])
     func randomValueIsAnsweredAsIdentity(size: Int) throws {
         let server = try TestServer()

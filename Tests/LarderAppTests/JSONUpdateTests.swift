@@ -7,7 +7,7 @@ private typealias S = StoreTestSupport
 
 /// docs/http-api.md "Values": `POST /store/<key>` atomic JSON append and `PATCH`
 /// JSON merge patch (RFC 7396), through the server.
-@Suite struct JSONUpdateTests {
+@Suite(.blockingLane) struct JSONUpdateTests {
     // MARK: - Helpers
 
     static func parse(_ bytes: [UInt8]) -> Any? {

@@ -9,7 +9,7 @@ private typealias S = StoreTestSupport
 /// The request journal (`/journal`): every answered request of a
 /// namespace, bounded, no bodies, secrets redacted; filters, `since` and
 /// the `wait` long poll; emptied by `DELETE /journal` and by a reset.
-@Suite struct JournalTests {
+@Suite(.blockingLane) struct JournalTests {
     /// `GET <base>/journal<query>` decoded; fails the test unless it is a 200.
     static func journal(_ client: WireClient, _ query: String = "", base: String = "",
                         sourceLocation: SourceLocation = #_sourceLocation) throws -> JournalPage {

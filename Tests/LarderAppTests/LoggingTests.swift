@@ -16,7 +16,7 @@ import Glibc
 /// which the `larder` executable bootstraps, and an app that embeds the
 /// server or the store gets the same lines in its own backend (here
 /// swift-log's in-memory one).
-@Suite struct LoggingTests {
+@Suite(.blockingLane) struct LoggingTests {
     /// Runs `body` with a server whose every logger writes to `handler`,
     /// as an app's would, then shuts it down (every request line written)
     /// and returns its URL and data directory.

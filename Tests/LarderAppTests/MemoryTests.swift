@@ -8,7 +8,7 @@ import Glibc
 
 /// Large values stream to and from disk, and pipelined GETs of one are
 /// answered one at a time: peak RSS stays bounded.
-@Suite(.serialized) struct MemoryTests {
+@Suite(.blockingLane, .serialized) struct MemoryTests {
     @Test func oneGiBPutAndGetKeepPeakRSSUnder64MiB() throws {
         let dir = TestServer.makeTempDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }

@@ -12,7 +12,7 @@ private typealias S = StoreTestSupport
 /// `/metrics`, read by the real Prometheus parser (`prometheus_client`,
 /// run as `python3`), against counts the test knows exactly: the requests
 /// it made, the bytes it sent and received, the files on disk.
-@Suite struct MetricsTests {
+@Suite(.blockingLane) struct MetricsTests {
     /// One parsed scrape.
     struct Scrape {
         struct Sample {

@@ -55,7 +55,7 @@ struct GateMiddleware: LarderMiddleware {
     }
 }
 
-@Suite struct MiddlewareTests {
+@Suite(.blockingLane) struct MiddlewareTests {
     static func expectStamp(_ response: ClientResponse, _ method: String, _ what: String,
                             sourceLocation: SourceLocation = #_sourceLocation) {
         let values = response.headerValues(StampMiddleware.header)

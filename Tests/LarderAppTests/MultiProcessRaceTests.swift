@@ -6,7 +6,7 @@ import Testing
 /// each doing compare-and-swap increments of one counter and appends to one
 /// list, interleaved (`Tests/stress/sharing_stress.py`); the totals must be
 /// exact and each process's appends in its own order.
-@Suite struct MultiProcessRaceTests {
+@Suite(.blockingLane) struct MultiProcessRaceTests {
     @Test func eightProcessesKeepExactTotals() async throws {
         let server = try TestServer()
         defer { server.stop() }

@@ -8,6 +8,7 @@ private typealias S = StoreTestSupport
 /// `/ns/<name>/`: two namespaces used side by side each see only their own
 /// keys, listings, expiry, watches, change feed, snapshots and fault rules,
 /// and the default namespace sees neither.
+@Suite(.blockingLane)
 struct NamespaceIsolationTests {
     static func client(_ server: TestServer, _ namespace: String?) -> WireClient {
         let client = server.client()

@@ -14,6 +14,7 @@ private typealias S = StoreTestSupport
 /// listed, dropped one by one or all at once, dropped when idle, capped by
 /// `--max-namespaces`, kept over a restart; bad names are refused and
 /// nothing of them reaches the file system.
+@Suite(.blockingLane)
 struct NamespaceLifecycleTests {
     static func client(_ server: TestServer, _ namespace: String) -> WireClient {
         let client = server.client()

@@ -15,7 +15,7 @@ private typealias S = StoreTestSupport
 /// as real clients see them: curl's exit codes, Python `requests`'
 /// exceptions. Times are lower bounds only: a busy machine is slower, never
 /// faster.
-@Suite struct NetworkFaultTests {
+@Suite(.blockingLane) struct NetworkFaultTests {
     static func faultServer() throws -> TestServer { try FaultTests.faultServer() }
 
     static func client(_ server: TestServer, namespace: String? = nil) -> WireClient {

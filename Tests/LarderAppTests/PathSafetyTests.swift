@@ -9,7 +9,7 @@ private typealias S = StoreTestSupport
 /// data. A property test: random byte strings (biased toward the pieces
 /// that break path handling: `/`, `.`, `..`, `%`, `\`, NUL, bytes that are
 /// not UTF-8, 255-byte segments) PUT as keys through the real server.
-@Suite struct PathSafetyTests {
+@Suite(.blockingLane) struct PathSafetyTests {
     static let pieces: [[UInt8]] = [
         Array("a".utf8), Array("b".utf8), Array("key".utf8), Array("c-1".utf8), Array("a".utf8), Array("b".utf8), Array("/".utf8), Array(".".utf8), Array("..".utf8), Array("%".utf8),
         Array("\\".utf8), [0], Array(" ".utf8), [0x7F], [0xC3, 0xA9], [0xFF], [0xC3], Array("~".utf8), Array("\\t".utf8),

@@ -8,7 +8,7 @@ import Glibc
 
 /// `Expect: 100-continue`: `100 Continue` before the body when the request
 /// will be accepted, else the final error without reading the body.
-@Suite struct ProtocolExpectContinueTests {
+@Suite(.blockingLane) struct ProtocolExpectContinueTests {
     @Test func putGets100ContinueBeforeTheBodyThen201() throws {
         let server = try TestServer()
         defer { server.stop() }

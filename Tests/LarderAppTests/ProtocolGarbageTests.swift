@@ -8,7 +8,7 @@ import Glibc
 
 /// Input that is not HTTP gets a 4xx (or a close), and never hurts the
 /// server: a well-behaved client on a new connection is served after it.
-@Suite struct ProtocolGarbageTests {
+@Suite(.blockingLane) struct ProtocolGarbageTests {
     /// Sends `bytes`, then expects a 4xx JSON error followed by a close, or
     /// just a close. Then checks the server still serves a fresh client.
     private func expectRefusedThenServerHealthy(_ bytes: [UInt8], on server: TestServer,

@@ -8,7 +8,7 @@ import Glibc
 
 /// Connection management: keep-alive, pipelining, HTTP/1.0, Connection:
 /// close, half-closed clients, slow clients.
-@Suite struct ProtocolKeepAliveTests {
+@Suite(.blockingLane) struct ProtocolKeepAliveTests {
     @Test func hundredRequestsOnOneKeepAliveConnection() throws {
         let server = try TestServer()
         defer { server.stop() }

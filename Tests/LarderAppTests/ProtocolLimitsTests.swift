@@ -7,7 +7,7 @@ import Glibc
 #endif
 
 /// Every configurable limit answers its status with the JSON error body.
-@Suite struct ProtocolLimitsTests {
+@Suite(.blockingLane) struct ProtocolLimitsTests {
     @Test func requestLineOver8KiBIs414() throws {
         let server = try TestServer()
         defer { server.stop() }

@@ -9,7 +9,7 @@ import Glibc
 /// Message framing is strict where leniency allows request smuggling
 /// (RFC 9112 6.3, 11.2): every ambiguous request is refused and its
 /// connection closed, and bytes after it are never read as a request.
-@Suite struct ProtocolSmugglingTests {
+@Suite(.blockingLane) struct ProtocolSmugglingTests {
     /// Sends `bytes` on a fresh connection, expects `status` with the JSON
     /// error body, and the connection closed with no second response.
     private func expectRejected(_ bytes: String, _ status: Int, _ code: String? = "bad_request",

@@ -8,7 +8,7 @@ private typealias S = StoreTestSupport
 /// docs/http-api.md "Values", `Range: bytes=a-b` (RFC 9110 section 14): 206 of the
 /// representation being sent (identity, or the stored gzip bytes), 416 when
 /// out of range, If-Range.
-@Suite struct RangeTests {
+@Suite(.blockingLane) struct RangeTests {
     /// 100 bytes whose neighbours all differ, so a wrong offset shows.
     static let hundred: [UInt8] = (0..<100).map { UInt8(33 + ($0 * 7) % 90) }
 

@@ -7,7 +7,7 @@ import Testing
 /// `DELETE /store/` swaps in a fresh generation in one rename and deletes
 /// the old one in the background; a crash during that delete brings no old
 /// key back and loses no newer write.
-@Suite struct ResetTests {
+@Suite(.blockingLane) struct ResetTests {
     @Test(.diskStoreOnly("looks at the disk store's generations")) func resetSwitchesToAnEmptyGenerationAndReapsTheOldOneInTheBackground() throws {
         let server = try TestServer()
         defer { server.stop() }

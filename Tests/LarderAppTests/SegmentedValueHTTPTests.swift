@@ -9,7 +9,7 @@ private typealias S = StoreTestSupport
 /// 1 MiB or more is deflated in segments on every core, and the value
 /// reads back the same every way a client can ask for it — through the
 /// real server and real sockets, checked with the system's gzip.
-@Suite struct SegmentedValueHTTPTests {
+@Suite(.blockingLane) struct SegmentedValueHTTPTests {
     /// The `count` of the `LS` subfield in a value file's gzip extra field
     /// (RFC 1952 2.3.1.1), read with no help from the store's code.
     static func segmentCount(_ file: [UInt8]) -> Int? {

@@ -11,7 +11,7 @@ private typealias S = StoreTestSupport
 /// Issue 9 part 3: a GET with gzip accepted sends the value file's bytes as
 /// they are (with `sendfile`), and a tiny value whose gzip form is no
 /// smaller is answered as identity.
-@Suite(.serialized) struct SendfileTests {
+@Suite(.blockingLane, .serialized) struct SendfileTests {
     static let acceptGzip = [("Accept-Encoding", "gzip")]
 
     static func openFDs(_ pid: Int32) -> Int {

@@ -8,7 +8,7 @@ import Glibc
 
 /// A reader that keeps reading, however slowly, is not idle; one that stops
 /// reading is closed at the idle timeout, even with more bytes sent.
-@Suite struct SlowReaderTests {
+@Suite(.blockingLane) struct SlowReaderTests {
     @Test func slowButSteadyReaderGetsTheWholeValue() throws {
         let server = try TestServer { $0.http.idleTimeout = 0.5 }
         defer { server.stop() }

@@ -2,7 +2,7 @@ import LarderTestSupport
 import LarderWire
 import Testing
 
-@Suite struct SmokeTests {
+@Suite(.blockingLane) struct SmokeTests {
     @Test func putThenGetRoundTrip() throws {
         let server = try TestServer()
         defer { server.stop() }

@@ -10,7 +10,7 @@ private typealias S = StoreTestSupport
 /// exactly as it was (`replace=1` included), and watchers and the change
 /// feed see nothing; a good document is seen whole. Runs on both stores
 /// (`LARDER_TEST_STORE=postgres`, .ci/postgres-api).
-@Suite struct SnapshotAllOrNothingTests {
+@Suite(.blockingLane) struct SnapshotAllOrNothingTests {
     static func line(_ members: String) -> [UInt8] { Array(("{" + members + "}\n").utf8) }
 
     /// Five keys under `app/`, and what the listing says of them.

@@ -11,7 +11,7 @@ private typealias S = StoreTestSupport
 /// docs/http-api.md "Snapshots": `GET /snapshot?prefix=` streams NDJSON, `POST
 /// /snapshot` restores it (`?replace=1`), exactly, against real servers.
 /// Lines are read here with Foundation's JSON and base64, not the server's.
-@Suite struct SnapshotTests {
+@Suite(.blockingLane) struct SnapshotTests {
     // MARK: - Helpers
 
     /// `GET /snapshot` (with a query), checked for status and framing.

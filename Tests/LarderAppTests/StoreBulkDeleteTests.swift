@@ -6,7 +6,7 @@ import Testing
 private typealias S = StoreTestSupport
 
 /// docs/http-api.md "Bulk delete".
-@Suite struct StoreBulkDeleteTests {
+@Suite(.blockingLane) struct StoreBulkDeleteTests {
     static let neighbours = ["users", "users2/x", "users!", "usersX", "user/1", "other/users/1", "u"]
 
     @Test func deletePrefixRemovesExactlyThatPrefix() throws {

@@ -7,7 +7,7 @@ private typealias S = StoreTestSupport
 
 /// Several clients at once (docs/http-api.md "Durability": a reader sees the old
 /// value or the new one, never a mix).
-@Suite struct StoreConcurrencyTests {
+@Suite(.blockingLane) struct StoreConcurrencyTests {
     @Test func fourClientsWriteAndReadDistinctKeys() throws {
         let server = try TestServer()
         defer { server.stop() }

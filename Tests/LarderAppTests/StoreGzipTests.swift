@@ -7,7 +7,7 @@ private typealias S = StoreTestSupport
 
 /// docs/http-api.md "Values" (gzip rows) and "Durability" (every value file is a
 /// standard gzip file), checked with zlib and the system gzip tools.
-@Suite struct StoreGzipTests {
+@Suite(.blockingLane) struct StoreGzipTests {
     static let gzipHeaders = [("Content-Encoding", "gzip")]
     static let acceptGzip = [("Accept-Encoding", "gzip")]
 

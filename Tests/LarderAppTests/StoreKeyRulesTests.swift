@@ -6,7 +6,7 @@ import Testing
 private typealias S = StoreTestSupport
 
 /// docs/http-api.md "Keys": what a key may be, over real HTTP.
-@Suite struct StoreKeyRulesTests {
+@Suite(.blockingLane) struct StoreKeyRulesTests {
     static let seg255 = String(repeating: "k", count: 255)
     static let seg256 = String(repeating: "k", count: 256)
     /// 255+255+255+254+1 bytes and 4 slashes: 1024 bytes.

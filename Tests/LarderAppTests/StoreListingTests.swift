@@ -9,7 +9,7 @@ import Testing
 private typealias S = StoreTestSupport
 
 /// docs/http-api.md "Listing".
-@Suite struct StoreListingTests {
+@Suite(.blockingLane) struct StoreListingTests {
     /// 2,500 keys over several levels; numbers unpadded so byte order is not numeric order.
     static let manyKeys: [String] = {
         var keys: [String] = []

@@ -11,7 +11,7 @@ private typealias S = StoreTestSupport
 /// Values survive a restart of the server on the same data directory, and
 /// so does the version counter behind ETags (the `version` file): above every
 /// ETag issued, read back even when empty, following the clock after a restart.
-@Suite struct StoreRestartTests {
+@Suite(.blockingLane) struct StoreRestartTests {
     static func key(_ i: Int) -> String {
         switch i % 4 {
         case 0: "restart/\(i)"

@@ -6,7 +6,7 @@ import Testing
 private typealias S = StoreTestSupport
 
 /// docs/http-api.md "Values": PUT, GET, HEAD, DELETE over real HTTP.
-@Suite struct StoreValuesTests {
+@Suite(.blockingLane) struct StoreValuesTests {
     static func httpDate(_ text: String?) -> Date? {
         guard let text else { return nil }
         let f = DateFormatter()

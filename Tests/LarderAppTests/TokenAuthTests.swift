@@ -13,7 +13,7 @@ private typealias S = StoreTestSupport
 /// `--token`: every endpoint but `/healthz` and the viewer needs
 /// `Authorization: Bearer <token>`; `/events` also takes `?access_token=`.
 /// Refusals come before the body is read.
-@Suite struct TokenAuthTests {
+@Suite(.blockingLane) struct TokenAuthTests {
     static let token = "s3cret-Token_0.9~+/="
     static let bearer = [("Authorization", "Bearer \(token)")]
     static let wrong = [("Authorization", "Bearer s3cret-Token_0.9~+/-")]

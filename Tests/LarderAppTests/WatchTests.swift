@@ -11,7 +11,7 @@ private typealias S = StoreTestSupport
 
 /// `GET /store/<key>?wait=S`: a request held open until the value changes,
 /// woken by another client's write, parked without a thread.
-@Suite struct WatchTests {
+@Suite(.blockingLane) struct WatchTests {
     static func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
 
     /// Polls until `server.watcherCount == count`; false after `seconds`.

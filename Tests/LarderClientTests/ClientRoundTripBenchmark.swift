@@ -1,12 +1,13 @@
 import Foundation
 import LarderClient
+import LarderTestSupport
 import Testing
 
 /// The client's round trip for a 1 KiB fetch, sequential on one client:
 /// median and p99 in microseconds. Runs only when `LARDER_BENCH_URL` names a
 /// running server (Benchmarks/client-roundtrip.sh starts the release `larder`);
 /// it prints figures and asserts nothing about time.
-@Suite(.serialized) struct ClientRoundTripBenchmark {
+@Suite(.blockingLane, .serialized) struct ClientRoundTripBenchmark {
     static let url = ProcessInfo.processInfo.environment["LARDER_BENCH_URL"]
 
     @Test(.enabled(if: url != nil), arguments: [LarderClient.Transport.larderWire, .urlSession])

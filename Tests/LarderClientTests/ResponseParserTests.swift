@@ -1,10 +1,11 @@
 import Foundation
+import LarderTestSupport
 import LarderWire
 import Testing
 
 /// `ResponseParser`: one response out of bytes however they are cut, with
 /// each framing of RFC 9112 §6.3.
-@Suite struct ResponseParserTests {
+@Suite(.blockingLane) struct ResponseParserTests {
     final class Collector: ResponseSink {
         var heads: [ResponseHead] = []
         var body: [UInt8] = []

@@ -1,9 +1,10 @@
 @testable import LarderClient
+import LarderTestSupport
 import Testing
 
 /// `SSEParser`: events out of a `text/event-stream` body however it is cut
 /// into chunks, with every line ending the standard allows.
-@Suite struct SSEParserTests {
+@Suite(.blockingLane) struct SSEParserTests {
     static let stream = ": larder change feed\r\n\r\nid: 01\nevent: put\ndata: {\"key\":\"a\"}\n\n"
         + ": keep-alive\n\nevent: delete\rdata: one\rdata:two\r\rid: 03\r\nevent: expire\r\ndata: x\r\n\r\n"
 

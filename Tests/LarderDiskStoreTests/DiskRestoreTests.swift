@@ -14,7 +14,7 @@ import Glibc
 /// once the store opens again (the crash states are made here by stopping
 /// between the commit's steps; `Tests/crash/crash_harness.py --restore`
 /// kills the real binary mid-restore).
-@Suite struct DiskRestoreTests {
+@Suite(.blockingLane) struct DiskRestoreTests {
     static func stage(_ restore: any RestoreTransaction, _ values: [(String, String)]) throws {
         for (key, text) in values {
             let writer = try restore.stage(key: try StoreKey(key), contentType: "text/plain", expiresNanos: nil)

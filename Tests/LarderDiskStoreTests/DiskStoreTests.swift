@@ -88,7 +88,7 @@ enum UnitSupport {
     }
 }
 
-@Suite struct DiskNamesUnitTests {
+@Suite(.blockingLane) struct DiskNamesUnitTests {
     @Test func namesOnDisk() throws {
         #expect(DiskNames.relativePath(of: try StoreKey("a")) == "a")
         #expect(DiskNames.relativePath(of: try StoreKey("a/b")) == "a\\/b")
@@ -128,7 +128,7 @@ enum UnitSupport {
     }
 }
 
-@Suite struct DiskStoreUnitTests {
+@Suite(.blockingLane) struct DiskStoreUnitTests {
     @Test func writeReadReplaceDelete() throws {
         let t = try TempStore()
         let first = try t.put("a/b", Array("one".utf8), type: "text/plain")

@@ -4,6 +4,7 @@ import Foundation
 @testable import LarderDiskStore
 @testable import LarderStorage
 @testable import LarderValueFile
+import LarderTestSupport
 import Synchronization
 import Testing
 #if canImport(Glibc)
@@ -14,7 +15,7 @@ import Glibc
 /// concurrent durable writes share flushes, every acknowledged one is there
 /// after a reopen, a failing flush fails its whole batch, and a flush never
 /// covers a write that came after it began.
-@Suite struct GroupCommitTests {
+@Suite(.blockingLane) struct GroupCommitTests {
     /// Holds the committer's first flush after its batch closed: `holding`
     /// is signalled once it waits, and it goes on when `release` is.
     static func holdFirstFlush(_ commit: GroupCommit) -> (holding: DispatchSemaphore, release: DispatchSemaphore) {

@@ -9,7 +9,7 @@ import Testing
 /// upload's parts become its object: the result is one gzip stream that
 /// zlib reads whole, whose segments read in parallel and by range, and
 /// whose CRC is right.
-@Suite struct JoinedValueTests {
+@Suite(.blockingLane) struct JoinedValueTests {
     static let segment = SegmentTable.baseSegmentSize
 
     /// Writes `key` from `parts`, each joined (or written, when `join`

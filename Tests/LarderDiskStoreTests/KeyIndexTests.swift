@@ -4,6 +4,7 @@ import LarderSupport
 @testable import LarderDiskStore
 @testable import LarderStorage
 @testable import LarderValueFile
+import LarderTestSupport
 import Synchronization
 import Testing
 
@@ -11,7 +12,7 @@ import Testing
 /// real store in a temp directory: the index must list exactly what the
 /// directory walk lists, and no write or delete during the scan may be
 /// lost or undone by it.
-@Suite struct KeyIndexTests {
+@Suite(.blockingLane) struct KeyIndexTests {
     static func put(_ store: DiskStore, _ key: String, _ bytes: [UInt8], type: String = "application/octet-stream",
                     expires: Int64? = nil) throws {
         let upload = try store.beginUpload(key: try StoreKey(key), contentType: type, encoding: .identity,

@@ -10,7 +10,7 @@ import Testing
 /// several cores (`SegmentTable`): the file stays one gzip stream, reads
 /// inflate segments in parallel, a range starts at its segment, and damage
 /// is an error, never data.
-@Suite struct SegmentedValueTests {
+@Suite(.blockingLane) struct SegmentedValueTests {
     /// Text with repeats (deflate), then random bytes (stored) and base64 (Huffman).
     static func mixed(_ count: Int, seed: UInt64) -> [UInt8] {
         var g = SeededGenerator(seed: seed)

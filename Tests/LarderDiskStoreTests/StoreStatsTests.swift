@@ -9,7 +9,7 @@ import Testing
 /// after every kind of change, keys, stored bytes and logical bytes equal a
 /// count of the value files, their sizes and their gunzipped lengths (with
 /// zlib, not the store's own reader).
-@Suite struct StoreStatsTests {
+@Suite(.blockingLane) struct StoreStatsTests {
     /// Keys, logical and stored bytes of the value files below the current generation.
     static func onDisk(_ t: TempStore) -> StoreStats {
         var truth = StoreStats()

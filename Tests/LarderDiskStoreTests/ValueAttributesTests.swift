@@ -8,7 +8,7 @@ import Testing
 /// Attributes a face keeps with a value (`ValueWriter.setAttributes`): in
 /// the file's header, in the key index for listings, across a restart, and
 /// gone with the value's next write.
-@Suite struct ValueAttributesTests {
+@Suite(.blockingLane) struct ValueAttributesTests {
     static func write(_ t: TempStore, _ key: String, _ bytes: [UInt8], attributes: [[UInt8]], after: Int = 0,
                       expected: Int64? = nil) throws -> PutOutcome {
         let upload = try t.store.beginUpload(key: try StoreKey(key), contentType: "x/y", encoding: .identity)

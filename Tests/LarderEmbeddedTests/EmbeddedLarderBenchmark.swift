@@ -6,7 +6,7 @@ import Testing
 /// Save and fetch rates of a ~1 KiB Codable value, fsync off and on. Runs
 /// only with `LARDER_BENCH=1` and asserts no timing: it prints figures.
 ///     LARDER_BENCH=1 swift test -c release --filter EmbeddedLarderBenchmark
-@Suite struct EmbeddedLarderBenchmark {
+@Suite(.blockingLane) struct EmbeddedLarderBenchmark {
     struct Profile: Codable {
         var id: Int
         var name: String

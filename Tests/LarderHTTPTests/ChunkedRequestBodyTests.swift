@@ -1,9 +1,10 @@
+import LarderTestSupport
 import LarderWire
 import Testing
 
 /// Chunk sizes on the wire (RFC 9112 7.1): a size may carry any number of
 /// leading zeros; what counts is the value, which must fit.
-@Suite struct ChunkedRequestBodyTests {
+@Suite(.blockingLane) struct ChunkedRequestBodyTests {
     @Test(arguments: ["0000000000000000000000005", "00000000000000005", "5", "000000000000000000000000000000000000000000005"])
     func leadingZerosInAChunkSizeAreAccepted(_ size: String) throws {
         let echo = try EchoServer()

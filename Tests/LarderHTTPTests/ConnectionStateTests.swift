@@ -1,4 +1,5 @@
 @testable import LarderHTTP
+import LarderTestSupport
 import Testing
 
 /// A sink that keeps what it is told, for the state machine to hand back.
@@ -65,7 +66,7 @@ private struct Machine {
     var traffic: HTTP1ConnectionState.Traffic { .init(lastActivity: now, outputEmpty: true, sending: .nothing) }
 }
 
-@Suite struct ConnectionStateTests {
+@Suite(.blockingLane) struct ConnectionStateTests {
     @Test func aRequestWithoutBodyIsHandledAndKeptAlive() throws {
         var m = Machine()
         #expect(m.state.inputUse == .head)

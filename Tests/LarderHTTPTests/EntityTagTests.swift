@@ -1,7 +1,8 @@
+import LarderTestSupport
 import Testing
 import LarderHTTP
 
-@Suite struct EntityTagTests {
+@Suite(.blockingLane) struct EntityTagTests {
     @Test func parsesSingleTags() {
         #expect(EntityTag("\"abc\"") == EntityTag(opaque: "\"abc\"", isWeak: false))
         #expect(EntityTag("W/\"abc\"") == EntityTag(opaque: "\"abc\"", isWeak: true))
@@ -43,7 +44,7 @@ import LarderHTTP
     }
 }
 
-@Suite struct EntityTagConditionTests {
+@Suite(.blockingLane) struct EntityTagConditionTests {
     @Test func star() {
         #expect(EntityTagCondition.parse(["*"]) == .any)
         #expect(EntityTagCondition.parse([" * "]) == .any)

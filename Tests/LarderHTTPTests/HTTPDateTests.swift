@@ -1,3 +1,4 @@
+import LarderTestSupport
 import Testing
 @testable import LarderHTTP
 #if canImport(Glibc)
@@ -13,7 +14,7 @@ private let rfcExample: Int64 = 784_111_777
 /// 2026-01-01T00:00:00Z, a pinned "now" for the two-digit-year rule.
 private let jan2026: Int64 = 1_767_225_600
 
-@Suite struct HTTPDateFormatTests {
+@Suite(.blockingLane) struct HTTPDateFormatTests {
     @Test func formatsIMFFixdate() {
         #expect(HTTPDate.format(secondsSince1970: rfcExample) == "Sun, 06 Nov 1994 08:49:37 GMT")
         #expect(HTTPDate.format(secondsSince1970: 0) == "Thu, 01 Jan 1970 00:00:00 GMT")
@@ -33,7 +34,7 @@ private let jan2026: Int64 = 1_767_225_600
     }
 }
 
-@Suite struct HTTPDateParseTests {
+@Suite(.blockingLane) struct HTTPDateParseTests {
     @Test func imfFixdate() {
         #expect(HTTPDate.parse("Sun, 06 Nov 1994 08:49:37 GMT") == rfcExample)
         #expect(HTTPDate.parse("Thu, 01 Jan 1970 00:00:00 GMT") == 0)

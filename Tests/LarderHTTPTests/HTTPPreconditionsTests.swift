@@ -1,3 +1,4 @@
+import LarderTestSupport
 import Testing
 import LarderHTTP
 
@@ -14,7 +15,7 @@ private func pre(ifMatch: [String] = [], ifNoneMatch: [String] = [],
     HTTPPreconditions(ifMatch: ifMatch, ifNoneMatch: ifNoneMatch, ifModifiedSince: ims, ifUnmodifiedSince: ius)
 }
 
-@Suite struct HTTPPreconditionsTests {
+@Suite(.blockingLane) struct HTTPPreconditionsTests {
     @Test func emptyProceeds() {
         let p = pre()
         #expect(p.isEmpty)

@@ -1,7 +1,8 @@
+import LarderTestSupport
 import Testing
 import LarderHTTP
 
-@Suite struct ByteRangeTests {
+@Suite(.blockingLane) struct ByteRangeTests {
     private func eval(_ header: String, _ length: Int64 = 1000) -> RangeOutcome {
         ByteRangeRequest.evaluate(header, length: length)
     }
@@ -78,7 +79,7 @@ import LarderHTTP
     }
 }
 
-@Suite struct IfRangeTests {
+@Suite(.blockingLane) struct IfRangeTests {
     private let tags = ["\"v1\"", "\"v1-gz\""]
     private let t0: Int64 = 784_111_777
 

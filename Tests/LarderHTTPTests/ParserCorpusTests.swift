@@ -1,5 +1,6 @@
 import Foundation
 import LarderHTTPFuzzHarness
+import LarderTestSupport
 import Testing
 
 /// The fuzzer's seed corpus (Fuzz/corpus/http) replayed through the same
@@ -11,7 +12,7 @@ import Testing
 /// limits: `ok-…` is accepted whole (nothing left pending), `bad-NNN-…`
 /// ends the connection with status NNN, `part-…` is accepted so far and
 /// ends inside a head or a body.
-@Suite struct ParserCorpusTests {
+@Suite(.blockingLane) struct ParserCorpusTests {
     static let corpus = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("Fuzz/corpus/http")

@@ -1,4 +1,5 @@
 @testable import LarderHTTP
+import LarderTestSupport
 import Testing
 
 /// Runs the parser on `text` as one buffer.
@@ -21,7 +22,7 @@ private func failureStatus(_ result: HTTPRequestParser.Result) -> Int? {
     return nil
 }
 
-@Suite struct HTTPRequestParserTests {
+@Suite(.blockingLane) struct HTTPRequestParserTests {
     @Test func parsesARequestAndStopsAtItsEnd() throws {
         let first = "PUT /store/a%20b?ttl=5 HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nX-Multi: 1\r\nx-multi: 2\r\n\r\n"
         let text = first + "hello" + "GET / HTTP/1.1\r\n"
@@ -136,7 +137,7 @@ private func failureStatus(_ result: HTTPRequestParser.Result) -> Int? {
     }
 }
 
-@Suite struct BodyDecoderTests {
+@Suite(.blockingLane) struct BodyDecoderTests {
     /// Decodes `input` fed in pieces of `step` bytes; returns the body and the bytes used.
     private func decodeChunked(_ input: [UInt8], step: Int, max: Int64 = 1 << 20) throws -> (body: [UInt8], used: Int, done: Bool) {
         var decoder = BodyDecoder(chunkedWithMaxBytes: max, maxTrailerBytes: 1024)
@@ -227,7 +228,7 @@ private func failureStatus(_ result: HTTPRequestParser.Result) -> Int? {
 /// Absolute-form targets and whitespace in chunk sizes, where a lenient
 /// parser and a front end would read different requests (found by the
 /// parser fuzzer and its corpus: each failed before its fix).
-@Suite struct AbsoluteFormAndChunkWhitespaceTests {
+@Suite(.blockingLane) struct AbsoluteFormAndChunkWhitespaceTests {
     /// An absolute-form target with a query and no path (`http://h?q`) was
     /// returned as `/?q` without the control-character check every other
     /// target gets: NUL, other controls and DEL reached the routes (and the

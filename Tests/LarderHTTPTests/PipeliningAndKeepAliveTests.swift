@@ -1,5 +1,6 @@
 import LarderModel
 import Foundation
+import LarderTestSupport
 import LarderWire
 import LarderHTTP
 import LarderSupport
@@ -11,7 +12,7 @@ import Glibc
 /// Requests one after another on one connection: pipelined bodies of both
 /// framings, HEAD, bodies answered without being read (skipped or closed),
 /// and idle connections at shutdown.
-@Suite struct PipeliningAndKeepAliveTests {
+@Suite(.blockingLane) struct PipeliningAndKeepAliveTests {
     @Test func echoesFixedAndChunkedBodiesPipelined() throws {
         let echo = try EchoServer()
         let connection = try echo.connection()

@@ -1,10 +1,11 @@
+import LarderTestSupport
 import LarderWire
 import Testing
 
 /// What a server answers a request line or Host it must not take as is,
 /// spoken over a real socket: RFC 9112 3.2 (Host), RFC 9110 2.5 (versions)
 /// and fragments in the target.
-@Suite struct RequestValidationTests {
+@Suite(.blockingLane) struct RequestValidationTests {
     @Test(arguments: ["a b", "a/b", "a@b", "localhost:80x", "localhost:8080:1", "[::1", "[::1]x", "[zz]", "%zz", "a\"b"])
     func hostThatIsNoHostIs400(_ host: String) throws {
         let echo = try EchoServer()

@@ -1,5 +1,6 @@
 import Dispatch
 @testable import LarderHTTP
+import LarderTestSupport
 import Testing
 
 private final class NullOwner: HTTPResponderOwner, @unchecked Sendable {
@@ -9,7 +10,7 @@ private final class NullOwner: HTTPResponderOwner, @unchecked Sendable {
 /// Regression (review): a responder with a deadline (a watch) answered by `respond`
 /// keeps itself alive (state.deadline.via == self), and a whenCancelled
 /// handler that captures an object holding the responder is never released.
-@Suite struct ResponderLifetimeTests {
+@Suite(.blockingLane) struct ResponderLifetimeTests {
     @Test func answeredWatchResponderIsReleased() {
         let owner = NullOwner()
         weak var weakResponder: HTTPResponder?

@@ -1,4 +1,5 @@
 import Foundation
+import LarderTestSupport
 import LarderWire
 import Testing
 
@@ -6,7 +7,7 @@ import Testing
 /// (the only way left to say the body is incomplete) and logs one error
 /// line naming the request with its secrets redacted, whatever the body's
 /// framing.
-@Suite struct ResponseStreamFailureTests {
+@Suite(.blockingLane) struct ResponseStreamFailureTests {
     @Test(arguments: ["/unsized-fails", "/sized-fails"])
     func failedStreamCutsTheConnectionAndLogsTheTargetRedacted(_ path: String) throws {
         let log = CapturedLog()

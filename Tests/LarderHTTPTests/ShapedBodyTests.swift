@@ -1,11 +1,12 @@
 @testable import LarderHTTP
+import LarderTestSupport
 import Testing
 
 /// The arithmetic of faults of the network, without sockets: how many
 /// bytes a paced transfer may move when (`ByteRate`), and what a shaped
 /// body puts into the output (`ShapedBody`): cut after N body bytes, paced
 /// in slices, chunk-framed without its last chunk when cut.
-@Suite struct ShapedBodyTests {
+@Suite(.blockingLane) struct ShapedBodyTests {
     static let second: UInt64 = 1_000_000_000
 
     @Test func aRateLetsWholeSlicesThroughAsTimePasses() {

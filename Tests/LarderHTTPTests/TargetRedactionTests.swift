@@ -1,8 +1,9 @@
 import LarderHTTP
+import LarderTestSupport
 import Testing
 
 /// The access log's view of a target: `access_token` values never show.
-@Suite struct TargetRedactionTests {
+@Suite(.blockingLane) struct TargetRedactionTests {
     @Test(arguments: [
         ("/events?access_token=s3cret", "/events?access_token=REDACTED"),
         ("/events?prefix=a/&access_token=s3cret&x=1", "/events?prefix=a/&access_token=REDACTED&x=1"),

@@ -1,5 +1,6 @@
 import LarderHTTP
 import LarderSupport
+import LarderTestSupport
 import LarderWire
 import Testing
 
@@ -7,7 +8,7 @@ import Testing
 /// is all in: a sink that is an `HTTPTruncatedBodySink` answers it (S3's
 /// `IncompleteBody`), and the connection closes after that answer; any
 /// other sink's request just ends with the connection, as before.
-@Suite struct TruncatedBodyTests {
+@Suite(.blockingLane) struct TruncatedBodyTests {
     /// Counts the body and, cut short, answers 400 saying how much came.
     final class CountingSink: HTTPTruncatedBodySink {
         private let responder: HTTPResponder

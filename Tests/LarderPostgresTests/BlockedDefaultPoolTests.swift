@@ -14,7 +14,7 @@ import Testing
 /// on `.global()`, they queued behind the blocked callers until libdispatch
 /// added threads, a few a second, and a loaded test process stalled for a
 /// minute (clients' 0.5 s timeouts firing after 33 s).
-@Suite(.enabled(if: TestPostgres.isAvailable, "PostgreSQL is not installed (.ci/run installs it)"))
+@Suite(.blockingLane, .enabled(if: TestPostgres.isAvailable, "PostgreSQL is not installed (.ci/run installs it)"))
 struct BlockedDefaultPoolTests {
     final class NoObserver: StoreChangeObserver {
         func storeDidChange(_ change: StoreChange) {}

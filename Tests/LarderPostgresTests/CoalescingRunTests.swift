@@ -1,6 +1,7 @@
 import Foundation
 @testable import LarderPostgres
 import LarderSupport
+import LarderTestSupport
 import Testing
 
 /// `CoalescingRun`, with no database: the feed's reads and its
@@ -9,7 +10,7 @@ import Testing
 /// even when the job takes no time (a notification now only marks the next
 /// read, so its job is instant), and a request after a longer pause starts
 /// at once.
-@Suite struct CoalescingRunTests {
+@Suite(.blockingLane) struct CoalescingRunTests {
     /// Start times of the job's runs, in monotonic nanoseconds.
     final class Starts: Sendable {
         let times = Locked<[Int64]>([])

@@ -6,7 +6,7 @@ import Testing
 
 /// `--store` takes what libpq takes: URIs with several hosts and any
 /// parameter libpq knows, and `keyword=value` settings; libpq refuses the rest.
-@Suite struct ConnectionSettingsTests {
+@Suite(.blockingLane) struct ConnectionSettingsTests {
     @Test func aMultiHostURIKeepsItsHostsAndParameters() throws {
         let options = try PostgresStoreOptions(
             url: "postgres://larder:secret@db1:5432,db2:5433/app?target_session_attrs=read-write&schema=s2&connect_timeout=3")
@@ -42,7 +42,7 @@ import Testing
 
 /// The hosts of a multi-host URI are tried in order: with the first one
 /// refusing connections, the store opens on the second.
-@Suite(.enabled(if: TestPostgres.isAvailable, "PostgreSQL is not installed (.ci/run installs it)"))
+@Suite(.blockingLane, .enabled(if: TestPostgres.isAvailable, "PostgreSQL is not installed (.ci/run installs it)"))
 struct MultiHostStoreTests {
     @Test func aServerWhoseFirstHostIsDownUsesTheNext() throws {
         let database = try TestPostgres.shared()

@@ -5,13 +5,14 @@ import Glibc
 #endif
 @testable import LarderPostgres
 import LarderSupport
+import LarderTestSupport
 import Testing
 
 /// The PostgreSQL store's event loop, with no database: jobs posted from
 /// other threads run on the loop's one thread, in order, and `sync` hands
 /// a value back from there; a job the loop posts to itself runs after the
 /// current one, on the same thread, and never inside it.
-@Suite struct PGEventLoopTests {
+@Suite(.blockingLane) struct PGEventLoopTests {
     /// One loop for the suite: a loop's thread runs for the rest of the process.
     static let sharedLoop = PGEventLoop()
     let loop = PGEventLoopTests.sharedLoop

@@ -20,7 +20,7 @@ import Glibc
 /// Larder does, so they run in a step of their own (`.ci/partitions`), not
 /// beside 900 other tests: `swift test` skips them unless
 /// `LARDER_PARTITION_TESTS=1`.
-@Suite(.enabled(if: TestPostgres.isAvailable && NetworkLab.isAvailable
+@Suite(.blockingLane, .enabled(if: TestPostgres.isAvailable && NetworkLab.isAvailable
                     && ProcessInfo.processInfo.environment["LARDER_PARTITION_TESTS"] == "1",
                 "needs LARDER_PARTITION_TESTS=1, PostgreSQL, and root for network namespaces (.ci/partitions)"))
 struct PartitionTests {

@@ -1,6 +1,7 @@
 @testable import LarderPostgres
 import LarderStorage
 import LarderSupport
+import LarderTestSupport
 import LarderValueFile
 import Testing
 
@@ -10,7 +11,7 @@ import Testing
 /// key's stripe while the write is in flight. Two reads on either side of a
 /// commit would otherwise share an epoch, and the one that saw the older
 /// value could insert it after the other had answered with the newer.
-@Suite struct PostgresReadCacheGateTests {
+@Suite(.blockingLane) struct PostgresReadCacheGateTests {
     let zlib = ZlibPool(level: 1)
 
     func value(_ text: String, version: UInt64) -> StoredValue {

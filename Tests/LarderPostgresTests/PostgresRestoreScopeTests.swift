@@ -10,7 +10,7 @@ import Testing
 /// servers (each drops what the restore replaced, once it commits), and
 /// nothing outside its store's schema (a namespace is a store in a schema
 /// of its own, on connections it shares with the others).
-@Suite(.serialized, .enabled(if: TestPostgres.isAvailable, "PostgreSQL is not installed (.ci/run installs it)"))
+@Suite(.blockingLane, .serialized, .enabled(if: TestPostgres.isAvailable, "PostgreSQL is not installed (.ci/run installs it)"))
 struct PostgresRestoreScopeTests {
     /// Two servers with read caches hold a value; a restore through one
     /// replaces it. Before the commit both keep answering the old value;

@@ -11,7 +11,7 @@ import Testing
 /// nothing at all when it fails part way. Against real PostgreSQL servers
 /// of the tests' own (a restore's transaction holds every feed on its
 /// server back while it runs; a failing one is made to stop part way).
-@Suite(.serialized, .enabled(if: TestPostgres.isAvailable, "PostgreSQL is not installed (.ci/run installs it)"))
+@Suite(.blockingLane, .serialized, .enabled(if: TestPostgres.isAvailable, "PostgreSQL is not installed (.ci/run installs it)"))
 struct PostgresRestoreTests {
     static let attributes = Array("restored attributes".utf8)
 

@@ -1,9 +1,10 @@
 import Foundation
 @testable import LarderS3
+import LarderTestSupport
 import Testing
 
 /// The aws-chunked framing comes off whatever the pieces it arrives in.
-@Suite struct AWSChunkedDecoderTests {
+@Suite(.blockingLane) struct AWSChunkedDecoderTests {
     static let framed = Array("5\r\nhello\r\n6;chunk-signature=abc\r\n world\r\n0\r\nx-amz-checksum-crc32:NhCmhg==\r\n\r\n".utf8)
 
     func decode(_ body: [UInt8], pieceSize: Int) throws -> (bytes: [UInt8], decoder: AWSChunkedDecoder) {

@@ -10,7 +10,7 @@ import Testing
 /// store, signatures refused, checksums and aws-chunked bodies, metadata and
 /// MD5 ETags kept with objects, CopyObject, multipart uploads, virtual-host
 /// style addressing).
-@Suite struct Boto3Tests {
+@Suite(.blockingLane) struct Boto3Tests {
     static let accessKey = "test-access-key"
     static let secret = "test-secret-key"
 

@@ -1,10 +1,11 @@
 import Foundation
+import LarderTestSupport
 import Testing
 @testable import LarderS3
 
 /// The checksums S3 takes, against their published check values (the
 /// CRC catalogue's "123456789") and against each other across piece sizes.
-@Suite struct ChecksumTests {
+@Suite(.blockingLane) struct ChecksumTests {
     static let check = Array("123456789".utf8)
 
     static func digest(_ algorithm: ChecksumAlgorithm, _ bytes: [UInt8], pieceSize: Int = .max) -> [UInt8] {

@@ -1,5 +1,6 @@
 import Crypto
 @testable import LarderS3
+import LarderTestSupport
 import Testing
 
 /// Signed aws-chunked bodies against AWS's published example ("Signature
@@ -7,7 +8,7 @@ import Testing
 /// Multiple Chunks": a 66560-byte object of `a`, 64 KiB chunks), then the
 /// decoder verifying such a body whatever pieces it arrives in, and
 /// refusing one spoiled anywhere.
-@Suite struct ChunkSignatureTests {
+@Suite(.blockingLane) struct ChunkSignatureTests {
     static let amzDate = "20130524T000000Z"
     static let scope = SignatureV4Tests.scope
     static let seed = "4f232c4386841ef735655705268965c44a0e4690baa4adea153f7db9fa80a0a9"

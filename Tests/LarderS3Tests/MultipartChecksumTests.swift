@@ -1,4 +1,5 @@
 import Foundation
+import LarderTestSupport
 import Testing
 @testable import LarderS3
 
@@ -6,7 +7,7 @@ import Testing
 /// algorithm and type, the composite digest (checked against one S3
 /// answered, quoted in floci-io/floci#3083), and the type kept in an
 /// object's attributes beside values written before it existed.
-@Suite struct MultipartChecksumTests {
+@Suite(.blockingLane) struct MultipartChecksumTests {
     @Test func createTakesS3sPairs() throws {
         #expect(try UploadChecksum.requested(algorithm: nil, type: nil) == nil)
         #expect(try UploadChecksum.requested(algorithm: "CRC32", type: nil) == UploadChecksum(algorithm: .crc32, type: .composite))

@@ -1,12 +1,13 @@
 import LarderHTTP
 @testable import LarderS3
+import LarderTestSupport
 import Testing
 
 /// Query-string SigV4 (presigned URLs): AWS's published example ("GET
 /// /test.txt", in "Authenticating Requests: Using Query Parameters") signed
 /// by the canonical-request code, then the authenticator's checks of its
 /// parameters and of its time window, on a parsed request head.
-@Suite struct PresignedURLTests {
+@Suite(.blockingLane) struct PresignedURLTests {
     static let accessKey = "AKIAIOSFODNN7EXAMPLE"
     static let query = "X-Amz-Algorithm=AWS4-HMAC-SHA256"
         + "&X-Amz-Credential=AKIAIOSFODNN7EXAMPLE%2F20130524%2Fus-east-1%2Fs3%2Faws4_request"

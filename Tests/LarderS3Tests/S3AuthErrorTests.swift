@@ -14,7 +14,7 @@ import Glibc
 /// server: each is S3's XML error, and a refused upload leaves the object
 /// as it was. Requests are signed here with `SignatureV4` (tested against
 /// AWS's examples), chunk signatures with HMAC from the spec.
-@Suite struct S3AuthErrorTests {
+@Suite(.blockingLane) struct S3AuthErrorTests {
     static let accessKey = "matrix-key"
     static let secret = "matrix-secret"
 

@@ -9,7 +9,7 @@ import Glibc
 /// `larder --s3-port` and the ways to give it keys, through the built
 /// binary: the default pair, the environment's pair, a credentials file,
 /// and the settings refused at start.
-@Suite struct S3FlagsTests {
+@Suite(.blockingLane) struct S3FlagsTests {
     /// The listener's port, from the `S3 listening on http://host:port` line.
     static func s3Port(in log: String) -> Int? {
         guard let range = log.range(of: "S3 listening on http://") else { return nil }

@@ -7,7 +7,7 @@ import Testing
 
 /// Requests a review found could crash the server or answer 500: each is
 /// refused with S3's error, and the server keeps serving.
-@Suite struct S3HostileInputTests {
+@Suite(.blockingLane) struct S3HostileInputTests {
     static func alive(_ port: Int) throws -> Bool {
         try S3AuthErrorTests.send(port, "GET", "/", S3AuthErrorTests.sign("GET", "/")).status == 200
     }

@@ -1,9 +1,10 @@
 @testable import LarderS3
+import LarderTestSupport
 import Testing
 
 /// S3 keys with segments Larder's key rules refuse map to one Larder key
 /// each and back (`S3KeyEscaping`); other keys are their own.
-@Suite struct S3KeyEscapingTests {
+@Suite(.blockingLane) struct S3KeyEscapingTests {
     static func escape(_ key: String) -> String { String(decoding: S3KeyEscaping.escape(Array(key.utf8)), as: UTF8.self) }
 
     @Test func specialSegmentsGetASpaceInFrontAndOthersStayAsTheyAre() {

@@ -9,7 +9,7 @@ import Glibc
 /// A multipart upload in progress is kept in the store (its record and
 /// parts are values), so it outlives the server: parts uploaded before a
 /// restart are listed after it, and the upload completes with them.
-@Suite struct S3MultipartRestartTests {
+@Suite(.blockingLane) struct S3MultipartRestartTests {
     /// The `larder` binary on `directory`, and its S3 port (from its log).
     static func start(_ directory: String) throws -> (ChildServer, Int) {
         let child = try ChildServer(dataDirectory: directory, arguments: ["--s3-port", "0", "--no-fsync", "--log-level", "notice"])

@@ -1,11 +1,12 @@
 import LarderHTTP
 @testable import LarderS3
+import LarderTestSupport
 import Testing
 
 /// The operation names the journal and `/metrics` show, for the requests
 /// SDKs send (method, path, query as boto3 sends them), and the access key
 /// a request claims, which picks the journal of a refused one.
-@Suite struct S3OperationNameTests {
+@Suite(.blockingLane) struct S3OperationNameTests {
     struct ParseFailed: Error {}
 
     static let cases: [(HTTPMethod, String, String?, Bool, String)] = [

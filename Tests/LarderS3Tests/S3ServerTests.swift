@@ -11,7 +11,7 @@ import Testing
 /// journal with their operation's name, fault rules acting on S3 requests
 /// by key prefix (S3's error codes, boto3's retries, the network faults),
 /// and `larder_s3_requests_total` on `/metrics`.
-@Suite struct S3ServerTests {
+@Suite(.blockingLane) struct S3ServerTests {
     /// The keys of boto3_server.py's `KEYS`.
     static let credentials = S3Credentials(
         keys: ["default-key": "default-secret", "w1-key": "w1-secret", "w2-key": "w2-secret"],

@@ -10,7 +10,7 @@ import Testing
 /// are accepted, and with none every S3 request is `403 InvalidAccessKeyId`
 /// (the start-up warning is checked on the real binary by
 /// `Tests/edges/edges_suite.py`).
-@Suite struct S3TokenTests {
+@Suite(.blockingLane) struct S3TokenTests {
     static func server(credentials: S3Credentials?, token: String? = "t0ken") throws -> (TestServer, Int) {
         let server = try TestServer {
             $0.token = token

@@ -7,7 +7,7 @@ import Testing
 /// aws-chunked bodies (signed by an implementation of AWS's spec in Python,
 /// independent of the server's) against a real server's S3 listener: each
 /// scenario of Tests/s3/sigv4_face.py on a fresh server.
-@Suite struct SigV4FaceTests {
+@Suite(.blockingLane) struct SigV4FaceTests {
     static let accessKey = "sigv4-access-key"
     static let secret = "sigv4-secret-key"
 

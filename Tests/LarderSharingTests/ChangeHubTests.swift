@@ -2,12 +2,13 @@ import Foundation
 import LarderSharing
 import LarderDiskStore
 import LarderStorage
+import LarderTestSupport
 import LarderValueFile
 import Testing
 
 /// The one change fan-out both faces use, on a real disk store: bounded
 /// buffers, replay by event id, prefixes, closing.
-@Suite struct ChangeHubTests {
+@Suite(.blockingLane) struct ChangeHubTests {
     /// Forty subscribers (inline and queued) all get every change in order;
     /// the one whose buffer holds three is let go with `.fellBehind` after
     /// three, and the writes did not wait for it.

@@ -2,12 +2,13 @@ import Foundation
 import LarderSharing
 import LarderDiskStore
 import LarderStorage
+import LarderTestSupport
 import LarderValueFile
 import Testing
 
 /// JSON append and merge patch as store updates, on a real disk store:
 /// the limits and errors both faces map, and what a refusal leaves.
-@Suite struct JSONUpdateUnitTests {
+@Suite(.blockingLane) struct JSONUpdateUnitTests {
     static func key(_ k: String) throws -> StoreKey { try StoreKey(k) }
 
     @Test func appendStartsAListCountsAndKeepsUnique() throws {

@@ -3,12 +3,13 @@ import Foundation
 import LarderSharing
 import LarderDiskStore
 import LarderStorage
+import LarderTestSupport
 import LarderValueFile
 import Testing
 
 /// The one key watch both faces use, on a real disk store: looks after
 /// each change, parked without a thread, ended by its owner or by a look.
-@Suite struct KeyWatchTests {
+@Suite(.blockingLane) struct KeyWatchTests {
     /// What a watch's looks saw: the value's text, or "absent".
     final class Looks: @unchecked Sendable {
         private let lock = NSLock()

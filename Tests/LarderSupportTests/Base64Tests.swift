@@ -4,7 +4,7 @@ import LarderTestSupport
 import Testing
 
 /// `Base64` against Foundation's, in pieces cut anywhere.
-@Suite struct Base64Tests {
+@Suite(.blockingLane) struct Base64Tests {
     @Test func encodesAsFoundationDoesInPiecesOfThreeBytes() {
         for count in [0, 1, 2, 3, 4, 5, 47, 48, 49, 1000] {
             let bytes = Bytes.random(count: count, seed: UInt64(count + 1))

@@ -1,9 +1,10 @@
 import Foundation
 @testable import LarderValueFile
+import LarderTestSupport
 import Testing
 
 /// The sampling rule on its own, with the measures it rests on.
-@Suite struct CompressionModeTests {
+@Suite(.blockingLane) struct CompressionModeTests {
     static func choose(_ bytes: [UInt8]) -> CompressionMode { bytes.withUnsafeBytes { CompressionMode.choose(sample: $0) } }
 
     static func random(_ count: Int) -> [UInt8] {
@@ -40,7 +41,7 @@ import Testing
 /// window, 4,096-entry hash): it must compress within 5 % of the full-size
 /// stream and inflate with any gzip reader (a smaller window only limits
 /// distances).
-@Suite struct SmallDeflaterTests {
+@Suite(.blockingLane) struct SmallDeflaterTests {
     static func deflate(_ value: [UInt8], small: Bool) throws -> [UInt8] {
         let d = try Deflater(level: 1, small: small)
         var out = [UInt8](repeating: 0, count: value.count + 1024)

@@ -7,7 +7,7 @@ import Testing
 import Glibc
 #endif
 
-@Suite struct GzipMemberHeaderUnitTests {
+@Suite(.blockingLane) struct GzipMemberHeaderUnitTests {
     @Test func parsesClientHeaders() throws {
         let plain = StoreTestSupport.gzip(Array("x".utf8))
         #expect(try GzipMemberHeader.parse(plain) == .complete(length: 10))

@@ -1,12 +1,13 @@
 import CZlib
 import Foundation
 @testable import LarderValueFile
+import LarderTestSupport
 import Testing
 #if canImport(Glibc)
 import Glibc
 #endif
 
-@Suite struct StoreKeyUnitTests {
+@Suite(.blockingLane) struct StoreKeyUnitTests {
     @Test func validKeys() throws {
         for key in ["a", "a/b", "a/b/c", "...", ".a", "a.", "café/ü", String(repeating: "x", count: 255),
                     [String](repeating: String(repeating: "y", count: 255), count: 4).joined(separator: "/")] {

@@ -7,7 +7,7 @@ import Testing
 /// `StoreReply`, the one shape of a store's answer: given now it is handed
 /// over inline, on the caller's thread; given later it is handed over once,
 /// on the thread that fulfils it, to whichever form the caller used.
-@Suite struct StoreReplyTests {
+@Suite(.blockingLane) struct StoreReplyTests {
     struct Failed: Error, Equatable { let why: String }
 
     /// A reply fulfilled from another thread after `delay` milliseconds.

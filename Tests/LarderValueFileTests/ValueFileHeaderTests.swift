@@ -7,7 +7,7 @@ import Testing
 import Glibc
 #endif
 
-@Suite struct ValueFileHeaderUnitTests {
+@Suite(.blockingLane) struct ValueFileHeaderUnitTests {
     static func parse(_ bytes: [UInt8]) throws -> ValueFileHeader.Parse {
         try bytes.withUnsafeBytes { try ValueFileHeader.parse($0, path: "test") }
     }

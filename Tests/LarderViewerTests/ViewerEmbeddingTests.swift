@@ -7,7 +7,7 @@ import Testing
 /// The viewer is built into the binary (the EmbedViewer plugin): the copy
 /// matches `Public/` byte for byte, a binary copied alone elsewhere serves
 /// it, and `--public-dir` still overrides it.
-@Suite struct ViewerEmbeddingTests {
+@Suite(.blockingLane) struct ViewerEmbeddingTests {
     /// Every file under Public/ (hidden ones aside), relative, sorted.
     static func publicFiles() -> [String] {
         let root = Repository.path("Public")

@@ -6,7 +6,7 @@ import Testing
 /// How the viewer's files are served: `/` and `/viewer/...` from the copy
 /// built into the binary, with a strong ETag, `Cache-Control: no-cache`,
 /// 304 on revalidation, and nothing outside the viewer's files.
-@Suite struct ViewerTests {
+@Suite(.blockingLane) struct ViewerTests {
     @Test func rootServesTheViewerAndNothingOutsidePublic() throws {
         let server = try TestServer()
         defer { server.stop() }

@@ -7,7 +7,7 @@ import Glibc
 #endif
 
 /// The `larder` executable's flags, environment variables and log lines.
-@Suite struct CommandLineTests {
+@Suite(.blockingLane) struct CommandLineTests {
     @Test func helpDocumentsEveryFlagAndItsEnvironmentVariable() throws {
         let (status, output, _) = try StoreTestSupport.run(ChildServer.binaryPath, ["--help"])
         #expect(status == 0)

@@ -7,7 +7,7 @@ import Glibc
 
 /// `larder healthcheck`: what the Docker image's HEALTHCHECK runs (the
 /// runtime image has no curl). Exit 0 only for a 200 from /healthz.
-@Suite struct HealthcheckCommandTests {
+@Suite(.blockingLane) struct HealthcheckCommandTests {
     static func healthcheck(_ arguments: [String], environment: [String: String] = [:]) throws -> (status: Int32, output: String, error: String) {
         // `env -i` so that the test process's own LARDER_* variables cannot leak in.
         let assignments = environment.map { "\($0.key)=\($0.value)" }.sorted()

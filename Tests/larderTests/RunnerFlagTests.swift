@@ -8,7 +8,7 @@ import Glibc
 
 /// What a test harness needs from the binary: `--ephemeral` data that is
 /// gone after the run, and the server's URL as the first line on stdout.
-@Suite struct RunnerFlagTests {
+@Suite(.blockingLane) struct RunnerFlagTests {
     /// A port nobody listens on right now.
     static func freePort() throws -> Int {
         let listener = try Listener()

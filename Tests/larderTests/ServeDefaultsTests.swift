@@ -12,7 +12,7 @@ import LarderTestSupport
 /// Every option's default is written once, on the configuration types:
 /// `larder serve --help` shows those values, and the types that share a
 /// setting agree on it.
-@Suite struct ServeDefaultsTests {
+@Suite(.blockingLane) struct ServeDefaultsTests {
     /// The `(default: …)` of each flag in `larder serve --help`.
     static func helpDefaults() throws -> [String: String] {
         let (status, output, _) = try StoreTestSupport.run(ChildServer.binaryPath, ["serve", "--help"])

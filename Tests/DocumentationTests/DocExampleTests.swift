@@ -148,13 +148,13 @@ import Glibc
         let (process, out) = try Self.start(try DocExample.block("docs/sharing.md", "example: watch"), port: server.port)
         defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
         for value in ["v1", "v2"] {
-            #expect(Poll.holds(within: 5) { server.server.watcherCount == 1 }, "the loop is waiting")
+            #expect(Poll.holds(within: Poll.patience) { server.server.watcherCount == 1 }, "the loop is waiting")
             #expect(try client.put("config", value).status < 300)
-            #expect(Poll.holds(within: 5) { server.server.watcherCount == 0 })
+            #expect(Poll.holds(within: Poll.patience) { server.server.watcherCount == 0 })
         }
-        #expect(Poll.holds(within: 5) { server.server.watcherCount == 1 })
+        #expect(Poll.holds(within: Poll.patience) { server.server.watcherCount == 1 })
         #expect(try client.delete("config").status == 204)
-        #expect(Poll.holds(within: 5) { !process.isRunning }, "the loop ends when the key is deleted")
+        #expect(Poll.holds(within: Poll.patience) { !process.isRunning }, "the loop ends when the key is deleted")
         let output = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         #expect(output == "config is now v1\nconfig is now v2\nconfig is gone (404)\n")
     }
@@ -166,7 +166,7 @@ import Glibc
         // One command: exec'd, so stopping the process stops curl itself.
         let (process, out) = try Self.start("exec " + (try DocExample.block("docs/sharing.md", "example: events")), port: server.port)
         defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
-        #expect(Poll.holds(within: 5) { server.server.eventStreamCount == 1 })
+        #expect(Poll.holds(within: Poll.patience) { server.server.eventStreamCount == 1 })
         let created = try client.send("POST", "/store/jobs/", body: Array("resize img-7".utf8))
         #expect(created.status == 201)
         try client.put("other/x", "not under jobs/")

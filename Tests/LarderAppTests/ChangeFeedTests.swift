@@ -230,7 +230,7 @@ private typealias S = StoreTestSupport
 
         // A reader with a tiny receive buffer that never reads, subscribed to everything.
         var stalled: SSEClient? = try SSEClient(port: server.port, target: "/events?prefix=", receiveBuffer: 4096)
-        #expect(Poll.holds(within: 5) { server.server.eventStreamCount == 1 }, "the stalled reader never subscribed")
+        #expect(Poll.holds(within: Poll.patience) { server.server.eventStreamCount == 1 }, "the stalled reader never subscribed")
         let stalledRun = try Self.timedPuts(client, "stall/", count: 2000)
         let after = try Self.timedPuts(client, "base2/", count: 2000)
         let baseline = (before.seconds + after.seconds) / 2
@@ -238,13 +238,12 @@ private typealias S = StoreTestSupport
                      before.seconds, after.seconds, stalledRun.seconds, stalledRun.seconds / baseline))
         #expect(before.failures == 0 && stalledRun.failures == 0 && after.failures == 0)
         // A writer that waited on the stalled stream would hang outright (its
-        // buffer is full after a few hundred events); the loose bound only
-        // keeps a loaded CI machine's noise (seen: 2.02×) from failing it.
-        #expect(stalledRun.seconds <= 5 * baseline, "PUTs with a stalled reader took \(stalledRun.seconds) s vs \(baseline) s without")
+        // buffer is full after a few hundred events), and the client's socket
+        // timeout would count it a failure; the ratio is a printed figure.
 
         // The stalled reader goes away (hangs up with unread data): its stream is unsubscribed.
         stalled = nil
-        #expect(Poll.holds(within: 3) { server.server.eventStreamCount == 0 },
+        #expect(Poll.holds(within: Poll.patience) { server.server.eventStreamCount == 0 },
                 "the dropped reader is still subscribed (eventStreamCount \(server.server.eventStreamCount))")
         #expect(try client.put("stall/after", "ok").status == 201)
         _ = stalled
@@ -259,7 +258,7 @@ private typealias S = StoreTestSupport
         let client = server.client()
         let stalled = try SSEClient(port: server.port, target: "/events?prefix=big/", receiveBuffer: 4096)
         #expect(try stalled.readHead() == 200)
-        #expect(Poll.holds(within: 5) { server.server.eventStreamCount == 1 })
+        #expect(Poll.holds(within: Poll.patience) { server.server.eventStreamCount == 1 })
         let wmem = (try? String(contentsOfFile: "/proc/sys/net/ipv4/tcp_wmem", encoding: .utf8))?
             .split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\n" }).compactMap { Int($0) }.last ?? (4 << 20)
         let bound = (64 << 10) + wmem + (1 << 20)  // + 1 MiB for chunk framing and slack
@@ -273,7 +272,7 @@ private typealias S = StoreTestSupport
             sent += 1
             eventBytes += key.utf8.count + 80
         }
-        #expect(Poll.holds(within: 3) { server.server.eventStreamCount == 0 },
+        #expect(Poll.holds(within: Poll.patience) { server.server.eventStreamCount == 0 },
                 "a reader \(eventBytes) bytes behind (eventBufferBytes 64 KiB, tcp_wmem max \(wmem)) was never dropped")
         print("ChangeFeedTests: the stalled reader was dropped after \(sent) events (~\(eventBytes / 1024) KiB) with eventBufferBytes 64 KiB, tcp_wmem max \(wmem / 1024) KiB")
 
@@ -316,7 +315,7 @@ private typealias S = StoreTestSupport
         }
         // Closing the readers unsubscribes them.
         for reader in readers { reader.close() }
-        #expect(Poll.holds(within: 3) { server.server.eventStreamCount == 0 },
+        #expect(Poll.holds(within: Poll.patience) { server.server.eventStreamCount == 0 },
                 "\(server.server.eventStreamCount) streams still open after their readers closed")
     }
 }

@@ -309,33 +309,33 @@ private typealias S = StoreTestSupport
     }
 
     /// Delays park requests: many delayed requests wait side by side, and
-    /// a request that is not delayed is answered at once meanwhile.
+    /// a request that is not delayed is answered at once meanwhile: while
+    /// every delayed one is still parked. (Each bound below is half of what
+    /// the requests would take one after another, the failure it tells apart.)
     @Test func delaysDoNotBlockOtherClients() throws {
+        let delay = 5.0
         let server = try Self.faultServer()
-        try Self.setRules(server.client(), #"[{"prefix":"slow/","delayMs":1000}]"#)
-        let connections = try (0..<50).map { _ in try server.connection(timeout: 10) }
+        try Self.setRules(server.client(), #"[{"prefix":"slow/","delayMs":\#(Int(delay * 1000))}]"#)
+        let connections = try (0..<50).map { _ in try server.connection(timeout: 60) }
         let start = DispatchTime.now().uptimeNanoseconds
         for (i, c) in connections.enumerated() { try c.send("GET /store/slow/\(i) HTTP/1.1\r\nHost: x\r\n\r\n") }
-        let quick = try Self.seconds {
-            Self.expectUntouched(try server.client().put("fast/k", "v"), 201)
-            Self.expectUntouched(try server.client().get("fast/k"), 200)
-        }
-        // Blocked, they would take the delay (1 s) at least; a loaded CI
-        // machine took 0.55 s for the two on the PostgreSQL store.
-        #expect(quick < 0.9, "an undelayed PUT and GET took \(quick) s while 50 requests were delayed")
+        Self.expectUntouched(try server.client().put("fast/k", "v"), 201)
+        Self.expectUntouched(try server.client().get("fast/k"), 200)
+        let parked = connections.filter { ProtocolWire.staysOpen($0, for: 0) }.count
+        #expect(parked == connections.count, "only \(parked) of 50 delayed requests were still parked when the undelayed PUT and GET were answered")
         for c in connections {
             let response = try c.readResponse()
             #expect(response.status == 404)
             #expect(response.header("Larder-Fault") == "rule-1")
         }
         let total = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
-        #expect(total >= 1 && total < 2.5, "50 requests delayed 1 s in parallel took \(total) s")
+        #expect(total >= delay && total < 25 * delay, "50 requests delayed \(delay) s in parallel took \(total) s")
         // The connections go on: a second request on each is delayed again, together.
         let again = try Self.seconds {
             for c in connections.prefix(10) { try c.send("GET /store/slow/x HTTP/1.1\r\nHost: x\r\n\r\n") }
             for c in connections.prefix(10) { #expect(try c.readResponse().status == 404) }
         }
-        #expect(again >= 1 && again < 2.5, "\(again) s")
+        #expect(again >= delay && again < 5 * delay, "10 delayed requests took \(again) s")
     }
 
     /// A client that hangs up during a delay: the held answer is dropped, the
@@ -369,7 +369,7 @@ private typealias S = StoreTestSupport
         while (try Self.rules(server.client()).first?["fired"] as? Int ?? 0) < 5 && Date() < deadline { usleep(10_000) }
         let stop = Self.seconds { server.stop() }
         #expect(stop < 1, "shutdown took \(stop) s with 5 delayed requests")
-        for c in connections { #expect(ProtocolWire.closedByServer(c, within: 1)) }
+        for c in connections { #expect(ProtocolWire.closedByServer(c)) }
     }
 
     // MARK: - The /faults endpoint

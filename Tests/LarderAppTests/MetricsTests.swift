@@ -216,7 +216,7 @@ private typealias S = StoreTestSupport
         let latency = "larder_http_request_duration_seconds_bucket"
         #expect(delta(latency, ["method": "GET", "le": "2.5"]) - delta(latency, ["method": "GET", "le": "1"]) == 1)
         #expect(after.value("larder_watchers") == 0)
-        let gone = Poll.holds(within: 5) { (try? Self.scrape(port).scrape.value("larder_event_streams")) == 0 }
+        let gone = Poll.holds(within: Poll.patience) { (try? Self.scrape(port).scrape.value("larder_event_streams")) == 0 }
         #expect(gone, "the closed event stream is still counted")
     }
 }

@@ -268,16 +268,18 @@ private typealias S = StoreTestSupport
     }
 
     /// Paced transfers wait on the connection's timer: others are served
-    /// meanwhile at full speed.
+    /// meanwhile. The eight paced answers take over two minutes each (8 KiB
+    /// at 64 B/s); had they held the server's threads, the plain requests
+    /// would have waited for them past the client's 30 s socket timeout.
     @Test func aPacedTransferDoesNotSlowOthers() throws {
         let server = try Self.faultServer()
         let client = server.client()
         #expect(try client.put("s/k", Bytes.random(count: 8192, seed: 6)).status == 201)
-        try FaultTests.setRules(client, #"[{"prefix":"s/","methods":["GET"],"bytesPerSecond":1024}]"#)
+        try FaultTests.setRules(client, #"[{"prefix":"s/","methods":["GET"],"bytesPerSecond":64}]"#)
         let slow = try (0..<8).map { _ in try HTTPClientConnection(port: server.port, timeout: 30) }
         for c in slow { try c.send(Self.request("GET", "/store/s/k")) }
         let quick = try Self.seconds { for _ in 0..<20 { FaultTests.expectUntouched(try client.get("fast"), 404) } }
-        #expect(quick < 2, "20 plain requests took \(quick) s beside 8 paced ones")
+        print("NetworkFaultTests: 20 plain requests in \(String(format: "%.3f", quick)) s beside 8 paced ones")
         for c in slow { c.close() }
     }
 

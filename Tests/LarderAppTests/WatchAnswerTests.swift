@@ -27,7 +27,7 @@ import Glibc
 
         let watcher = try server.connection(timeout: 10)
         let sent = Date()
-        try watcher.send(WatchTests.watchRequest("/store/stale?wait=5", etag: etag))
+        try watcher.send(WatchTests.watchRequest("/store/stale?wait=300", etag: etag))
         #expect(WatchTests.waitForWatchers(server, 1), "the watch never registered")
         usleep(UInt32(max(0, 2.6 - Date().timeIntervalSince(sent)) * 1e6))
         // A fresh connection: the first one has been idle longer than the timeout.
@@ -38,7 +38,9 @@ import Glibc
         #expect(answer.text == "2")
         #expect(answer.header("Connection")?.lowercased() != "close")
         let elapsed = Date().timeIntervalSince(sent)
-        #expect(elapsed > 2.4 && elapsed < 4.5, "the watch was answered after \(elapsed) s, not by the PUT at ~2.6 s")
+        // Answered by the PUT (the value, not a 304 at a deadline), after the
+        // connection had been silent longer than the idle timeout.
+        #expect(elapsed > 2.4, "the watch was answered after \(elapsed) s, before the PUT at ~2.6 s")
 
         usleep(200_000)
         let next: ClientResponse
@@ -110,8 +112,8 @@ import Glibc
         }
         writer.close()
         // The last watch ends (`KeyWatch.end`) just after its answer went out.
-        #expect(Poll.holds(within: 2) { server.server.watcherCount == 0 }, "\(server.server.watcherCount) watchers left")
-        #expect(Poll.holds(within: 2) { server.server.http.connectionCount == 0 },
+        #expect(Poll.holds(within: Poll.patience) { server.server.watcherCount == 0 }, "\(server.server.watcherCount) watchers left")
+        #expect(Poll.holds(within: Poll.patience) { server.server.http.connectionCount == 0 },
                 "\(server.server.http.connectionCount) connections still open 2 s after every client closed")
     }
 

@@ -15,7 +15,7 @@ private typealias S = StoreTestSupport
     static func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
 
     /// Polls until `server.watcherCount == count`; false after `seconds`.
-    static func waitForWatchers(_ server: TestServer, _ count: Int, within seconds: Double = 5) -> Bool {
+    static func waitForWatchers(_ server: TestServer, _ count: Int, within seconds: Double = Poll.patience) -> Bool {
         Poll.holds(within: seconds, every: 0.001) { server.server.watcherCount == count }
     }
 
@@ -49,7 +49,7 @@ private typealias S = StoreTestSupport
         var etag = try #require(try client.put("w/key", "v0").header("ETag"))
         var latencies: [Double] = []
         for round in 1...5 {
-            let watcher = Self.watch(server.port, "/store/w/key?wait=10", etag: etag)
+            let watcher = Self.watch(server.port, "/store/w/key?wait=300", etag: etag)
             #expect(Self.waitForWatchers(server, 1), "round \(round): the watch never registered")
             // The watcher is parked: nothing answered yet.
             usleep(20_000)
@@ -64,15 +64,13 @@ private typealias S = StoreTestSupport
             #expect(response.header("ETag") == newTag)
             latencies.append(Double(Int64(bitPattern: watchAnswered &- putAnswered)) / 1e6)
             etag = newTag
-            #expect(Self.waitForWatchers(server, 0, within: 2))
+            #expect(Self.waitForWatchers(server, 0))
         }
         let median = latencies.sorted()[2]
         print("WatchTests: wake-up latency (watcher answer minus PUT answer), ms: \(latencies.map { String(format: "%.2f", $0) }) median \(String(format: "%.2f", median))")
-        // What is checked is that the PUT wakes the watch: an answer at the
-        // 10 s deadline, or from a poll on a timer, would be far later. The
-        // figure is printed; a tight bound is a benchmark's job (a full run
-        // on two loaded cores once measured a 91 ms median against 50).
-        #expect(median < 1000, "median wake-up latency \(median) ms")
+        // What is checked is that the PUT wakes the watch, with the new
+        // value: nothing else would answer a wait=300 before the watcher's
+        // 20 s socket timeout. The latency is a printed figure, not a bound.
     }
 
     @Test func timesOutWith304AndTheETag() throws {
@@ -88,7 +86,7 @@ private typealias S = StoreTestSupport
         #expect(timedOut.status == 304, "\(timedOut.status) \(timedOut.text)")
         #expect(timedOut.header("ETag") == etag)
         #expect(timedOut.body.isEmpty)
-        #expect(elapsed >= 0.9 && elapsed <= 3, "wait=1 answered after \(elapsed) s")
+        #expect(elapsed >= 0.9, "wait=1 answered after \(elapsed) s, before its deadline")
         #expect(server.server.watcherCount == 0, "the timed-out watcher is still registered")
         // The connection is still good for the next request.
         #expect(try connection.request("GET", "/store/w/idle").text == "same")
@@ -106,30 +104,29 @@ private typealias S = StoreTestSupport
         let start = Date()
         let second = Result { try connection.request("GET", "/store/w/again?wait=1", headers: [("If-None-Match", etag)]) }
         let elapsed = Date().timeIntervalSince(start)
+        // (Had the server not answered it, the 3.5 s socket timeout would have ended it.)
         #expect((try? second.get())?.status == 304,
                 "a second wait=1 on the connection after a timed-out watch: \(second) after \(elapsed) s")
-        #expect(elapsed <= 3, "the second wait=1 took \(elapsed) s")
 
         // The idle timeout (2 s) still applies after a timed-out watch.
         let idle = try server.connection(timeout: 5)
         #expect(try idle.request("GET", "/store/w/again?wait=1", headers: [("If-None-Match", etag)]).status == 304)
-        #expect(ProtocolWire.closedByServer(idle, within: 4.5), "an idle connection was not closed 4.5 s after its watch timed out (idle timeout 2 s)")
+        #expect(ProtocolWire.closedByServer(idle), "an idle connection was not closed after its watch timed out (idle timeout 2 s)")
         // Control: the idle timeout closes a connection whose last request was a plain GET.
         let control = try server.connection(timeout: 5)
         #expect(try control.request("GET", "/store/w/again").status == 200)
-        #expect(ProtocolWire.closedByServer(control, within: 4.5), "the idle timeout does not work at all")
+        #expect(ProtocolWire.closedByServer(control), "the idle timeout does not work at all")
     }
 
     @Test func aDeleteWakesTheWatcherWith404() throws {
         let server = try TestServer()
         let client = server.client()
         let etag = try #require(try client.put("w/doomed", "here").header("ETag"))
-        let watcher = Self.watch(server.port, "/store/w/doomed?wait=10", etag: etag)
+        // wait=300: only the DELETE can answer it before the watcher's 20 s socket timeout.
+        let watcher = Self.watch(server.port, "/store/w/doomed?wait=300", etag: etag)
         #expect(Self.waitForWatchers(server, 1))
-        let start = Date()
         #expect(try client.delete("w/doomed").status == 204)
-        let (response, _) = try watcher.wait(10)
-        #expect(Date().timeIntervalSince(start) < 1, "the DELETE did not wake the watcher at once")
+        let (response, _) = try watcher.wait(Poll.patience)
         S.expectError(response, status: 404, code: "not_found")
     }
 
@@ -137,20 +134,18 @@ private typealias S = StoreTestSupport
         let server = try TestServer()
         let client = server.client()
         #expect(try client.put("w/k", "current").status == 201)
-        let start = Date()
-        let response = try client.send("GET", "/store/w/k?wait=10", headers: [("If-None-Match", "\"not-the-tag\"")])
-        #expect(Date().timeIntervalSince(start) < 0.5, "a stale-etag watch waited")
+        // wait=300: a watch that waited would meet the client's 30 s socket timeout instead.
+        let response = try client.send("GET", "/store/w/k?wait=300", headers: [("If-None-Match", "\"not-the-tag\"")])
         #expect(response.status == 200)
         #expect(response.text == "current")
         // A store whose reads are round trips (PostgreSQL) answers from its
         // executor, and the watch is ended there just after: soon, not
         // necessarily before the answer reaches the client.
-        #expect(Self.waitForWatchers(server, 0, within: 3), "a watch that answered is still registered")
+        #expect(Self.waitForWatchers(server, 0), "a watch that answered is still registered")
         // wait=0 with a matching tag: the plain conditional answer, at once.
         let tag = try #require(response.header("ETag"))
         let zero = try client.send("GET", "/store/w/k?wait=0", headers: [("If-None-Match", tag)])
         #expect(zero.status == 304)
-        #expect(Date().timeIntervalSince(start) < 0.8)
     }
 
     @Test func anAbsentKeyIsAwaitedUntilCreatedOr404AtTheDeadline() throws {
@@ -171,11 +166,10 @@ private typealias S = StoreTestSupport
         let never = try client.send("GET", "/store/w/never?wait=1")
         let elapsed = Date().timeIntervalSince(start)
         S.expectError(never, status: 404, code: "not_found")
-        #expect(elapsed >= 0.9 && elapsed <= 3, "404 after \(elapsed) s")
-        // An existing key without If-None-Match answers at once.
-        let existingStart = Date()
-        #expect(try client.send("GET", "/store/w/later?wait=10").text == "born")
-        #expect(Date().timeIntervalSince(existingStart) < 0.5)
+        #expect(elapsed >= 0.9, "404 after \(elapsed) s, before the deadline")
+        // An existing key without If-None-Match answers at once: were it
+        // held for its wait=300, the client's socket timeout would end the read.
+        #expect(try client.send("GET", "/store/w/later?wait=300").text == "born")
     }
 
     @Test func waitIsCappedNotRejected() throws {
@@ -232,7 +226,7 @@ private typealias S = StoreTestSupport
         print("WatchTests: 1000 watchers woken and read in \(String(format: "%.3f", elapsed)) s")
         #expect(wrong.isEmpty, "\(wrong.count) watchers: \(wrong.prefix(5))")
         // (Each watch ends just after its answer: see aNonMatchingETagAnswersAtOnce.)
-        #expect(Self.waitForWatchers(server, 0, within: 5), "watchers left after answering: \(server.server.watcherCount)")
+        #expect(Self.waitForWatchers(server, 0), "watchers left after answering: \(server.server.watcherCount)")
         // Every connection is still usable afterwards.
         #expect(try connections[500].request("GET", "/store/w/many").text == "after")
     }
@@ -249,7 +243,7 @@ private typealias S = StoreTestSupport
         }
         #expect(Self.waitForWatchers(server, 3))
         connections = nil  // closes all three sockets
-        #expect(Self.waitForWatchers(server, 0, within: 3), "watchers left after their clients hung up: \(server.server.watcherCount)")
+        #expect(Self.waitForWatchers(server, 0), "watchers left after their clients hung up: \(server.server.watcherCount)")
 
         // The server keeps serving, writes to the key work, and a new watch works.
         #expect(try client.get("w/hangup").text == "x")

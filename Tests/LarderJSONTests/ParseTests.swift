@@ -71,16 +71,15 @@ struct ParseTests {
         #expect(parseError(Array("1".utf8), maxDepth: 0) == nil)
     }
 
-    @Test func hundredThousandNestedArraysThrowTooDeepQuickly() {
+    /// The parser stops at the depth limit (offset 512), not after walking
+    /// (or recursing through) all 100,000 levels.
+    @Test func hundredThousandNestedArraysThrowTooDeepAtTheLimit() {
         let bytes = [UInt8](repeating: UInt8(ascii: "["), count: 100_000)
-        let clock = ContinuousClock()
-        var error: JSONParseError?
-        let elapsed = clock.measure { error = parseError(bytes) }
+        let error = parseError(bytes)
         #expect(error?.kind == .tooDeep)
         #expect(error?.isTooDeep == true)
         #expect(error?.offset == 512)
         #expect(error?.message.contains("offset 512") == true)
-        #expect(elapsed < .seconds(1))
     }
 
     @Test func deepObjectsThrowTooDeep() {

@@ -6,6 +6,12 @@ import Glibc
 /// Waiting for something another process or thread will make true: the
 /// one polling loop of the tests, in the three shapes they need.
 public enum Poll {
+    /// How long a test waits for what must happen before it calls it a
+    /// failure: long, so that only a hang fails a test, never a slow or
+    /// loaded machine. (A test asserts behaviour, never a wall-clock bound;
+    /// how fast something happens is a figure for `Benchmarks/`.)
+    public static let patience: Double = 60
+
     public struct TimedOut: Error, CustomStringConvertible {
         public let what: String
         public var description: String { "timed out waiting for \(what)" }
@@ -32,13 +38,13 @@ public enum Poll {
 
     /// Polls `condition` every 20 ms until it holds; throws `TimedOut`
     /// (naming `what`) after `timeout` seconds.
-    public static func until(_ timeout: Double = 30, _ what: String, _ condition: () throws -> Bool) throws {
+    public static func until(_ timeout: Double = patience, _ what: String, _ condition: () throws -> Bool) throws {
         guard try holds(within: timeout, every: 0.02, condition) else { throw TimedOut(what: what) }
     }
 
     /// The same from async code: sleeps between polls instead of blocking
     /// one of Swift Testing's cooperative threads.
-    public static func until(_ what: String, within seconds: Double = 60, every interval: Duration = .milliseconds(2),
+    public static func until(_ what: String, within seconds: Double = patience, every interval: Duration = .milliseconds(2),
                              _ condition: () -> Bool) async throws {
         let deadline = Date().addingTimeInterval(seconds)
         while !condition() {

@@ -12,7 +12,7 @@ public enum ProtocolWire {
     /// closed (FIN or RST) with nothing more to read. Reads and drops any
     /// data that still arrives. Works on the raw fd, so only call it after
     /// every expected response has been read with `readResponse`.
-    public static func closedByServer(_ connection: HTTPClientConnection, within seconds: Double = 3) -> Bool {
+    public static func closedByServer(_ connection: HTTPClientConnection, within seconds: Double = Poll.patience) -> Bool {
         let deadline = Date().addingTimeInterval(seconds)
         var scratch = [UInt8](repeating: 0, count: 4096)
         while true {

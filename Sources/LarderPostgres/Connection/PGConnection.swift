@@ -24,19 +24,19 @@ import Glibc
 /// and a wake-up of the loop, so that halves the cost of a write.
 final class PGConnection: PGSocketHandler, @unchecked Sendable {
     /// The pool's loop: the connection's state is touched on its thread only.
-    private let loop: PGEventLoop
-    private var pg: OpaquePointer?
+    let loop: PGEventLoop
+    var pg: OpaquePointer?
     /// The socket while the loop watches it.
-    private var registered: Int32?
-    private var writeActive = false
-    private var command: Command?
-    private var brokenReason: String?
+    var registered: Int32?
+    var writeActive = false
+    var command: Command?
+    var brokenReason: String?
     /// Broken because the database went silent (a timeout, not a closed
     /// connection): it may be unreachable, so trying again at once would
     /// only double the wait. Set once, on the loop.
     private var wentSilentState = false
     /// Told of every `NOTIFY` on a channel this connection listens to.
-    private var notificationHandler: (@Sendable (_ channel: String, _ payload: String) -> Void)?
+    var notificationHandler: (@Sendable (_ channel: String, _ payload: String) -> Void)?
     /// Told once when the connection breaks (server gone, socket error).
     private var breakHandler: (@Sendable (String) -> Void)?
     /// Longest a query may go without receiving a byte before the
@@ -53,7 +53,7 @@ final class PGConnection: PGSocketHandler, @unchecked Sendable {
         var parameters: [PGValue] = []
     }
 
-    private final class Command {
+    final class Command {
         let continuation: CheckedContinuation<[PGResult], Error>
         let onRow: (@Sendable (PGRow) throws -> Void)?
         let steps: [Statement]
@@ -98,15 +98,15 @@ final class PGConnection: PGSocketHandler, @unchecked Sendable {
     private(set) var commitSent = false
     /// Whether the last statement left the connection inside a transaction
     /// (libpq's `PQtransactionStatus`). On the loop.
-    private var inTransactionState = false
+    var inTransactionState = false
     /// Statements prepared on this connection, by text: each is parsed and
     /// planned once per connection, not once per request.
-    private var prepared: [String: String] = [:]
+    var prepared: [String: String] = [:]
     /// Names statements `s0`, `s1`, … never twice on a connection, even
     /// when a `Prepare` whose pipeline failed is not recorded.
     private var statementsNamed = 0
 
-    private func nextStatementName() -> String {
+    func nextStatementName() -> String {
         defer { statementsNamed += 1 }
         return "s\(statementsNamed)"
     }
@@ -116,7 +116,7 @@ final class PGConnection: PGSocketHandler, @unchecked Sendable {
     /// concurrently, so it needs no guard.
     private var searchPath: String?
 
-    private init(pg: OpaquePointer, commandTimeout: Double, loop: PGEventLoop) {
+    init(pg: OpaquePointer, commandTimeout: Double, loop: PGEventLoop) {
         self.pg = pg
         self.loop = loop
         self.commandTimeout = commandTimeout
@@ -144,24 +144,9 @@ final class PGConnection: PGSocketHandler, @unchecked Sendable {
     }
 
     /// On the loop: the statement in flight may stay silent `seconds` from now.
-    private func setDeadline(_ seconds: Double) {
+    func setDeadline(_ seconds: Double) {
         // At most a day: a larger allowance is no limit in practice, and Int64 must not trap.
         deadline.nanos.store(seconds > 0 ? Clock.monotonicNanos() + Int64(min(seconds, 86_400) * 1e9) : 0, ordering: .relaxed)
-    }
-
-    /// Opens a connection. libpq's connect handshake (a few round trips) is
-    /// polled with `poll(2)` on a pool thread, with `timeout` overall; once
-    /// connected, everything runs on `loop`.
-    static func connect(conninfo: String, timeout: Double, commandTimeout: Double, loop: PGEventLoop) async throws -> PGConnection {
-        let connection = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<PGConnection, Error>) in
-            PostgresExecutor.runBlocking {
-                let made = Result { try connectBlocking(conninfo: conninfo, timeout: timeout, commandTimeout: commandTimeout, loop: loop) }
-                handOff.withLock {}
-                continuation.resume(with: made)
-            }
-        }
-        handOff.withLock {}
-        return connection
     }
 
     /// Orders the connection's making (on the connecting thread) before its
@@ -169,49 +154,7 @@ final class PGConnection: PGSocketHandler, @unchecked Sendable {
     /// continuation's own hand-off happens inside the concurrency runtime,
     /// which it does not instrument, and it once reported the first
     /// query's read of a field written by `init` as a race.
-    private static let handOff = Lock()
-
-    private static func connectBlocking(conninfo: String, timeout: Double, commandTimeout: Double, loop: PGEventLoop) throws -> PGConnection {
-        guard let pg = PQconnectStart(conninfo) else { throw PGError.connection("out of memory starting a connection") }
-        let deadline = Clock.nowNanos() + Int64(timeout * 1e9)
-        var status = PGRES_POLLING_WRITING
-        while true {
-            if PQstatus(pg) == CONNECTION_BAD {
-                let message = errorMessage(pg)
-                PQfinish(pg)
-                throw PGError.connection(message)
-            }
-            if status == PGRES_POLLING_OK { break }
-            if status == PGRES_POLLING_FAILED {
-                let message = errorMessage(pg)
-                PQfinish(pg)
-                throw PGError.connection(message)
-            }
-            var fds = pollfd(fd: PQsocket(pg), events: Int16(status == PGRES_POLLING_READING ? POLLIN : POLLOUT), revents: 0)
-            let left = Int32(max(0, (deadline - Clock.nowNanos()) / 1_000_000))
-            if left == 0 || poll(&fds, 1, left) == 0 {
-                PQfinish(pg)
-                throw PGError.connection("no answer from the database within \(timeout) s")
-            }
-            status = PQconnectPoll(pg)
-        }
-        // Server notices ("terminating connection due to…") would go to
-        // stderr; what they say reaches us as errors where it matters.
-        PQsetNoticeProcessor(pg, { _, _ in }, nil)
-        guard PQsetnonblocking(pg, 1) == 0 else {
-            let message = errorMessage(pg)
-            PQfinish(pg)
-            throw PGError.connection(message)
-        }
-        let connection = PGConnection(pg: pg, commandTimeout: commandTimeout, loop: loop)
-        connection.loop.sync { connection.startWatching() }
-        return connection
-    }
-
-    static func errorMessage(_ pg: OpaquePointer?) -> String {
-        guard let pg, let raw = PQerrorMessage(pg) else { return "unknown libpq error" }
-        return String(cString: raw).trimmingCharacters(in: .whitespacesAndNewlines)
-    }
+    static let handOff = Lock()
 
     deinit {
         // The pool closes connections before dropping them; this is the
@@ -335,223 +278,9 @@ final class PGConnection: PGSocketHandler, @unchecked Sendable {
 
     // MARK: - On the loop
 
-    /// The loop watches the socket (and holds this object) until `fail`.
-    private func startWatching() {
-        let fd = PQsocket(pg)
-        guard loop.register(fd, self) else { return fail("the event loop cannot watch the socket (errno \(errno))") }
-        registered = fd
-    }
-
-    func socketReadable() { readable() }
-
-    func socketWritable() { flush() }
-
-    private func start(_ command: Command) {
-        if let brokenReason {
-            command.continuation.resume(throwing: PGError.connection(brokenReason))
-            return
-        }
-        precondition(self.command == nil, "one query at a time on a connection")
-        self.command = command
-        if command.pipelined {
-            sendPipeline(command)
-        } else if let name = prepared[command.steps[0].sql] {
-            send(command.steps[0], statement: name, singleRow: command.onRow != nil)
-        } else if command.steps[0].parameters.isEmpty {
-            // Without parameters (BEGIN, COMMIT, LISTEN, DDL): no statement to keep.
-            send(command.steps[0], statement: nil, singleRow: command.onRow != nil)
-        } else {
-            let name = nextStatementName()
-            command.preparing = name
-            guard PQsendPrepare(pg, name, command.steps[0].sql, Int32(command.steps[0].parameters.count), nil) == 1 else {
-                fail(Self.errorMessage(pg))
-                return
-            }
-        }
-        guard self.command === command else { return }  // failed to send
-        setDeadline(command.silence)
-        flush()
-    }
-
-    /// Sends the statement itself: prepared (`statement`) or not. Returns
-    /// false when libpq refused it (the connection has failed).
-    @discardableResult
-    private func send(_ step: Statement, statement: String?, singleRow: Bool = false) -> Bool {
-        let parameters = step.parameters
-        let sent = PGValue.withParameters(parameters) { values, lengths, formats in
-            if let statement {
-                return PQsendQueryPrepared(pg, statement, Int32(parameters.count), values, lengths, formats, 1)
-            }
-            return PQsendQueryParams(pg, step.sql, Int32(parameters.count), nil, values, lengths, formats, 1)
-        }
-        guard sent == 1 else {
-            fail(Self.errorMessage(pg))
-            return false
-        }
-        if singleRow { PQsetSingleRowMode(pg) }
-        return true
-    }
-
-    /// Queues every step (preparing those not prepared yet, in the same
-    /// pipeline) and a sync point after them.
-    private func sendPipeline(_ command: Command) {
-        guard PQenterPipelineMode(pg) == 1 else { return fail(Self.errorMessage(pg)) }
-        for (i, step) in command.steps.enumerated() {
-            if command.commitSilence != nil && i == command.steps.count - 1 && i > 0 {
-                // The answers so far go out before the `COMMIT` runs (see `commitSilence`).
-                guard PQsendFlushRequest(pg) == 1 else { return fail(Self.errorMessage(pg)) }
-            }
-            var name = prepared[step.sql] ?? command.preparedHere[step.sql]
-            if name == nil && !step.parameters.isEmpty {
-                let made = nextStatementName()
-                guard PQsendPrepare(pg, made, step.sql, Int32(step.parameters.count), nil) == 1 else {
-                    return fail(Self.errorMessage(pg))
-                }
-                command.preparedHere[step.sql] = made
-                command.slots.append(-(i + 1))
-                name = made
-            }
-            guard send(step, statement: name) else { return }
-            command.slots.append(i)
-        }
-        guard PQpipelineSync(pg) == 1 else { return fail(Self.errorMessage(pg)) }
-    }
-
-    /// Sends what libpq holds; waits for the socket when it would block.
-    private func flush() {
-        guard pg != nil, brokenReason == nil else { return }
-        switch PQflush(pg) {
-        case 0: setWriteActive(false)
-        case 1: setWriteActive(true)
-        default: fail(Self.errorMessage(pg))
-        }
-    }
-
-    private func setWriteActive(_ active: Bool) {
-        guard active != writeActive, let registered else { return }
-        writeActive = active
-        loop.setWriteInterest(registered, active)
-    }
-
-    private func readable() {
-        guard pg != nil, brokenReason == nil else { return }
-        guard PQconsumeInput(pg) == 1 else {
-            fail(Self.errorMessage(pg))
-            return
-        }
-        // The answer is coming: the silence allowed starts again.
-        if let command { setDeadline(command.silence) }
-        drainNotifications()
-        if command != nil { collectResults() }
-        // Reading results parses further input: a NOTIFY that came in the
-        // same packet is in libpq's list now, and no new readable event
-        // would fetch it.
-        drainNotifications()
-        if brokenReason == nil && PQstatus(pg) == CONNECTION_BAD { fail(Self.errorMessage(pg)) }
-        // Reading may have made room for output libpq still holds.
-        if writeActive { flush() }
-    }
-
-    private func drainNotifications() {
-        guard pg != nil else { return }
-        while let notice = PQnotifies(pg) {
-            let channel = String(cString: notice.pointee.relname)
-            let payload = String(cString: notice.pointee.extra)
-            PQfreemem(notice)
-            notificationHandler?(channel, payload)
-        }
-    }
-
-    /// The command is answered; the connection takes the next.
-    private func finish(_ command: Command) {
-        self.command = nil
-        setDeadline(0)
-        inTransactionState = PQtransactionStatus(pg) != PQTRANS_IDLE
-        if let error = command.error {
-            command.continuation.resume(throwing: error)
-        } else {
-            command.continuation.resume(returning: command.results)
-        }
-    }
-
-    /// Reads a pipeline's answers as far as they have come.
-    private func collectPipelineResults(_ command: Command) {
-        while PQisBusy(pg) == 0 {
-            guard let result = PQgetResult(pg) else {
-                // One statement's answers are done.
-                command.slot += 1
-                if let commitSilence = command.commitSilence, command.slot < command.slots.count,
-                   command.slots[command.slot] == command.steps.count - 1 {
-                    // Only the `COMMIT` is left: its flush may take longer.
-                    command.silence = commitSilence
-                    setDeadline(commitSilence)
-                }
-                continue
-            }
-            defer { PQclear(result) }
-            let status = PQresultStatus(result)
-            if status == PGRES_PIPELINE_SYNC {
-                guard PQexitPipelineMode(pg) == 1 else { return fail(Self.errorMessage(pg)) }
-                return finish(command)
-            }
-            let step = command.slot < command.slots.count ? command.slots[command.slot] : Int.min
-            if step < 0, step != Int.min, status == PGRES_COMMAND_OK {
-                let sql = command.steps[-step - 1].sql
-                prepared[sql] = command.preparedHere[sql]
-                continue
-            }
-            switch status {
-            // libpq (15) may keep the single-row mode of the statement before
-            // the pipeline for its first query: its rows come one by one.
-            case PGRES_TUPLES_OK where step >= 0, PGRES_SINGLE_TUPLE where step >= 0:
-                command.results[step].append(result, keepRows: true)
-            case PGRES_COMMAND_OK, PGRES_TUPLES_OK, PGRES_SINGLE_TUPLE, PGRES_PIPELINE_ABORTED:
-                if step >= 0 && status == PGRES_COMMAND_OK { command.results[step].append(result, keepRows: false) }
-            case PGRES_FATAL_ERROR, PGRES_NONFATAL_ERROR, PGRES_BAD_RESPONSE:
-                if command.error == nil { command.error = PGError.server(result) }
-            default:
-                if command.error == nil {
-                    command.error = PGError.connection("unexpected result status \(status) in a pipeline of \(command.steps.map(\.sql))")
-                }
-            }
-        }
-    }
-
-    private func collectResults() {
-        if let command, command.pipelined { return collectPipelineResults(command) }
-        while let command, PQisBusy(pg) == 0 {
-            guard let result = PQgetResult(pg) else {
-                if let name = command.preparing, command.error == nil {
-                    // Prepared: now run it.
-                    command.preparing = nil
-                    prepared[command.steps[0].sql] = name
-                    send(command.steps[0], statement: name, singleRow: command.onRow != nil)
-                    flush()
-                    continue
-                }
-                // The statement is done.
-                return finish(command)
-            }
-            defer { PQclear(result) }
-            switch PQresultStatus(result) {
-            case PGRES_SINGLE_TUPLE:
-                guard command.error == nil else { continue }
-                do { try command.onRow?(PGRow(result: result, row: 0)) } catch { command.error = error }
-            case PGRES_TUPLES_OK:
-                command.results[0].append(result, keepRows: command.onRow == nil)
-            case PGRES_COMMAND_OK:
-                command.results[0].append(result, keepRows: false)
-            case PGRES_FATAL_ERROR, PGRES_NONFATAL_ERROR, PGRES_BAD_RESPONSE:
-                if command.error == nil { command.error = PGError.server(result) }
-            default:
-                if command.error == nil { command.error = PGError.connection("unexpected result status \(PQresultStatus(result))") }
-            }
-        }
-    }
-
     /// Marks the connection broken, fails the query in flight, stops
     /// watching the socket and closes it.
-    private func fail(_ reason: String) {
+    func fail(_ reason: String) {
         guard brokenReason == nil else { return }
         brokenReason = reason
         brokenFlag.store(true, ordering: .releasing)

@@ -9,7 +9,8 @@ import Glibc
 /// SIGTERM to the real binary while everything a test run leaves open is
 /// open: an event stream, a parked watch, an idle keep-alive connection and
 /// an upload still arriving. The upload is finished and acknowledged, the
-/// waiters are let go, and the process exits 0 well within a second. In
+/// waiters are let go, and the process exits 0 without waiting out the
+/// shutdown grace (10 s) for any of them (how soon is a printed figure). In
 /// process, a response still being sent when the stop begins does not hold
 /// the stop for the whole grace period.
 @Suite(.blockingLane) struct GracefulShutdownTests {
@@ -32,11 +33,11 @@ import Glibc
 
         let stream = try SSEClient(port: port, target: "/events?prefix=w/")
         #expect(try stream.readHead() == 200)
-        let watch = try HTTPClientConnection(port: port, timeout: 5)
-        try watch.send("GET /store/w/k?wait=60 HTTP/1.1\r\nHost: x\r\nIf-None-Match: \(etag)\r\n\r\n")
-        let idle = try HTTPClientConnection(port: port, timeout: 5)
+        let watch = try HTTPClientConnection(port: port, timeout: Poll.patience)
+        try watch.send("GET /store/w/k?wait=300 HTTP/1.1\r\nHost: x\r\nIf-None-Match: \(etag)\r\n\r\n")
+        let idle = try HTTPClientConnection(port: port, timeout: Poll.patience)
         #expect(try idle.request("GET", "/healthz").status == 200)
-        let upload = try HTTPClientConnection(port: port, timeout: 5)
+        let upload = try HTTPClientConnection(port: port, timeout: Poll.patience)
         let value = Bytes.random(count: 1 << 20, seed: 11)
         try upload.send("PUT /store/up/value HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n")
         let piece = 64 << 10
@@ -58,7 +59,7 @@ import Glibc
         let answer = try upload.readResponse()
         let answered = DispatchTime.now().uptimeNanoseconds
 
-        while child.process.isRunning && DispatchTime.now().uptimeNanoseconds - start < 5_000_000_000 { usleep(5_000) }
+        while child.process.isRunning && Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9 < Poll.patience { usleep(5_000) }
         let exited = DispatchTime.now().uptimeNanoseconds
         // The waiters were let go: each connection is closed (after any answer).
         var skipped: [SSEEvent] = []
@@ -70,6 +71,17 @@ import Glibc
                        status: child.waitForExit(), upload: answer, value: value)
     }
 
+    /// The stop waited for nothing it should not: a connection left to run
+    /// out the shutdown grace (10 s, the binary's) would have held it that
+    /// long after the last answer. The times themselves are printed.
+    static func expectNoGraceWaited(_ outcome: Outcome, sourceLocation: SourceLocation = #_sourceLocation) {
+        let grace = 10.0
+        print(String(format: "GracefulShutdownTests: exit %.3f s after SIGTERM, %.3f s after the last answer",
+                     outcome.exitSeconds, outcome.afterAnswerSeconds))
+        #expect(outcome.afterAnswerSeconds < grace, "exit took \(outcome.afterAnswerSeconds) s after the last answer: the grace was waited out",
+                sourceLocation: sourceLocation)
+    }
+
     @Test func sigtermOnAnEphemeralServerFinishesTheUploadAndRemovesTheData() throws {
         let child = try ChildServer(dataDirectory: nil, arguments: ["--ephemeral", "--no-fsync", "--log-level", "notice"])
         let dir = try #require(child.loggedDataDirectory)
@@ -79,8 +91,7 @@ import Glibc
         #expect(outcome.upload.status == 201, "\(outcome.upload.status) \(outcome.upload.text)")
         #expect(outcome.upload.header("Connection")?.lowercased() == "close")
         #expect(outcome.status == 0, "\(child.log)")
-        #expect(outcome.exitSeconds < 1, "exit took \(outcome.exitSeconds) s after SIGTERM")
-        #expect(outcome.afterAnswerSeconds < 0.75, "exit took \(outcome.afterAnswerSeconds) s after the last answer")
+        Self.expectNoGraceWaited(outcome)
         #expect(!FileManager.default.fileExists(atPath: dir), "the ephemeral data directory is still there")
     }
 
@@ -93,7 +104,7 @@ import Glibc
         #expect(outcome.status == 0)
         // The answer waits for fsync, which takes what the disk takes; the
         // stop after it is Larder's part.
-        #expect(outcome.afterAnswerSeconds < 1, "exit took \(outcome.afterAnswerSeconds) s after the upload's answer")
+        Self.expectNoGraceWaited(outcome)
 
         let restarted = try ChildServer(dataDirectory: dir, arguments: ["--log-level", "warning"])
         let read = try restarted.client().get("up/value")

@@ -86,7 +86,7 @@ final class ChangeRecorder: StoreChangeObserver, @unchecked Sendable {
     var count: Int { changes.withLock { $0.count } }
 
     /// The changes after the first `from`, once there are `count` of them (or after `timeout` seconds).
-    func changes(after from: Int, count: Int, timeout: Double = 30) -> [StoreChange] {
+    func changes(after from: Int, count: Int, timeout: Double = Poll.patience) -> [StoreChange] {
         let deadline = Date().addingTimeInterval(timeout)
         while self.count < from + count && Date() < deadline { usleep(5_000) }
         return Array(all.dropFirst(from))

@@ -53,15 +53,20 @@ import Glibc
     @Test func connectionsWithRequestsInFlightAreNeverEvicted() throws {
         let server = try TestServer { $0.http.maxConnections = 2 }
         defer { server.stop() }
-        let client = server.client()
-        let etag = try #require(try client.put("cap/w", "old").header("ETag"))
+        let writer = try server.connection(timeout: 60)
+        let etag = try #require(try writer.request("PUT", "/store/cap/w", body: Array("old".utf8)).header("ETag"))
+        writer.close()
+        try Poll.until(Poll.patience, "the writer's connection to close") { server.server.http.connectionCount == 0 }
+        // One watch at a time, each parked before the next connects: a
+        // connection whose request is still unread in its socket counts as
+        // idle, and at the cap it may be the one evicted.
         var watches: [HTTPClientConnection] = []
-        for _ in 0..<2 {
-            let watch = try server.connection(timeout: 20)
-            try watch.send(WatchTests.watchRequest("/store/cap/w?wait=30", etag: etag))
+        for n in 1...2 {
+            let watch = try server.connection(timeout: 60)
+            try watch.send(WatchTests.watchRequest("/store/cap/w?wait=300", etag: etag))
             watches.append(watch)
+            #expect(WatchTests.waitForWatchers(server, n))
         }
-        #expect(WatchTests.waitForWatchers(server, 2))
 
         let third = try server.connection(timeout: 10)
         let busy = try third.readResponse()

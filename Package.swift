@@ -83,7 +83,7 @@ let package = Package(
         // aws-chunked bodies) over the same store seam. No Larder routes here.
         .target(name: "LarderS3", dependencies: [
             // CZlib: CRC32 of x-amz-checksum-crc32.
-            "CZlib", "LarderHTTP", "LarderStorage", "LarderValueFile", "LarderSupport", .product(name: "Crypto", package: "swift-crypto"),
+            "CZlib", "LarderHTTP", "LarderModel", "LarderStorage", "LarderValueFile", "LarderSupport", .product(name: "Crypto", package: "swift-crypto"),
         ]),
         // Routes and middleware that wire HTTP requests to the store.
         .target(name: "LarderApp", dependencies: [
@@ -100,7 +100,7 @@ let package = Package(
         .target(name: "LarderKit", dependencies: ["LarderModel"]),
         // `Larder` over HTTP: Larder's own socket client (LarderWire) or
         // URLSession (FoundationNetworking), no NIO.
-        .target(name: "LarderClient", dependencies: ["LarderKit", "LarderWire"]),
+        .target(name: "LarderClient", dependencies: ["LarderKit", "LarderModel", "LarderWire"]),
         // `Larder` in-process over the server's own disk store: same files, no server.
         .target(name: "LarderEmbedded", dependencies: [
             "LarderKit", "LarderModel", "LarderDiskStore", "LarderStorage", "LarderValueFile", "LarderSharing", "LarderSupport",

@@ -1,4 +1,5 @@
 import Foundation
+import LarderModel
 
 /// Reads the HTTP dates of `Last-Modified` and `Larder-Expires`
 /// (IMF-fixdate, RFC 9110 section 5.6.7: `Sun, 06 Nov 1994 08:49:37 GMT`).
@@ -20,21 +21,11 @@ enum HTTPDateParser {
         guard clock.count == 3, let hour = Int(clock[0]), let minute = Int(clock[1]), let second = Int(clock[2]),
               (1...31).contains(day), (0...23).contains(hour), (0...59).contains(minute), (0...60).contains(second)
         else { return nil }
-        let seconds = Int64(daysFromCivil(year: year, month: month, day: day)) * 86_400
+        let seconds = CivilCalendar.daysFromCivil(year: Int64(year), month: Int64(month), day: Int64(day)) * 86_400
             + Int64(hour * 3600 + minute * 60 + second)
         // Int64 nanoseconds end in 2262: a later (or much earlier) date is
         // not one a `Timestamp` can hold, so it is nil rather than a trap.
         let (nanoseconds, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
         return overflow ? nil : Timestamp(nanoseconds: nanoseconds)
-    }
-
-    /// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
-    static func daysFromCivil(year: Int, month: Int, day: Int) -> Int {
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yearOfEra = y - era * 400
-        let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
-        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        return era * 146_097 + dayOfEra - 719_468
     }
 }

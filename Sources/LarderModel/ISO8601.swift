@@ -5,18 +5,51 @@ import Glibc
 /// `2026-11-20T10:00:00Z` (listings) and `2026-11-20T10:00:00.123Z` (log
 /// lines, snapshots): the one ISO 8601 formatter, and its parser.
 public enum ISO8601 {
+    /// `nanos` since 1970 as `YYYY-MM-DDTHH:MM:SSZ`, with `.mmm` before the
+    /// `Z` when `milliseconds`. The one formatter: listings, log lines,
+    /// snapshots and S3's XML (`S3Time`). A year past 9999 prints all its
+    /// digits.
     public static func format(nanos: Int64, milliseconds: Bool = false) -> String {
         var t = time_t(nanos / 1_000_000_000)
         var tmv = tm()
         gmtime_r(&t, &tmv)
-        func pad(_ v: Int32, _ width: Int) -> String {
-            let s = String(v)
-            return String(repeating: "0", count: max(0, width - s.count)) + s
+        // Digits by hand: `String(format:)` or string interpolation cost a
+        // listing tens of thousands of instructions an object.
+        var out: [UInt8] = []
+        out.reserveCapacity(24)
+        append(Int(tmv.tm_year) + 1900, width: 4, then: 0x2D, to: &out)
+        append(Int(tmv.tm_mon) + 1, width: 2, then: 0x2D, to: &out)
+        append(Int(tmv.tm_mday), width: 2, then: 0x54, to: &out)
+        append(Int(tmv.tm_hour), width: 2, then: 0x3A, to: &out)
+        append(Int(tmv.tm_min), width: 2, then: 0x3A, to: &out)
+        if milliseconds {
+            append(Int(tmv.tm_sec), width: 2, then: 0x2E, to: &out)
+            append(Int(nanos % 1_000_000_000 / 1_000_000), width: 3, then: 0x5A, to: &out)
+        } else {
+            append(Int(tmv.tm_sec), width: 2, then: 0x5A, to: &out)
         }
-        var text = "\(pad(tmv.tm_year + 1900, 4))-\(pad(tmv.tm_mon + 1, 2))-\(pad(tmv.tm_mday, 2))T"
-            + "\(pad(tmv.tm_hour, 2)):\(pad(tmv.tm_min, 2)):\(pad(tmv.tm_sec, 2))"
-        if milliseconds { text += "." + pad(Int32(nanos % 1_000_000_000 / 1_000_000), 3) }
-        return text + "Z"
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// `value` in decimal, zeros before it up to `width` characters (a
+    /// minus sign counts as one), then `separator`.
+    private static func append(_ value: Int, width: Int, then separator: UInt8, to out: inout [UInt8]) {
+        if value < 0 {
+            let text = Array(String(value).utf8)
+            for _ in text.count..<max(text.count, width) { out.append(0x30) }
+            out += text
+        } else {
+            var count = 1, divisor = 1
+            while value / divisor >= 10 { divisor *= 10; count += 1 }
+            for _ in count..<max(count, width) { out.append(0x30) }
+            var v = value
+            while divisor > 0 {
+                out.append(0x30 + UInt8(v / divisor))
+                v %= divisor
+                divisor /= 10
+            }
+        }
+        out.append(separator)
     }
 
     /// Unix time in nanoseconds of an RFC 3339 date-time:

@@ -2,24 +2,19 @@
 import Glibc
 #endif
 
-/// A pthread mutex for tiny critical sections (pools, counters) where a
-/// DispatchQueue round trip would cost more than the work it guards.
-/// Shared by the store (pools, counters, cache) and the HTTP layer (deferred answers).
-public final class Lock: @unchecked Sendable {
-    @usableFromInline let mutex: UnsafeMutablePointer<pthread_mutex_t>
+/// A pthread mutex guarding no value of its own, for tiny critical sections
+/// (pools, counters) where a DispatchQueue round trip would cost more than
+/// the work it guards: a ``Locked`` of nothing, so the mutex code has one
+/// home. Shared by the store (pools, counters, cache) and the HTTP layer
+/// (deferred answers).
+public typealias Lock = Locked<Void>
 
-    public init() {
-        mutex = .allocate(capacity: 1)
-        pthread_mutex_init(mutex, nil)
-    }
+extension Locked where Value == Void {
+    public convenience init() { self.init(()) }
 
-    deinit {
-        pthread_mutex_destroy(mutex)
-        mutex.deallocate()
-    }
-
+    /// The closure runs holding the mutex; what it throws passes on as it is.
     @inlinable
-    public func withLock<T>(_ body: () throws -> T) rethrows -> T {
+    public func withLock<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         return try body()

@@ -1,4 +1,8 @@
 import LarderHTTP
+import LarderSupport
+
+/// The module's name for the shared compare (its tests spell it unqualified).
+typealias ConstantTime = LarderSupport.ConstantTime
 
 /// `--token`: a request needs `Authorization: Bearer <token>` (RFC 6750),
 /// else it is answered 401 before its body is read (no `100 Continue` is

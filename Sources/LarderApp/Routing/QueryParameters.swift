@@ -1,5 +1,6 @@
 import LarderHTTP
 import LarderStorage
+import LarderSupport
 import LarderValueFile
 
 /// `a=1&b=x%2Fy` → ["a": "1", "b": "x/y"]. `+` stays `+` (RFC 3986; send
@@ -25,8 +26,7 @@ struct QueryParameters {
     subscript(name: String) -> String? { values[name] }
 
     private static func decode(_ s: Substring) -> String? {
-        guard let bytes = try? StoreKey.percentDecode(s) else { return nil }
-        return String(validating: bytes, as: UTF8.self)
+        PercentDecoding.decodeString(s)
     }
 
     /// An integer parameter within bounds, nil when absent.

@@ -1,3 +1,4 @@
+import LarderModel
 import LarderSupport
 #if canImport(Glibc)
 import Glibc
@@ -220,48 +221,20 @@ public enum HTTPDate {
         return daysFromCivil(year: year, month: month, day: day) * 86_400 + hour * 3_600 + minute * 60 + second
     }
 
-    private static func isLeapYear(_ y: Int64) -> Bool {
-        (y % 4 == 0 && y % 100 != 0) || y % 400 == 0
-    }
-
     private static func daysInMonth(year: Int64, month: Int64) -> Int64 {
-        switch month {
-        case 2: return isLeapYear(year) ? 29 : 28
-        case 4, 6, 9, 11: return 30
-        default: return 31
-        }
+        CivilCalendar.daysInMonth(year: year, month: month)
     }
 
-    /// Days since 1970-01-01 in the proleptic Gregorian calendar (Howard
-    /// Hinnant's `days_from_civil`, counting from March so leap days fall last).
     private static func daysFromCivil(year: Int64, month: Int64, day: Int64) -> Int64 {
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yoe = y - era * 400
-        let mp = (month + 9) % 12
-        let doy = (153 * mp + 2) / 5 + day - 1
-        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
-        return era * 146_097 + doe - 719_468
+        CivilCalendar.daysFromCivil(year: year, month: month, day: day)
     }
 
-    /// The Gregorian year containing `seconds` (inverse of `daysFromCivil`).
+    /// The Gregorian year containing `seconds`.
     private static func civilYear(secondsSince1970 seconds: Int64) -> Int64 {
-        let z = floorDiv(seconds, 86_400) + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let doe = z - era * 146_097
-        let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-        let mp = (5 * doy + 2) / 153
-        let month = mp < 10 ? mp + 3 : mp - 9
-        return yoe + era * 400 + (month <= 2 ? 1 : 0)
-    }
-
-    private static func floorDiv(_ a: Int64, _ b: Int64) -> Int64 {
-        let q = a / b
-        return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q
+        CivilCalendar.civil(secondsSince1970: seconds).year
     }
 
     private static func floorMod(_ a: Int64, _ b: Int64) -> Int64 {
-        a - floorDiv(a, b) * b
+        CivilCalendar.floorMod(a, b)
     }
 }

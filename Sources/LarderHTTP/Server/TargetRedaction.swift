@@ -35,25 +35,8 @@ public enum TargetRedaction {
     }
 
     private static func isSecret(_ name: ArraySlice<UInt8>) -> Bool {
-        guard let decoded = percentDecoded(name) else { return false }
+        // nil for a malformed escape (such a name is no parameter the application accepts).
+        guard let decoded = PercentDecoding.decode(name) else { return false }
         return secretParameters.contains { decoded.elementsEqual($0.utf8) }
-    }
-
-    /// nil for a malformed escape (such a name is no parameter the application accepts).
-    private static func percentDecoded(_ name: ArraySlice<UInt8>) -> [UInt8]? {
-        var out: [UInt8] = []
-        out.reserveCapacity(name.count)
-        var i = name.startIndex
-        while i < name.endIndex {
-            if name[i] == UInt8(ascii: "%") {
-                guard i + 2 < name.endIndex, let hi = HexDigit.value(name[i + 1]), let lo = HexDigit.value(name[i + 2]) else { return nil }
-                out.append(hi << 4 | lo)
-                i += 3
-            } else {
-                out.append(name[i])
-                i += 1
-            }
-        }
-        return out
     }
 }

@@ -1,5 +1,6 @@
 import CLibPQ
 import Foundation
+import LarderSupport
 
 /// A `--store` value as libpq reads it: a `postgres://` / `postgresql://`
 /// URI (several hosts included: `postgres://h1:5432,h2:5432/db`) or
@@ -65,7 +66,7 @@ private struct URISettings: SettingsText {
 
     private static func name(_ item: Substring) -> String {
         let raw = item.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)[0]
-        return String(raw).removingPercentEncoding ?? String(raw)
+        return PercentDecoding.decodeString(raw) ?? String(raw)
     }
 
     func has(_ name: String) -> Bool { items.contains { Self.name($0) == name } }
@@ -75,7 +76,7 @@ private struct URISettings: SettingsText {
         let parts = items[index].split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
         let value = parts.count > 1 ? String(parts[1]) : ""
         items.removeAll { Self.name($0) == name }
-        return value.removingPercentEncoding ?? value
+        return PercentDecoding.decodeString(value[...]) ?? value
     }
 
     mutating func add(_ name: String, _ value: String) { items.append(Substring("\(name)=\(value)")) }

@@ -33,29 +33,11 @@ enum AWSURIEncoding {
 
     /// `%XX` to bytes; a `%` without two hex digits after it stays as it is
     /// (S3 takes such a path literally rather than refusing it). `+` stays `+`.
-    static func decode(_ text: Substring) -> [UInt8] { decode(text.utf8) }
+    /// The shared decoder's lenient form, which never fails.
+    static func decode(_ text: Substring) -> [UInt8] { PercentDecoding.decode(text, keepingMalformed: true)! }
 
-    /// The same, of bytes.
-    static func decode<Bytes: Collection>(_ bytes: Bytes) -> [UInt8] where Bytes.Element == UInt8 {
-        var out: [UInt8] = []
-        out.reserveCapacity(bytes.count)
-        var i = bytes.startIndex
-        while i < bytes.endIndex {
-            let b = bytes[i]
-            if b == 0x25 {
-                let h1 = bytes.index(after: i)
-                if h1 < bytes.endIndex {
-                    let h2 = bytes.index(after: h1)
-                    if h2 < bytes.endIndex, let h = HexDigit.value(bytes[h1]), let l = HexDigit.value(bytes[h2]) {
-                        out.append(h << 4 | l)
-                        i = bytes.index(after: h2)
-                        continue
-                    }
-                }
-            }
-            out.append(b)
-            i = bytes.index(after: i)
-        }
-        return out
-    }
+    /// The same, of a path's or query's bytes.
+    static func decode(_ bytes: Substring.UTF8View) -> [UInt8] { decode(Substring(bytes)) }
+
+    static func decode(_ bytes: ArraySlice<UInt8>) -> [UInt8] { PercentDecoding.decode(bytes, keepingMalformed: true)! }
 }

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import LarderHTTP
+import LarderModel
 import LarderSupport
 
 /// Checks a request's SigV4 signature against the configured keys: in an
@@ -119,7 +120,7 @@ struct SigV4Authenticator: Sendable {
         let toSign = SignatureV4.stringToSign(canonicalRequest: SignatureV4.canonicalRequest(request), amzDate: amzDate, scope: scope)
         let expected = signing.signature(stringToSign: toSign)
         let key = signing.key
-        guard Self.constantTimeEqual(expected, signature) else { throw S3Error.signatureDoesNotMatch }
+        guard ConstantTime.equals(signature.utf8, Array(expected.utf8)) else { throw S3Error.signatureDoesNotMatch }
         var verified = Verified(accessKey: accessKey, payload: payload)
         if payload.hasSignedChunks {
             verified.chunkSignatures = ChunkSignatureChain(key: key, amzDate: amzDate, scope: scope, seedSignature: expected)
@@ -213,27 +214,7 @@ struct SigV4Authenticator: Sendable {
         guard let y = number(0..<4), let m = number(4..<6), let d = number(6..<8),
               let hh = number(9..<11), let mm = number(11..<13), let ss = number(13..<15),
               (1...12).contains(m), (1...31).contains(d), hh < 24, mm < 60, ss < 61 else { return nil }
-        return daysFromCivil(y, m, d) * 86_400 + hh * 3600 + mm * 60 + ss
-    }
-
-    /// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
-    private static func daysFromCivil(_ year: Int64, _ month: Int64, _ day: Int64) -> Int64 {
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yoe = y - era * 400
-        let doy = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
-        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
-        return era * 146_097 + doe - 719_468
-    }
-
-    /// Compares every byte, so the time taken says nothing of where a
-    /// guessed signature first differs.
-    static func constantTimeEqual(_ a: String, _ b: String) -> Bool {
-        let (x, y) = (Array(a.utf8), Array(b.utf8))
-        guard x.count == y.count else { return false }
-        var diff: UInt8 = 0
-        for i in 0..<x.count { diff |= x[i] ^ y[i] }
-        return diff == 0
+        return CivilCalendar.daysFromCivil(year: y, month: m, day: d) * 86_400 + hh * 3600 + mm * 60 + ss
     }
 }
 

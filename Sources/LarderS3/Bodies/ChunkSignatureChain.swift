@@ -1,4 +1,5 @@
 import Crypto
+import LarderSupport
 
 /// The chain of signatures of a signed `aws-chunked` body
 /// (`STREAMING-AWS4-HMAC-SHA256-PAYLOAD[-TRAILER]`): each chunk's signature
@@ -42,14 +43,14 @@ struct ChunkSignatureChain {
     /// Checks the next chunk's signature and moves the chain on to it.
     mutating func verifyChunk(dataHash: String, signature: String) throws(S3Error) {
         let expected = expectedChunkSignature(dataHash: dataHash)
-        guard SigV4Authenticator.constantTimeEqual(expected, signature.lowercased()) else { throw S3Error.signatureDoesNotMatch }
+        guard ConstantTime.equals(signature.lowercased().utf8, Array(expected.utf8)) else { throw S3Error.signatureDoesNotMatch }
         previous = expected
     }
 
     /// Checks the trailing headers' signature (after the last chunk).
     mutating func verifyTrailer(trailerBytes: [UInt8], signature: String) throws(S3Error) {
         let expected = expectedTrailerSignature(trailerBytes: trailerBytes)
-        guard SigV4Authenticator.constantTimeEqual(expected, signature.lowercased()) else { throw S3Error.signatureDoesNotMatch }
+        guard ConstantTime.equals(signature.lowercased().utf8, Array(expected.utf8)) else { throw S3Error.signatureDoesNotMatch }
         previous = expected
     }
 }

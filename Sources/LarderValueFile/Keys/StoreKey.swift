@@ -100,27 +100,10 @@ public struct StoreKey: Hashable, Sendable, CustomStringConvertible {
 
     /// `%XX` → byte. A `%` not followed by two hex digits is an invalid key.
     public static func percentDecode(_ text: Substring) throws -> [UInt8] {
-        // Most keys have no escapes: their bytes as they are, in one copy
-        // (through the contiguous storage: the view's generic `contains`
-        // and copy cost hundreds of instructions).
-        let plain = text.utf8.withContiguousStorageIfAvailable { bytes in
-            bytes.contains(0x25) ? nil : Array(bytes)
+        guard let bytes = PercentDecoding.decode(text) else {
+            throw StoreError.invalidKey("a '%' in the key is not followed by two hex digits")
         }
-        if let plain, let bytes = plain { return bytes }
-        var out: [UInt8] = []
-        out.reserveCapacity(text.utf8.count)
-        var iterator = text.utf8.makeIterator()
-        while let byte = iterator.next() {
-            if byte == 0x25 {
-                guard let h = iterator.next().flatMap(HexDigit.value), let l = iterator.next().flatMap(HexDigit.value) else {
-                    throw StoreError.invalidKey("a '%' in the key is not followed by two hex digits")
-                }
-                out.append(h << 4 | l)
-            } else {
-                out.append(byte)
-            }
-        }
-        return out
+        return bytes
     }
 }
 

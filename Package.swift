@@ -79,17 +79,28 @@ let package = Package(
         // store updates with their limits, the change hub that fans store
         // changes out to watchers and feeds, and key watches. No HTTP here.
         .target(name: "LarderSharing", dependencies: ["LarderStorage", "LarderValueFile", "LarderJSON", "LarderSupport"]),
-        // The S3-compatible face: its own route table (SigV4, S3's XML,
+        // The routing core both faces stand on: routes, the middleware
+        // chain, the route table (an `HTTPServer`'s handler), query
+        // parameters. No face, no store here.
+        .target(name: "LarderRouting", dependencies: ["LarderHTTP", "LarderSupport", "LarderModel"]),
+        // The S3-compatible face: one route on the core (SigV4, S3's XML,
         // aws-chunked bodies) over the same store seam. No Larder routes here.
         .target(name: "LarderS3", dependencies: [
             // CZlib: CRC32 of x-amz-checksum-crc32.
-            "CZlib", "LarderHTTP", "LarderModel", "LarderStorage", "LarderValueFile", "LarderSupport", .product(name: "Crypto", package: "swift-crypto"),
+            "CZlib", "LarderHTTP", "LarderRouting", "LarderModel", "LarderStorage", "LarderValueFile", "LarderSupport",
+            .product(name: "Crypto", package: "swift-crypto"),
         ]),
-        // Routes and middleware that wire HTTP requests to the store.
+        // The Larder API face: its routes and middleware, which wire HTTP
+        // requests to the store, namespaces, journal, faults, metrics. No S3 here.
         .target(name: "LarderApp", dependencies: [
-            "LarderModel", "LarderSupport", "LarderStorage", "LarderValueFile", "LarderHTTP", "LarderJSON", "LarderSharing", "LarderViewer",
-            // The S3 listener, started and stopped with the server (`--s3-port`).
-            "LarderS3",
+            "LarderModel", "LarderSupport", "LarderStorage", "LarderValueFile", "LarderHTTP", "LarderRouting", "LarderJSON", "LarderSharing",
+            "LarderViewer",
+        ]),
+        // The composition root: a running Larder (`LarderServer`) made of a
+        // store, the Larder API face and the S3 face, and what each needs of
+        // the other handed over. The one target that imports both faces.
+        .target(name: "LarderServer", dependencies: [
+            "LarderApp", "LarderS3", "LarderRouting", "LarderHTTP", "LarderSharing", "LarderStorage", "LarderSupport", "LarderModel",
         ]),
         // A raw-socket HTTP/1.1 client: blocking for protocol tests and
         // `larder healthcheck` (no libcurl in the image), async on Dispatch
@@ -108,7 +119,7 @@ let package = Package(
         .executableTarget(
             name: "larder",
             dependencies: [
-                "LarderApp",
+                "LarderServer", "LarderApp", "LarderRouting",
                 // StoreChoice: the one place that chooses and builds a store.
                 "LarderBackends",
                 // main.swift names the stores' options, the HTTP limits,
@@ -140,7 +151,7 @@ let package = Package(
         // processes, gzip and key helpers, the repository's paths. A library,
         // not tests: every test target that needs them imports it.
         .target(name: "LarderTestSupport", dependencies: [
-            "LarderApp", "LarderBackends", "LarderHTTP", "LarderModel", "LarderPostgres", "LarderStorage", "LarderValueFile", "LarderDiskStore",
+            "LarderApp", "LarderServer", "LarderRouting", "LarderBackends", "LarderHTTP", "LarderModel", "LarderPostgres", "LarderStorage", "LarderValueFile", "LarderDiskStore",
             "LarderFixtures", "LarderSupport", "LarderWire", "CZlib",
         ], path: "Tests/LarderTestSupport"),
         // One test target per module with tests, named after it.
@@ -152,29 +163,29 @@ let package = Package(
             "LarderKit", "LarderClient", "LarderEmbedded", "LarderSupport", "LarderWire", "LarderTestSupport",
         ]),
         .testTarget(name: "LarderClientTests", dependencies: [
-            "LarderClient", "LarderApp", "LarderSupport", "LarderWire", "LarderTestSupport",
+            "LarderClient", "LarderApp", "LarderServer", "LarderRouting", "LarderSupport", "LarderWire", "LarderTestSupport",
         ]),
         .testTarget(name: "LarderEmbeddedTests", dependencies: [
             "LarderEmbedded", "LarderStorage", "LarderValueFile", "LarderDiskStore", "LarderFixtures", "LarderWire", "LarderTestSupport",
         ]),
         .testTarget(name: "LarderPostgresTests", dependencies: [
-            "LarderPostgres", "LarderApp", "LarderClient", "LarderStorage", "LarderValueFile", "LarderDiskStore", "LarderFixtures", "LarderSupport", "LarderWire", "LarderTestSupport",
+            "LarderPostgres", "LarderApp", "LarderServer", "LarderRouting", "LarderClient", "LarderStorage", "LarderValueFile", "LarderDiskStore", "LarderFixtures", "LarderSupport", "LarderWire", "LarderTestSupport",
         ]),
         .testTarget(name: "LarderViewerTests", dependencies: ["LarderViewer", "LarderWire", "LarderTestSupport"]),
         // The HTTP API's behaviour through a real server: routes, middleware,
         // the store behind them, the protocol, limits, faults, durability.
         .testTarget(name: "LarderAppTests", dependencies: [
-            "LarderApp", "LarderHTTP", "LarderModel", "LarderStorage", "LarderValueFile", "LarderDiskStore", "LarderFixtures", "LarderSupport", "LarderWire", "LarderTestSupport",
+            "LarderApp", "LarderServer", "LarderRouting", "LarderHTTP", "LarderModel", "LarderStorage", "LarderValueFile", "LarderDiskStore", "LarderFixtures", "LarderSupport", "LarderWire", "LarderTestSupport",
             "LarderEmbedded", "LarderClient", .product(name: "Logging", package: "swift-log"), .product(name: "InMemoryLogging", package: "swift-log"),
         ]),
         // The S3 face: SigV4 against AWS's published examples, and boto3 against a real server.
         .testTarget(name: "LarderS3Tests", dependencies: [
-            "LarderS3", "LarderApp", "LarderHTTP", "LarderWire", "CZlib", "LarderTestSupport",
+            "LarderS3", "LarderApp", "LarderServer", "LarderRouting", "LarderHTTP", "LarderWire", "CZlib", "LarderTestSupport",
             .product(name: "Crypto", package: "swift-crypto"),
         ]),
         // The `larder` executable: flags, environment, `healthcheck`, the runner's output.
         .testTarget(name: "larderTests", dependencies: [
-            "LarderApp", "LarderHTTP", "LarderModel", "LarderPostgres", "LarderStorage", "LarderValueFile", "LarderDiskStore", "LarderFixtures", "LarderWire", "LarderTestSupport",
+            "LarderApp", "LarderServer", "LarderRouting", "LarderHTTP", "LarderModel", "LarderPostgres", "LarderStorage", "LarderValueFile", "LarderDiskStore", "LarderFixtures", "LarderWire", "LarderTestSupport",
         ]),
         // The Dockerfile and docker-compose.yml, checked offline.
         .testTarget(name: "DeploymentTests", dependencies: ["LarderWire", "LarderTestSupport"]),

@@ -2,6 +2,8 @@ import ArgumentParser
 import Dispatch
 import Foundation
 import LarderApp
+import LarderRouting
+import LarderServer
 import LarderBackends
 import LarderHTTP
 import LarderModel

@@ -1,5 +1,7 @@
 import Foundation
 @testable import LarderApp
+import LarderRouting
+import LarderServer
 import LarderTestSupport
 import LarderWire
 import Testing

@@ -1,5 +1,7 @@
 import Foundation
 @testable import LarderApp
+import LarderRouting
+import LarderServer
 import LarderModel
 import LarderTestSupport
 import LarderWire

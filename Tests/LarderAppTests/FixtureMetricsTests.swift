@@ -1,5 +1,7 @@
 import Foundation
 import LarderApp
+import LarderRouting
+import LarderServer
 import LarderDiskStore
 import LarderFixtures
 import LarderStorage

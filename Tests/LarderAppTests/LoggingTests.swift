@@ -1,6 +1,8 @@
 import Foundation
 import InMemoryLogging
 import LarderApp
+import LarderRouting
+import LarderServer
 import LarderDiskStore
 import LarderEmbedded
 import LarderSupport

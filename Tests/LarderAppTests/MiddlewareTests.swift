@@ -2,6 +2,8 @@ import LarderModel
 import Foundation
 import LarderSupport
 import LarderApp
+import LarderRouting
+import LarderServer
 import LarderTestSupport
 import LarderWire
 import LarderHTTP

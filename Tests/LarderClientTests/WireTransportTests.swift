@@ -1,6 +1,8 @@
 import Foundation
 @testable import LarderClient
 import LarderApp
+import LarderRouting
+import LarderServer
 import LarderSupport
 import LarderTestSupport
 import LarderWire

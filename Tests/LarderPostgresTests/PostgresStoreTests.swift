@@ -1,5 +1,7 @@
 import Foundation
 import LarderApp
+import LarderRouting
+import LarderServer
 import LarderPostgres
 import LarderDiskStore
 import LarderStorage

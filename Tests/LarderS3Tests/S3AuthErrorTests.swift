@@ -1,6 +1,8 @@
 import Crypto
 import Foundation
 import LarderApp
+import LarderRouting
+import LarderServer
 @testable import LarderS3
 import LarderTestSupport
 import LarderWire

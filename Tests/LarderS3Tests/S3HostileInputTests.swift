@@ -1,5 +1,7 @@
 import Foundation
 import LarderApp
+import LarderRouting
+import LarderServer
 @testable import LarderS3
 import LarderTestSupport
 import LarderWire

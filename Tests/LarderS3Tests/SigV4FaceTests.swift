@@ -1,4 +1,6 @@
 import LarderApp
+import LarderRouting
+import LarderServer
 import LarderS3
 import LarderTestSupport
 import Testing

@@ -1,5 +1,7 @@
 import Foundation
 import LarderApp
+import LarderRouting
+import LarderServer
 import LarderBackends
 import LarderWire
 import LarderHTTP

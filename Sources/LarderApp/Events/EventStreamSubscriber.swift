@@ -1,4 +1,5 @@
 import LarderHTTP
+import LarderRouting
 import LarderModel
 import LarderSharing
 import LarderSupport

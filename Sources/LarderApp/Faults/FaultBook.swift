@@ -1,5 +1,6 @@
 import LarderModel
 import LarderHTTP
+import LarderRouting
 import LarderSupport
 import Synchronization
 
@@ -7,11 +8,27 @@ import Synchronization
 /// how long to hold the answer, the status to answer with instead of
 /// running the route (nil: the route runs), and what the connection does
 /// instead of answering plainly (nil: nothing).
-struct FaultDecision: Sendable {
-    let name: String
-    let delayNanos: UInt64
+package struct FaultDecision: Sendable {
+    package let name: String
+    package let delayNanos: UInt64
     let status: Int?
     let network: FaultRule.NetworkEffect?
+
+    /// The status line the rule answers with, if it does.
+    package var httpStatus: HTTPStatus? { status.map(FaultMiddleware.status) }
+
+    /// What the rule does to the connection, in the HTTP layer's words, for
+    /// a face that acts it out itself (S3): `drop: before` is a reset
+    /// before the request is handled.
+    package var networkFault: HTTPNetworkFault? {
+        switch network {
+        case nil: nil
+        case .dropBefore?: .reset(handled: false)
+        case .dropAfter?: .reset(handled: true)
+        case .truncate(let bytes)?: .truncate(bytes: bytes)
+        case .pace(let rate)?: .pace(bytesPerSecond: rate)
+        }
+    }
 }
 
 /// The fault rules in force (`PUT /faults`), with their counters. Shared by
@@ -22,7 +39,7 @@ struct FaultDecision: Sendable {
 /// Rules are tried in order; the first that matches the request, has count
 /// left and wins its probability draw fires. A rule whose draw fails lets
 /// the next one try, so `[{10 % 503}, {100 % delay}]` delays the other 90 %.
-final class FaultBook: Sendable {
+package final class FaultBook: Sendable {
     struct Entry: Sendable {
         let name: String
         let rule: FaultRule
@@ -104,7 +121,7 @@ final class FaultBook: Sendable {
     }
 
     /// The fault for this request, if a rule fires; counts it.
-    func decide(method: HTTPMethod, path: Substring) -> FaultDecision? {
+    package func decide(method: HTTPMethod, path: Substring) -> FaultDecision? {
         guard count.load(ordering: .acquiring) > 0 else { return nil }
         let name = method.description
         // The request's decoded key: computed once, and only if a key rule asks.

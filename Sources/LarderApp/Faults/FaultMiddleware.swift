@@ -1,6 +1,7 @@
 import Dispatch
 import LarderSupport
 import LarderHTTP
+import LarderRouting
 
 /// Faults on purpose (`--allow-faults`): requests a `FaultBook` rule fires
 /// for are answered with the rule's status instead of running the route,

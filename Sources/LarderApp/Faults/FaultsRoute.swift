@@ -1,5 +1,6 @@
 import LarderModel
 import LarderHTTP
+import LarderRouting
 import LarderJSON
 
 /// `/faults` (only with `--allow-faults`; otherwise there is no such route

@@ -1,4 +1,5 @@
 import LarderHTTP
+import LarderRouting
 #if canImport(Glibc)
 import Glibc
 #endif

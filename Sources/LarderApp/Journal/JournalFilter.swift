@@ -1,4 +1,5 @@
 import LarderHTTP
+import LarderRouting
 
 /// What `GET /journal` asks for: entries after `since` that match every
 /// filter given, at most `limit` of them, and how long to wait for one.

@@ -1,4 +1,5 @@
 import LarderHTTP
+import LarderRouting
 import LarderSupport
 
 extension JournalRecord {

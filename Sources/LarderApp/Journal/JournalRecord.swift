@@ -1,4 +1,5 @@
 import LarderHTTP
+import LarderRouting
 import LarderModel
 
 /// One answered request as the ring keeps it: what `JournalEntry` shows,

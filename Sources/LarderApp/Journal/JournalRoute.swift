@@ -1,4 +1,5 @@
 import LarderHTTP
+import LarderRouting
 import LarderModel
 
 /// `/journal` of a namespace: `GET` the recorded requests (filters,

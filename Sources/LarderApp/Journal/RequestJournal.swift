@@ -1,5 +1,6 @@
 import Dispatch
 import LarderHTTP
+import LarderRouting
 import LarderModel
 import LarderSupport
 
@@ -17,7 +18,7 @@ import LarderSupport
 /// connection: no thread. Its deadline answer (the empty page) is the
 /// responder's (`answer(at:)`), and a client that leaves is removed by the
 /// responder's cancel handler.
-final class RequestJournal: HTTPAnswerObserver {
+package final class RequestJournal: HTTPAnswerObserver {
     private struct Waiter {
         let filter: JournalFilter
         let responder: HTTPResponder
@@ -56,7 +57,7 @@ final class RequestJournal: HTTPAnswerObserver {
     /// reset of the namespace (`DELETE /store/`) that succeeded, the
     /// journal is emptied instead, so a test that resets first sees only
     /// its own requests.
-    func answered(_ request: borrowing HTTPAnsweredRequest, with response: borrowing HTTPResponse) {
+    package func answered(_ request: borrowing HTTPAnsweredRequest, with response: borrowing HTTPResponse) {
         if request.method == .delete, (200..<300).contains(response.status.code), isReset(request.target) {
             clear()
         } else {

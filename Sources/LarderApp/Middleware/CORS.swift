@@ -1,4 +1,5 @@
 import LarderHTTP
+import LarderRouting
 
 /// `--cors-origin`: lets pages from the configured origins (or any, `*`)
 /// call Larder from a browser. Off unless origins are configured.

@@ -1,4 +1,5 @@
 import LarderHTTP
+import LarderRouting
 import LarderSupport
 
 /// The module's name for the shared compare (its tests spell it unqualified).

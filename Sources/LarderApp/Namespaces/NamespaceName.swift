@@ -1,15 +1,16 @@
 import LarderHTTP
+import LarderRouting
 
 /// The rules of a namespace's name (`/ns/<name>/`): 1 to 64 bytes of
 /// `A-Z a-z 0-9 _ . -`, not `.` or `..`. A name that passes is safe as one
 /// directory name and one SQL identifier part: it has no `/`, no `%`, no
 /// NUL and nothing that a path or a schema name would read specially.
-enum NamespaceName {
-    static let maxBytes = 64
+package enum NamespaceName {
+    package static let maxBytes = 64
 
     /// `name` when it follows the rules; else the 400 `invalid_namespace`.
     /// It is checked as sent: a percent-escape is a `%`, which no name has.
-    static func check(_ name: Substring) throws(HTTPError) -> String {
+    package static func check(_ name: Substring) throws(HTTPError) -> String {
         let bytes = name.utf8
         let dot = UInt8(ascii: ".")
         guard !bytes.isEmpty, bytes.count <= maxBytes, bytes.allSatisfy(isAllowed),

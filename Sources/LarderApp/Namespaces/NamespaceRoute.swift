@@ -1,4 +1,5 @@
 import LarderHTTP
+import LarderRouting
 import LarderModel
 
 /// `/ns/...`: the namespaces. `GET /ns/` lists them, `DELETE /ns/` drops
@@ -9,14 +10,15 @@ import LarderModel
 /// own middleware ran before this route, as for any other.
 ///
 /// A request for a namespace that exists does not get here: the server's
-/// table serves it directly (`Namespaces.serve`). This route makes new
+/// table mounts it on its world (`NamespaceWorld.serve`). This route makes new
 /// namespaces, refuses bad names and paths, and lists and drops them.
 struct NamespaceRoute: Route {
     /// nil: the store has no namespaces (every `/ns/` path is a 501).
     let namespaces: Namespaces?
-    /// The paths a namespace serves (its routes' matches): a request for
-    /// another is a 404 that makes no namespace.
-    let paths: [RouteTable.Match]
+    /// The routes a namespace serves (the default namespace's API, with no
+    /// middleware): a request for another path is a 404 that makes no
+    /// namespace, and one for a path it serves has that route's body limit.
+    let routes: RouteTable
 
     static let listMethods = "GET, HEAD, DELETE, OPTIONS"
     static let namespaceMethods = "DELETE, OPTIONS"
@@ -38,7 +40,7 @@ struct NamespaceRoute: Route {
         } else {
             let name = try NamespaceName.check(given)
             let inner = rest[slash...]
-            guard paths.contains(where: { $0.rest(of: inner) != nil }) else {
+            guard routes.route(for: inner) != nil else {
                 throw HTTPError(.notFound, .notFound, "no endpoint at \(inner) in a namespace; values live under /ns/\(name)/store/")
             }
             world = try namespaces.world(name)
@@ -53,6 +55,13 @@ struct NamespaceRoute: Route {
         case .receive(let sink): return .receiveBody(sink)
         case .answer(let response): return .respond(response)
         }
+    }
+
+    /// A namespace's paths (`/ns/<name>/snapshot`) have the limits of the
+    /// same paths outside (every namespace has the same routes).
+    func maxBodyBytes(rest: Substring) -> Int64? {
+        guard let inner = NamespacePath.inner(afterPrefix: rest), let (route, innerRest) = routes.route(for: inner) else { return nil }
+        return route.maxBodyBytes(rest: innerRest)
     }
 
     /// `/ns/`: the list, or every namespace dropped.

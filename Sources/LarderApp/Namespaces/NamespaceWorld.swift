@@ -1,4 +1,5 @@
 import LarderHTTP
+import LarderRouting
 import LarderSharing
 import LarderStorage
 import LarderSupport
@@ -9,20 +10,19 @@ import Synchronization
 /// route table the default namespace uses, built over them. Nothing here
 /// is shared with another namespace but the read-only fixtures under the
 /// store.
-final class NamespaceWorld: Sendable {
+public final class NamespaceWorld: PrefixedHandler {
     let name: String
-    let store: any ValueStore
+    package let store: any ValueStore
     let hub: ChangeHub
     let table: RouteTable
     /// Its request journal (nil with `--journal 0`).
-    let journal: RequestJournal?
+    package let journal: RequestJournal?
     /// Set by its first write: until then the namespace is open but does
     /// not exist as far as clients see (not listed, not counted, a `DELETE
     /// /ns/<name>` is a 404).
     let firstWrite: FirstWriteMark
-    /// The namespace as the S3 listener uses it (a key bound to it): the
-    /// same store, journal and fault rules.
-    let s3: S3NamespaceView
+    /// Its fault rules (nil without `--allow-faults`).
+    package let faults: FaultBook?
     /// The idle sweep's tick at the last request for this namespace (a
     /// counter, not a clock: a request pays one atomic store), for
     /// `--namespace-idle`.
@@ -36,7 +36,7 @@ final class NamespaceWorld: Sendable {
         self.table = table
         self.journal = journal
         self.firstWrite = firstWrite
-        s3 = S3NamespaceView(store: store, journal: journal, faults: faults)
+        self.faults = faults
         lastTick = Atomic(tick)
     }
 

@@ -1,5 +1,6 @@
 import Dispatch
 import LarderHTTP
+import LarderRouting
 import LarderModel
 import LarderSharing
 import LarderStorage
@@ -22,7 +23,7 @@ import Synchronization
 /// A `Locked` (a pthread mutex), not `Synchronization.Mutex`: that one's
 /// futex waits are invisible to ThreadSanitizer, which then reports the
 /// worlds handed out under it, and their fields, as races.
-final class Namespaces: @unchecked Sendable {
+package final class Namespaces: @unchecked Sendable {
     typealias MakeWorld = @Sendable (_ name: String, _ store: (StoreChangeObserver) throws -> any ValueStore) throws -> NamespaceWorld
 
     let stores: any NamespaceStores
@@ -78,7 +79,7 @@ final class Namespaces: @unchecked Sendable {
     }
 
     /// The namespace `name` if it exists (touched: a request came for it).
-    func existing(_ name: String) -> NamespaceWorld? {
+    package func existing(_ name: String) -> NamespaceWorld? {
         worlds.withLock { worlds in
             guard let world = worlds[name] else { return nil }
             world.touch(tick.load(ordering: .relaxed))
@@ -88,7 +89,7 @@ final class Namespaces: @unchecked Sendable {
 
     /// The namespace `name`, made if it is new; 507 `namespace_limit` when
     /// the server holds `limit` already.
-    func world(_ name: String) throws(HTTPError) -> NamespaceWorld {
+    package func world(_ name: String) throws(HTTPError) -> NamespaceWorld {
         let result: Result<NamespaceWorld, HTTPError> = worlds.withLock { worlds in
             // Touched under the lock: the idle sweep, which looks under it,
             // never drops a namespace a request has just been given.

@@ -1,4 +1,5 @@
 import LarderHTTP
+import LarderRouting
 import LarderValueFile
 
 /// Makes the HTTP answer out of a store's answer (`StoreReply`). The one

@@ -1,5 +1,5 @@
 import LarderHTTP
-import LarderS3
+import LarderRouting
 import LarderStorage
 import LarderValueFile
 import LarderSharing
@@ -19,8 +19,8 @@ struct MetricsRoute: Route {
     let namespaces: Namespaces?
     /// nil: faults are off (no `--allow-faults`), and so is their family.
     let faults: FaultCounts?
-    /// nil: no S3 listener (no `--s3-port`), and no S3 family.
-    let s3: S3RequestCounts?
+    /// The other faces' families (the S3 listener's), after these.
+    let otherFaces: [any MetricsFamilies]
     /// When the server was made, seconds since 1970.
     let startTime: Double
 
@@ -93,13 +93,7 @@ struct MetricsRoute: Route {
                 text += "larder_faults_total{\(namespace)rule=\"\(Self.labelValue(key.rule))\"} \(count)\n"
             }
         }
-        if let s3 {
-            Self.family(&text, "larder_s3_requests_total", "counter",
-                        "Answers of the S3 listener by S3 operation (PutObject, ListObjectsV2, ...) and status (0: reset, none sent).")
-            for c in s3.all {
-                text += "larder_s3_requests_total{op=\"\(c.op)\",status=\"\(c.status)\"} \(c.count)\n"
-            }
-        }
+        for face in otherFaces { face.render(into: &text) }
         Self.family(&text, "larder_start_time_seconds", "gauge", "When the server started, seconds since 1970.")
         text += "larder_start_time_seconds \(Self.number(startTime))\n"
         return text

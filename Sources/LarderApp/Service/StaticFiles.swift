@@ -1,4 +1,5 @@
 import LarderHTTP
+import LarderRouting
 import LarderViewer
 
 /// Serves the browser viewer: `/` and `/viewer/` are `index.html`,

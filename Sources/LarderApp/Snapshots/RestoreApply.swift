@@ -1,6 +1,7 @@
 import Dispatch
 import LarderModel
 import LarderHTTP
+import LarderRouting
 import LarderStorage
 import LarderValueFile
 import LarderSupport

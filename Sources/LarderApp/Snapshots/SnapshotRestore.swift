@@ -1,5 +1,6 @@
 import LarderModel
 import LarderHTTP
+import LarderRouting
 import LarderJSON
 import LarderStorage
 import LarderValueFile

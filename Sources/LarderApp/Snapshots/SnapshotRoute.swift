@@ -1,4 +1,5 @@
 import LarderHTTP
+import LarderRouting
 import LarderStorage
 import LarderValueFile
 import LarderSupport
@@ -18,7 +19,7 @@ struct SnapshotRoute: Route {
 
     /// A snapshot holds many values, so its body is not held to the limit
     /// of one value; each value in it is.
-    var maxBodyBytes: Int64? { .max }
+    func maxBodyBytes(rest: Substring) -> Int64? { .max }
 
     func handle(_ request: RouteRequest) throws(HTTPError) -> RouteAnswer {
         let query = try QueryParameters(request.head.query)

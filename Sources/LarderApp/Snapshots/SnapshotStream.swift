@@ -1,4 +1,5 @@
 import LarderHTTP
+import LarderRouting
 import LarderStorage
 import LarderValueFile
 import LarderSupport

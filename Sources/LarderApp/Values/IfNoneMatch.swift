@@ -1,4 +1,5 @@
 import LarderHTTP
+import LarderRouting
 
 /// `If-None-Match` on a read of something with one strong tag (a viewer
 /// file, a listing page): whether it names the tag (weak comparison, RFC

@@ -1,5 +1,6 @@
 import LarderModel
 import LarderHTTP
+import LarderRouting
 import LarderStorage
 import LarderValueFile
 import LarderSharing

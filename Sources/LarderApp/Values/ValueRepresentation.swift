@@ -1,5 +1,6 @@
 import LarderModel
 import LarderHTTP
+import LarderRouting
 import LarderStorage
 import LarderValueFile
 import LarderSupport
@@ -181,13 +182,7 @@ enum Preconditions {
                                   "a precondition (If-Match, If-None-Match, If-Unmodified-Since) does not hold for the current value")
 
     /// The request's preconditions; nil when it has none (the common case, free).
-    static func of(_ head: HTTPRequestHead) -> HTTPPreconditions? {
-        guard head.headers.containsName(startingWith: "if-") else { return nil }
-        let p = HTTPPreconditions(ifMatch: head.headers.values("If-Match"), ifNoneMatch: head.headers.values("If-None-Match"),
-                                  ifModifiedSince: head.headers["If-Modified-Since"],
-                                  ifUnmodifiedSince: head.headers["If-Unmodified-Since"])
-        return p.isEmpty ? nil : p
-    }
+    static func of(_ head: HTTPRequestHead) -> HTTPPreconditions? { HTTPPreconditions.of(head) }
 
     /// Both tags of a version answer: identity and gzip (docs/http-api.md).
     static func current(_ meta: ValueMetadata) -> CurrentRepresentation {
@@ -205,13 +200,4 @@ enum Preconditions {
     /// A write that must create: the key is absent (or expired). The
     /// store-level check, shared with the embedded API.
     static let mustNotExist: WriteCondition = WriteConditions.mustNotExist
-}
-
-extension StringProtocol {
-    var trimmingSpaces: String {
-        var s = Substring(self)
-        while let f = s.first, f == " " || f == "\t" { s = s.dropFirst() }
-        while let l = s.last, l == " " || l == "\t" { s = s.dropLast() }
-        return String(s)
-    }
 }

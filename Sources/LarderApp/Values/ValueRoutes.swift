@@ -1,6 +1,7 @@
 import LarderModel
 import Dispatch
 import LarderHTTP
+import LarderRouting
 import LarderStorage
 import LarderValueFile
 import LarderSharing

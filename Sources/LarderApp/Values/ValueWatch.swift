@@ -1,5 +1,6 @@
 import Dispatch
 import LarderHTTP
+import LarderRouting
 import LarderSharing
 import LarderStorage
 import LarderValueFile

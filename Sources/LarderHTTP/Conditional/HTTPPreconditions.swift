@@ -150,3 +150,17 @@ public struct HTTPPreconditions: Sendable {
         return .proceed
     }
 }
+
+extension HTTPPreconditions {
+    /// A request's four precondition fields; nil when it has none (the
+    /// common case, found without a look at any field's value). Both faces
+    /// read them so (the Larder API's values, S3's objects).
+    /// `withDates: false`: only the entity-tag fields (S3's PutObject).
+    public static func of(_ head: HTTPRequestHead, withDates: Bool = true) -> HTTPPreconditions? {
+        guard head.headers.containsName(startingWith: "if-") else { return nil }
+        let p = HTTPPreconditions(ifMatch: head.headers.values("If-Match"), ifNoneMatch: head.headers.values("If-None-Match"),
+                                  ifModifiedSince: withDates ? head.headers["If-Modified-Since"] : nil,
+                                  ifUnmodifiedSince: withDates ? head.headers["If-Unmodified-Since"] : nil)
+        return p.isEmpty ? nil : p
+    }
+}

@@ -8,13 +8,7 @@ import LarderValueFile
 /// atomically with the write.
 enum ObjectConditions {
     /// The request's conditions; nil when it has none (the common case).
-    static func of(_ head: HTTPRequestHead) -> HTTPPreconditions? {
-        guard head.headers.containsName(startingWith: "if-") else { return nil }
-        let p = HTTPPreconditions(ifMatch: head.headers.values("If-Match"), ifNoneMatch: head.headers.values("If-None-Match"),
-                                  ifModifiedSince: head.headers["If-Modified-Since"],
-                                  ifUnmodifiedSince: head.headers["If-Unmodified-Since"])
-        return p.isEmpty ? nil : p
-    }
+    static func of(_ head: HTTPRequestHead) -> HTTPPreconditions? { HTTPPreconditions.of(head) }
 
     /// The object as conditions see it: S3's ETag, and the value's own
     /// (what the plain API gave a client for the same version) too.
@@ -26,10 +20,7 @@ enum ObjectConditions {
     /// A PutObject's `If-Match`/`If-None-Match` as the store's write
     /// condition: `412 PreconditionFailed` when it does not hold.
     static func writeCondition(_ head: HTTPRequestHead) -> WriteCondition? {
-        guard head.headers.containsName(startingWith: "if-") else { return nil }
-        let p = HTTPPreconditions(ifMatch: head.headers.values("If-Match"), ifNoneMatch: head.headers.values("If-None-Match"),
-                                  ifModifiedSince: nil, ifUnmodifiedSince: nil)
-        if p.isEmpty { return nil }
+        guard let p = HTTPPreconditions.of(head, withDates: false) else { return nil }
         return { meta in
             if p.evaluate(current: meta.map(current), isReadMethod: false) != .proceed { throw S3Error.preconditionFailed }
         }

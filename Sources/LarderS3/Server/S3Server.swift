@@ -1,9 +1,10 @@
 import LarderHTTP
+import LarderRouting
 import LarderStorage
 import LarderSupport
 
 /// The S3 listener: a second `HTTPServer` on its own port whose handler
-/// is the S3 route table, over the stores of the server that owns it
+/// is a route table of the routing core with one route, `S3Router`, over the stores of the server that owns it
 /// (`LarderServer.s3`), which says through `S3Namespaces` which store, journal
 /// and fault rules each namespace has. Started and stopped with that server.
 public final class S3Server: Sendable {
@@ -25,10 +26,11 @@ public final class S3Server: Sendable {
         settings.port = configuration.port
         let maxObjectBytes = settings.maxBodyBytes
         settings.maxBodyBytes = Self.maxRequestBytes(forObjects: maxObjectBytes)
-        let table = S3RouteTable(namespaces: namespaces, configuration: configuration,
+        let router = S3Router(namespaces: namespaces, configuration: configuration,
                                  keys: configuration.acceptedKeys(tokenRequired: tokenRequired), counts: requestCounts,
                                  maxObjectBytes: maxObjectBytes, logger: logger)
-        http = HTTPServer(configuration: settings, handler: table, logger: logger, metrics: metrics)
+        http = HTTPServer(configuration: settings, handler: RouteTable([(.prefix(""), router)], middleware: []), logger: logger,
+                          metrics: metrics)
     }
 
     /// The largest request body the listener reads: an object of the

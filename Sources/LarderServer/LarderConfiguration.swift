@@ -1,5 +1,7 @@
+import LarderApp
 import LarderHTTP
 import LarderModel
+import LarderRouting
 import LarderS3
 import LarderSupport
 import LarderStorage
@@ -68,10 +70,12 @@ public struct LarderConfiguration: Sendable {
     public static let defaultJournal = 1000
     /// 4 MiB (`--event-buffer-kb`).
     public static let defaultEventBufferBytes = 4 << 20
-}
 
-/// A configuration the server cannot run with; the message says which setting and why.
-public struct ConfigurationError: Error, CustomStringConvertible {
-    public let description: String
-    init(_ description: String) { self.description = description }
+    /// What the Larder API face is told.
+    var api: APISettings {
+        APISettings(maxBodyBytes: http.maxBodyBytes, publicDirectory: publicDirectory, eventHistory: eventHistory,
+                    eventHeartbeat: eventHeartbeat, eventBufferBytes: eventBufferBytes, allowFaults: allowFaults, token: token,
+                    corsOrigins: corsOrigins, namespaceStores: namespaceStores, maxNamespaces: maxNamespaces,
+                    namespaceIdleSeconds: namespaceIdleSeconds, journal: journal, middleware: middleware)
+    }
 }

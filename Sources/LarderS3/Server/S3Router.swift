@@ -1,14 +1,16 @@
 import LarderHTTP
+import LarderRouting
 import LarderStorage
 import LarderSupport
 import LarderValueFile
 
-/// The S3 listener's only handler: verifies the signature, finds the
+/// The S3 face's one route, mounted at `/` on the listener's table (the
+/// routing core both faces share, `RouteTable`): verifies the signature, finds the
 /// namespace the request's access key works in (its store, journal and
 /// fault rules, from the server: `S3Namespaces`), then sends the request to
 /// the operation its method, path and query name: `/` (the service),
 /// `/bucket`, `/bucket/key`, or `/key` on `Host: bucket.localhost`.
-final class S3RouteTable: HTTPRequestHandler {
+final class S3Router: Route {
     private let authenticator: SigV4Authenticator
     private let credentials: S3Credentials
     private let namespaces: any S3Namespaces
@@ -37,7 +39,15 @@ final class S3RouteTable: HTTPRequestHandler {
         "intelligent-tiering", "restore", "select", "torrent", "attributes", "policyStatus",
     ]
 
-    func handle(_ head: HTTPRequestHead, _ responder: HTTPResponder) -> HTTPBodyAction {
+    func handle(_ request: RouteRequest) -> RouteAnswer {
+        switch serve(request.head, request.responder) {
+        case .ignore: .later
+        case .receive(let sink): .receiveBody(sink)
+        case .answer(let response): .respond(response)
+        }
+    }
+
+    private func serve(_ head: HTTPRequestHead, _ responder: HTTPResponder) -> HTTPBodyAction {
         var call = S3Call(head: head, responder: responder, requestID: requestIDs.next(), logger: logger)
         let virtualHost = head.headers["Host"].flatMap(S3Path.virtualHostBucket)
         let path = S3Path(head.path, virtualHost: virtualHost)
@@ -193,7 +203,7 @@ final class S3RouteTable: HTTPRequestHandler {
     }
 }
 
-extension S3RouteTable {
+extension S3Router {
     /// GetBucketAcl, GetObjectAcl, GetBucketVersioning: answers that do not depend on the bucket.
     private func readFixed(_ call: S3Call, _ path: S3Path, _ query: S3Query,
                            _ fixed: FixedSubresources) throws(S3Error) -> HTTPBodyAction {

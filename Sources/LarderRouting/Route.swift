@@ -7,10 +7,23 @@ public struct RouteRequest: Sendable {
     public var responder: HTTPResponder
     /// The path after the route's prefix (still percent-encoded).
     public var rest: Substring
-    /// The namespace of a request under `/ns/<name>/` that exists, with
-    /// how many bytes of the path name it: looked up once, before the
-    /// chain, by the server's table, which goes straight to it after.
-    var namespace: (world: NamespaceWorld, prefixBytes: Int)?
+    /// Where the table's intake sent the request (the Larder API: the
+    /// namespace of a request under `/ns/<name>/` that exists): found
+    /// once, before the chain; the table goes straight to it after.
+    var mount: Mount?
+
+    public init(head: HTTPRequestHead, responder: HTTPResponder, rest: Substring) {
+        self.head = head
+        self.responder = responder
+        self.rest = rest
+    }
+
+    init(head: HTTPRequestHead, responder: HTTPResponder, rest: Substring, mount: Mount?) {
+        self.head = head
+        self.responder = responder
+        self.rest = rest
+        self.mount = mount
+    }
 
     public var method: HTTPMethod { head.method }
 }
@@ -30,30 +43,36 @@ public enum RouteAnswer {
 public protocol Route: Sendable {
     func handle(_ request: RouteRequest) throws(HTTPError) -> RouteAnswer
     /// The largest request body this route takes, when it is not the
-    /// server's (`--max-value-size`); nil for that one.
-    var maxBodyBytes: Int64? { get }
+    /// server's (`--max-value-size`); nil for that one. `rest`: the path
+    /// after the route's match (a route that hands requests on, as the
+    /// namespaces' does, answers for the route they go to).
+    func maxBodyBytes(rest: Substring) -> Int64?
+    /// Who is told of the answer to a request the HTTP layer refuses
+    /// before the route sees it (a body over the limit); nil: nobody.
+    func answerObserver(forRefused head: HTTPRequestHead) -> (any HTTPAnswerObserver)?
 }
 
 extension Route {
-    public var maxBodyBytes: Int64? { nil }
+    public func maxBodyBytes(rest: Substring) -> Int64? { nil }
+    public func answerObserver(forRefused head: HTTPRequestHead) -> (any HTTPAnswerObserver)? { nil }
 }
 
 extension HTTPResponse {
     /// The answer to a plain `OPTIONS` (not a CORS preflight): 204 with the
     /// endpoint's methods, as nginx and S3 answer it.
-    static func allow(_ methods: String) -> HTTPResponse {
+    public static func allow(_ methods: String) -> HTTPResponse {
         HTTPResponse(status: .noContent, headers: [("Allow", methods)])
     }
 }
 
 /// The method check of the endpoints that are only read (the change feed,
 /// health, metrics, the viewer's files).
-enum ReadOnlyEndpoint {
-    static let methods = "GET, HEAD, OPTIONS"
+public enum ReadOnlyEndpoint {
+    public static let methods = "GET, HEAD, OPTIONS"
 
     /// nil for GET and HEAD (go on); the `OPTIONS` answer; else throws 405
     /// with `why` as the message.
-    static func check(_ request: RouteRequest, _ why: String) throws(HTTPError) -> RouteAnswer? {
+    public static func check(_ request: RouteRequest, _ why: String) throws(HTTPError) -> RouteAnswer? {
         switch request.method {
         case .get, .head: return nil
         case .options: return .respond(.allow(methods))

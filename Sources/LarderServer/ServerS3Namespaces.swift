@@ -1,3 +1,4 @@
+import LarderApp
 import LarderHTTP
 import LarderS3
 
@@ -17,7 +18,7 @@ struct ServerS3Namespaces: S3Namespaces {
             throw S3NamespaceRefusal(status: .notImplemented, code: "NotImplemented", message: "this server's store has no namespaces")
         }
         do {
-            return try namespaces.world(name).s3
+            return S3NamespaceView(try namespaces.world(name))
         } catch {
             let code = error.code == .namespaceLimit ? "NamespaceLimit" : "InternalError"
             throw S3NamespaceRefusal(status: error.status, code: code, message: error.message)
@@ -25,6 +26,6 @@ struct ServerS3Namespaces: S3Namespaces {
     }
 
     func existingNamespace(_ name: String) -> (any S3Namespace)? {
-        namespaces?.existing(name)?.s3
+        namespaces?.existing(name).map(S3NamespaceView.init)
     }
 }

@@ -1,4 +1,5 @@
 import LarderHTTP
+import LarderRouting
 
 extension RequestJournal {
     /// Records an answered S3 request: as a plain API request is recorded
@@ -6,7 +7,7 @@ extension RequestJournal {
     /// its target in path style (`/bucket/key?query`), whose path is the
     /// whole of it (the S3 listener has no `/ns/<name>` prefix). Never a
     /// reset of the journal: S3 has no request that empties a namespace.
-    func recordS3(_ request: borrowing HTTPAnsweredRequest, _ response: borrowing HTTPResponse, op: String, target: String) {
+    package func recordS3(_ request: borrowing HTTPAnsweredRequest, _ response: borrowing HTTPResponse, op: String, target: String) {
         let answered = JournalRecord(request, response, pathOffset: 0)
         let kept = target.utf8.count <= JournalRecord.maxTarget
             ? target : String(decoding: target.utf8.prefix(JournalRecord.maxTarget), as: UTF8.self)

@@ -4,15 +4,16 @@ import Glibc
 #endif
 
 /// Maps paths to routes, runs the middleware chain around the matched one,
-/// and turns what a route answers into what the HTTP layer understands.
-/// The HTTP server's only handler.
+/// and turns what a route answers into what the HTTP layer understands:
+/// the one routing core of both faces (the Larder API's tables, the S3
+/// listener's), each an `HTTPServer`'s handler.
 ///
 /// A class, immutable after `init`: a request reaches it through one
 /// reference (the server's handler, a namespace's world), where a struct of
 /// five arrays was copied, a retain and a release each, wherever it was
 /// captured or read out of another object.
-final class RouteTable: HTTPRequestHandler {
-    enum Match: Sendable {
+public final class RouteTable: HTTPRequestHandler {
+    public enum Match: Sendable {
         /// This path exactly.
         case exact(String)
         /// Paths that start with this; `rest` is what follows.
@@ -22,7 +23,7 @@ final class RouteTable: HTTPRequestHandler {
         /// Compared byte by byte: the HTTP layer percent-encodes every byte
         /// outside ASCII, so a path is ASCII and bytes are characters (and a
         /// `Character` comparison costs a route lookup thousands of instructions).
-        func rest(of path: Substring) -> Substring? {
+        public func rest(of path: Substring) -> Substring? {
             switch self {
             case .exact(let p):
                 return Self.starts(path, with: p, wholly: true) ? path[path.endIndex...] : nil
@@ -54,15 +55,12 @@ final class RouteTable: HTTPRequestHandler {
     /// `route(for:)` compares them with the request's path in place.
     private let patterns: [(bytes: [UInt8], exact: Bool)]
     private let middleware: [any LarderMiddleware]
-    /// The named namespaces, on the server's table only: a request for one
-    /// that exists goes from `dispatch` straight to its routes.
-    private let namespaces: Namespaces?
-    /// On the server's table: puts each request in its namespace's journal
-    /// before anything else runs for it (nil: `--journal 0`, or a namespace's table).
-    private let journal: JournalAttachment?
+    /// The table's first step for every request, before its middleware
+    /// (the Larder API's server table: the journal and the namespaces);
+    /// nil: none.
+    private let intake: (any RequestIntake)?
 
-    init(_ entries: [(Match, any Route)], middleware: [any LarderMiddleware], namespaces: Namespaces? = nil,
-         journal: JournalAttachment? = nil) {
+    public init(_ entries: [(Match, any Route)], middleware: [any LarderMiddleware], intake: (any RequestIntake)? = nil) {
         self.entries = entries.map { (match: $0.0, route: $0.1) }
         self.routes = entries.map(\.1)
         self.patterns = entries.map { entry in
@@ -72,23 +70,21 @@ final class RouteTable: HTTPRequestHandler {
             }
         }
         self.middleware = middleware
-        self.namespaces = namespaces
-        self.journal = journal
+        self.intake = intake
     }
 
     /// Whether a request runs through middleware before its route (a
     /// namespace's table has its own fault rules with `--allow-faults`).
-    var hasMiddleware: Bool { !middleware.isEmpty }
+    public var hasMiddleware: Bool { !middleware.isEmpty }
 
-    func handle(_ head: HTTPRequestHead, _ responder: HTTPResponder) -> HTTPBodyAction {
+    public func handle(_ head: HTTPRequestHead, _ responder: HTTPResponder) -> HTTPBodyAction {
         let path = head.path
-        // The namespace of a `/ns/<name>/...` request is looked up once,
-        // here, by the journal's attachment when there is one (it needs it
-        // too): the chain below runs once for the whole request, and the
-        // namespace's own table routes the rest.
-        let namespace = journal.map { $0.attach(path: path, to: responder) } ?? namespaces?.existing(in: path)
-        if middleware.isEmpty { return dispatch(head, path: path, namespace, responder) }
-        return run(RouteRequest(head: head, responder: responder, rest: "", namespace: namespace), from: 0)
+        // The intake runs once, here (a `/ns/<name>/...` request's namespace
+        // is looked up by it): the chain below runs once for the whole
+        // request, and a mount routes the rest.
+        let mount = intake?.admit(head, path: path, responder)
+        if middleware.isEmpty { return dispatch(head, path: path, mount, responder) }
+        return run(RouteRequest(head: head, responder: responder, rest: "", mount: mount), from: 0)
     }
 
     /// Middleware `index` and the rest of the chain after it; the route last.
@@ -96,25 +92,22 @@ final class RouteTable: HTTPRequestHandler {
         if index < middleware.count {
             return middleware[index].handle(request) { run($0, from: index + 1) }
         }
-        return dispatch(request.head, path: request.head.path, request.namespace, request.responder)
+        return dispatch(request.head, path: request.head.path, request.mount, request.responder)
     }
 
-    /// `/ns/<name>/...` of a namespace that exists (`namespace`): its own
-    /// table routes the rest. Any other `/ns/` path is `NamespaceRoute`'s,
-    /// found like every other path.
-    private func dispatch(_ head: HTTPRequestHead, path: Substring, _ namespace: (world: NamespaceWorld, prefixBytes: Int)?,
-                          _ responder: HTTPResponder) -> HTTPBodyAction {
-        if let (world, prefixBytes) = namespace { return world.serve(head, path: path, prefixBytes: prefixBytes, responder) }
+    /// A request the intake mounted goes to its mount; any other is routed here.
+    private func dispatch(_ head: HTTPRequestHead, path: Substring, _ mount: Mount?, _ responder: HTTPResponder) -> HTTPBodyAction {
+        if let mount { return mount.handler.serve(head, path: path, prefixBytes: mount.prefixBytes, responder) }
         return answer(head, path: path, from: 0, responder)
     }
 
-    /// A namespace's request, its middleware skipped: routed by what
+    /// A mounted request, this table's middleware skipped: routed by what
     /// follows the first `prefixBytes` bytes of `path` (`/store/k` of
     /// `/ns/w3/store/k`, not cut out: the lookup reads the bytes in place).
     /// The head keeps the path as sent: routes read `RouteRequest.rest` for
     /// their part of the path, never `head.path`.
     @inline(__always)
-    func dispatch(_ head: HTTPRequestHead, path: Substring, from prefixBytes: Int, _ responder: HTTPResponder) -> HTTPBodyAction {
+    public func dispatch(_ head: HTTPRequestHead, path: Substring, from prefixBytes: Int, _ responder: HTTPResponder) -> HTTPBodyAction {
         answer(head, path: path, from: prefixBytes, responder)
     }
 
@@ -145,20 +138,19 @@ final class RouteTable: HTTPRequestHandler {
         }
     }
 
-    /// A request refused before it reached `handle` is recorded too.
-    func answerObserver(forRefused head: HTTPRequestHead) -> (any HTTPAnswerObserver)? {
-        journal?.journal(for: head.path)
+    /// A request refused before it reached `handle` is told of too: to
+    /// whom the intake names, else the route's.
+    public func answerObserver(forRefused head: HTTPRequestHead) -> (any HTTPAnswerObserver)? {
+        if let intake { return intake.answerObserver(forRefused: head) }
+        guard let (route, _) = route(for: head.path) else { return nil }
+        return route.answerObserver(forRefused: head)
     }
 
-    /// A namespace's paths (`/ns/<name>/snapshot`) have the limits of the
-    /// same paths outside (every namespace has the same routes): the inner
-    /// path is looked up only when the namespaces' route matched.
-    func maxBodyBytes(for head: HTTPRequestHead) -> Int64? {
+    /// The limit of the route the path goes to (a route that hands
+    /// requests on answers for the route they go to).
+    public func maxBodyBytes(for head: HTTPRequestHead) -> Int64? {
         guard let (route, rest) = route(for: head.path) else { return nil }
-        if route is NamespaceRoute, let inner = NamespacePath.inner(afterPrefix: rest) {
-            return self.route(for: inner)?.0.maxBodyBytes
-        }
-        return route.maxBodyBytes
+        return route.maxBodyBytes(rest: rest)
     }
 
     /// The first entry whose path matches `path` after its first `offset`
@@ -166,7 +158,7 @@ final class RouteTable: HTTPRequestHandler {
     /// after it. The path's bytes are read in place, once, and compared
     /// with each pattern by length and `memcmp` (a lookup is part of every
     /// request). `offset` must be within the path, on a character boundary.
-    func route(for path: Substring, from offset: Int = 0) -> (any Route, Substring)? {
+    public func route(for path: Substring, from offset: Int = 0) -> (any Route, Substring)? {
         // The closure captures the patterns alone: capturing `self` copies
         // the whole table (a retain and a release of each of its arrays).
         let patterns = self.patterns

@@ -5,7 +5,6 @@ import LarderRouting
 import LarderS3
 import LarderSupport
 import LarderStorage
-import LarderValueFile
 
 /// Everything `larder serve` can be told, in one value.
 public struct LarderConfiguration: Sendable {

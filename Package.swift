@@ -42,22 +42,26 @@ let package = Package(
         .target(name: "LarderModel"),
         // Larder's swift-log handler (re-exports Logging), locks and clocks shared by the libraries.
         .target(name: "LarderSupport", dependencies: ["LarderModel", .product(name: "Logging", package: "swift-log")]),
-        // The value-file format every store hands values in: keys and store
-        // errors, the gzip header and its metadata, zlib, segmented
-        // compression, an open value (`StoredValue`) and the upload pipeline
-        // (`ValueUpload`). No store, no HTTP here.
-        .target(name: "LarderValueFile", dependencies: ["CZlib", "LarderSupport", "LarderModel"]),
+        // The store's vocabulary, which every store, the format and both
+        // faces speak: keys (`StoreKey`), store errors (`StoreError`) and
+        // replies given now or later (`StoreReply`). No format, no store here.
+        .target(name: "LarderStoreVocabulary", dependencies: ["LarderSupport", "LarderModel"]),
+        // The value-file format every store hands values in: the gzip header
+        // and its metadata, zlib, segmented compression, an open value
+        // (`StoredValue`), the value-file cache both stores keep (`ValueCache`)
+        // and the upload pipeline (`ValueUpload`). No store, no HTTP here.
+        .target(name: "LarderValueFile", dependencies: ["CZlib", "LarderStoreVocabulary", "LarderSupport", "LarderModel"]),
         // The store seam the routes depend on: `ValueStore`, write
         // conditions, changes, listings, totals. No backend here.
-        .target(name: "LarderStorage", dependencies: ["LarderValueFile", "LarderSupport", "LarderModel"]),
+        .target(name: "LarderStorage", dependencies: ["LarderStoreVocabulary", "LarderValueFile", "LarderSupport", "LarderModel"]),
         // The disk store: one gzip file per key behind barrier queues, key
         // and expiry indexes, cache, group commit, the data directory's lock.
-        .target(name: "LarderDiskStore", dependencies: ["LarderStorage", "LarderValueFile", "LarderSupport", "LarderModel"]),
+        .target(name: "LarderDiskStore", dependencies: ["LarderStoreVocabulary", "LarderStorage", "LarderValueFile", "LarderSupport", "LarderModel"]),
         // A read-only fixture directory layered under a writable store (`--fixtures`).
-        .target(name: "LarderFixtures", dependencies: ["LarderDiskStore", "LarderStorage", "LarderValueFile", "LarderSupport"]),
+        .target(name: "LarderFixtures", dependencies: ["LarderStoreVocabulary", "LarderDiskStore", "LarderStorage", "LarderValueFile", "LarderSupport"]),
         // The same store on PostgreSQL (`--store postgres://…`): libpq driven
         // by Dispatch sources, several servers on one database. No HTTP here.
-        .target(name: "LarderPostgres", dependencies: ["CLibPQ", "CEpoll", "LarderStorage", "LarderValueFile", "LarderSupport", "LarderModel"]),
+        .target(name: "LarderPostgres", dependencies: ["LarderStoreVocabulary", "CLibPQ", "CEpoll", "LarderStorage", "LarderValueFile", "LarderSupport", "LarderModel"]),
         // Which store a server runs on, chosen once from its flags: the disk
         // store or PostgreSQL, under the fixtures or not, and the stores of its
         // namespaces on the same backend. The one place that knows the backends.
@@ -78,21 +82,21 @@ let package = Package(
         // HTTP routes and the embedded store): JSON append and merge patch as
         // store updates with their limits, the change hub that fans store
         // changes out to watchers and feeds, and key watches. No HTTP here.
-        .target(name: "LarderSharing", dependencies: ["LarderStorage", "LarderValueFile", "LarderJSON", "LarderSupport"]),
+        .target(name: "LarderSharing", dependencies: ["LarderStoreVocabulary", "LarderStorage", "LarderValueFile", "LarderJSON", "LarderSupport"]),
         // The routing core both faces stand on: routes, the middleware
         // chain, the route table (an `HTTPServer`'s handler), query
         // parameters. No face, no store here.
         .target(name: "LarderRouting", dependencies: ["LarderHTTP", "LarderSupport", "LarderModel"]),
         // The S3-compatible face: one route on the core (SigV4, S3's XML,
         // aws-chunked bodies) over the same store seam. No Larder routes here.
-        .target(name: "LarderS3", dependencies: [
+        .target(name: "LarderS3", dependencies: ["LarderStoreVocabulary", 
             // CZlib: CRC32 of x-amz-checksum-crc32.
             "CZlib", "LarderHTTP", "LarderRouting", "LarderModel", "LarderStorage", "LarderValueFile", "LarderSupport",
             .product(name: "Crypto", package: "swift-crypto"),
         ]),
         // The Larder API face: its routes and middleware, which wire HTTP
         // requests to the store, namespaces, journal, faults, metrics. No S3 here.
-        .target(name: "LarderApp", dependencies: [
+        .target(name: "LarderApp", dependencies: ["LarderStoreVocabulary", 
             "LarderModel", "LarderSupport", "LarderStorage", "LarderValueFile", "LarderHTTP", "LarderRouting", "LarderJSON", "LarderSharing",
             "LarderViewer",
         ]),
@@ -113,7 +117,7 @@ let package = Package(
         // URLSession (FoundationNetworking), no NIO.
         .target(name: "LarderClient", dependencies: ["LarderKit", "LarderModel", "LarderWire"]),
         // `Larder` in-process over the server's own disk store: same files, no server.
-        .target(name: "LarderEmbedded", dependencies: [
+        .target(name: "LarderEmbedded", dependencies: ["LarderStoreVocabulary", 
             "LarderKit", "LarderModel", "LarderDiskStore", "LarderStorage", "LarderValueFile", "LarderSharing", "LarderSupport",
         ]),
         .executableTarget(
@@ -133,8 +137,8 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
-        .testTarget(name: "LarderValueFileTests", dependencies: ["LarderValueFile", "LarderSupport", "LarderTestSupport", "CZlib"]),
-        .testTarget(name: "LarderDiskStoreTests", dependencies: [
+        .testTarget(name: "LarderValueFileTests", dependencies: ["LarderStoreVocabulary", "LarderValueFile", "LarderSupport", "LarderTestSupport", "CZlib"]),
+        .testTarget(name: "LarderDiskStoreTests", dependencies: ["LarderStoreVocabulary", 
             "LarderDiskStore", "LarderStorage", "LarderValueFile", "LarderSupport", "LarderTestSupport", "CZlib",
         ]),
         // The parser fuzzer's checks: run by the libFuzzer target (Fuzz/build.sh)
@@ -143,14 +147,14 @@ let package = Package(
         .target(name: "LarderHTTPFuzzHarness", dependencies: ["LarderHTTP"], path: "Fuzz/Harness"),
         .testTarget(name: "LarderHTTPTests", dependencies: ["LarderHTTP", "LarderHTTPFuzzHarness", "LarderModel", "LarderSupport", "LarderTestSupport", "LarderWire"]),
         .testTarget(name: "LarderJSONTests", dependencies: ["LarderJSON"]),
-        .testTarget(name: "LarderSharingTests", dependencies: [
+        .testTarget(name: "LarderSharingTests", dependencies: ["LarderStoreVocabulary", 
             "LarderSharing", "LarderStorage", "LarderValueFile", "LarderDiskStore", "LarderJSON", "LarderTestSupport",
         ]),
         // What the tests share: a server in this process (TestServer) or the
         // built binary (ChildServer), the throwaway PostgreSQL, polling, child
         // processes, gzip and key helpers, the repository's paths. A library,
         // not tests: every test target that needs them imports it.
-        .target(name: "LarderTestSupport", dependencies: [
+        .target(name: "LarderTestSupport", dependencies: ["LarderStoreVocabulary", 
             "LarderApp", "LarderServer", "LarderRouting", "LarderBackends", "LarderHTTP", "LarderModel", "LarderPostgres", "LarderStorage", "LarderValueFile", "LarderDiskStore",
             "LarderFixtures", "LarderSupport", "LarderWire", "CZlib",
         ], path: "Tests/LarderTestSupport"),
@@ -165,16 +169,16 @@ let package = Package(
         .testTarget(name: "LarderClientTests", dependencies: [
             "LarderClient", "LarderApp", "LarderServer", "LarderRouting", "LarderSupport", "LarderWire", "LarderTestSupport",
         ]),
-        .testTarget(name: "LarderEmbeddedTests", dependencies: [
+        .testTarget(name: "LarderEmbeddedTests", dependencies: ["LarderStoreVocabulary", 
             "LarderEmbedded", "LarderStorage", "LarderValueFile", "LarderDiskStore", "LarderFixtures", "LarderWire", "LarderTestSupport",
         ]),
-        .testTarget(name: "LarderPostgresTests", dependencies: [
+        .testTarget(name: "LarderPostgresTests", dependencies: ["LarderStoreVocabulary", 
             "LarderPostgres", "LarderApp", "LarderServer", "LarderRouting", "LarderClient", "LarderStorage", "LarderValueFile", "LarderDiskStore", "LarderFixtures", "LarderSupport", "LarderWire", "LarderTestSupport",
         ]),
         .testTarget(name: "LarderViewerTests", dependencies: ["LarderViewer", "LarderWire", "LarderTestSupport"]),
         // The HTTP API's behaviour through a real server: routes, middleware,
         // the store behind them, the protocol, limits, faults, durability.
-        .testTarget(name: "LarderAppTests", dependencies: [
+        .testTarget(name: "LarderAppTests", dependencies: ["LarderStoreVocabulary", 
             "LarderApp", "LarderServer", "LarderRouting", "LarderHTTP", "LarderModel", "LarderStorage", "LarderValueFile", "LarderDiskStore", "LarderFixtures", "LarderSupport", "LarderWire", "LarderTestSupport",
             "LarderEmbedded", "LarderClient", .product(name: "Logging", package: "swift-log"), .product(name: "InMemoryLogging", package: "swift-log"),
         ]),

@@ -1,6 +1,7 @@
 import LarderStorage
 import LarderValueFile
 import Dispatch
+import LarderStoreVocabulary
 
 /// The expiry sweep: expired values already read as absent everywhere; this
 /// removes their files (and reports `expire` changes) in the background, on

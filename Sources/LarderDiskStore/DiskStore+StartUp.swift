@@ -4,6 +4,7 @@ import Dispatch
 import Foundation
 import LarderSupport
 import Synchronization
+import LarderStoreVocabulary
 #if canImport(Glibc)
 import Glibc
 #endif

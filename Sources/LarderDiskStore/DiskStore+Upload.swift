@@ -1,6 +1,7 @@
 import LarderStorage
 import LarderValueFile
 import Dispatch
+import LarderStoreVocabulary
 
 /// How the disk store publishes a finished upload: its data is made
 /// durable, the temp file is renamed over the key's file under the key's

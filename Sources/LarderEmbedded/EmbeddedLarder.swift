@@ -6,6 +6,7 @@ import LarderStorage
 import LarderValueFile
 import LarderSupport
 import LarderSharing
+import LarderStoreVocabulary
 
 /// A Larder store in this process: the server's own `DiskStore` on a
 /// directory, with the same files (gzip values, crash-safe publishes), the

@@ -4,6 +4,7 @@ import LarderDiskStore
 import LarderStorage
 import LarderValueFile
 import LarderSharing
+import LarderStoreVocabulary
 #if canImport(Glibc)
 import Glibc
 #endif

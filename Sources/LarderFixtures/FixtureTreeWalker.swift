@@ -2,6 +2,7 @@ import LarderDiskStore
 import LarderStorage
 import LarderValueFile
 import Foundation
+import LarderStoreVocabulary
 #if canImport(Glibc)
 import Glibc
 #endif

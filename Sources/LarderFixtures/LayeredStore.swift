@@ -2,6 +2,7 @@ import LarderDiskStore
 import LarderStorage
 import LarderValueFile
 import LarderSupport
+import LarderStoreVocabulary
 
 /// The store over its fixtures (`--fixtures DIR`): reads fall back to the
 /// fixture when the store has no value, writes go to the store only,

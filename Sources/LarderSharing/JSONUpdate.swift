@@ -2,6 +2,7 @@ import LarderJSON
 import LarderStorage
 import LarderValueFile
 import LarderSupport
+import LarderStoreVocabulary
 
 /// JSON append and merge patch as store updates: read the current value,
 /// make the new one, publish it only if nothing wrote the key in between

@@ -2,6 +2,7 @@ import Dispatch
 import LarderStorage
 import LarderValueFile
 import LarderSupport
+import LarderStoreVocabulary
 
 /// Waits for a key's value to change: the one watch behind the server's
 /// `GET ?wait=` and the embedded store's `watch(_:)`.

@@ -1,5 +1,6 @@
 import LarderSupport
 import LarderValueFile
+import LarderStoreVocabulary
 /// What a JSON update (append, merge patch) makes of the current value.
 public struct UpdatedValue: Sendable {
     public var bytes: [UInt8]

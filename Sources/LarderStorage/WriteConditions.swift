@@ -1,4 +1,5 @@
 import LarderValueFile
+import LarderStoreVocabulary
 /// The write conditions every front end shares, without HTTP types: the
 /// server builds its RFC 9110 checks on top, the embedded API uses these
 /// directly. They throw `StoreError.preconditionFailed`, which each front

@@ -7,6 +7,7 @@ import LarderValueFile
 import LarderWire
 import Testing
 import LarderTestSupport
+import LarderStoreVocabulary
 
 /// The early check of a conditional write (`PreconditionGate`, on a store
 /// that answers later) and the write itself decide once between them: a

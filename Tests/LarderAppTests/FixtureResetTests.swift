@@ -5,6 +5,7 @@ import LarderDiskStore
 import LarderStorage
 import LarderValueFile
 import Testing
+import LarderStoreVocabulary
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -5,6 +5,7 @@ import LarderDiskStore
 import LarderStorage
 import LarderValueFile
 import Testing
+import LarderStoreVocabulary
 
 private typealias S = StoreTestSupport
 

@@ -7,6 +7,7 @@ import Foundation
 import LarderTestSupport
 import Synchronization
 import Testing
+import LarderStoreVocabulary
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -3,6 +3,7 @@ import Foundation
 @testable import LarderValueFile
 import LarderTestSupport
 import Testing
+import LarderStoreVocabulary
 
 /// Values cut into segments of one size are joined into one value without
 /// inflating or deflating a byte (`ValueUpload.join`), as a multipart

@@ -7,6 +7,7 @@ import LarderSupport
 import LarderTestSupport
 import Synchronization
 import Testing
+import LarderStoreVocabulary
 
 /// The key index behind listings and the background start-up scan, on a
 /// real store in a temp directory: the index must list exactly what the

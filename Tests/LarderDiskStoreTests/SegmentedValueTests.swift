@@ -5,6 +5,7 @@ import Foundation
 @testable import LarderValueFile
 import LarderTestSupport
 import Testing
+import LarderStoreVocabulary
 
 /// Large values of known size are deflated in independent segments on
 /// several cores (`SegmentTable`): the file stays one gzip stream, reads

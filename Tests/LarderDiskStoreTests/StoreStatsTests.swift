@@ -4,6 +4,7 @@ import Foundation
 @testable import LarderValueFile
 import LarderTestSupport
 import Testing
+import LarderStoreVocabulary
 
 /// The store's running totals (`stats`) against what is really on disk:
 /// after every kind of change, keys, stored bytes and logical bytes equal a

@@ -4,6 +4,7 @@ import Foundation
 @testable import LarderValueFile
 import LarderTestSupport
 import Testing
+import LarderStoreVocabulary
 
 /// Attributes a face keeps with a value (`ValueWriter.setAttributes`): in
 /// the file's header, in the key index for listings, across a restart, and

@@ -6,6 +6,7 @@ import LarderDiskStore
 import LarderStorage
 import LarderValueFile
 import Testing
+import LarderStoreVocabulary
 
 /// What only the embedded store does: the same files and lock as the
 /// server, sync and async calls, watch and change feed in process. The

@@ -6,6 +6,7 @@ import LarderValueFile
 import LarderSupport
 import LarderTestSupport
 import Testing
+import LarderStoreVocabulary
 
 /// Synchronous callers (the embedded API, opening a store or a namespace)
 /// block a thread in `StoreReply.get()` until the PostgreSQL store answers.

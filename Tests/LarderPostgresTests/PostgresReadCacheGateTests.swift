@@ -4,6 +4,7 @@ import LarderSupport
 import LarderTestSupport
 import LarderValueFile
 import Testing
+import LarderStoreVocabulary
 
 /// The read cache's gate around this server's own writes, with no database:
 /// a read that asked the database before or during a write must not leave

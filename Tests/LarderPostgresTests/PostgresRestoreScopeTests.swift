@@ -5,6 +5,7 @@ import LarderSupport
 import LarderTestSupport
 import LarderValueFile
 import Testing
+import LarderStoreVocabulary
 
 /// What a restore's commit reaches beyond its rows: the read caches of the
 /// servers (each drops what the restore replaced, once it commits), and

@@ -5,6 +5,7 @@ import LarderSupport
 import LarderTestSupport
 import LarderValueFile
 import Testing
+import LarderStoreVocabulary
 
 /// A snapshot restore on PostgreSQL is one transaction (API.md, Snapshots):
 /// nothing shows before it commits, everything at once when it does, and

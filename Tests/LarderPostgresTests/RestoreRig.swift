@@ -5,6 +5,7 @@ import LarderSupport
 import LarderTestSupport
 import LarderValueFile
 import LarderWire
+import LarderStoreVocabulary
 
 /// What the restore tests share: `PostgresStore`s opened straight on a
 /// database (no HTTP in between: the route still applies values one by

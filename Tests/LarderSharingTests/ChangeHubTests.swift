@@ -5,6 +5,7 @@ import LarderStorage
 import LarderTestSupport
 import LarderValueFile
 import Testing
+import LarderStoreVocabulary
 
 /// The one change fan-out both faces use, on a real disk store: bounded
 /// buffers, replay by event id, prefixes, closing.

@@ -5,6 +5,7 @@ import LarderStorage
 import LarderTestSupport
 import LarderValueFile
 import Testing
+import LarderStoreVocabulary
 
 /// JSON append and merge patch as store updates, on a real disk store:
 /// the limits and errors both faces map, and what a refusal leaves.

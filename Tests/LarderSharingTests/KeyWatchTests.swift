@@ -6,6 +6,7 @@ import LarderStorage
 import LarderTestSupport
 import LarderValueFile
 import Testing
+import LarderStoreVocabulary
 
 /// The one key watch both faces use, on a real disk store: looks after
 /// each change, parked without a thread, ended by its owner or by a look.

@@ -3,6 +3,7 @@ import LarderSharing
 import LarderDiskStore
 import LarderStorage
 import LarderValueFile
+import LarderStoreVocabulary
 
 /// A real `DiskStore` on a fresh temp directory, reporting its changes to
 /// a `ChangeHub`: what both faces build, without either face.

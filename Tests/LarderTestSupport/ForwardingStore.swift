@@ -1,5 +1,6 @@
 import LarderStorage
 import LarderValueFile
+import LarderStoreVocabulary
 
 /// A store that hands every call to another one: what an app's own layer
 /// (auditing, quotas) over Larder's store looks like. Tests subclass it to

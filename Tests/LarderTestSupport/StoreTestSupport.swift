@@ -6,6 +6,7 @@ import LarderDiskStore
 import LarderStorage
 import LarderValueFile
 import Testing
+import LarderStoreVocabulary
 #if canImport(Glibc)
 import Glibc
 #endif

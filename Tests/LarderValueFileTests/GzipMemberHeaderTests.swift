@@ -3,6 +3,7 @@ import Foundation
 @testable import LarderValueFile
 import LarderTestSupport
 import Testing
+import LarderStoreVocabulary
 #if canImport(Glibc)
 import Glibc
 #endif

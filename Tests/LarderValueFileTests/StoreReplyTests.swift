@@ -3,6 +3,7 @@ import LarderSupport
 import LarderValueFile
 import LarderTestSupport
 import Testing
+import LarderStoreVocabulary
 
 /// `StoreReply`, the one shape of a store's answer: given now it is handed
 /// over inline, on the caller's thread; given later it is handed over once,

@@ -3,6 +3,7 @@ import LarderRouting
 import LarderJSON
 import LarderStorage
 import LarderValueFile
+import LarderStoreVocabulary
 
 /// One rule of `PUT /faults`, validated: which requests it matches (a
 /// prefix, methods), what it does to them (a delay, a status, a fault of

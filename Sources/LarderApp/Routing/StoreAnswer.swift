@@ -1,6 +1,7 @@
 import LarderHTTP
 import LarderRouting
 import LarderValueFile
+import LarderStoreVocabulary
 
 /// Makes the HTTP answer out of a store's answer (`StoreReply`). The one
 /// place a route meets the store's two timings: an answer the store gives

@@ -4,6 +4,7 @@ import LarderStorage
 import LarderValueFile
 import LarderSharing
 import LarderSupport
+import LarderStoreVocabulary
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -5,6 +5,7 @@ import LarderRouting
 import LarderStorage
 import LarderValueFile
 import LarderSupport
+import LarderStoreVocabulary
 
 /// The second half of `POST /snapshot`: a document read whole and found
 /// valid (`RestoreStaging`) is handed to the store as one restore

@@ -2,6 +2,7 @@ import Foundation
 import LarderStorage
 import LarderValueFile
 import LarderSupport
+import LarderStoreVocabulary
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -5,6 +5,7 @@ import LarderJSON
 import LarderStorage
 import LarderValueFile
 import LarderSupport
+import LarderStoreVocabulary
 
 /// One line of a snapshot (`application/x-ndjson`): a key, its metadata and
 /// its value, the value member last so that a reader can stream it:

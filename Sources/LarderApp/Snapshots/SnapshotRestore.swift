@@ -5,6 +5,7 @@ import LarderJSON
 import LarderStorage
 import LarderValueFile
 import LarderSupport
+import LarderStoreVocabulary
 #if canImport(Glibc)
 import Glibc
 #endif

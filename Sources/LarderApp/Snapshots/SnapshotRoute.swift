@@ -3,6 +3,7 @@ import LarderRouting
 import LarderStorage
 import LarderValueFile
 import LarderSupport
+import LarderStoreVocabulary
 
 /// `/snapshot`: `GET ?prefix=` streams every value under the prefix as
 /// NDJSON (`SnapshotStream`, one `SnapshotLine` per key); `POST` restores

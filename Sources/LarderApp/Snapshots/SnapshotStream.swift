@@ -3,6 +3,7 @@ import LarderRouting
 import LarderStorage
 import LarderValueFile
 import LarderSupport
+import LarderStoreVocabulary
 
 /// The body of `GET /snapshot`: one `SnapshotLine` per value under a
 /// prefix, in key byte order, made as the connection pulls it.

@@ -3,6 +3,7 @@ import LarderRouting
 import LarderStorage
 import LarderValueFile
 import LarderSupport
+import LarderStoreVocabulary
 
 /// The early look at a conditional write (`If-Match`, `If-None-Match`,
 /// `If-Unmodified-Since`) that says `Expect: 100-continue`: a condition that

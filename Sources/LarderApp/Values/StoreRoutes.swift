@@ -5,6 +5,7 @@ import LarderStorage
 import LarderValueFile
 import LarderSharing
 import LarderSupport
+import LarderStoreVocabulary
 
 /// `/store/...`: a path ending in `/` (or empty) is a prefix — listing, bulk
 /// delete, create under a generated key; anything else is a key (`ValueRoutes`).

@@ -3,6 +3,7 @@ import LarderRouting
 import LarderStorage
 import LarderValueFile
 import LarderSupport
+import LarderStoreVocabulary
 
 /// Streams a request body into a store write, then answers with what
 /// `answer` makes of the outcome (PUT: 201/204; POST create: 201 + Location).

@@ -4,6 +4,7 @@ import LarderRouting
 import LarderStorage
 import LarderValueFile
 import LarderSupport
+import LarderStoreVocabulary
 
 /// Builds the answer to GET or HEAD of one value: preconditions (RFC 9110
 /// 13.2.2), the representation (gzip as stored, or the value), and Range.

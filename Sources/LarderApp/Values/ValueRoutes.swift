@@ -6,6 +6,7 @@ import LarderStorage
 import LarderValueFile
 import LarderSharing
 import LarderSupport
+import LarderStoreVocabulary
 
 /// `/store/<key>`: one value. GET/HEAD (with preconditions, Range and
 /// `?wait`), PUT (with `?ttl`), DELETE, POST (JSON append), PATCH (JSON

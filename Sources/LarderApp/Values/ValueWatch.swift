@@ -5,6 +5,7 @@ import LarderSharing
 import LarderStorage
 import LarderValueFile
 import LarderSupport
+import LarderStoreVocabulary
 
 /// One `GET ?wait=` request: a GET whose "nothing new" answer (304, or 404
 /// when waiting for a key to appear) is held back until the key changes or

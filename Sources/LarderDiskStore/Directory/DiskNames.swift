@@ -1,4 +1,5 @@
 import LarderValueFile
+import LarderStoreVocabulary
 
 /// How keys become names on disk below the values directory.
 ///

@@ -1,6 +1,7 @@
 import LarderStorage
 import LarderValueFile
 import Foundation
+import LarderStoreVocabulary
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,3 +1,4 @@
+import LarderStoreVocabulary
 #if canImport(Glibc)
 import LarderStorage
 import LarderValueFile

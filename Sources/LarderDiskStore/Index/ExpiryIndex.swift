@@ -1,6 +1,7 @@
 import LarderStorage
 import LarderValueFile
 import LarderSupport
+import LarderStoreVocabulary
 
 /// Keys with an expiry time, earliest first, for the sweep that removes
 /// their files. Reads never depend on it (every read checks the expiry in

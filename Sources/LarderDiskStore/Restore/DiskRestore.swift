@@ -3,6 +3,7 @@ import LarderValueFile
 import Dispatch
 import Foundation
 import LarderSupport
+import LarderStoreVocabulary
 #if canImport(Glibc)
 import Glibc
 #endif

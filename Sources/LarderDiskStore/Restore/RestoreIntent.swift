@@ -2,6 +2,7 @@ import LarderStorage
 import LarderValueFile
 import Foundation
 import LarderSupport
+import LarderStoreVocabulary
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -3,6 +3,7 @@ import Foundation
 import LarderStorage
 import LarderValueFile
 import LarderSupport
+import LarderStoreVocabulary
 
 /// A bounded pool of database connections, shared by the stores of every
 /// schema of one database (the default store's and its namespaces'): each

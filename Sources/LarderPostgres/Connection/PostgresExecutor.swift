@@ -6,6 +6,7 @@ import Foundation
 import LarderSupport
 import LarderValueFile
 import Synchronization
+import LarderStoreVocabulary
 
 /// Where a pool's tasks run (a server's stores and their namespaces):
 /// on the thread of its `PGEventLoop`, which also reads the pool's answers

@@ -1,5 +1,6 @@
 import LarderStorage
 import LarderValueFile
+import LarderStoreVocabulary
 
 /// A snapshot restore on PostgreSQL (`RestoreTransaction`): values are
 /// encoded as any PUT's (`ValueUpload`, made by the store) and staged in a

@@ -1,5 +1,6 @@
 import LarderStorage
 import LarderValueFile
+import LarderStoreVocabulary
 
 /// The values a restore has staged, out of memory and out of the database
 /// until it commits: each value file, as a PUT of the same value would

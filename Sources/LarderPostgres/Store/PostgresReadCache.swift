@@ -2,6 +2,7 @@ import LarderStorage
 import LarderSupport
 import LarderValueFile
 import Synchronization
+import LarderStoreVocabulary
 
 /// Small values this server read lately, answered without a round trip to
 /// the database (`--pg-cache-mb`; off unless set). The change feed keeps it

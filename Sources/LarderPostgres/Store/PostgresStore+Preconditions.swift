@@ -1,5 +1,6 @@
 import LarderStorage
 import LarderValueFile
+import LarderStoreVocabulary
 
 extension PostgresStore {
     /// The live row's metadata in one query, without the value's bytes: a

@@ -1,5 +1,6 @@
 import LarderStorage
 import LarderValueFile
+import LarderStoreVocabulary
 
 /// Deleting every key under a prefix: `deletePrefix`, and a restore with
 /// `replace` (`commitRestore`), which removes the same rows the same way

@@ -1,6 +1,7 @@
 import LarderStorage
 import LarderSupport
 import LarderValueFile
+import LarderStoreVocabulary
 
 /// A snapshot restore, all or nothing (API.md, Snapshots): staged out of
 /// the database (`PostgresRestore`), then published in ONE transaction on

@@ -2,6 +2,7 @@ import Foundation
 import LarderStorage
 import LarderValueFile
 import LarderSupport
+import LarderStoreVocabulary
 
 /// Writes. Each is one transaction whose first statement takes the key's
 /// lock and the version (`WriteLocks`); the key's current row is read after

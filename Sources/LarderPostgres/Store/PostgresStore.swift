@@ -4,6 +4,7 @@ import LarderModel
 import LarderStorage
 import LarderValueFile
 import LarderSupport
+import LarderStoreVocabulary
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,6 +1,7 @@
 import Foundation
 import LarderStorage
 import LarderValueFile
+import LarderStoreVocabulary
 #if canImport(Glibc)
 import Glibc
 #endif

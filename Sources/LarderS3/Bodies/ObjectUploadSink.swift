@@ -1,6 +1,7 @@
 import LarderHTTP
 import LarderStorage
 import LarderValueFile
+import LarderStoreVocabulary
 
 /// Streams a PutObject body into a store write: the aws-chunked framing
 /// taken off when there is one, the object's bytes checked against the

@@ -4,6 +4,7 @@ import LarderHTTP
 import LarderStorage
 import LarderSupport
 import LarderValueFile
+import LarderStoreVocabulary
 
 /// CompleteMultipartUpload: the parts the request names, checked against
 /// those uploaded (each there with that ETag, in ascending order, all but

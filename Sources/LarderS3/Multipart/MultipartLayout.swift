@@ -1,4 +1,5 @@
 import LarderValueFile
+import LarderStoreVocabulary
 
 /// Where a multipart upload in progress lies among Larder's keys, beside
 /// the bucket markers under `.larder-s3/` (hidden from bucket listings,

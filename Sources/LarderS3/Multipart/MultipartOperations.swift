@@ -1,6 +1,7 @@
 import LarderHTTP
 import LarderStorage
 import LarderValueFile
+import LarderStoreVocabulary
 
 /// CreateMultipartUpload, UploadPart, AbortMultipartUpload, ListParts and
 /// ListMultipartUploads, over the keys `MultipartLayout` names. A part

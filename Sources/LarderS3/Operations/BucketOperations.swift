@@ -2,6 +2,7 @@ import LarderHTTP
 import LarderStorage
 import LarderSupport
 import LarderValueFile
+import LarderStoreVocabulary
 
 /// ListBuckets, CreateBucket, HeadBucket, DeleteBucket, GetBucketLocation,
 /// and the one question the other operations ask of buckets: does it exist?

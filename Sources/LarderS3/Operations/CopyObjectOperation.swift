@@ -4,6 +4,7 @@ import LarderHTTP
 import LarderStorage
 import LarderSupport
 import LarderValueFile
+import LarderStoreVocabulary
 
 /// CopyObject (`PUT` with `x-amz-copy-source`): the source's bytes streamed
 /// into a new write of the destination, never whole in memory, with their

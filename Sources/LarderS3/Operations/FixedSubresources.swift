@@ -1,6 +1,7 @@
 import LarderHTTP
 import LarderStorage
 import LarderValueFile
+import LarderStoreVocabulary
 
 /// The subresources a client reads whose answer is the same for every
 /// bucket and object in Larder, which has one owner and keeps no versions:

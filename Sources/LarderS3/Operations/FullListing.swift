@@ -1,5 +1,6 @@
 import LarderStorage
 import LarderValueFile
+import LarderStoreVocabulary
 
 /// Every entry under a prefix, page after page, for the few answers that
 /// need them all at once (ListBuckets: the top-level prefixes and the

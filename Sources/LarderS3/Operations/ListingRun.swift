@@ -1,5 +1,6 @@
 import LarderStorage
 import LarderValueFile
+import LarderStoreVocabulary
 
 /// One page of an S3 listing, gathered from as many store pages as it
 /// takes: entries outside S3's prefix are passed over, keys under a common

@@ -2,6 +2,7 @@ import LarderHTTP
 import LarderStorage
 import LarderSupport
 import LarderValueFile
+import LarderStoreVocabulary
 
 /// PutObject, GetObject (with Range), HeadObject and DeleteObject over the
 /// store's values. An object written here keeps S3's MD5 ETag, its

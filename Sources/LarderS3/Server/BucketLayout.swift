@@ -1,4 +1,5 @@
 import LarderValueFile
+import LarderStoreVocabulary
 
 /// Where S3's buckets and objects lie among Larder's keys: bucket `b` is
 /// the prefix `b/`, object `k` in it the key `b/k`, so both faces see the

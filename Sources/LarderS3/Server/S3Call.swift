@@ -1,6 +1,7 @@
 import LarderHTTP
 import LarderSupport
 import LarderValueFile
+import LarderStoreVocabulary
 
 /// One S3 request being answered: its head, its responder, and the id S3
 /// puts on every answer (`x-amz-request-id`, `<RequestId>`). Sendable: an

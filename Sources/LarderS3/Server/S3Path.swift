@@ -1,4 +1,5 @@
 import LarderValueFile
+import LarderStoreVocabulary
 
 /// What an S3 request names: the service (`/`), a bucket (`/bucket`,
 /// `/bucket/`) or an object (`/bucket/key`, the key's bytes

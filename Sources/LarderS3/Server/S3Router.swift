@@ -3,6 +3,7 @@ import LarderRouting
 import LarderStorage
 import LarderSupport
 import LarderValueFile
+import LarderStoreVocabulary
 
 /// The S3 face's one route, mounted at `/` on the listener's table (the
 /// routing core both faces share, `RouteTable`): verifies the signature, finds the

@@ -1,4 +1,5 @@
 import LarderValueFile
+import LarderStoreVocabulary
 
 /// A snapshot restore applied all or nothing (API.md, Snapshots): values
 /// are staged where no reader, watcher or change feed sees them, then

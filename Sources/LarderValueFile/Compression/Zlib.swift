@@ -1,5 +1,6 @@
 import LarderSupport
 import CZlib
+import LarderStoreVocabulary
 
 /// Streaming raw deflate (no wrapper: the store writes its own gzip header
 /// and trailer so it can carry metadata in the header's extra field).

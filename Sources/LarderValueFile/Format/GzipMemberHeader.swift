@@ -1,3 +1,4 @@
+import LarderStoreVocabulary
 /// Finds where the header of a client's gzip member ends (RFC 1952 2.3), so
 /// an upload sent with `Content-Encoding: gzip` can keep the client's deflate
 /// data and trailer byte for byte behind a header of our own.

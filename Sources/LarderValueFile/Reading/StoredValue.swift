@@ -1,5 +1,6 @@
 import LarderModel
 import Foundation
+import LarderStoreVocabulary
 #if canImport(Glibc)
 import Glibc
 #endif

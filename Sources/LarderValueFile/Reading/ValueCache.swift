@@ -1,4 +1,5 @@
 import LarderSupport
+import LarderStoreVocabulary
 /// Recently read small values in memory, so a hot GET costs no open, read
 /// or inflate. Coherent with writes: every publish or delete of a key
 /// bumps its stripe's epoch and drops the entry under one lock, and a

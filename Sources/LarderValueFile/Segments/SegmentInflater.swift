@@ -1,4 +1,5 @@
 import CZlib
+import LarderStoreVocabulary
 
 /// Inflates one segment of a segmented value (see `SegmentTable`) as raw
 /// deflate, whole: its compressed bytes in, exactly its uncompressed

@@ -1,3 +1,4 @@
+import LarderStoreVocabulary
 /// The value of a segmented file (see `SegmentTable`), inflated a few
 /// segments ahead on `SegmentWorkers`, so an identity GET of a large value
 /// uses every core. A Range request starts at the segment holding its

@@ -1,4 +1,5 @@
 import Foundation
+import LarderStoreVocabulary
 #if canImport(Glibc)
 import Glibc
 #endif

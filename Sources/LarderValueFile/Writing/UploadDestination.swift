@@ -1,3 +1,4 @@
+import LarderStoreVocabulary
 /// Where a `ValueUpload` ends up. The upload encodes the body into a temp
 /// file (gzip, Larder's header, segments) the same way for every store;
 /// the destination makes that file the key's value: the disk store renames

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import LarderSupport
+import LarderStoreVocabulary
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,3 +1,4 @@
+import LarderStoreVocabulary
 /// The words a write is made of, shared by every store: a condition on
 /// the current value, and the writer a body streams into. They live with
 /// the value-file format because `ValueUpload`, the format's writer, is the

@@ -64,9 +64,11 @@ let package = Package(
         .target(name: "LarderPostgres", dependencies: ["LarderStoreVocabulary", "CLibPQ", "CEpoll", "LarderStorage", "LarderValueFile", "LarderSupport", "LarderModel"]),
         // Which store a server runs on, chosen once from its flags: the disk
         // store or PostgreSQL, under the fixtures or not, and the stores of its
-        // namespaces on the same backend. The one place that knows the backends.
+        // namespaces on the same backend (`DiskNamespaceStores`,
+        // `PostgresNamespaceStores`, both over the shared fixtures). The one
+        // place that knows the backends.
         .target(name: "LarderBackends", dependencies: [
-            "LarderDiskStore", "LarderFixtures", "LarderPostgres", "LarderStorage", "LarderSupport",
+            "LarderDiskStore", "LarderFixtures", "LarderPostgres", "LarderStorage", "LarderValueFile", "LarderSupport",
         ]),
         // Sockets, the incremental parser, connections and responses. No storage here.
         .target(name: "LarderHTTP", dependencies: ["LarderSupport", "LarderModel"]),

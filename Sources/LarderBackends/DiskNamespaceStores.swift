@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import LarderDiskStore
+import LarderFixtures
 import LarderStorage
 import LarderSupport
 import LarderValueFile

@@ -139,6 +139,7 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        .testTarget(name: "LarderStoreVocabularyTests", dependencies: ["LarderStoreVocabulary", "LarderSupport", "LarderTestSupport"]),
         .testTarget(name: "LarderValueFileTests", dependencies: ["LarderStoreVocabulary", "LarderValueFile", "LarderSupport", "LarderTestSupport", "CZlib"]),
         .testTarget(name: "LarderDiskStoreTests", dependencies: ["LarderStoreVocabulary", 
             "LarderDiskStore", "LarderStorage", "LarderValueFile", "LarderSupport", "LarderTestSupport", "CZlib",

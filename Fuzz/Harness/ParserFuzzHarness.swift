@@ -31,10 +31,10 @@ import LarderHTTP
 ///   round-trip what they format.
 /// A crash, a trap (overflow, out-of-bounds index) or a hang is found by the
 /// fuzzer itself; `check` only returns problems it can describe.
-public enum ParserFuzzHarness {
+package enum ParserFuzzHarness {
     /// The limits a run uses: the server's configuration and the limit a
     /// route asks for its own body (`HTTPRequestHandler.maxBodyBytes(for:)`).
-    public struct Limits: Sendable, CustomStringConvertible {
+    package struct Limits: Sendable, CustomStringConvertible {
         var maxRequestLineBytes: Int
         var maxHeaderBytes: Int
         var maxBodyBytes: Int64
@@ -56,18 +56,18 @@ public enum ParserFuzzHarness {
         var inputCapacity: Int { max(64 * 1024, maxRequestLineBytes + maxHeaderBytes + 4096) }
 
         /// The defaults of `larder serve`, with its unlimited route.
-        public static let production = Limits(maxRequestLineBytes: 8 * 1024, maxHeaderBytes: 32 * 1024,
+        package static let production = Limits(maxRequestLineBytes: 8 * 1024, maxHeaderBytes: 32 * 1024,
                                        maxBodyBytes: 1 << 30, unlimitedPath: "/snapshot")
         /// Small enough that short inputs reach every limit.
-        public static let tiny = Limits(maxRequestLineBytes: 64, maxHeaderBytes: 256, maxBodyBytes: 100, unlimitedPath: nil)
+        package static let tiny = Limits(maxRequestLineBytes: 64, maxHeaderBytes: 256, maxBodyBytes: 100, unlimitedPath: nil)
 
-        public var description: String {
+        package var description: String {
             "line \(maxRequestLineBytes), header \(maxHeaderBytes), body \(maxBodyBytes), unlimited \(unlimitedPath ?? "-")"
         }
     }
 
     /// What the session would see, in order.
-    public enum Event: Equatable, CustomStringConvertible {
+    package enum Event: Equatable, CustomStringConvertible {
         /// A complete head, summarised.
         case head(String)
         /// The whole body of the request before.
@@ -79,7 +79,7 @@ public enum ParserFuzzHarness {
         /// Input ended inside a body: what was decoded so far.
         case awaitingBody([UInt8])
 
-        public var description: String {
+        package var description: String {
             switch self {
             case .head(let s): "head(\(s))"
             case .body(let b): "body(\(b.count) bytes: \(String(decoding: b.prefix(40), as: UTF8.self).debugDescription))"
@@ -90,8 +90,8 @@ public enum ParserFuzzHarness {
         }
     }
 
-    public struct Run {
-        public var events: [Event] = []
+    package struct Run {
+        package var events: [Event] = []
         var problems: [String] = []
         /// The heads accepted, for the field parsers.
         var heads: [HTTPRequestHead] = []
@@ -102,7 +102,7 @@ public enum ParserFuzzHarness {
     /// Every check for one input: both limit sets, each in one piece, in
     /// pieces chosen from the input's own hash, and byte by byte (short
     /// inputs). Returns the problems found (empty: all invariants hold).
-    public static func check(_ input: [UInt8]) -> [String] {
+    package static func check(_ input: [UInt8]) -> [String] {
         var problems: [String] = []
         var seed = fnv1a(input)
         for limits in [Limits.production, Limits.tiny] {
@@ -142,7 +142,7 @@ public enum ParserFuzzHarness {
 
     /// Feeds `input` in pieces of the given sizes (a last piece takes what
     /// they leave) to a parser and body decoder as the session does.
-    public static func run(_ input: [UInt8], pieces: [Int], limits: Limits) -> Run {
+    package static func run(_ input: [UInt8], pieces: [Int], limits: Limits) -> Run {
         var session = SessionModel(limits: limits)
         var offset = 0
         for size in pieces where offset < input.count && !session.ended {

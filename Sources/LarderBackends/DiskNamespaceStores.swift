@@ -22,7 +22,7 @@ import Glibc
 /// Each namespace's store gets a share of the default one's resources: a
 /// sixteenth of its value cache and eight lock stripes, so a thousand
 /// namespaces cost what a few default stores would.
-public final class DiskNamespaceStores: NamespaceStores {
+package final class DiskNamespaceStores: NamespaceStores {
     private let options: DiskStoreOptions
     private let fixtures: SharedFixtures?
     private let root: String
@@ -31,7 +31,7 @@ public final class DiskNamespaceStores: NamespaceStores {
     private let reaper = DispatchQueue(label: "larder.namespaces.reaper", qos: .utility)
 
     /// Namespaces under `options.dataDirectory`, over `fixtures` (nil: none).
-    public init(options: DiskStoreOptions, fixtures: SharedFixtures?) {
+    package init(options: DiskStoreOptions, fixtures: SharedFixtures?) {
         var each = options
         each.cacheBytes = options.cacheBytes / 16
         each.stripes = min(options.stripes, 8)
@@ -41,7 +41,7 @@ public final class DiskNamespaceStores: NamespaceStores {
         trash = options.dataDirectory + "/ns-trash"
     }
 
-    public func existing() throws -> [String] {
+    package func existing() throws -> [String] {
         if let left = try? FileManager.default.contentsOfDirectory(atPath: trash), !left.isEmpty {
             let trash = self.trash
             reaper.async { for name in left { POSIX.removeTree(trash + "/" + name) } }
@@ -52,7 +52,7 @@ public final class DiskNamespaceStores: NamespaceStores {
         }.sorted()
     }
 
-    public func open(_ name: String, changes: StoreChangeObserver, logger: Logger) throws -> any ValueStore {
+    package func open(_ name: String, changes: StoreChangeObserver, logger: Logger) throws -> any ValueStore {
         var options = self.options
         let directory = root + "/" + name
         let kept = (try? FileManager.default.contentsOfDirectory(atPath: directory))?.filter { $0.hasPrefix("s-") }.sorted()
@@ -63,7 +63,7 @@ public final class DiskNamespaceStores: NamespaceStores {
         }
     }
 
-    public func drop(_ name: String, store: any ValueStore, logger: Logger) {
+    package func drop(_ name: String, store: any ValueStore, logger: Logger) {
         let directory = root + "/" + name
         let gone = trash + "/" + name + "-" + String(UInt64.random(in: 0...UInt64.max), radix: 16)
         mkdir(trash, 0o755)
@@ -77,7 +77,7 @@ public final class DiskNamespaceStores: NamespaceStores {
         }
     }
 
-    public func close() {
+    package func close() {
         fixtures?.close()
         reaper.sync {}
     }

@@ -11,23 +11,23 @@ import LarderSupport
 /// namespaces on the same backend. This is the one place that knows the
 /// backends; the server (`LarderApp`) only sees `ValueStore` and
 /// `NamespaceStores`.
-public struct StoreChoice {
+package struct StoreChoice {
     /// The disk store's options; its data directory is also where a disk
     /// store compiles its fixtures.
-    public var disk: DiskStoreOptions
+    package var disk: DiskStoreOptions
     /// Set: the PostgreSQL store in place of the disk store.
-    public var postgres: PostgresStoreOptions?
+    package var postgres: PostgresStoreOptions?
     /// A read-only directory of fixtures under the store; nil: none.
-    public var fixturesDirectory: String?
+    package var fixturesDirectory: String?
 
-    public init(disk: DiskStoreOptions, postgres: PostgresStoreOptions? = nil, fixturesDirectory: String? = nil) {
+    package init(disk: DiskStoreOptions, postgres: PostgresStoreOptions? = nil, fixturesDirectory: String? = nil) {
         self.disk = disk
         self.postgres = postgres
         self.fixturesDirectory = fixturesDirectory
     }
 
     /// How the store is named in the server's start-up line.
-    public var description: String {
+    package var description: String {
         if let postgres { return postgres.redactedURL + " (schema \(postgres.schema))" }
         return disk.dataDirectory
     }
@@ -38,7 +38,7 @@ public struct StoreChoice {
     /// `<data>/fixture-cache`; on PostgreSQL, which has no data directory
     /// of ours, into a temporary directory. On PostgreSQL the default store
     /// and the namespaces' share one pool of connections and one listener.
-    public func stores() -> (factory: ValueStoreFactory, namespaces: any NamespaceStores) {
+    package func stores() -> (factory: ValueStoreFactory, namespaces: any NamespaceStores) {
         let disk = self.disk
         if let postgres {
             let connections = PostgresConnectionsOnce(options: postgres)

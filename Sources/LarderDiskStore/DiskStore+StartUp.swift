@@ -210,8 +210,8 @@ extension DiskStore {
 
     /// Whether the start-up scan is done (listings use the key index, the
     /// totals are exact).
-    public var isIndexReady: Bool { index.isReady }
+    package var isIndexReady: Bool { index.isReady }
 
     /// Waits for the start-up scan (tests, tools).
-    public func waitForIndex() { scanQueue.sync {} }
+    package func waitForIndex() { scanQueue.sync {} }
 }

@@ -57,7 +57,7 @@ public final class EmbeddedLarder: Larder, ReadableLarderSync, WritableLarderSyn
     /// - Throws: `LarderError.directoryLocked` when another process has the
     ///   directory open; `LarderError.cannotWrite` when it cannot be created or read.
     public convenience init(directory: URL, fsync: Bool = true, coder: LarderCoder = .default,
-                            logger: Logger = .silent(label: "larder.store")) throws {
+                            logger: Logger = Logger(label: "larder.store") { _ in SwiftLogNoOpLogHandler() }) throws {
         try self.init(directory: directory, fsync: fsync, coder: coder, feedBuffer: Self.defaultFeedBuffer, logger: logger)
     }
 
@@ -82,7 +82,7 @@ public final class EmbeddedLarder: Larder, ReadableLarderSync, WritableLarderSyn
     ///   has a `/`; otherwise as `init(directory:fsync:coder:)`.
     public convenience init(named name: String, in location: StorageLocation = .documents,
                             fsync: Bool = true, coder: LarderCoder = .default,
-                            logger: Logger = .silent(label: "larder.store")) throws {
+                            logger: Logger = Logger(label: "larder.store") { _ in SwiftLogNoOpLogHandler() }) throws {
         guard !name.isEmpty, name != ".", name != "..", !name.contains("/"), !name.contains("\0") else {
             throw LarderError.invalidKey(name, reason: "a store name is one folder name: not empty, '.' or '..', and without '/'")
         }

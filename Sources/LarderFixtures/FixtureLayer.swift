@@ -17,9 +17,9 @@ import Glibc
 /// same code as stored ones: gzip negotiation, ranges, the cache. `DIR` is
 /// only ever read; the compiled copy is rebuilt on every start. Everything
 /// here is immutable after `init`, so any thread may read it.
-public final class FixtureLayer: Sendable {
+package final class FixtureLayer: Sendable {
     /// The fixture directory, as given.
-    public let directory: String
+    package let directory: String
     let disk: DiskStore
     /// Metadata of every fixture, by key.
     private let index: [String: ValueMetadata]
@@ -27,7 +27,7 @@ public final class FixtureLayer: Sendable {
     let keys: [StoreKey]
 
     /// Compiles `directory` into `cacheDirectory` (wiped first).
-    public init(directory: String, cacheDirectory: String, cacheBytes: Int, logger: Logger) throws {
+    package init(directory: String, cacheDirectory: String, cacheBytes: Int, logger: Logger) throws {
         self.directory = directory
         guard let st = try POSIX.statIfExists(directory), POSIX.isDirectory(st) else {
             throw StoreError.invalidFixtures("\(directory) is not a directory")
@@ -74,13 +74,13 @@ public final class FixtureLayer: Sendable {
     }
 
     /// How many fixtures there are.
-    public var count: Int { index.count }
+    package var count: Int { index.count }
 
     /// The fixture's metadata, or nil when `key` has none.
-    public func metadata(_ key: String) -> ValueMetadata? { index[key] }
+    package func metadata(_ key: String) -> ValueMetadata? { index[key] }
 
     /// Fixtures whose keys start with `prefix` (all for "").
-    public func count(under prefix: String) -> Int {
+    package func count(under prefix: String) -> Int {
         let p = Array(prefix.utf8)
         var n = 0
         for i in firstIndex(notBelow: p)..<keys.count {

@@ -8,7 +8,7 @@ import Glibc
 extension LayeredStore {
     /// The disk store in `options.dataDirectory` over the fixtures of
     /// `fixturesDirectory`, compiled into `<data>/fixture-cache`.
-    public static func factory(options: DiskStoreOptions, fixturesDirectory: String) -> ValueStoreFactory {
+    package static func factory(options: DiskStoreOptions, fixturesDirectory: String) -> ValueStoreFactory {
         { changes, logger in
             try LayeredStore(options: options, fixturesDirectory: fixturesDirectory, logger: logger, changes: changes)
         }
@@ -17,7 +17,7 @@ extension LayeredStore {
     /// The store `open` makes over the fixtures of `fixturesDirectory`,
     /// compiled into a temporary directory of this process: no data
     /// directory is ours to lock (the store may live in a database).
-    public static func factory(fixturesDirectory: String, cacheBytes: Int,
+    package static func factory(fixturesDirectory: String, cacheBytes: Int,
                                over open: @escaping ValueStoreFactory) -> ValueStoreFactory {
         { changes, logger in
             let cache = NSTemporaryDirectory() + "larder-fixtures-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"

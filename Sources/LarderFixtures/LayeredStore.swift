@@ -15,18 +15,18 @@ import LarderStoreVocabulary
 /// and an append or merge patch starts from the fixture's value. Both layers
 /// are thread-safe and the fixtures never change, so this type holds no
 /// state of its own beyond them.
-public final class LayeredStore: ValueStore, Sendable {
+package final class LayeredStore: ValueStore, Sendable {
     /// The writable layer.
-    public let store: any ValueStore
+    package let store: any ValueStore
     /// The read-only layer under it.
-    public let fixtures: FixtureLayer
+    package let fixtures: FixtureLayer
     /// False when the fixtures are shared with other stores (namespaces,
     /// `SharedFixtures`): closing this store leaves them open.
     private let ownsFixtures: Bool
 
     /// Opens the store in `options.dataDirectory` (taking its lock), then
     /// compiles `fixturesDirectory` into `<data>/fixture-cache`.
-    public convenience init(options: DiskStoreOptions, fixturesDirectory: String, logger: Logger = .silent(),
+    package convenience init(options: DiskStoreOptions, fixturesDirectory: String, logger: Logger = .silent(),
                             changes: StoreChangeObserver? = nil) throws {
         try self.init(fixturesDirectory: fixturesDirectory, cacheDirectory: options.dataDirectory + "/fixture-cache",
                       cacheBytes: options.cacheBytes / 4, logger: logger, changes: changes) { filter in
@@ -37,7 +37,7 @@ public final class LayeredStore: ValueStore, Sendable {
     /// The store `open` makes (told of changes through the filter that
     /// turns deletes over fixtures into reverts), over the fixtures of
     /// `fixturesDirectory` compiled into `cacheDirectory`.
-    public init(fixturesDirectory: String, cacheDirectory: String, cacheBytes: Int, logger: Logger = .silent(),
+    package init(fixturesDirectory: String, cacheDirectory: String, cacheBytes: Int, logger: Logger = .silent(),
                 changes: StoreChangeObserver? = nil, open: (StoreChangeObserver) throws -> any ValueStore) throws {
         let filter = FixtureChangeFilter(downstream: changes)
         // The store first: the disk store's lock says whether the data
@@ -63,10 +63,10 @@ public final class LayeredStore: ValueStore, Sendable {
     }
 
     /// The writable layer when it is the disk store.
-    public var diskStore: DiskStore? { store as? DiskStore }
+    package var diskStore: DiskStore? { store as? DiskStore }
 
     /// The store's value, else the fixture's (a local file, read now).
-    public func open(_ key: StoreKey) -> StoreReply<StoredValue> {
+    package func open(_ key: StoreKey) -> StoreReply<StoredValue> {
         let reply = store.open(key)
         // Given now and found (the disk store's cached GET): no chaining.
         if case .now(.success) = reply { return reply }
@@ -79,7 +79,7 @@ public final class LayeredStore: ValueStore, Sendable {
 
     /// The store's own metadata query (PostgreSQL: the row's columns, not
     /// the value); a key the store lacks reads from its fixture, a local file.
-    public func currentMetadata(of key: StoreKey) -> StoreReply<ValueMetadata?> {
+    package func currentMetadata(of key: StoreKey) -> StoreReply<ValueMetadata?> {
         let fixtures = self.fixtures
         return store.currentMetadata(of: key).then { result in
             guard case .success(nil) = result, fixtures.metadata(key.string) != nil else { return .now(result) }
@@ -91,7 +91,7 @@ public final class LayeredStore: ValueStore, Sendable {
         }
     }
 
-    public func beginUpload(key: StoreKey, contentType: String, encoding: ValueUpload.Encoding,
+    package func beginUpload(key: StoreKey, contentType: String, encoding: ValueUpload.Encoding,
                             expiresNanos: Int64?, condition: WriteCondition?) throws -> ValueWriter {
         let fixture = fixtures.metadata(key.string)
         let writer = try store.beginUpload(key: key, contentType: contentType, encoding: encoding, expiresNanos: expiresNanos,
@@ -99,7 +99,7 @@ public final class LayeredStore: ValueStore, Sendable {
         return fixture == nil ? writer : OverFixtureWriter(writer)
     }
 
-    public func update(_ key: StoreKey, condition: WriteCondition?, maxValueBytes: Int,
+    package func update(_ key: StoreKey, condition: WriteCondition?, maxValueBytes: Int,
                        _ transform: @escaping @Sendable (ValueMetadata?, [UInt8]?) throws -> UpdatedValue) -> StoreReply<PutOutcome> {
         guard let fixture = fixtures.metadata(key.string) else {
             return store.update(key, condition: condition, maxValueBytes: maxValueBytes, transform)
@@ -125,24 +125,24 @@ public final class LayeredStore: ValueStore, Sendable {
 
     /// True when the key existed to the client: a store value was removed,
     /// or the key reads as its fixture (which a delete cannot remove).
-    public func delete(_ key: StoreKey, condition: WriteCondition?) -> StoreReply<Bool> {
+    package func delete(_ key: StoreKey, condition: WriteCondition?) -> StoreReply<Bool> {
         let fixture = fixtures.metadata(key.string)
         return store.delete(key, condition: Self.seeing(fixture, condition)).map { removed in removed || fixture != nil }
     }
 
     /// Resets the store's keys under `prefix`; its fixtures show again.
     /// Counts the store values removed.
-    public func deletePrefix(_ prefix: StorePrefix) -> StoreReply<Int> {
+    package func deletePrefix(_ prefix: StorePrefix) -> StoreReply<Int> {
         store.deletePrefix(prefix)
     }
 
     /// Restores go to the store; the fixtures under them stay as they are,
     /// as with `deletePrefix`.
-    public func beginRestore(under prefix: StorePrefix, replace: Bool) throws -> any RestoreTransaction {
+    package func beginRestore(under prefix: StorePrefix, replace: Bool) throws -> any RestoreTransaction {
         try store.beginRestore(under: prefix, replace: replace)
     }
 
-    public func list(prefix: StorePrefix, after: String?, limit: Int, groupByDirectory: Bool) -> StoreReply<StoreListing> {
+    package func list(prefix: StorePrefix, after: String?, limit: Int, groupByDirectory: Bool) -> StoreReply<StoreListing> {
         let fixtures = self.fixtures
         return store.list(prefix: prefix, after: after, limit: limit, groupByDirectory: groupByDirectory).map { upper in
             guard fixtures.hasAny(under: prefix.string) else { return upper }
@@ -152,36 +152,36 @@ public final class LayeredStore: ValueStore, Sendable {
         }
     }
 
-    public func makeUniqueID() -> StoreReply<String> { store.makeUniqueID() }
+    package func makeUniqueID() -> StoreReply<String> { store.makeUniqueID() }
 
     /// Generated keys are new to the store; a fixture under one would be a
     /// fixture named like a generated identifier, which the store never
     /// reuses, so the write goes straight to the store.
-    public func beginCreate(under prefix: StorePrefix, contentType: String, encoding: ValueUpload.Encoding,
+    package func beginCreate(under prefix: StorePrefix, contentType: String, encoding: ValueUpload.Encoding,
                             expiresNanos: Int64?) throws -> ValueWriter {
         try store.beginCreate(under: prefix, contentType: contentType, encoding: encoding, expiresNanos: expiresNanos)
     }
 
-    public func checkHealth() -> StoreReply<Void> {
+    package func checkHealth() -> StoreReply<Void> {
         store.checkHealth()
     }
 
     /// The writable store's totals: what was written. Fixtures are counted
     /// apart (`fixtureStats`), since which of them a stored value shadows
     /// would take a look at every one.
-    public var stats: StoreStats { store.stats }
+    package var stats: StoreStats { store.stats }
 
     /// Only the writable store compresses values.
-    public var compressionModes: CompressionModeCounts? { store.compressionModes }
+    package var compressionModes: CompressionModeCounts? { store.compressionModes }
 
     /// Only the writable store flushes.
-    public var durability: DurabilityCounts? { store.durability }
-    public var isIndexReady: Bool { store.isIndexReady && fixtures.disk.isIndexReady }
+    package var durability: DurabilityCounts? { store.durability }
+    package var isIndexReady: Bool { store.isIndexReady && fixtures.disk.isIndexReady }
 
     /// The fixtures' totals (their compiled gzip files for `storedBytes`).
-    public var fixtureStats: StoreStats? { fixtures.disk.stats }
+    package var fixtureStats: StoreStats? { fixtures.disk.stats }
 
-    public func close() {
+    package func close() {
         store.close()
         if ownsFixtures { fixtures.close() }
     }

@@ -7,21 +7,21 @@ import LarderSupport
 ///
 /// `layer` holds `lock` while it compiles, so a second caller waits for the
 /// first compilation instead of starting its own.
-public final class SharedFixtures: Sendable {
-    public let directory: String
+package final class SharedFixtures: Sendable {
+    package let directory: String
     private let cacheDirectory: String
     private let cacheBytes: Int
     private let compiled = Locked<FixtureLayer?>(nil)
 
     /// Fixtures of `directory`, to be compiled into `cacheDirectory`.
-    public init(directory: String, cacheDirectory: String, cacheBytes: Int) {
+    package init(directory: String, cacheDirectory: String, cacheBytes: Int) {
         self.directory = directory
         self.cacheDirectory = cacheDirectory
         self.cacheBytes = cacheBytes
     }
 
     /// The compiled fixtures, compiling them on the first call.
-    public func layer(logger: Logger) throws -> FixtureLayer {
+    package func layer(logger: Logger) throws -> FixtureLayer {
         try compiled.withLock { (layer: inout FixtureLayer?) throws -> FixtureLayer in
             if let layer { return layer }
             let made = try FixtureLayer(directory: directory, cacheDirectory: cacheDirectory, cacheBytes: cacheBytes, logger: logger)
@@ -31,7 +31,7 @@ public final class SharedFixtures: Sendable {
     }
 
     /// Closes the compiled store, once every store over it is closed.
-    public func close() {
+    package func close() {
         compiled.withLock { layer in
             layer?.close()
             layer = nil
@@ -42,7 +42,7 @@ public final class SharedFixtures: Sendable {
     /// after the store opened: a disk store's lock says whether the data
     /// directory, where they are compiled, is ours). The layered store does
     /// not close them: `close` here does.
-    public func store(logger: Logger, changes: StoreChangeObserver?,
+    package func store(logger: Logger, changes: StoreChangeObserver?,
                       open: (StoreChangeObserver) throws -> any ValueStore) throws -> LayeredStore {
         let filter = FixtureChangeFilter(downstream: changes)
         let store = try open(filter)

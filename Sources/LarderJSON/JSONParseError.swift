@@ -1,7 +1,7 @@
 /// Why a JSON text was rejected, and where.
-public struct JSONParseError: Error, Sendable, Equatable, CustomStringConvertible {
+package struct JSONParseError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The category of a parse failure.
-    public enum Kind: Sendable, Equatable, Hashable {
+    package enum Kind: Sendable, Equatable, Hashable {
         /// The input ended before the value was complete (includes empty input).
         case unexpectedEndOfInput
         /// A byte that cannot start or continue the value at this point.
@@ -27,21 +27,21 @@ public struct JSONParseError: Error, Sendable, Equatable, CustomStringConvertibl
     }
 
     /// The category of the failure.
-    public let kind: Kind
+    package let kind: Kind
     /// The byte offset in the input where the problem was found.
-    public let offset: Int
+    package let offset: Int
     /// A human-readable explanation that includes ``offset``.
-    public let message: String
+    package let message: String
 
     /// True when the input nested deeper than the allowed depth, so callers can
     /// answer differently (for example 413/422) from plain syntax errors.
-    public var isTooDeep: Bool { kind == .tooDeep }
+    package var isTooDeep: Bool { kind == .tooDeep }
 
     /// Same as ``message``.
-    public var description: String { message }
+    package var description: String { message }
 
     /// Creates an error; `detail` is completed with the offset.
-    public init(_ kind: Kind, at offset: Int, _ detail: String) {
+    package init(_ kind: Kind, at offset: Int, _ detail: String) {
         self.kind = kind
         self.offset = offset
         self.message = "\(detail) at byte offset \(offset)"

@@ -7,7 +7,7 @@
 /// surrogate pairs joined, and raw control bytes, invalid UTF-8 and lone
 /// surrogates rejected. Error offsets count from the first byte after the
 /// opening quote.
-public struct JSONStringDecoder {
+package struct JSONStringDecoder {
     private enum State {
         /// Between scalars.
         case text
@@ -28,12 +28,12 @@ public struct JSONStringDecoder {
 
     private var state = State.text
     /// Bytes of content read so far (the position errors are reported at).
-    public private(set) var consumed = 0
+    package private(set) var consumed = 0
 
-    public init() {}
+    package init() {}
 
     /// Whether the closing quote has been read.
-    public var isEnded: Bool {
+    package var isEnded: Bool {
         if case .ended = state { return true }
         return false
     }
@@ -41,7 +41,7 @@ public struct JSONStringDecoder {
     /// Decodes from `input`, appending the string's bytes to `output`.
     /// Returns how many input bytes belong to the string: all of them until
     /// the closing quote, which is the last byte counted.
-    public mutating func decode(_ input: UnsafeRawBufferPointer, into output: inout [UInt8]) throws(JSONParseError) -> Int {
+    package mutating func decode(_ input: UnsafeRawBufferPointer, into output: inout [UInt8]) throws(JSONParseError) -> Int {
         var i = 0
         let count = input.count
         defer { consumed += i }

@@ -3,7 +3,7 @@ import LarderHTTP
 /// A handler that serves a request whole, past the first bytes of its path
 /// (the Larder API's namespace worlds: `/ns/<name>` off, the rest routed
 /// by the namespace's own table).
-public protocol PrefixedHandler: AnyObject, Sendable {
+package protocol PrefixedHandler: AnyObject, Sendable {
     /// Serves the request whose path, less its first `prefixBytes` bytes,
     /// is the path inside this handler.
     func serve(_ head: HTTPRequestHead, path: Substring, prefixBytes: Int, _ responder: HTTPResponder) -> HTTPBodyAction
@@ -11,12 +11,12 @@ public protocol PrefixedHandler: AnyObject, Sendable {
 
 /// Where a table's intake sends a request: to `handler`, past
 /// `prefixBytes` bytes of its path, after the table's middleware.
-public struct Mount: Sendable {
-    public let handler: any PrefixedHandler
-    public let prefixBytes: Int
+package struct Mount: Sendable {
+    package let handler: any PrefixedHandler
+    package let prefixBytes: Int
 
     @inline(__always)
-    public init(_ handler: any PrefixedHandler, prefixBytes: Int) {
+    package init(_ handler: any PrefixedHandler, prefixBytes: Int) {
         self.handler = handler
         self.prefixBytes = prefixBytes
     }
@@ -28,7 +28,7 @@ public struct Mount: Sendable {
 /// namespace). A step of the table, not a link of the chain: it runs for
 /// every request, and a link costs ~700 instructions of chain machinery
 /// (Benchmarks/callgrind.sh).
-public protocol RequestIntake: Sendable {
+package protocol RequestIntake: Sendable {
     /// nil: the table routes the request itself.
     func admit(_ head: HTTPRequestHead, path: Substring, _ responder: HTTPResponder) -> Mount?
     /// Who is told of the answer to a request the HTTP layer refuses

@@ -7,68 +7,68 @@ import LarderSupport
 import LarderStorage
 
 /// Everything `larder serve` can be told, in one value.
-public struct LarderConfiguration: Sendable {
-    public var http = HTTPServerConfiguration()
+package struct LarderConfiguration: Sendable {
+    package var http = HTTPServerConfiguration()
     /// Opens the store the routes read and write, given the observer its
     /// changes go to. The server opens it once, in `LarderServer.init`;
     /// which store it is (the disk store, PostgreSQL, either over fixtures)
     /// is the caller's choice: the `larder` executable makes it from its
     /// flags, a test or an app that embeds the server makes its own.
     /// The store should refuse values larger than `http.maxBodyBytes`.
-    public var openStore: ValueStoreFactory
+    package var openStore: ValueStoreFactory
     /// How the store is named in logs (the disk store: its directory).
-    public var storeDescription: String
-    public var logLevel: Logger.Level = LarderConfiguration.defaultLogLevel
+    package var storeDescription: String
+    package var logLevel: Logger.Level = LarderConfiguration.defaultLogLevel
     /// A directory to serve the browser viewer from (`--public-dir`, for
     /// working on it); nil: the copy of `Public/` built into the binary.
-    public var publicDirectory: String?
+    package var publicDirectory: String?
     /// Recent changes kept for `Last-Event-ID` replay on `/events`.
-    public var eventHistory: Int = ServerDefaults.changeHistory
+    package var eventHistory: Int = ServerDefaults.changeHistory
     /// Seconds between keep-alive comments on event streams.
-    public var eventHeartbeat: Double = 15
+    package var eventHeartbeat: Double = 15
     /// Bytes an event stream may fall behind before its reader is dropped.
-    public var eventBufferBytes: Int = LarderConfiguration.defaultEventBufferBytes
+    package var eventBufferBytes: Int = LarderConfiguration.defaultEventBufferBytes
     /// Serve `/faults` and put the fault middleware on the chain
     /// (`--allow-faults`). Off: neither exists, and `/faults` is a 404.
-    public var allowFaults = false
+    package var allowFaults = false
     /// `--token`: the bearer token every request needs (but `/healthz` and
     /// the viewer's files); nil: no token.
-    public var token: String?
+    package var token: String?
     /// `--cors-origin`: origins (`scheme://host[:port]`, `null`) or `*`
     /// whose pages may call the server; empty: CORS off.
-    public var corsOrigins: [String] = []
+    package var corsOrigins: [String] = []
     /// The stores of named namespaces (`/ns/<name>/`), from the same
     /// backend as `openStore`; nil: the server has no namespaces, and every
     /// `/ns/` path answers 501 `namespaces_unsupported`.
-    public var namespaceStores: (any NamespaceStores)?
+    package var namespaceStores: (any NamespaceStores)?
     /// `--max-namespaces`: named namespaces at most (507 `namespace_limit` above).
-    public var maxNamespaces: Int = LarderConfiguration.defaultMaxNamespaces
+    package var maxNamespaces: Int = LarderConfiguration.defaultMaxNamespaces
     /// `--namespace-idle`: seconds without a request after which a named
     /// namespace is dropped; 0: never.
-    public var namespaceIdleSeconds: Double = LarderConfiguration.defaultNamespaceIdleSeconds
+    package var namespaceIdleSeconds: Double = LarderConfiguration.defaultNamespaceIdleSeconds
     /// `--journal`: answered requests each namespace's journal keeps
     /// (`/journal`); 0: no journal.
-    public var journal: Int = LarderConfiguration.defaultJournal
+    package var journal: Int = LarderConfiguration.defaultJournal
     /// `--s3-port`, `--s3-credentials`: the S3-compatible listener over the
     /// default namespace's store; nil: no S3 face.
-    public var s3: S3Configuration?
+    package var s3: S3Configuration?
     /// Middleware run around every route, outermost first, after Larder's own.
-    public var middleware: [any LarderMiddleware] = []
-    public init(storeDescription: String, openStore: @escaping ValueStoreFactory) {
+    package var middleware: [any LarderMiddleware] = []
+    package init(storeDescription: String, openStore: @escaping ValueStoreFactory) {
         self.storeDescription = storeDescription
         self.openStore = openStore
     }
 
     /// `info`: one line per request (`--log-level`).
-    public static let defaultLogLevel: Logger.Level = .info
+    package static let defaultLogLevel: Logger.Level = .info
     /// `--max-namespaces`.
-    public static let defaultMaxNamespaces = 1024
+    package static let defaultMaxNamespaces = 1024
     /// `--namespace-idle`: never.
-    public static let defaultNamespaceIdleSeconds: Double = 0
+    package static let defaultNamespaceIdleSeconds: Double = 0
     /// `--journal`: the last 1000 requests.
-    public static let defaultJournal = 1000
+    package static let defaultJournal = 1000
     /// 4 MiB (`--event-buffer-kb`).
-    public static let defaultEventBufferBytes = 4 << 20
+    package static let defaultEventBufferBytes = 4 << 20
 
     /// What the Larder API face is told.
     var api: APISettings {

@@ -14,18 +14,18 @@ import Foundation
 /// chose (`LarderConfiguration.openStore`). The faces know nothing of each
 /// other: what one needs of the other (S3's namespaces, journals and fault
 /// rules; its counters in `/metrics`) is handed over here.
-public final class LarderServer: Sendable {
-    public let configuration: LarderConfiguration
+package final class LarderServer: Sendable {
+    package let configuration: LarderConfiguration
     /// What the routes read and write: the store `openStore` opened.
-    public let values: any ValueStore
-    public let http: HTTPServer
+    package let values: any ValueStore
+    package let http: HTTPServer
     /// The Larder API face, the HTTP listener's handler.
-    public let api: LarderAPI
+    package let api: LarderAPI
     /// The S3 listener (`--s3-port`), on the same store; nil when off.
-    public let s3: S3Server?
-    public let logger: Logger
+    package let s3: S3Server?
+    package let logger: Logger
     /// What the HTTP layer counts (requests, latency, bytes, connections).
-    public let metrics: HTTPServerMetrics
+    package let metrics: HTTPServerMetrics
 
     /// Opens the store (taking its lock) and prepares the server. Throws a
     /// `ConfigurationError` for a token or CORS origin it cannot use.
@@ -33,7 +33,7 @@ public final class LarderServer: Sendable {
     /// `LoggingSystem` at `configuration.logLevel`, labelled `larder`
     /// (the server and its routes), `larder.http` (connections and the
     /// access log), `larder.store` and `larder.s3`.
-    public init(configuration: LarderConfiguration, logger given: Logger? = nil) throws {
+    package init(configuration: LarderConfiguration, logger given: Logger? = nil) throws {
         self.configuration = configuration
         func named(_ label: String) -> Logger {
             if let given { return given }
@@ -91,7 +91,7 @@ public final class LarderServer: Sendable {
     }
 
     /// Binds and starts serving.
-    public func start() throws {
+    package func start() throws {
         try http.start()
         logger.always(.notice, "larder listening on \(url) with data in \(configuration.storeDescription)")
         if let s3 {
@@ -113,23 +113,23 @@ public final class LarderServer: Sendable {
         }
     }
 
-    public var port: Int { http.port }
+    package var port: Int { http.port }
 
     /// `http://host:port` as bound (after `start`), for clients to use.
-    public var url: String { "http://\(Self.hostForURL(configuration.http.host)):\(http.port)" }
+    package var url: String { "http://\(Self.hostForURL(configuration.http.host)):\(http.port)" }
 
     /// Clients waiting on `?wait` and open event streams, right now.
-    public var watcherCount: Int { api.watcherCount }
-    public var eventStreamCount: Int { api.eventStreamCount }
+    package var watcherCount: Int { api.watcherCount }
+    package var eventStreamCount: Int { api.eventStreamCount }
 
     /// Clients waiting on `/journal?wait=`, in every namespace, right now.
-    public var journalWaiterCount: Int { api.journalWaiterCount }
+    package var journalWaiterCount: Int { api.journalWaiterCount }
 
     /// Named namespaces open now (the default one not counted).
-    public var namespaceCount: Int { api.namespaceCount }
+    package var namespaceCount: Int { api.namespaceCount }
 
     /// Stops accepting, finishes in-flight requests, closes connections.
-    public func shutdown() {
+    package func shutdown() {
         s3?.shutdown()
         http.shutdown()
         api.shutdown()

@@ -3,13 +3,13 @@ import Foundation
 /// Where the viewer's files come from: the copy built into the binary, or
 /// a directory on disk (`--public-dir`, for working on the viewer without
 /// rebuilding).
-public enum ViewerFiles: Sendable {
+package enum ViewerFiles: Sendable {
     case embedded
     case directory(String)
 
     /// The file at `relative`, already checked by `ViewerPath.normalized`;
     /// nil when there is none.
-    public func file(_ relative: String) -> ViewerFile? {
+    package func file(_ relative: String) -> ViewerFile? {
         switch self {
         case .embedded:
             return EmbeddedViewer.files[relative]
@@ -21,5 +21,5 @@ public enum ViewerFiles: Sendable {
     }
 
     /// Every path of the built-in copy, sorted (for tests and diagnostics).
-    public static var embeddedPaths: [String] { EmbeddedViewer.files.keys.sorted() }
+    package static var embeddedPaths: [String] { EmbeddedViewer.files.keys.sorted() }
 }

@@ -2,11 +2,11 @@
 /// so `..`, percent-encoding (`%2e%2e`), backslashes and hidden files never
 /// reach the disk under `--public-dir`. The viewer's own file names keep to
 /// these characters (the EmbedViewer plugin fails the build otherwise).
-public enum ViewerPath {
+package enum ViewerPath {
     /// `relative` (below `Public/`, no leading `/`) when it is safe to look
     /// up, else nil. An empty path or a trailing `/` means that folder's
     /// `index.html`.
-    public static func normalized(_ relative: Substring) -> String? {
+    package static func normalized(_ relative: Substring) -> String? {
         var path = String(relative)
         if path.isEmpty || path.hasSuffix("/") { path += "index.html" }
         guard path.utf8.allSatisfy(isAllowed) else { return nil }

@@ -20,17 +20,19 @@ import LarderStoreVocabulary
     /// asks for is read at once but handed over only when the write
     /// finishes, so the early answer (now stale) always arrives after the body.
     final class LateMetadataStore: ForwardingStore, @unchecked Sendable {
+        let inner: any ValueStore
+        init(_ inner: any ValueStore) { self.inner = inner }
         /// Guarded by its lock: the held answer, and whether one was asked for.
         let held = Locked<(answer: (@Sendable () -> Void)?, asked: Bool)>((nil, false))
 
-        override func currentMetadata(of key: StoreKey) -> StoreReply<ValueMetadata?> {
+        func currentMetadata(of key: StoreKey) -> StoreReply<ValueMetadata?> {
             let now = Result { try inner.currentMetadata(of: key).get() }
             let pending = StorePending<ValueMetadata?>()
             held.withLock { $0 = ({ pending.fulfil(now) }, true) }
             return .later(pending)
         }
 
-        override func beginUpload(key: StoreKey, contentType: String, encoding: ValueUpload.Encoding,
+        func beginUpload(key: StoreKey, contentType: String, encoding: ValueUpload.Encoding,
                                   expiresNanos: Int64?, condition: WriteCondition?) throws -> ValueWriter {
             let writer = try inner.beginUpload(key: key, contentType: contentType, encoding: encoding,
                                                expiresNanos: expiresNanos, condition: condition)
@@ -82,16 +84,18 @@ import LarderStoreVocabulary
     /// The disk store seen as one whose metadata answers come later (from
     /// another thread, at once); counts the writes that reach `finish`.
     final class LaterMetadataStore: ForwardingStore, @unchecked Sendable {
+        let inner: any ValueStore
+        init(_ inner: any ValueStore) { self.inner = inner }
         let asked = Locked(0)
         let finished = Locked(0)
 
-        override func currentMetadata(of key: StoreKey) -> StoreReply<ValueMetadata?> {
+        func currentMetadata(of key: StoreKey) -> StoreReply<ValueMetadata?> {
             asked.withLock { $0 += 1 }
             let now = Result { try inner.currentMetadata(of: key).get() }
             return .later { pending in DispatchQueue.global().async { pending.fulfil(now) } }
         }
 
-        override func beginUpload(key: StoreKey, contentType: String, encoding: ValueUpload.Encoding,
+        func beginUpload(key: StoreKey, contentType: String, encoding: ValueUpload.Encoding,
                                   expiresNanos: Int64?, condition: WriteCondition?) throws -> ValueWriter {
             let writer = try inner.beginUpload(key: key, contentType: contentType, encoding: encoding,
                                                expiresNanos: expiresNanos, condition: condition)

@@ -20,7 +20,7 @@ import LarderTestSupport
         let server = try TestServer { setup in
             let options = setup.store
             setup.openStore = { changes, logger in
-                ForwardingStore(try LayeredStore(options: options, fixturesDirectory: fixtures, logger: logger, changes: changes))
+                PassThroughStore(try LayeredStore(options: options, fixturesDirectory: fixtures, logger: logger, changes: changes))
             }
         }
         defer { server.stop() }

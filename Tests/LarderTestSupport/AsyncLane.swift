@@ -8,10 +8,10 @@ import Testing
 /// that queue waits behind all of them at every `await` (once for more
 /// than 180 s). Async tests, which never block a thread, get the
 /// high-priority queue to themselves: their awaits resume at once.
-public struct AsyncLane: TestTrait, SuiteTrait, TestScoping {
-    public var isRecursive: Bool { true }
+package struct AsyncLane: TestTrait, SuiteTrait, TestScoping {
+    package var isRecursive: Bool { true }
 
-    public func provideScope(for test: Test, testCase: Test.Case?,
+    package func provideScope(for test: Test, testCase: Test.Case?,
                              performing function: @Sendable () async throws -> Void) async throws {
         // The suite's own scope runs as it is; each test case in the lane.
         guard testCase != nil else { return try await function() }
@@ -26,5 +26,5 @@ public struct AsyncLane: TestTrait, SuiteTrait, TestScoping {
 
 extension Trait where Self == AsyncLane {
     /// Each test runs in the high-priority cooperative queue (`AsyncLane`).
-    public static var asyncLane: Self { AsyncLane() }
+    package static var asyncLane: Self { AsyncLane() }
 }

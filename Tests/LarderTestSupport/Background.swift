@@ -5,11 +5,11 @@ import LarderWire
 /// Runs `body` on its own thread; `wait` collects its result. For a
 /// blocking request (a watch, a slow body) that a test answers from its
 /// own thread meanwhile.
-public final class Background<T>: @unchecked Sendable {
+package final class Background<T>: @unchecked Sendable {
     private var result: Result<T, Error>?
     private let done = DispatchSemaphore(value: 0)
 
-    public init(_ body: @escaping @Sendable () throws -> T) {
+    package init(_ body: @escaping @Sendable () throws -> T) {
         Thread.detachNewThread { [self] in
             let r = Result { try body() }
             result = r
@@ -17,7 +17,7 @@ public final class Background<T>: @unchecked Sendable {
         }
     }
 
-    public func wait(_ seconds: Double) throws -> T {
+    package func wait(_ seconds: Double) throws -> T {
         guard done.wait(timeout: .now() + seconds) == .success else {
             throw ClientError("the background request did not finish within \(seconds) s")
         }

@@ -21,10 +21,10 @@ import Testing
 ///
 /// Async suites that never block take `.asyncLane` instead;
 /// `SuiteLaneTests` checks that every suite names one or the other.
-public struct BlockingLane: TestTrait, SuiteTrait, TestScoping {
-    public var isRecursive: Bool { true }
+package struct BlockingLane: TestTrait, SuiteTrait, TestScoping {
+    package var isRecursive: Bool { true }
 
-    public func provideScope(for test: Test, testCase: Test.Case?,
+    package func provideScope(for test: Test, testCase: Test.Case?,
                              performing function: @Sendable () async throws -> Void) async throws {
         // The suite's own scope runs as it is; each test case on the executor.
         guard testCase != nil else { return try await function() }
@@ -36,15 +36,15 @@ public struct BlockingLane: TestTrait, SuiteTrait, TestScoping {
 
 extension Trait where Self == BlockingLane {
     /// Each test body runs off the cooperative pool (`BlockingLane`).
-    public static var blockingLane: Self { BlockingLane() }
+    package static var blockingLane: Self { BlockingLane() }
 }
 
 /// The task executor of `BlockingLane`: every job on a concurrent queue
 /// that targets the overcommit pool, so a job that blocks never holds up
 /// another one, and a task a blocking body starts (which inherits this
 /// executor) is not queued behind the body that waits for it.
-public final class BlockingTestExecutor: TaskExecutor {
-    public static let shared = BlockingTestExecutor()
+package final class BlockingTestExecutor: TaskExecutor {
+    package static let shared = BlockingTestExecutor()
 
     /// Turns to run a blocking body: see `BlockingLane`.
     static let turns = AsyncTurns(width: ProcessInfo.processInfo.environment["LARDER_TEST_BLOCKING_WIDTH"].flatMap(Int.init)
@@ -52,7 +52,7 @@ public final class BlockingTestExecutor: TaskExecutor {
 
     private let queue = DispatchQueue(label: "larder.tests.blocking-bodies", attributes: .concurrent)
 
-    public func enqueue(_ job: consuming ExecutorJob) {
+    package func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
         let executor = asUnownedTaskExecutor()
         queue.async { job.runSynchronously(on: executor) }

@@ -2,9 +2,9 @@ import CZlib
 import Foundation
 
 /// Deterministic test data and checksums: the one generator of test bytes.
-public enum Bytes {
+package enum Bytes {
     /// xorshift64* bytes; `alphabetBits` < 8 makes the data compressible.
-    public static func random(count: Int, seed: UInt64, alphabetBits: Int = 8) -> [UInt8] {
+    package static func random(count: Int, seed: UInt64, alphabetBits: Int = 8) -> [UInt8] {
         var out = [UInt8](repeating: 0, count: count)
         var x = seed | 1
         let mask: UInt64 = alphabetBits >= 8 ? ~0 : 0x0101_0101_0101_0101 &* UInt64((1 << alphabetBits) - 1)
@@ -22,9 +22,9 @@ public enum Bytes {
         return out
     }
 
-    public static func crc32(_ bytes: UnsafeRawBufferPointer, _ crc: UInt32 = 0) -> UInt32 {
+    package static func crc32(_ bytes: UnsafeRawBufferPointer, _ crc: UInt32 = 0) -> UInt32 {
         UInt32(CZlib.crc32(uLong(crc), bytes.baseAddress?.assumingMemoryBound(to: Bytef.self), uInt(bytes.count)))
     }
 
-    public static func crc32(_ bytes: [UInt8]) -> UInt32 { bytes.withUnsafeBytes { crc32($0) } }
+    package static func crc32(_ bytes: [UInt8]) -> UInt32 { bytes.withUnsafeBytes { crc32($0) } }
 }

@@ -8,26 +8,26 @@ import Glibc
 /// The built `larder` binary run as a child process, for what needs a real
 /// process: SIGKILL crashes, the data directory lock, signals, peak RSS.
 /// It finds the server as a harness would: the first line on stdout is its URL.
-public final class ChildServer {
-    public let process: Process
-    public let port: Int
+package final class ChildServer {
+    package let process: Process
+    package let port: Int
     /// nil when the server chose its own (`--ephemeral`).
-    public let dataDirectory: String?
+    package let dataDirectory: String?
     private let stderrPipe: Pipe
     private let stdoutPipe: Pipe
     /// stderr, drained continuously so a chatty server never blocks on a full pipe.
     private let output = SharedText()
     private let standardOutput = SharedText()
     /// Everything the server logged so far (stderr).
-    public var log: String { output.withLock { $0 } }
+    package var log: String { output.withLock { $0 } }
     /// Everything the server wrote to stdout so far.
-    public var stdout: String { standardOutput.withLock { $0 } }
+    package var stdout: String { standardOutput.withLock { $0 } }
 
     /// The `larder` executable next to the test bundle (`swift build` puts both in one folder).
-    public static var binaryPath: String { productPath("larder") }
+    package static var binaryPath: String { productPath("larder") }
 
     /// The built executable `name` (`larder`, `LarderCounterWorker`) next to the test bundle.
-    public static func productPath(_ name: String) -> String {
+    package static func productPath(_ name: String) -> String {
         let exe = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
         var dir = exe.deletingLastPathComponent()
         // Linux test bundles are `<bin>/LarderPackageTests.xctest`.
@@ -40,7 +40,7 @@ public final class ChildServer {
     /// `directory` the working directory (a binary moved away from the package).
     /// `launcher` runs the binary (`ip netns exec NAME`, which execs it, so
     /// the process is still the server's own).
-    public init(dataDirectory: String?, arguments: [String] = [], environment: [String: String] = [:],
+    package init(dataDirectory: String?, arguments: [String] = [], environment: [String: String] = [:],
          waitUntilListening: Bool = true, executable: String = ChildServer.binaryPath, directory: String? = nil,
          launcher: [String] = []) throws {
         self.dataDirectory = dataDirectory
@@ -88,13 +88,13 @@ public final class ChildServer {
     }
 
     /// The first complete line of `text`, if it has one.
-    public static func firstLine(_ text: String) -> String? {
+    package static func firstLine(_ text: String) -> String? {
         guard let newline = text.firstIndex(of: "\n") else { return nil }
         return String(text[..<newline])
     }
 
     /// The port of `http://127.0.0.1:PORT` (nil for anything else).
-    public static func port(of url: String) -> Int? {
+    package static func port(of url: String) -> Int? {
         guard url.hasPrefix("http://"), let colon = url.lastIndex(of: ":") else { return nil }
         return Int(url[url.index(after: colon)...])
     }
@@ -102,7 +102,7 @@ public final class ChildServer {
     /// The data directory the server named at start-up (its own with
     /// `--ephemeral`). Waits up to 5 s for the line: stderr is read on its
     /// own, so it may come in after the URL on stdout.
-    public var loggedDataDirectory: String? {
+    package var loggedDataDirectory: String? {
         let deadline = Date().addingTimeInterval(5)
         while true {
             let text = log
@@ -115,7 +115,7 @@ public final class ChildServer {
     }
 
     /// Reads what the child wrote to stderr until it exits.
-    public func waitForExit() -> Int32 {
+    package func waitForExit() -> Int32 {
         process.waitUntilExit()
         // Let the last stderr bytes arrive: until the pipe ends, or (when a child
         // spawned meanwhile inherited its write end) the log is quiet for 300 ms;
@@ -131,13 +131,13 @@ public final class ChildServer {
         return process.terminationStatus
     }
 
-    public func kill(_ signal: Int32) { Glibc.kill(process.processIdentifier, signal) }
+    package func kill(_ signal: Int32) { Glibc.kill(process.processIdentifier, signal) }
 
     /// Peak resident memory so far, in KiB (VmHWM).
-    public func peakRSSKiB() -> Int? { statusKiB("VmHWM:") }
+    package func peakRSSKiB() -> Int? { statusKiB("VmHWM:") }
 
     /// Resident memory now, in KiB (VmRSS).
-    public func rssKiB() -> Int? { statusKiB("VmRSS:") }
+    package func rssKiB() -> Int? { statusKiB("VmRSS:") }
 
     private func statusKiB(_ field: String) -> Int? {
         guard let status = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8) else { return nil }
@@ -147,7 +147,7 @@ public final class ChildServer {
         return nil
     }
 
-    public func client() -> WireClient { WireClient(port: port) }
+    package func client() -> WireClient { WireClient(port: port) }
 
     deinit {
         if process.isRunning {
@@ -158,11 +158,11 @@ public final class ChildServer {
 }
 
 /// Text appended from one thread and read from another.
-public final class SharedText: Sendable {
+package final class SharedText: Sendable {
     private let text = Locked<String>("")
     private let done = Locked(false)
-    public func withLock<T>(_ body: (inout String) -> T) -> T { text.withLock { body(&$0) } }
+    package func withLock<T>(_ body: (inout String) -> T) -> T { text.withLock { body(&$0) } }
     /// The writer closed its end: nothing more will come.
-    public func end() { done.withLock { $0 = true } }
-    public var ended: Bool { done.withLock { $0 } }
+    package func end() { done.withLock { $0 = true } }
+    package var ended: Bool { done.withLock { $0 } }
 }

@@ -5,11 +5,11 @@ import Foundation
 /// before it: `<!-- example: name -->`, `<!-- output: name -->`,
 /// `<!-- swift-timeline -->`. So a documented example is a tested example,
 /// wherever the guide that holds it lives.
-public enum DocExample {
+package enum DocExample {
     /// The body of the block marked `marker` in `file` (a path from the
     /// repository root, e.g. `docs/test-suites.md`), every line with its
     /// line feed. Throws, naming the file and marker, when there is none.
-    public static func block(_ file: String, _ marker: String) throws -> String {
+    package static func block(_ file: String, _ marker: String) throws -> String {
         let text = try String(contentsOfFile: Repository.path(file), encoding: .utf8)
         guard let found = fencedBlock(in: text, after: marker) else {
             throw ExampleError("no ``` block right after <!-- \(marker) --> in \(file)")
@@ -21,7 +21,7 @@ public enum DocExample {
     /// `<!-- marker -->`: its info string (`sh`, `swift`, or empty) and its
     /// body. Nil when the marker is missing or the next line is not a fence:
     /// a block further down belongs to something else.
-    public static func fencedBlock(in text: String, after marker: String) -> (info: String, body: String)? {
+    package static func fencedBlock(in text: String, after marker: String) -> (info: String, body: String)? {
         guard let tag = text.range(of: "<!-- \(marker) -->\n") else { return nil }
         let rest = text[tag.upperBound...]
         guard rest.hasPrefix("```"), let fenceEnd = rest.firstIndex(of: "\n") else { return nil }
@@ -33,7 +33,7 @@ public enum DocExample {
     }
 
     /// Every `name` of `<!-- kind: name -->` in `text` (kind `example` or `output`), in order.
-    public static func markers(_ kind: String, in text: String) -> [String] {
+    package static func markers(_ kind: String, in text: String) -> [String] {
         text.matches(of: /<!-- (example|output): ([A-Za-z0-9_-]+) -->/).compactMap {
             $0.output.1 == kind ? String($0.output.2) : nil
         }
@@ -41,7 +41,7 @@ public enum DocExample {
 
     /// The Markdown files the examples and links live in: README.md,
     /// ARCHITECTURE.md when present, and docs/*.md, as repository paths.
-    public static var markdownFiles: [String] {
+    package static var markdownFiles: [String] {
         let docs = (try? FileManager.default.contentsOfDirectory(atPath: Repository.path("docs"))) ?? []
         let top = ["README.md", "ARCHITECTURE.md"].filter { FileManager.default.fileExists(atPath: Repository.path($0)) }
         return top + docs.filter { $0.hasSuffix(".md") }.sorted().map { "docs/" + $0 }
@@ -50,14 +50,14 @@ public enum DocExample {
     /// What differs from run to run in an example's output, made equal:
     /// 16-hex-digit ids (versions, ETags, generated keys), ISO 8601 times
     /// and the request journal's durations (`"ms":0.42`).
-    public static func normalized(_ text: String) -> String {
+    package static func normalized(_ text: String) -> String {
         text.replacingOccurrences(of: "[0-9a-f]{16}", with: "<id>", options: .regularExpression)
             .replacingOccurrences(of: #"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z"#, with: "<time>", options: .regularExpression)
             .replacingOccurrences(of: #""ms":\d+(\.\d+)?"#, with: #""ms":<ms>"#, options: .regularExpression)
     }
 }
 
-public struct ExampleError: Error, CustomStringConvertible {
-    public let description: String
-    public init(_ description: String) { self.description = description }
+package struct ExampleError: Error, CustomStringConvertible {
+    package let description: String
+    package init(_ description: String) { self.description = description }
 }

@@ -14,17 +14,17 @@ import Glibc
 ///
 /// Needs root and iproute2. The namespaces go when the lab is released,
 /// and at start-up those of test processes that are gone.
-public final class NetworkLab: Sendable {
+package final class NetworkLab: Sendable {
     /// A cable between two hosts (`nil`: the test's own namespace).
-    public struct Link: Sendable {
-        public let hosts: (String?, String?)
+    package struct Link: Sendable {
+        package let hosts: (String?, String?)
         /// Each end's device and address, in the order of `hosts`.
-        public let devices: (String, String)
-        public let addresses: (String, String)
+        package let devices: (String, String)
+        package let addresses: (String, String)
     }
 
     /// Whether namespaces can be made here: root and `ip`.
-    public static var isAvailable: Bool { geteuid() == 0 && ip != nil }
+    package static var isAvailable: Bool { geteuid() == 0 && ip != nil }
 
     private static let ip: String? = ["/usr/sbin/ip", "/sbin/ip", "/usr/bin/ip", "/bin/ip"]
         .first(where: FileManager.default.isExecutableFile(atPath:))
@@ -39,7 +39,7 @@ public final class NetworkLab: Sendable {
     private static let nextSubnet = Locked(Int.random(in: 16...250))
 
     /// Makes a namespace for each of `hosts`, its loopback up.
-    public init(hosts: [String]) throws {
+    package init(hosts: [String]) throws {
         _ = Self.staleSwept
         tag = String((0..<4).map { _ in "0123456789abcdef".randomElement()! })
         // Not one this machine routes already (another lab's, a VPN's, a bridge's).
@@ -71,16 +71,16 @@ public final class NetworkLab: Sendable {
     }
 
     /// The command prefix that runs a program on `host`.
-    public func launcher(_ host: String) -> [String] {
+    package func launcher(_ host: String) -> [String] {
         [Self.ip ?? "ip", "netns", "exec", namespaces[host]!]
     }
 
     /// The namespace's name (for `ip -n`, `ip netns exec`).
-    public func namespace(_ host: String) -> String { namespaces[host]! }
+    package func namespace(_ host: String) -> String { namespaces[host]! }
 
     /// Joins `a` and `b` (nil: the test's own namespace) by a cable; `a`'s
     /// end is 10.S.N.1, `b`'s 10.S.N.2 (a /30 of their own).
-    public func connect(_ a: String?, _ b: String?) throws -> Link {
+    package func connect(_ a: String?, _ b: String?) throws -> Link {
         let n = linkCount.withLock { count -> Int in count += 1; return count }
         let devices = ("l\(tag)\(n)a", "l\(tag)\(n)b")
         let addresses = ("10.\(subnet).\(n).1", "10.\(subnet).\(n).2")
@@ -106,18 +106,18 @@ public final class NetworkLab: Sendable {
     /// a switch between them dies. The first host loses its route there.
     /// (`tc netem` would do the same, but its kernel module is not on
     /// every machine.)
-    public func cut(_ link: Link) throws {
+    package func cut(_ link: Link) throws {
         try Self.run(Self.in(link.hosts.0.map { namespaces[$0]! }, ["link", "set", link.devices.0, "down"]))
     }
 
     /// Brings the end up again: its route comes back, and connections that
     /// outlived the cut carry on.
-    public func heal(_ link: Link) throws {
+    package func heal(_ link: Link) throws {
         try Self.run(Self.in(link.hosts.0.map { namespaces[$0]! }, ["link", "set", link.devices.0, "up"]))
     }
 
     /// `ip link show` of both ends, for a test's log.
-    public func describe(_ link: Link) -> String {
+    package func describe(_ link: Link) -> String {
         [(link.hosts.0, link.devices.0), (link.hosts.1, link.devices.1)].map { host, device in
             ((try? Self.run(Self.in(host.map { namespaces[$0]! }, ["-br", "link", "show", "dev", device]))) ?? "?")
                 .trimmingCharacters(in: .whitespacesAndNewlines)

@@ -4,7 +4,7 @@ import LarderWire
 /// One `psql` process whose input the test writes statement by statement
 /// and whose output it reads line by line: a database session that stays
 /// open (a transaction held across the test's other steps).
-public final class PSQLSession: @unchecked Sendable {
+package final class PSQLSession: @unchecked Sendable {
     private let process = Process()
     private let input = Pipe()
     private let output = Pipe()
@@ -32,13 +32,13 @@ public final class PSQLSession: @unchecked Sendable {
     deinit { close() }
 
     /// Sends `sql` (with `;` and a newline added).
-    public func send(_ sql: String) {
+    package func send(_ sql: String) {
         input.fileHandleForWriting.write(Data((sql + ";\n").utf8))
     }
 
     /// Waits until a line of output equals `line` (so a `SELECT 'marker'`
     /// says the statements before it ran); throws with what came instead.
-    public func wait(forLine line: String, timeout: Double = 30) throws {
+    package func wait(forLine line: String, timeout: Double = 30) throws {
         let deadline = Date().addingTimeInterval(timeout)
         lock.lock()
         defer { lock.unlock() }
@@ -53,13 +53,13 @@ public final class PSQLSession: @unchecked Sendable {
     /// Begins a transaction that holds a transaction id, and returns once
     /// it has: every server's change feed is held back behind it (the mark)
     /// until `send("COMMIT")` or `close()`.
-    public func beginHoldingFeedsBack() throws {
+    package func beginHoldingFeedsBack() throws {
         send("BEGIN; SELECT pg_current_xact_id()")
         send("SELECT 'began'")
         try wait(forLine: "began")
     }
 
-    public func close() {
+    package func close() {
         guard process.isRunning else { return }
         try? input.fileHandleForWriting.close()
         process.waitUntilExit()

@@ -5,22 +5,22 @@ import Glibc
 
 /// Waiting for something another process or thread will make true: the
 /// one polling loop of the tests, in the three shapes they need.
-public enum Poll {
+package enum Poll {
     /// How long a test waits for what must happen before it calls it a
     /// failure: long, so that only a hang fails a test, never a slow or
     /// loaded machine. (A test asserts behaviour, never a wall-clock bound;
     /// how fast something happens is a figure for `Benchmarks/`.)
-    public static let patience: Double = 60
+    package static let patience: Double = 60
 
-    public struct TimedOut: Error, CustomStringConvertible {
-        public let what: String
-        public var description: String { "timed out waiting for \(what)" }
+    package struct TimedOut: Error, CustomStringConvertible {
+        package let what: String
+        package var description: String { "timed out waiting for \(what)" }
     }
 
     /// Polls `condition` every `interval` seconds until it holds: the
     /// seconds that took, or nil once `seconds` have passed without it.
     @discardableResult
-    public static func elapsed(within seconds: Double, every interval: Double = 0.005,
+    package static func elapsed(within seconds: Double, every interval: Double = 0.005,
                                _ condition: () throws -> Bool) rethrows -> Double? {
         let start = Date()
         while true {
@@ -31,20 +31,20 @@ public enum Poll {
     }
 
     /// Whether `condition` came to hold within `seconds` (polled every `interval`).
-    public static func holds(within seconds: Double, every interval: Double = 0.005,
+    package static func holds(within seconds: Double, every interval: Double = 0.005,
                              _ condition: () throws -> Bool) rethrows -> Bool {
         try elapsed(within: seconds, every: interval, condition) != nil
     }
 
     /// Polls `condition` every 20 ms until it holds; throws `TimedOut`
     /// (naming `what`) after `timeout` seconds.
-    public static func until(_ timeout: Double = patience, _ what: String, _ condition: () throws -> Bool) throws {
+    package static func until(_ timeout: Double = patience, _ what: String, _ condition: () throws -> Bool) throws {
         guard try holds(within: timeout, every: 0.02, condition) else { throw TimedOut(what: what) }
     }
 
     /// The same from async code: sleeps between polls instead of blocking
     /// one of Swift Testing's cooperative threads.
-    public static func until(_ what: String, within seconds: Double = patience, every interval: Duration = .milliseconds(2),
+    package static func until(_ what: String, within seconds: Double = patience, every interval: Duration = .milliseconds(2),
                              _ condition: () -> Bool) async throws {
         let deadline = Date().addingTimeInterval(seconds)
         while !condition() {

@@ -7,20 +7,20 @@ import Glibc
 /// Runs another program to the end: its exit status, its stdout and stderr
 /// (both read while it runs, so neither pipe fills up), killed with SIGKILL
 /// at the deadline. The one process runner of the tests.
-public enum ProcessRunner {
-    public struct Result {
-        public let status: Int32
-        public let stdout: [UInt8]
-        public let stderr: String
+package enum ProcessRunner {
+    package struct Result {
+        package let status: Int32
+        package let stdout: [UInt8]
+        package let stderr: String
         /// Killed at the deadline.
-        public let timedOut: Bool
+        package let timedOut: Bool
 
-        public var stdoutText: String { String(decoding: stdout, as: UTF8.self) }
+        package var stdoutText: String { String(decoding: stdout, as: UTF8.self) }
     }
 
     /// `executable arguments...` with `stdin`, in `directory`, with
     /// `environment` over this process's own.
-    public static func run(_ executable: String, _ arguments: [String], stdin: [UInt8]? = nil,
+    package static func run(_ executable: String, _ arguments: [String], stdin: [UInt8]? = nil,
                     environment: [String: String] = [:], directory: String? = nil,
                     timeout: Double = 120) throws -> Result {
         let process = Process()
@@ -79,7 +79,7 @@ public enum ProcessRunner {
     /// for a child (a browser run, schemathesis) must not hold one of Swift
     /// Testing's few cooperative threads meanwhile, or async tests elsewhere
     /// in the run stall until it ends.
-    public static func run(_ executable: String, _ arguments: [String], stdin: [UInt8]? = nil,
+    package static func run(_ executable: String, _ arguments: [String], stdin: [UInt8]? = nil,
                     environment: [String: String] = [:], directory: String? = nil,
                     timeout: Double = 120) async throws -> Result {
         try await withCheckedThrowingContinuation { continuation in

@@ -7,12 +7,12 @@ import Glibc
 #endif
 
 /// Socket-level helpers shared by the Protocol* suites.
-public enum ProtocolWire {
+package enum ProtocolWire {
     /// Waits up to `seconds` for the peer to close: true when the server
     /// closed (FIN or RST) with nothing more to read. Reads and drops any
     /// data that still arrives. Works on the raw fd, so only call it after
     /// every expected response has been read with `readResponse`.
-    public static func closedByServer(_ connection: HTTPClientConnection, within seconds: Double = Poll.patience) -> Bool {
+    package static func closedByServer(_ connection: HTTPClientConnection, within seconds: Double = Poll.patience) -> Bool {
         let deadline = Date().addingTimeInterval(seconds)
         var scratch = [UInt8](repeating: 0, count: 4096)
         while true {
@@ -35,7 +35,7 @@ public enum ProtocolWire {
 
     /// True when, for `seconds`, the server neither closed the connection
     /// nor sent anything unasked.
-    public static func staysOpen(_ connection: HTTPClientConnection, for seconds: Double = 0.15) -> Bool {
+    package static func staysOpen(_ connection: HTTPClientConnection, for seconds: Double = 0.15) -> Bool {
         var pfd = pollfd(fd: connection.fd, events: Int16(POLLIN), revents: 0)
         let ready = poll(&pfd, 1, Int32(seconds * 1000))
         return ready == 0
@@ -43,7 +43,7 @@ public enum ProtocolWire {
 
     /// Asserts the docs/http-api.md error shape: the status, `Content-Type:
     /// application/json` and a body `{"error": code, "message": "..."}`.
-    public static func expectError(_ response: ClientResponse, _ status: Int, _ code: String? = nil,
+    package static func expectError(_ response: ClientResponse, _ status: Int, _ code: String? = nil,
                              sourceLocation: SourceLocation = #_sourceLocation) {
         #expect(response.status == status, "status", sourceLocation: sourceLocation)
         #expect(response.header("Content-Type")?.hasPrefix("application/json") == true,
@@ -61,7 +61,7 @@ public enum ProtocolWire {
     }
 
     /// A response that closes: `Connection: close` and then the server's FIN.
-    public static func expectCloses(_ response: ClientResponse, _ connection: HTTPClientConnection,
+    package static func expectCloses(_ response: ClientResponse, _ connection: HTTPClientConnection,
                              sourceLocation: SourceLocation = #_sourceLocation) {
         #expect(response.header("Connection")?.lowercased() == "close", "no Connection: close", sourceLocation: sourceLocation)
         #expect(closedByServer(connection), "the server kept the connection open", sourceLocation: sourceLocation)

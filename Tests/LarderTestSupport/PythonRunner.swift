@@ -9,18 +9,18 @@ import Glibc
 /// script file or code on stdin, and collects stdout and stderr. For the
 /// checks that Python's tooling does best: JSON Schema (Compose), OpenAPI
 /// validation, schemathesis.
-public enum PythonRunner {
-    public struct Result {
-        public let status: Int32
-        public let stdout: String
-        public let stderr: String
+package enum PythonRunner {
+    package struct Result {
+        package let status: Int32
+        package let stdout: String
+        package let stderr: String
         /// Killed at the deadline.
-        public let timedOut: Bool
+        package let timedOut: Bool
     }
 
     /// `python3 arguments...` with `stdin`, in `directory`, with `environment`
     /// added to this process's. Killed (SIGKILL) after `timeout` seconds.
-    public static func run(_ arguments: [String], stdin: String? = nil, environment: [String: String] = [:],
+    package static func run(_ arguments: [String], stdin: String? = nil, environment: [String: String] = [:],
                     directory: String? = nil, timeout: Double = 120) throws -> Result {
         let result = try ProcessRunner.run("/usr/bin/env", ["python3"] + arguments, stdin: stdin.map { Array($0.utf8) },
                                            environment: environment, directory: directory, timeout: timeout)
@@ -28,7 +28,7 @@ public enum PythonRunner {
     }
 
     /// The same, off the cooperative pool (`ProcessRunner`'s async form).
-    public static func run(_ arguments: [String], stdin: String? = nil, environment: [String: String] = [:],
+    package static func run(_ arguments: [String], stdin: String? = nil, environment: [String: String] = [:],
                     directory: String? = nil, timeout: Double = 120) async throws -> Result {
         let result = try await ProcessRunner.run("/usr/bin/env", ["python3"] + arguments, stdin: stdin.map { Array($0.utf8) },
                                                  environment: environment, directory: directory, timeout: timeout)
@@ -36,14 +36,14 @@ public enum PythonRunner {
     }
 
     /// Runs `code` (given on stdin) with `arguments` as `sys.argv[1:]`.
-    public static func run(code: String, arguments: [String] = [], environment: [String: String] = [:],
+    package static func run(code: String, arguments: [String] = [], environment: [String: String] = [:],
                     directory: String? = nil, timeout: Double = 120) throws -> Result {
         try run(["-"] + arguments, stdin: code, environment: environment, directory: directory, timeout: timeout)
     }
 
     /// Throws a clear error naming what to install when python3 or one of
     /// `modules` (import name → pip package) is missing.
-    public static func require(_ modules: [(module: String, package: String)]) throws {
+    package static func require(_ modules: [(module: String, package: String)]) throws {
         let names = modules.map(\.module)
         let code = """
         import importlib.util, sys

@@ -5,17 +5,17 @@ import Glibc
 #endif
 
 /// One Server-Sent Event as a client sees it.
-public struct SSEEvent: Equatable, CustomStringConvertible {
-    public var id: String?
-    public var event: String
-    public var data: String
+package struct SSEEvent: Equatable, CustomStringConvertible {
+    package var id: String?
+    package var event: String
+    package var data: String
 
     /// `data` parsed as a JSON object (nil if it is not one).
-    public var json: [String: Any]? {
+    package var json: [String: Any]? {
         (try? JSONSerialization.jsonObject(with: Data(data.utf8))) as? [String: Any]
     }
 
-    public var description: String { "[\(id ?? "-") \(event) \(data)]" }
+    package var description: String { "[\(id ?? "-") \(event) \(data)]" }
 }
 
 /// A `GET /events` reader on its own raw socket: sends the request, reads
@@ -23,15 +23,15 @@ public struct SSEEvent: Equatable, CustomStringConvertible {
 /// incrementally and parses it into events (and comments), with timeouts.
 /// `receiveBuffer` sets SO_RCVBUF before connecting, for a reader meant to
 /// stall; such a reader simply never calls `nextEvent`.
-public final class SSEClient {
+package final class SSEClient {
     private let connection: HTTPClientConnection
-    public var fd: Int32 { connection.fd }
-    public private(set) var status = 0
-    public private(set) var headers: [(String, String)] = []
+    package var fd: Int32 { connection.fd }
+    package private(set) var status = 0
+    package private(set) var headers: [(String, String)] = []
     /// Comment lines seen so far (without the leading `:`, trimmed).
-    public private(set) var comments: [String] = []
+    package private(set) var comments: [String] = []
     /// The server ended the body (last chunk) or closed the connection.
-    public private(set) var ended = false
+    package private(set) var ended = false
 
     private var raw: [UInt8] = []      // bytes off the socket, not yet de-chunked
     private var text: [UInt8] = []     // de-chunked body, not yet parsed
@@ -39,7 +39,7 @@ public final class SSEClient {
     private var headRead = false
     private var closed = false
 
-    public init(host: String = "127.0.0.1", port: Int, target: String = "/events", headers: [(String, String)] = [],
+    package init(host: String = "127.0.0.1", port: Int, target: String = "/events", headers: [(String, String)] = [],
          receiveBuffer: Int? = nil) throws {
         connection = try HTTPClientConnection(host: host, port: port, receiveBuffer: receiveBuffer)
         var head = "GET \(target) HTTP/1.1\r\nHost: localhost\r\nAccept: text/event-stream\r\n"
@@ -48,13 +48,13 @@ public final class SSEClient {
         try connection.send(Array(head.utf8))
     }
 
-    public func close() {
+    package func close() {
         guard !closed else { return }
         closed = true
         connection.close()
     }
 
-    public func header(_ name: String) -> String? {
+    package func header(_ name: String) -> String? {
         headers.first { $0.0.lowercased() == name.lowercased() }?.1
     }
 
@@ -81,7 +81,7 @@ public final class SSEClient {
 
     /// Reads the status line and headers (at most `timeout` seconds).
     @discardableResult
-    public func readHead(timeout: Double = 5) throws -> Int {
+    package func readHead(timeout: Double = 5) throws -> Int {
         if headRead { return status }
         let deadline = Date().addingTimeInterval(timeout)
         let terminator: [UInt8] = [13, 10, 13, 10]
@@ -173,7 +173,7 @@ public final class SSEClient {
     }
 
     /// The next event, or nil when none arrives within `timeout` seconds or the stream ended.
-    public func nextEvent(timeout: Double = 5) throws -> SSEEvent? {
+    package func nextEvent(timeout: Double = 5) throws -> SSEEvent? {
         let deadline = Date().addingTimeInterval(timeout)
         if !headRead { try readHead(timeout: timeout) }
         while true {
@@ -188,7 +188,7 @@ public final class SSEClient {
     }
 
     /// Exactly `count` events (fewer if the time runs out or the stream ends).
-    public func events(_ count: Int, timeout: Double = 10) throws -> [SSEEvent] {
+    package func events(_ count: Int, timeout: Double = 10) throws -> [SSEEvent] {
         let deadline = Date().addingTimeInterval(timeout)
         var out: [SSEEvent] = []
         while out.count < count {
@@ -201,7 +201,7 @@ public final class SSEClient {
 
     /// Reads until a comment equal to `comment` has been seen; false on timeout.
     /// Events read meanwhile are returned through `skipped`.
-    public func waitForComment(_ comment: String, timeout: Double, skipped: inout [SSEEvent]) throws -> Bool {
+    package func waitForComment(_ comment: String, timeout: Double, skipped: inout [SSEEvent]) throws -> Bool {
         let deadline = Date().addingTimeInterval(timeout)
         if !headRead { try readHead(timeout: timeout) }
         while !comments.contains(comment) {

@@ -9,7 +9,7 @@ import Glibc
 /// test does other things: the stream stays drained, so the server never
 /// drops it for falling behind. Only that thread touches the client until
 /// `stop` has returned.
-public final class SSECollector: Sendable {
+package final class SSECollector: Sendable {
     /// What the reading thread holds: the client is its alone until it stops.
     private final class Reading: @unchecked Sendable {
         let client: SSEClient
@@ -22,7 +22,7 @@ public final class SSECollector: Sendable {
 
     /// Opens `target` on the server and reads its head; events are
     /// collected from then on.
-    public init(host: String = "127.0.0.1", port: Int, target: String = "/events") throws {
+    package init(host: String = "127.0.0.1", port: Int, target: String = "/events") throws {
         let client = try SSEClient(host: host, port: port, target: target)
         let status: Int
         do { status = try client.readHead() } catch { client.close(); throw error }
@@ -40,15 +40,15 @@ public final class SSECollector: Sendable {
     }
 
     /// What was collected so far.
-    public var events: [SSEEvent] { reading.collected.withLock { $0 } }
+    package var events: [SSEEvent] { reading.collected.withLock { $0 } }
 
     /// The keys of the events collected so far that name one.
-    public var keys: [String] { events.compactMap { $0.json?["key"] as? String } }
+    package var keys: [String] { events.compactMap { $0.json?["key"] as? String } }
 
     /// Stops reading (waits for the thread), closes the stream and returns
     /// everything collected.
     @discardableResult
-    public func stop() -> [SSEEvent] {
+    package func stop() -> [SSEEvent] {
         let first = reading.stopping.withLock { (s: inout Bool) -> Bool in defer { s = true }; return !s }
         while !reading.finished.withLock({ $0 }) { usleep(10_000) }
         if first { reading.client.close() }

@@ -10,17 +10,17 @@ import Glibc
 /// With `listening: false` the port is bound and never listened on, so a
 /// connect is refused; while this object lives no other test can take the
 /// port, which a stopped server's freed port does not promise.
-public final class SilentListener {
-    public let port: Int
+package final class SilentListener {
+    package let port: Int
     private let fd: Int32
 
-    public init(listening: Bool = true) throws {
+    package init(listening: Bool = true) throws {
         (fd, port) = try Self.loopbackSocket(backlog: listening ? 4 : nil)
     }
 
     /// A TCP socket bound to 127.0.0.1 on a port the kernel picks, listening
     /// with `backlog` unless it is nil; the one loopback binder of the tests.
-    public static func loopbackSocket(backlog: Int32?) throws -> (fd: Int32, port: Int) {
+    package static func loopbackSocket(backlog: Int32?) throws -> (fd: Int32, port: Int) {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw ClientError("socket: errno \(errno)") }
         var address = sockaddr_in()

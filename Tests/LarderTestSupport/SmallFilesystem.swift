@@ -4,17 +4,17 @@ import LarderWire
 /// A real, small filesystem for disk-fault tests: a tmpfs of `bytes`
 /// mounted on a fresh directory (needs root and mount permission, as the
 /// development machine and CI have; `isAvailable` says whether they do).
-public final class SmallFilesystem {
-    public let path: String
+package final class SmallFilesystem {
+    package let path: String
 
     /// Whether tmpfs can be mounted here (checked once, with a real mount).
-    public static let isAvailable: Bool = {
+    package static let isAvailable: Bool = {
         guard let fs = try? SmallFilesystem(bytes: 1 << 20) else { return false }
         fs.unmount()
         return true
     }()
 
-    public init(bytes: Int, readOnly: Bool = false) throws {
+    package init(bytes: Int, readOnly: Bool = false) throws {
         path = TestServer.makeTempDirectory()
         let mount = try ProcessRunner.run("/bin/mount", ["-t", "tmpfs", "-o", "size=\(bytes)", "tmpfs", path])
         guard mount.status == 0 else {
@@ -25,12 +25,12 @@ public final class SmallFilesystem {
 
     /// Makes the filesystem read-only from now on (what a full-disk
     /// remount or a read-only volume does).
-    public func remountReadOnly() throws {
+    package func remountReadOnly() throws {
         let remount = try ProcessRunner.run("/bin/mount", ["-o", "remount,ro", path])
         guard remount.status == 0 else { throw ClientError("remount ro \(path): \(remount.stderr)") }
     }
 
-    public func unmount() {
+    package func unmount() {
         _ = try? ProcessRunner.run("/bin/umount", ["-l", path])
         try? FileManager.default.removeItem(atPath: path)
     }

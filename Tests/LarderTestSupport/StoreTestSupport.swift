@@ -15,34 +15,34 @@ import Glibc
 // system zlib (not the store's code), external gzip tools, a cheap PRNG,
 // threads, and looking at the data directory.
 
-public enum StoreTestSupport {
+package enum StoreTestSupport {
     // MARK: - Requests
 
     /// Percent-encodes every byte of `key` outside `A-Za-z0-9-._~` (keeps `/`).
     /// Works on the UTF-8 bytes, so NFC and NFD spellings stay distinct.
-    public static func encode(_ key: String) -> String { encode(bytes: Array(key.utf8)) }
+    package static func encode(_ key: String) -> String { encode(bytes: Array(key.utf8)) }
 
-    public static func encode(bytes: [UInt8]) -> String { StoreKey.percentEncode(bytes: bytes) }
+    package static func encode(bytes: [UInt8]) -> String { StoreKey.percentEncode(bytes: bytes) }
 
     /// PUT at the raw target `/store/<encodedPath>`.
     @discardableResult
-    public static func put(_ client: WireClient, key: String, _ body: [UInt8], contentType: String? = nil,
+    package static func put(_ client: WireClient, key: String, _ body: [UInt8], contentType: String? = nil,
                     headers: [(String, String)] = []) throws -> ClientResponse {
         var all = headers
         if let contentType { all.append(("Content-Type", contentType)) }
         return try client.send("PUT", "/store/" + encode(key), headers: all, body: body)
     }
 
-    public static func get(_ client: WireClient, key: String, headers: [(String, String)] = []) throws -> ClientResponse {
+    package static func get(_ client: WireClient, key: String, headers: [(String, String)] = []) throws -> ClientResponse {
         try client.send("GET", "/store/" + encode(key), headers: headers)
     }
 
-    public static func delete(_ client: WireClient, key: String) throws -> ClientResponse {
+    package static func delete(_ client: WireClient, key: String) throws -> ClientResponse {
         try client.send("DELETE", "/store/" + encode(key))
     }
 
     /// The body as a JSON object, or a test failure.
-    public static func json(_ response: ClientResponse, sourceLocation: SourceLocation = #_sourceLocation) -> [String: Any] {
+    package static func json(_ response: ClientResponse, sourceLocation: SourceLocation = #_sourceLocation) -> [String: Any] {
         guard let object = response.json else {
             Issue.record("not a JSON object (status \(response.status)): \(response.text)", sourceLocation: sourceLocation)
             return [:]
@@ -51,13 +51,13 @@ public enum StoreTestSupport {
     }
 
     /// Checks a JSON error answer: status, content type and `error` code.
-    public static func expectError(_ response: ClientResponse, status: Int, code: String,
+    package static func expectError(_ response: ClientResponse, status: Int, code: String,
                             sourceLocation: SourceLocation = #_sourceLocation) {
         ProtocolWire.expectError(response, status, code, sourceLocation: sourceLocation)
     }
 
     /// Every key of a listing, paging with `after` until `next` is null.
-    public static func listAll(_ client: WireClient, prefix: String = "", limit: Int? = nil,
+    package static func listAll(_ client: WireClient, prefix: String = "", limit: Int? = nil,
                         delimiter: Bool = false) throws -> (keys: [String], prefixes: [String], pages: Int) {
         var keys: [String] = []
         var prefixes: [String] = []
@@ -84,19 +84,19 @@ public enum StoreTestSupport {
         return (keys, prefixes, pages)
     }
 
-    public static func encodeQuery(_ text: String) -> String {
+    package static func encodeQuery(_ text: String) -> String {
         encode(text).replacingOccurrences(of: "/", with: "%2F")
     }
 
     /// Sorts by UTF-8 bytes (Swift's `<` on String is not byte order).
-    public static func byteSorted(_ keys: [String]) -> [String] {
+    package static func byteSorted(_ keys: [String]) -> [String] {
         keys.sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) }
     }
 
-    public static func bytes(_ keys: [String]) -> [[UInt8]] { keys.map { Array($0.utf8) } }
+    package static func bytes(_ keys: [String]) -> [[UInt8]] { keys.map { Array($0.utf8) } }
 
     /// Same keys, same UTF-8 bytes, same order; a short message when not.
-    public static func expectKeys(_ got: [String], _ want: [String], _ note: String = "",
+    package static func expectKeys(_ got: [String], _ want: [String], _ note: String = "",
                            sourceLocation: SourceLocation = #_sourceLocation) {
         let g = bytes(got), w = bytes(want)
         guard g != w else { return }
@@ -110,7 +110,7 @@ public enum StoreTestSupport {
 
     // MARK: - Data
 
-    public static func same(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+    package static func same(_ a: [UInt8], _ b: [UInt8]) -> Bool {
         a.count == b.count && a.withUnsafeBytes { x in b.withUnsafeBytes { y in memcmp(x.baseAddress!, y.baseAddress!, a.count) == 0 } }
     }
 
@@ -118,7 +118,7 @@ public enum StoreTestSupport {
 
     /// A gzip member of `data`, made by zlib's own gzip wrapper. With
     /// `name`/`comment`/`extra`/`headerCRC` the header carries those fields.
-    public static func gzip(_ data: [UInt8], level: Int32 = 6, name: String? = nil, comment: String? = nil,
+    package static func gzip(_ data: [UInt8], level: Int32 = 6, name: String? = nil, comment: String? = nil,
                      extra: [UInt8]? = nil, headerCRC: Bool = false, mtime: UInt = 0) -> [UInt8] {
         var stream = z_stream()
         var rc = deflateInit2_(&stream, level, Z_DEFLATED, MAX_WBITS + 16, 8, Z_DEFAULT_STRATEGY,
@@ -168,7 +168,7 @@ public enum StoreTestSupport {
     }
 
     /// Decompresses every member of a gzip stream with zlib; nil if invalid.
-    public static func gunzip(_ data: [UInt8]) -> [UInt8]? {
+    package static func gunzip(_ data: [UInt8]) -> [UInt8]? {
         var result: [UInt8] = []
         var offset = 0
         var members = 0
@@ -204,19 +204,19 @@ public enum StoreTestSupport {
     // MARK: - Processes
 
     /// Runs a program; returns its exit status and standard output.
-    public static func run(_ path: String, _ arguments: [String], stdin: [UInt8]? = nil) throws -> (status: Int32, output: [UInt8], error: String) {
+    package static func run(_ path: String, _ arguments: [String], stdin: [UInt8]? = nil) throws -> (status: Int32, output: [UInt8], error: String) {
         let result = try ProcessRunner.run(path, arguments, stdin: stdin)
         return (result.status, result.stdout, result.stderr)
     }
 
-    public static let gzipTool = FileManager.default.isExecutableFile(atPath: "/bin/gzip") ? "/bin/gzip" : "/usr/bin/gzip"
-    public static let zcatTool = FileManager.default.isExecutableFile(atPath: "/bin/zcat") ? "/bin/zcat" : "/usr/bin/zcat"
+    package static let gzipTool = FileManager.default.isExecutableFile(atPath: "/bin/gzip") ? "/bin/gzip" : "/usr/bin/gzip"
+    package static let zcatTool = FileManager.default.isExecutableFile(atPath: "/bin/zcat") ? "/bin/zcat" : "/usr/bin/zcat"
 
     // MARK: - The data directory
 
     /// Paths (relative to `root`) of every regular file below it, following
     /// no symlinks; `root` itself may be a symlink.
-    public static func regularFiles(under root: String) -> [String] {
+    package static func regularFiles(under root: String) -> [String] {
         var found: [String] = []
         func walk(_ relative: String) {
             let path = relative.isEmpty ? root : root + "/" + relative
@@ -234,22 +234,22 @@ public enum StoreTestSupport {
     }
 
     /// Every value file under `<data>/values` (skipping the `\name` files of hashed directories).
-    public static func valueFiles(_ dataDirectory: String) -> [String] {
+    package static func valueFiles(_ dataDirectory: String) -> [String] {
         regularFiles(under: dataDirectory + "/values").filter { !$0.hasSuffix("\\name") }
     }
 
     /// On-disk path of a key below `values/` for segments shorter than 255 bytes.
-    public static func diskPath(_ key: String) -> String {
+    package static func diskPath(_ key: String) -> String {
         let segments = key.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
         return (segments.dropLast().map { $0 + "\\" } + [segments.last!]).joined(separator: "/")
     }
 
-    public static func readFile(_ path: String) -> [UInt8]? {
+    package static func readFile(_ path: String) -> [UInt8]? {
         FileManager.default.contents(atPath: path).map(Array.init)
     }
 
     /// Runs `body(i)` for i in 0..<count on `count` threads at once; returns their errors.
-    public static func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) throws -> Void) -> [String] {
+    package static func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) throws -> Void) -> [String] {
         let errors = ErrorBox()
         let start = DispatchSemaphore(value: 0)
         let group = DispatchGroup()
@@ -266,7 +266,7 @@ public enum StoreTestSupport {
         return errors.all
     }
 
-    public final class ErrorBox: @unchecked Sendable {
+    package final class ErrorBox: @unchecked Sendable {
         private let lock = NSLock()
         private var items: [String] = []
         func add(_ s: String) { lock.lock(); items.append(s); lock.unlock() }
@@ -275,7 +275,7 @@ public enum StoreTestSupport {
 }
 
 /// Thrown by helpers when a step that is not under test fails.
-public struct StoreTestFailure: Error, CustomStringConvertible {
-    public let description: String
-    public init(_ d: String) { description = d }
+package struct StoreTestFailure: Error, CustomStringConvertible {
+    package let description: String
+    package init(_ d: String) { description = d }
 }

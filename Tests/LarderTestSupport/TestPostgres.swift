@@ -16,11 +16,11 @@ import Glibc
 /// initdb and the server refuse to run as root, so as root (the development
 /// machine and CI) they run as the `postgres` user that Debian's package
 /// creates, owning the temp directory; `psql` runs as whoever we are.
-public final class TestPostgres: Sendable {
+package final class TestPostgres: Sendable {
     /// The server's TCP port on 127.0.0.1; `start()` after `stop()` listens on the same one.
-    public let port: Int
+    package let port: Int
     /// The temp directory: the cluster in `data/`, the server log, the unix socket.
-    public let directory: String
+    package let directory: String
     private let bin: String
     /// Runs the server and `psql` on a host of their own (`NetworkLab.launcher`); empty on this one.
     private let launcher: [String]
@@ -29,26 +29,26 @@ public final class TestPostgres: Sendable {
     /// Whether a server can be started here: the binaries are found and, as
     /// root, there is a `postgres` user to run them as. Locally a suite is
     /// `.enabled(if: TestPostgres.isAvailable)`; `bash .ci/run` installs postgresql.
-    public static var isAvailable: Bool { binDirectory != nil && (geteuid() != 0 || getpwnam("postgres") != nil) }
+    package static var isAvailable: Bool { binDirectory != nil && (geteuid() != 0 || getpwnam("postgres") != nil) }
 
     /// The one server of this test process, started on first use and stopped
     /// (and its directory removed) at exit. A failed start is not retried:
     /// every suite then reports the same error.
-    public static func shared() throws -> TestPostgres { try sharedServer.get() }
+    package static func shared() throws -> TestPostgres { try sharedServer.get() }
     private static let sharedServer = Result { try TestPostgres() }
 
     /// A server of the caller's own, for tests that stop and restart it.
     /// Removed when released (and at exit if it never is).
-    public static func makePrivate() throws -> TestPostgres { try TestPostgres() }
+    package static func makePrivate() throws -> TestPostgres { try TestPostgres() }
 
     /// A private server on a host of its own (`NetworkLab.launcher(host)`):
     /// it listens on every address there, and `psql` runs there too.
-    public static func makePrivate(launcher: [String]) throws -> TestPostgres {
+    package static func makePrivate(launcher: [String]) throws -> TestPostgres {
         try TestPostgres(launcher: launcher)
     }
 
     /// Starts a new private server (`makePrivate()`).
-    public convenience init(launcher: [String] = []) throws {
+    package convenience init(launcher: [String] = []) throws {
         try self.init(launcher: launcher) { bin, directory in
             let initdb = try Self.runAsServerUser(bin + "/initdb", [
                 "-D", directory + "/data", "-A", "trust", "-U", "postgres", "-E", "UTF8", "--locale=C", "--no-sync",
@@ -92,7 +92,7 @@ public final class TestPostgres: Sendable {
     /// its own on another port), made synchronous when `synchronous`: a
     /// commit on this server returns only once the standby has it, so an
     /// acknowledged write survives this server's loss.
-    public func makeStandby(synchronous: Bool = true) throws -> TestPostgres {
+    package func makeStandby(synchronous: Bool = true) throws -> TestPostgres {
         let primaryPort = port
         let standby = try TestPostgres { bin, directory in
             let backup = try Self.runAsServerUser(bin + "/pg_basebackup", [
@@ -115,7 +115,7 @@ public final class TestPostgres: Sendable {
     }
 
     /// Makes a standby the primary (`pg_ctl promote`, waiting until it takes writes).
-    public func promote() throws {
+    package func promote() throws {
         let result = try Self.runAsServerUser(bin + "/pg_ctl", ["promote", "-w", "-t", "60", "-D", dataDirectory], directory: directory, launcher: launcher)
         guard result.status == 0 else { throw ClientError("pg_ctl promote: \(result.stderr)") }
     }
@@ -124,19 +124,19 @@ public final class TestPostgres: Sendable {
 
     /// `postgres://postgres@127.0.0.1:PORT/postgres?schema=NAME`: Larder takes
     /// the `schema` parameter out itself and hands libpq the rest.
-    public func url(schema: String) -> String {
+    package func url(schema: String) -> String {
         "postgres://postgres@127.0.0.1:\(port)/postgres?schema=\(schema)"
     }
 
     /// A fresh schema name: `t_` and 16 lowercase hex digits, a valid SQL
     /// identifier without quoting, so parallel suites never meet.
-    public static func makeSchemaName() -> String { "t_" + randomHex(16) }
+    package static func makeSchemaName() -> String { "t_" + randomHex(16) }
 
     /// Runs `sql` with `psql -At` (unaligned, tuples only: fields split by `|`,
     /// rows by newlines) and returns its trimmed stdout; throws with psql's
     /// stderr when it fails. For test assertions.
     @discardableResult
-    public func psql(_ sql: String) throws -> String {
+    package func psql(_ sql: String) throws -> String {
         let command = launcher + [psqlPath]
         let result = try ProcessRunner.run(command[0], Array(command.dropFirst()) + [
             "-X", "-At", "-v", "ON_ERROR_STOP=1", "-h", "127.0.0.1", "-p", String(port), "-U", "postgres", "-d", "postgres",
@@ -149,33 +149,33 @@ public final class TestPostgres: Sendable {
     }
 
     /// The server's `psql`.
-    public var psqlPath: String {
+    package var psqlPath: String {
         FileManager.default.isExecutableFile(atPath: bin + "/psql") ? bin + "/psql" : "/usr/bin/psql"
     }
 
     /// A `psql` session of its own, kept open: for a transaction that
     /// stays open while the test does other things.
-    public func session() throws -> PSQLSession {
+    package func session() throws -> PSQLSession {
         try PSQLSession(psql: psqlPath, arguments: ["-X", "-At", "-h", "127.0.0.1", "-p", String(port), "-U", "postgres", "-d", "postgres"])
     }
 
     /// Stops the server (`pg_ctl stop -m mode`: `smart`, `fast` or `immediate`,
     /// the last a crash as far as the data is concerned), keeping its data.
-    public func stop(mode: String = "fast") throws {
+    package func stop(mode: String = "fast") throws {
         let result = try Self.runAsServerUser(bin + "/pg_ctl", ["stop", "-w", "-t", "60", "-D", dataDirectory, "-m", mode],
                                              directory: directory, launcher: launcher)
         guard result.status == 0 else { throw ClientError("pg_ctl stop -m \(mode): \(result.stderr)") }
     }
 
     /// Starts it again after `stop`: the same data directory, the same port.
-    public func start() throws {
+    package func start() throws {
         try Self.startServer(bin: bin, directory: directory, port: port, launcher: launcher)
         _ = try psql("select 1")
     }
 
     /// Stops every process of the server (SIGSTOP) and closes nothing: to
     /// its clients, a database that stopped answering. `thaw()` ends it.
-    public func freeze() throws {
+    package func freeze() throws {
         let postmaster = try postmasterPID()
         // The postmaster first, so that it forks nothing after the children are found.
         Glibc.kill(postmaster, SIGSTOP)
@@ -183,7 +183,7 @@ public final class TestPostgres: Sendable {
     }
 
     /// Lets a frozen server run again.
-    public func thaw() throws {
+    package func thaw() throws {
         let postmaster = try postmasterPID()
         for child in Self.children(of: postmaster) { Glibc.kill(child, SIGCONT) }
         Glibc.kill(postmaster, SIGCONT)
@@ -207,7 +207,7 @@ public final class TestPostgres: Sendable {
     }
 
     /// Whether the server is up (`pg_ctl status`).
-    public var isRunning: Bool {
+    package var isRunning: Bool {
         (try? Self.runAsServerUser(bin + "/pg_ctl", ["status", "-D", dataDirectory], directory: directory, launcher: launcher))?.status == 0
     }
 

@@ -20,15 +20,15 @@ import Testing
 /// not given a data directory of its own runs on the PostgreSQL store
 /// instead, in a fresh schema of the throwaway test database
 /// (`TestPostgres`): that is how the API suites run against both stores.
-public final class TestServer {
-    public let server: LarderServer
-    public let dataDirectory: String
-    public var port: Int { server.port }
+package final class TestServer {
+    package let server: LarderServer
+    package let dataDirectory: String
+    package var port: Int { server.port }
     /// The S3 listener's port, when the setup turned it on (`$0.s3 = S3Configuration(port: 0)`).
-    public var s3Port: Int? { server.s3?.port }
+    package var s3Port: Int? { server.s3?.port }
     /// The disk store the server runs on (under its fixtures, if any); nil
     /// on PostgreSQL. Set when the server opens it, in `init`.
-    public var diskStore: DiskStore? { openedDiskStore.withLock { $0 } }
+    package var diskStore: DiskStore? { openedDiskStore.withLock { $0 } }
     private let openedDiskStore = Locked<DiskStore?>(nil)
     private var stopped = false
 
@@ -37,18 +37,18 @@ public final class TestServer {
     /// store the test server builds from it: the disk store's options and
     /// the fixtures under it. `openStore` set: that store instead.
     @dynamicMemberLookup
-    public struct Setup {
-        public var configuration: LarderConfiguration
-        public var store: DiskStoreOptions
-        public var fixturesDirectory: String?
+    package struct Setup {
+        package var configuration: LarderConfiguration
+        package var store: DiskStoreOptions
+        package var fixturesDirectory: String?
 
-        public subscript<T>(dynamicMember path: WritableKeyPath<LarderConfiguration, T>) -> T {
+        package subscript<T>(dynamicMember path: WritableKeyPath<LarderConfiguration, T>) -> T {
             get { configuration[keyPath: path] }
             set { configuration[keyPath: path] = newValue }
         }
 
         /// Set by a test that brings its own store (the PostgreSQL suites).
-        public var openStore: ValueStoreFactory? {
+        package var openStore: ValueStoreFactory? {
             get { custom }
             set { custom = newValue }
         }
@@ -59,7 +59,7 @@ public final class TestServer {
     /// directory, no fsync (durability has its own tests) and no logging.
     /// `postgresSchema`: run on the PostgreSQL store in that schema of the
     /// shared test database, whatever the environment says.
-    public init(dataDirectory: String? = nil, postgresSchema: String? = nil,
+    package init(dataDirectory: String? = nil, postgresSchema: String? = nil,
          _ configure: (inout Setup) -> Void = { _ in }) throws {
         let dir = dataDirectory ?? TestServer.makeTempDirectory()
         self.dataDirectory = dir
@@ -119,15 +119,15 @@ public final class TestServer {
     }
 
     /// Whether this run puts the API suites on PostgreSQL (`LARDER_TEST_STORE=postgres`).
-    public static let usesPostgres = ProcessInfo.processInfo.environment["LARDER_TEST_STORE"] == "postgres"
+    package static let usesPostgres = ProcessInfo.processInfo.environment["LARDER_TEST_STORE"] == "postgres"
 
     /// The schema this server's PostgreSQL store lives in; nil on the disk store.
-    public private(set) var postgresSchema: String?
+    package private(set) var postgresSchema: String?
 
     /// The PostgreSQL store in `schema` of the shared test database, with
     /// `setup`'s limits (a small pool: many test servers share the
     /// database's connections).
-    public static func postgresOptions(_ setup: Setup, schema: String, poolSize: Int = 4) -> PostgresStoreOptions {
+    package static func postgresOptions(_ setup: Setup, schema: String, poolSize: Int = 4) -> PostgresStoreOptions {
         let url = try! TestPostgres.shared().url(schema: schema)
         var options = try! PostgresStoreOptions(url: url)
         options.poolSize = poolSize
@@ -139,28 +139,28 @@ public final class TestServer {
 
     /// A fresh directory under the system's temp folder, `prefix` then a UUID:
     /// the one temp-directory maker of the tests.
-    public static func makeTempDirectory(prefix: String = "larder-test-") -> String {
+    package static func makeTempDirectory(prefix: String = "larder-test-") -> String {
         let path = NSTemporaryDirectory() + prefix + UUID().uuidString
         try! FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
         return path
     }
 
-    public func client() -> WireClient { WireClient(port: port) }
+    package func client() -> WireClient { WireClient(port: port) }
 
     /// Waits until `/metrics` says the store's start-up scan is done
     /// (`larder_store_index_ready 1`): totals exact, stale temp files gone.
-    public func waitForIndex(timeout: Double = 60) throws {
+    package func waitForIndex(timeout: Double = 60) throws {
         try Poll.until(timeout, "the store's start-up scan") {
             try client().send("GET", "/metrics").text.contains("\nlarder_store_index_ready 1\n")
         }
     }
 
-    public func connection(timeout: Double = 30) throws -> HTTPClientConnection {
+    package func connection(timeout: Double = 30) throws -> HTTPClientConnection {
         try HTTPClientConnection(port: port, timeout: timeout)
     }
 
     /// Stops the server; keeps the data directory when `keepData` (restarts).
-    public func stop(keepData: Bool = false) {
+    package func stop(keepData: Bool = false) {
         guard !stopped else { return }
         stopped = true
         server.shutdown()
@@ -176,7 +176,7 @@ extension Trait where Self == ConditionTrait {
     /// that tests nothing of the store (the event buffer's backpressure):
     /// skipped when the API suites run on PostgreSQL
     /// (`LARDER_TEST_STORE=postgres`).
-    public static func diskStoreOnly(_ why: String) -> Self {
+    package static func diskStoreOnly(_ why: String) -> Self {
         .disabled(if: TestServer.usesPostgres, Comment(rawValue: why))
     }
 }

@@ -9,7 +9,7 @@ import LarderRouting
 /// 2. token auth: refuses before a body is read;
 /// 3. faults: only an authorised request is faulted;
 /// then the settings' own middleware.
-public struct APIMiddleware: Sendable {
+package struct APIMiddleware: Sendable {
     let chain: [any LarderMiddleware]
     /// Fault firings, counted for the whole server (every namespace's
     /// rules too); nil without `--allow-faults`.
@@ -18,7 +18,7 @@ public struct APIMiddleware: Sendable {
     let faults: FaultBook?
 
     /// Throws a `ConfigurationError` for a token or CORS origin it cannot use.
-    public init(_ settings: APISettings) throws(ConfigurationError) {
+    package init(_ settings: APISettings) throws(ConfigurationError) {
         var chain: [any LarderMiddleware] = []
         if !settings.corsOrigins.isEmpty {
             chain.append(try CORS(origins: settings.corsOrigins, tokenRequired: settings.token != nil))

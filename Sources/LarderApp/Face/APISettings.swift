@@ -5,25 +5,25 @@ import LarderStorage
 /// server's `LarderConfiguration` less the listener, the store and the
 /// other faces): its middleware, namespaces, journal, change feed and
 /// limits.
-public struct APISettings: Sendable {
+package struct APISettings: Sendable {
     /// The largest value the store routes take (`--max-value-size`).
-    public var maxBodyBytes: Int64
+    package var maxBodyBytes: Int64
     /// `--public-dir`; nil: the viewer built into the binary.
-    public var publicDirectory: String?
-    public var eventHistory: Int
-    public var eventHeartbeat: Double
-    public var eventBufferBytes: Int
-    public var allowFaults: Bool
-    public var token: String?
-    public var corsOrigins: [String]
-    public var namespaceStores: (any NamespaceStores)?
-    public var maxNamespaces: Int
-    public var namespaceIdleSeconds: Double
-    public var journal: Int
+    package var publicDirectory: String?
+    package var eventHistory: Int
+    package var eventHeartbeat: Double
+    package var eventBufferBytes: Int
+    package var allowFaults: Bool
+    package var token: String?
+    package var corsOrigins: [String]
+    package var namespaceStores: (any NamespaceStores)?
+    package var maxNamespaces: Int
+    package var namespaceIdleSeconds: Double
+    package var journal: Int
     /// Run around every route after Larder's own, outermost first.
-    public var middleware: [any LarderMiddleware]
+    package var middleware: [any LarderMiddleware]
 
-    public init(maxBodyBytes: Int64, publicDirectory: String?, eventHistory: Int, eventHeartbeat: Double, eventBufferBytes: Int,
+    package init(maxBodyBytes: Int64, publicDirectory: String?, eventHistory: Int, eventHeartbeat: Double, eventBufferBytes: Int,
                 allowFaults: Bool, token: String?, corsOrigins: [String], namespaceStores: (any NamespaceStores)?,
                 maxNamespaces: Int, namespaceIdleSeconds: Double, journal: Int, middleware: [any LarderMiddleware]) {
         self.maxBodyBytes = maxBodyBytes

@@ -10,10 +10,10 @@ import LarderSupport
 /// server opened. It knows no other face: the server that composes it
 /// (`LarderServer`) hands it the other faces' metrics and reads its
 /// namespaces, journal and fault rules to give them to S3.
-public final class LarderAPI: Sendable {
+package final class LarderAPI: Sendable {
     /// The handler of the server's HTTP listener.
-    public let table: RouteTable
-    public let hub: ChangeHub
+    package let table: RouteTable
+    package let hub: ChangeHub
     /// The default namespace's request journal (nil with `--journal 0`).
     package let journal: RequestJournal?
     /// The default namespace's fault rules (nil without `--allow-faults`).
@@ -24,7 +24,7 @@ public final class LarderAPI: Sendable {
     /// `store`: the default namespace's, opened by the server and telling
     /// `hub` of its changes. `otherFaces`: what `/metrics` shows after its
     /// own families. Throws when the namespaces' registry cannot start.
-    public init(store: any ValueStore, hub: ChangeHub, settings: APISettings, middleware: APIMiddleware,
+    package init(store: any ValueStore, hub: ChangeHub, settings: APISettings, middleware: APIMiddleware,
                 metrics: HTTPServerMetrics, otherFaces: [any MetricsFamilies], logger: Logger) throws {
         self.hub = hub
         faults = middleware.faults
@@ -62,15 +62,15 @@ public final class LarderAPI: Sendable {
     }
 
     /// Clients waiting on `?wait` and open event streams, right now.
-    public var watcherCount: Int { hub.watcherCount }
-    public var eventStreamCount: Int { hub.subscriberCount }
+    package var watcherCount: Int { hub.watcherCount }
+    package var eventStreamCount: Int { hub.subscriberCount }
 
     /// Clients waiting on `/journal?wait=`, in every namespace, right now.
-    public var journalWaiterCount: Int { (journal?.waiterCount ?? 0) + (namespaces?.journalWaiterCount ?? 0) }
+    package var journalWaiterCount: Int { (journal?.waiterCount ?? 0) + (namespaces?.journalWaiterCount ?? 0) }
 
     /// Named namespaces open now (the default one not counted).
-    public var namespaceCount: Int { namespaces?.count ?? 0 }
+    package var namespaceCount: Int { namespaces?.count ?? 0 }
 
     /// Drops the namespaces (their stores closed); the server closes the default store.
-    public func shutdown() { namespaces?.shutdown() }
+    package func shutdown() { namespaces?.shutdown() }
 }

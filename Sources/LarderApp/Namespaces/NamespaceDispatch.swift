@@ -27,7 +27,7 @@ extension NamespaceWorld {
     /// Serves the request whose path, less its first `prefixBytes` bytes
     /// (`/ns/w3`), is the path inside this namespace (`/store/k`), with
     /// this namespace's routes.
-    public func serve(_ head: HTTPRequestHead, path: Substring, prefixBytes: Int, _ responder: HTTPResponder) -> HTTPBodyAction {
+    package func serve(_ head: HTTPRequestHead, path: Substring, prefixBytes: Int, _ responder: HTTPResponder) -> HTTPBodyAction {
         var responder = responder
         if head.method == .post {
             // A created key's `Location` is a path of this namespace.

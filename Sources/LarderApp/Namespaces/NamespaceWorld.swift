@@ -10,7 +10,7 @@ import Synchronization
 /// route table the default namespace uses, built over them. Nothing here
 /// is shared with another namespace but the read-only fixtures under the
 /// store.
-public final class NamespaceWorld: PrefixedHandler {
+package final class NamespaceWorld: PrefixedHandler {
     let name: String
     package let store: any ValueStore
     let hub: ChangeHub

@@ -3,10 +3,10 @@ import Glibc
 #endif
 
 /// A failed socket call, with the call's name and errno.
-public struct SocketError: Error, CustomStringConvertible, Sendable {
-    public let operation: String
-    public let errno: Int32
-    public let detail: String?
+package struct SocketError: Error, CustomStringConvertible, Sendable {
+    package let operation: String
+    package let errno: Int32
+    package let detail: String?
 
     init(_ operation: String, errno code: Int32 = Glibc.errno, detail: String? = nil) {
         self.operation = operation
@@ -14,7 +14,7 @@ public struct SocketError: Error, CustomStringConvertible, Sendable {
         self.detail = detail
     }
 
-    public var description: String {
+    package var description: String {
         var text = "\(operation) failed: \(String(cString: strerror(errno))) (errno \(errno))"
         if let detail { text += " " + detail }
         return text

@@ -5,14 +5,14 @@ import LarderSupport
 /// a server use one of these, so a namespace costs no connection of its
 /// own. Counted: each store `retain`s it when it opens and `release`s it
 /// when it closes, and the last release closes the connections.
-public final class PostgresConnections: Sendable {
+package final class PostgresConnections: Sendable {
     let pool: PGPool
     let listener: PGListener
     private let users = Locked(0)
 
     /// Connections to the database `options.conninfo` names (none opened
     /// yet), at most `options.poolSize` in the pool plus the listener.
-    public init(options: PostgresStoreOptions, logger: Logger) {
+    package init(options: PostgresStoreOptions, logger: Logger) {
         pool = PGPool(conninfo: options.conninfo, maxConnections: options.poolSize,
                       setup: ["SET application_name TO 'larder'",
                               // No NOTICEs on stderr ("schema already exists, skipping").
@@ -41,10 +41,10 @@ public final class PostgresConnections: Sendable {
     static func idleInTransactionLimit(_ commandTimeout: Double) -> Double { max(3, commandTimeout * 2) }
 
     /// One more store (or registry) uses the connections.
-    public func retain() { users.withLock { $0 += 1 } }
+    package func retain() { users.withLock { $0 += 1 } }
 
     /// One user fewer; the last one closes the connections.
-    public func release() {
+    package func release() {
         let last = users.withLock { (n: inout Int) -> Bool in n -= 1; return n == 0 }
         guard last else { return }
         listener.stop()

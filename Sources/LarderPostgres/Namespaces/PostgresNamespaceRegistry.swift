@@ -12,7 +12,7 @@ import LarderSupport
 ///
 /// Each call blocks its thread for a round trip or two: they run when a
 /// namespace is made, dropped or listed at start, not per request.
-public final class PostgresNamespaceRegistry: Sendable {
+package final class PostgresNamespaceRegistry: Sendable {
     private let connections: PostgresConnections
     private let base: SchemaPool
     private let ready = Locked(false)
@@ -22,7 +22,7 @@ public final class PostgresNamespaceRegistry: Sendable {
 
     /// The registry of the stores in `baseSchema` (the default store's
     /// schema) on `connections`.
-    public init(connections: PostgresConnections, baseSchema: String) {
+    package init(connections: PostgresConnections, baseSchema: String) {
         self.connections = connections
         base = connections.pool(schema: baseSchema)
         channel = "larder_" + baseSchema + "$namespaces"
@@ -30,11 +30,11 @@ public final class PostgresNamespaceRegistry: Sendable {
 
     /// Calls `forgotten` with the schema of every namespace a server on
     /// the database forgets (this one too), until `stopWatching`.
-    public func watch(_ forgotten: @escaping @Sendable (_ schema: String) -> Void) {
+    package func watch(_ forgotten: @escaping @Sendable (_ schema: String) -> Void) {
         connections.listener.subscribe(channel, PGListener.Subscriber(notified: forgotten, connected: {}))
     }
 
-    public func stopWatching() { connections.listener.unsubscribe(channel) }
+    package func stopWatching() { connections.listener.unsubscribe(channel) }
 
     /// Makes the registry's table once (under the schema migration's
     /// advisory lock, so servers starting together make it once).
@@ -59,7 +59,7 @@ public final class PostgresNamespaceRegistry: Sendable {
     }
 
     /// The namespaces the database holds, by name.
-    public func names() throws -> [String] {
+    package func names() throws -> [String] {
         try prepare()
         let base = self.base
         return try base.executor.blockingReply {
@@ -70,7 +70,7 @@ public final class PostgresNamespaceRegistry: Sendable {
     }
 
     /// The schema of namespace `name`, given one now if it has none.
-    public func schema(for name: String) throws -> String {
+    package func schema(for name: String) throws -> String {
         try prepare()
         let base = self.base
         return try base.executor.blockingReply {
@@ -88,7 +88,7 @@ public final class PostgresNamespaceRegistry: Sendable {
     /// `schema` (another server may have dropped it and made it again):
     /// from now on the name gets a new, empty schema. Every server hears of
     /// it (`watch`) when it commits.
-    public func forget(_ name: String, schema: String) throws {
+    package func forget(_ name: String, schema: String) throws {
         let base = self.base, channel = self.channel
         try base.executor.blockingReply {
             try await base.withConnection { db in
@@ -101,7 +101,7 @@ public final class PostgresNamespaceRegistry: Sendable {
     }
 
     /// Removes a forgotten namespace's schema and everything in it.
-    public func remove(schema: String) throws {
+    package func remove(schema: String) throws {
         let base = self.base
         try base.executor.blockingReply {
             try await base.withConnection { db in

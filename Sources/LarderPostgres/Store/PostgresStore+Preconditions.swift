@@ -6,7 +6,7 @@ extension PostgresStore {
     /// The live row's metadata in one query, without the value's bytes: a
     /// conditional write with `Expect: 100-continue` is checked against it
     /// before its body is asked for, and no thread waits meanwhile.
-    public func currentMetadata(of key: StoreKey) -> StoreReply<ValueMetadata?> {
+    package func currentMetadata(of key: StoreKey) -> StoreReply<ValueMetadata?> {
         pool.executor.reply { [self] in
             let now = Self.nowNanos()
             return try await pool.read { db in

@@ -6,7 +6,7 @@ import LarderStoreVocabulary
 /// `replace` (`commitRestore`), which removes the same rows the same way
 /// inside its own transaction.
 extension PostgresStore {
-    public func deletePrefix(_ prefix: StorePrefix) -> StoreReply<Int> {
+    package func deletePrefix(_ prefix: StorePrefix) -> StoreReply<Int> {
         pool.executor.writeReply { try await self.deleteAll(under: prefix.string) }
     }
 

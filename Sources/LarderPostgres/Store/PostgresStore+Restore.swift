@@ -24,7 +24,7 @@ import LarderStoreVocabulary
 /// a `NOTIFY` in the transaction would hold the database's notify lock
 /// through the commit's flush, and every other write would wait for it.
 extension PostgresStore {
-    public func beginRestore(under prefix: StorePrefix, replace: Bool) throws -> any RestoreTransaction {
+    package func beginRestore(under prefix: StorePrefix, replace: Bool) throws -> any RestoreTransaction {
         try PostgresRestore(store: self, prefix: prefix, replace: replace)
     }
 

@@ -47,7 +47,7 @@ extension PostgresStore {
 
     // MARK: - Uploads
 
-    public func beginUpload(key: StoreKey, contentType: String, encoding: ValueUpload.Encoding,
+    package func beginUpload(key: StoreKey, contentType: String, encoding: ValueUpload.Encoding,
                             expiresNanos: Int64?, condition: WriteCondition?) throws -> ValueWriter {
         try makeUpload(key: key, contentType: contentType, encoding: encoding, expiresNanos: expiresNanos, condition: condition)
     }
@@ -79,7 +79,7 @@ extension PostgresStore {
     /// write's version, in hex as `makeUniqueID` gives it, so generated keys
     /// sort in commit order on every server, with no round trip before the
     /// body is read.
-    public func beginCreate(under prefix: StorePrefix, contentType: String, encoding: ValueUpload.Encoding,
+    package func beginCreate(under prefix: StorePrefix, contentType: String, encoding: ValueUpload.Encoding,
                             expiresNanos: Int64?) throws -> ValueWriter {
         let placeholder = try StoreKey(prefix.string + Self.hex(0))
         // The version is new, but a client may have written a key shaped
@@ -263,7 +263,7 @@ extension PostgresStore {
 
     // MARK: - Deletes
 
-    public func delete(_ key: StoreKey, condition: WriteCondition?) -> StoreReply<Bool> {
+    package func delete(_ key: StoreKey, condition: WriteCondition?) -> StoreReply<Bool> {
         pool.executor.writeReply { try await self.deleteValue(key.string, condition: condition) }
     }
 
@@ -305,7 +305,7 @@ extension PostgresStore {
     /// Read, transform and write under the key's lock, in one transaction:
     /// nothing can write the key in between, so no retry is needed. The
     /// transform runs in the task, between the statements.
-    public func update(_ key: StoreKey, condition: WriteCondition?, maxValueBytes: Int,
+    package func update(_ key: StoreKey, condition: WriteCondition?, maxValueBytes: Int,
                        _ transform: @escaping @Sendable (ValueMetadata?, [UInt8]?) throws -> UpdatedValue) -> StoreReply<PutOutcome> {
         pool.executor.writeReply { [self] in
             let outcome = try await updateTransaction(key, condition: condition, maxValueBytes: maxValueBytes, transform)

@@ -28,20 +28,20 @@ import Glibc
 /// task on its pool's `PostgresExecutor`, waiting on the database as a suspended
 /// continuation, and no caller's thread waits. Only start-up blocks (the
 /// initializer waits for the schema and the recent changes).
-public final class PostgresStore: ValueStore, UploadDestination, @unchecked Sendable {
-    public let options: PostgresStoreOptions
+package final class PostgresStore: ValueStore, UploadDestination, @unchecked Sendable {
+    package let options: PostgresStoreOptions
     /// The schema holding this store's tables: `options.schema` for the
     /// default store, one of its own for each namespace.
-    public let schema: String
+    package let schema: String
     let connections: PostgresConnections
     /// The shared pool, working in `schema`.
     let pool: SchemaPool
     package let zlib: ZlibPool
-    public let compressionModes: CompressionModeCounts? = CompressionModeCounts()
+    package let compressionModes: CompressionModeCounts? = CompressionModeCounts()
     /// Writes acknowledged after their commit, for `/metrics`: each commit
     /// is the database's flush (shared between commits or not, as the
     /// database arranges), so both counters count commits.
-    public let durability: DurabilityCounts? = DurabilityCounts()
+    package let durability: DurabilityCounts? = DurabilityCounts()
     let logger: Logger
     /// The NOTIFY channel: one per schema, so stores sharing a database
     /// do not wake each other.
@@ -59,7 +59,7 @@ public final class PostgresStore: ValueStore, UploadDestination, @unchecked Send
     /// database comes up), migrates the schema, and loads the recent
     /// changes for `Last-Event-ID` replay before returning. The store has
     /// connections of its own.
-    public convenience init(options: PostgresStoreOptions, logger: Logger = .silent(), changes: StoreChangeObserver? = nil,
+    package convenience init(options: PostgresStoreOptions, logger: Logger = .silent(), changes: StoreChangeObserver? = nil,
                             startTimeout: Double = 30) throws {
         try self.init(options: options, schema: options.schema, connections: PostgresConnections(options: options, logger: logger),
                       logger: logger, changes: changes, startTimeout: startTimeout)
@@ -67,7 +67,7 @@ public final class PostgresStore: ValueStore, UploadDestination, @unchecked Send
 
     /// The store in `schema` (made if need be) on `connections`, which
     /// other stores of the same database may share.
-    public init(options: PostgresStoreOptions, schema: String, connections: PostgresConnections, logger: Logger = .silent(),
+    package init(options: PostgresStoreOptions, schema: String, connections: PostgresConnections, logger: Logger = .silent(),
                 changes: StoreChangeObserver? = nil, startTimeout: Double = 30) throws {
         self.options = options
         self.schema = schema
@@ -118,22 +118,22 @@ public final class PostgresStore: ValueStore, UploadDestination, @unchecked Send
         }
     }
 
-    public func close() {
+    package func close() {
         guard closed.withLock({ (c: inout Bool) -> Bool in defer { c = true }; return !c }) else { return }
         sweeper.cancel()
         changes.stop()
         connections.release()
     }
 
-    public var isIndexReady: Bool { true }
-    public var stats: StoreStats { changes.stats }
+    package var isIndexReady: Bool { true }
+    package var stats: StoreStats { changes.stats }
 
     static func nowNanos() -> Int64 { Clock.nowNanos() }
 
     // MARK: - Reads
 
     /// A hit in the read cache is answered now, on the caller's thread.
-    public func open(_ key: StoreKey) -> StoreReply<StoredValue> {
+    package func open(_ key: StoreKey) -> StoreReply<StoredValue> {
         if readCache.isEnabled {
             if let entry = readCache.lookup(key) {
                 if entry.metadata.isExpired(nowNanos: Self.nowNanos()) { return .now(.failure(StoreError.notFound)) }
@@ -167,7 +167,7 @@ public final class PostgresStore: ValueStore, UploadDestination, @unchecked Send
         return try reader.finish(zlib: zlib)
     }
 
-    public func list(prefix: StorePrefix, after: String?, limit: Int, groupByDirectory: Bool) -> StoreReply<StoreListing> {
+    package func list(prefix: StorePrefix, after: String?, limit: Int, groupByDirectory: Bool) -> StoreReply<StoreListing> {
         pool.executor.reply {
             try await self.listPage(prefix: prefix.string, after: after, limit: limit, groupByDirectory: groupByDirectory)
         }
@@ -242,7 +242,7 @@ public final class PostgresStore: ValueStore, UploadDestination, @unchecked Send
                       attributes: row.bytes(attributesColumn))
     }
 
-    public func makeUniqueID() -> StoreReply<String> {
+    package func makeUniqueID() -> StoreReply<String> {
         pool.executor.reply {
             let version = try await self.pool.transaction { db in try await self.locks.takeVersion(db) }
             return Self.hex(UInt64(version))
@@ -253,7 +253,7 @@ public final class PostgresStore: ValueStore, UploadDestination, @unchecked Send
     static func hex(_ v: UInt64) -> String { VersionHex.hex(v) }
 
     /// A round trip to the database; throws `backendUnavailable` saying why not.
-    public func checkHealth() -> StoreReply<Void> {
+    package func checkHealth() -> StoreReply<Void> {
         pool.executor.reply {
             try await self.pool.read { db in _ = try await db.query("SELECT version_base FROM larder_state") }
             if let why = self.changes.brokenReason { throw StoreError.backendUnavailable("the change listener is down: \(why)") }

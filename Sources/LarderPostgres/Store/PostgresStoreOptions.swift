@@ -4,31 +4,31 @@ import LarderStorage
 import LarderValueFile
 
 /// How to reach and use the database (`--store postgres://…`).
-public struct PostgresStoreOptions: Sendable {
+package struct PostgresStoreOptions: Sendable {
     /// The URL as given: a libpq connection URI, plus Larder's own
     /// `schema` query parameter.
-    public let url: String
+    package let url: String
     /// The URL without `schema`, as libpq takes it.
-    public let conninfo: String
+    package let conninfo: String
     /// The schema holding Larder's tables (`?schema=`, default `larder`),
     /// so several stores can share one database.
-    public let schema: String
+    package let schema: String
     /// Database connections this server keeps at most (`--pg-pool`).
-    public var poolSize: Int = PostgresStoreOptions.defaultPoolSize
+    package var poolSize: Int = PostgresStoreOptions.defaultPoolSize
     /// zlib level for values the store compresses itself (1...9).
-    public var gzipLevel: Int32 = CompressionMode.defaultGzipLevel
+    package var gzipLevel: Int32 = CompressionMode.defaultGzipLevel
     /// Largest value, decompressed.
-    public var maxValueSize: Int64 = ServerDefaults.maxValueSize
+    package var maxValueSize: Int64 = ServerDefaults.maxValueSize
     /// Where uploads are encoded and large values read back to before
     /// they go out (unlinked files: bounded memory for any size).
-    public var spoolDirectory: String = NSTemporaryDirectory()
+    package var spoolDirectory: String = NSTemporaryDirectory()
     /// Values whose stored file is at most this big sit in their row;
     /// larger ones go in parts of this size.
-    public var partSize: Int = 1 << 20
+    package var partSize: Int = 1 << 20
     /// Changes kept in `larder_changes` for `Last-Event-ID` replay.
-    public var changeHistory: Int = ServerDefaults.changeHistory
+    package var changeHistory: Int = ServerDefaults.changeHistory
     /// Seconds between sweeps of expired values.
-    public var sweepInterval: Double = 1
+    package var sweepInterval: Double = 1
     /// Seconds a statement may go without a byte of its answer before the
     /// connection is given up as dead (a database that stopped answering
     /// without closing, a cut network): its request gets a 503 rather than
@@ -37,22 +37,22 @@ public struct PostgresStoreOptions: Sendable {
     /// connection gets at most 5 s of it, and a `COMMIT` six times it (a
     /// flush under load may legitimately be slow, and a commit given up on
     /// is an unknown outcome).
-    public var commandTimeout: Double = PostgresStoreOptions.defaultCommandTimeout
+    package var commandTimeout: Double = PostgresStoreOptions.defaultCommandTimeout
 
     /// Bytes of small values each store keeps in memory for reads
     /// (`--pg-cache-mb`); 0, the default, reads every value from the
     /// database. A cached read may miss a write through another server
     /// until this server's change feed has read it (`PostgresReadCache`).
-    public var cacheBytes: Int = 0
+    package var cacheBytes: Int = 0
 
     /// `--pg-timeout` unless told.
-    public static let defaultCommandTimeout: Double = 10
+    package static let defaultCommandTimeout: Double = 10
 
     /// Database connections at most unless told (`--pg-pool`).
-    public static let defaultPoolSize = 8
+    package static let defaultPoolSize = 8
 
     /// Whether `url` names a PostgreSQL store (`postgres://` or `postgresql://`).
-    public static func isPostgresURL(_ url: String) -> Bool { ConnectionSettings.isURI(url) }
+    package static func isPostgresURL(_ url: String) -> Bool { ConnectionSettings.isURI(url) }
 
     /// Parses `url`: a `postgres://` or `postgresql://` URI (with several
     /// `host:port`s for failover, `target_session_attrs`, any parameter
@@ -60,7 +60,7 @@ public struct PostgresStoreOptions: Sendable {
     /// (default `larder`) is taken out, and libpq checks the rest.
     /// - Throws: `invalidURL` for what libpq refuses or a schema that is
     ///   not a plain identifier.
-    public init(url: String) throws {
+    package init(url: String) throws {
         guard Self.isPostgresURL(url) || url.contains("=") else {
             // Not the value itself: it may hold a password.
             throw PostgresStoreError.invalidURL(
@@ -79,7 +79,7 @@ public struct PostgresStoreOptions: Sendable {
 
     /// The value with any password masked, for logs: the URI's user
     /// information, a `password` parameter or setting.
-    public var redactedURL: String {
+    package var redactedURL: String {
         var text = url
         let patterns = [
             #"^(postgres(?:ql)?://[^:@/?]*:)[^@/?]*@"#,                // postgres://user:secret@
@@ -96,12 +96,12 @@ public struct PostgresStoreOptions: Sendable {
 }
 
 /// A PostgreSQL store that cannot start.
-public enum PostgresStoreError: Error, CustomStringConvertible {
+package enum PostgresStoreError: Error, CustomStringConvertible {
     case invalidURL(String)
     /// The database was reached, but its schema is from a newer Larder.
     case schemaTooNew(found: Int, known: Int)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .invalidURL(let why): return "--store: \(why)"
         case .schemaTooNew(let found, let known):
@@ -112,7 +112,7 @@ public enum PostgresStoreError: Error, CustomStringConvertible {
 
 extension PostgresStore {
     /// Opens the PostgreSQL store `options` name when the server starts.
-    public static func factory(options: PostgresStoreOptions) -> ValueStoreFactory {
+    package static func factory(options: PostgresStoreOptions) -> ValueStoreFactory {
         { changes, logger in try PostgresStore(options: options, logger: logger, changes: changes) }
     }
 }

@@ -6,35 +6,35 @@ import Foundation
 /// (`S3Credentials.defaults`, as MinIO ships `minioadmin`): every request
 /// is still verified, so a test that signs with a wrong secret sees what
 /// it would see on S3, and nothing is open to a client that signs nothing.
-public struct S3Credentials: Sendable {
+package struct S3Credentials: Sendable {
     /// `larder` / `larder-secret`: the pair used when none is configured.
-    public static let defaultAccessKey = "larder"
-    public static let defaultSecretKey = "larder-secret"
-    public static let defaults = S3Credentials(keys: [defaultAccessKey: defaultSecretKey])
+    package static let defaultAccessKey = "larder"
+    package static let defaultSecretKey = "larder-secret"
+    package static let defaults = S3Credentials(keys: [defaultAccessKey: defaultSecretKey])
     /// No key: every request is refused (`S3Configuration.acceptedKeys`).
-    public static let none = S3Credentials(keys: [:])
+    package static let none = S3Credentials(keys: [:])
 
     /// Secret by access key.
-    public let keys: [String: String]
+    package let keys: [String: String]
     /// The namespace an access key works in, by access key; a key not in
     /// here works in the default namespace. The server checks the names
     /// when it starts (`LarderServer`: namespace names are its rules).
-    public let namespaces: [String: String]
+    package let namespaces: [String: String]
 
-    public init(keys: [String: String], namespaces: [String: String] = [:]) {
+    package init(keys: [String: String], namespaces: [String: String] = [:]) {
         self.keys = keys
         self.namespaces = namespaces
     }
 
-    public func secret(for accessKey: String) -> String? { keys[accessKey] }
+    package func secret(for accessKey: String) -> String? { keys[accessKey] }
 
     /// The namespace `accessKey` works in; nil: the default one.
-    public func namespace(for accessKey: String) -> String? { namespaces[accessKey] }
+    package func namespace(for accessKey: String) -> String? { namespaces[accessKey] }
 
     /// A credentials file: one `ACCESS_KEY SECRET [NAMESPACE]` a line,
     /// blank lines and `#` comments skipped. A key with a NAMESPACE reads
     /// and writes that namespace's store (one key per test worker).
-    public static func parse(file text: String, path: String) throws -> S3Credentials {
+    package static func parse(file text: String, path: String) throws -> S3Credentials {
         var keys: [String: String] = [:]
         var namespaces: [String: String] = [:]
         for (number, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
@@ -57,7 +57,7 @@ public struct S3Credentials: Sendable {
     }
 
     /// `parse(file:)` of the file at `path`.
-    public static func load(path: String) throws -> S3Credentials {
+    package static func load(path: String) throws -> S3Credentials {
         guard let data = FileManager.default.contents(atPath: path) else {
             throw S3CredentialsError("cannot read the S3 credentials file \(path)")
         }
@@ -66,7 +66,7 @@ public struct S3Credentials: Sendable {
 }
 
 /// A credentials file or setting that cannot be used; the message says why.
-public struct S3CredentialsError: Error, CustomStringConvertible {
-    public let description: String
+package struct S3CredentialsError: Error, CustomStringConvertible {
+    package let description: String
     init(_ description: String) { self.description = description }
 }

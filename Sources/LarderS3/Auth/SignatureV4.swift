@@ -5,26 +5,26 @@ import Crypto
 /// documents it ("Signature Version 4 signing process"). No parsing of
 /// requests here (`SigV4Authenticator` does that), so AWS's published
 /// examples test each step alone. Digests and HMAC from swift-crypto.
-public enum SignatureV4 {
-    public static let algorithm = "AWS4-HMAC-SHA256"
+package enum SignatureV4 {
+    package static let algorithm = "AWS4-HMAC-SHA256"
     /// The hash of an empty payload (the one GET, HEAD and DELETE sign).
-    public static let emptyPayloadHash = hex(SHA256.hash(data: [UInt8]()))
+    package static let emptyPayloadHash = hex(SHA256.hash(data: [UInt8]()))
 
     /// One request as it was signed.
-    public struct Request: Sendable {
-        public var method: String
+    package struct Request: Sendable {
+        package var method: String
         /// The path as sent (percent-encoded or not).
-        public var path: Substring
+        package var path: Substring
         /// The query as sent, without `?` (nil: none).
-        public var query: Substring?
+        package var query: Substring?
         /// Every header of the request, name as sent.
-        public var headers: [(name: String, value: String)]
+        package var headers: [(name: String, value: String)]
         /// The headers the client signed, lower-case (`SignedHeaders`).
-        public var signedHeaders: [String]
+        package var signedHeaders: [String]
         /// `x-amz-content-sha256`: a hex SHA-256, `UNSIGNED-PAYLOAD`, or a `STREAMING-…` word.
-        public var payloadHash: String
+        package var payloadHash: String
 
-        public init(method: String, path: Substring, query: Substring?, headers: [(name: String, value: String)],
+        package init(method: String, path: Substring, query: Substring?, headers: [(name: String, value: String)],
                     signedHeaders: [String], payloadHash: String) {
             self.method = method
             self.path = path
@@ -36,22 +36,22 @@ public enum SignatureV4 {
     }
 
     /// Where a signature applies: `20130524/us-east-1/s3/aws4_request`.
-    public struct Scope: Sendable, Equatable {
-        public var date: String
-        public var region: String
-        public var service: String
-        public init(date: String, region: String, service: String) {
+    package struct Scope: Sendable, Equatable {
+        package var date: String
+        package var region: String
+        package var service: String
+        package init(date: String, region: String, service: String) {
             self.date = date
             self.region = region
             self.service = service
         }
-        public var string: String { "\(date)/\(region)/\(service)/aws4_request" }
+        package var string: String { "\(date)/\(region)/\(service)/aws4_request" }
     }
 
     /// The canonical request: method, URI, query, headers, signed headers,
     /// payload hash, a line each. S3 URIs are encoded once, not normalised
     /// (no `.`/`..` removal, no `//` folding), unlike other services.
-    public static func canonicalRequest(_ request: Request) -> String {
+    package static func canonicalRequest(_ request: Request) -> String {
         // Built as bytes: the strings of each line joined cost as much as the hashing.
         var out: [UInt8] = []
         out.reserveCapacity(512)
@@ -148,12 +148,12 @@ public enum SignatureV4 {
         }
     }
 
-    public static func stringToSign(canonicalRequest: String, amzDate: String, scope: Scope) -> String {
+    package static func stringToSign(canonicalRequest: String, amzDate: String, scope: Scope) -> String {
         algorithm + "\n" + amzDate + "\n" + scope.string + "\n" + hex(SHA256.hash(data: Array(canonicalRequest.utf8)))
     }
 
     /// HMAC chain: `AWS4`+secret, then date, region, service, `aws4_request`.
-    public static func signingKey(secret: String, scope: Scope) -> SymmetricKey {
+    package static func signingKey(secret: String, scope: Scope) -> SymmetricKey {
         var key = SymmetricKey(data: Array(("AWS4" + secret).utf8))
         for part in [scope.date, scope.region, scope.service, "aws4_request"] {
             key = SymmetricKey(data: HMAC<SHA256>.authenticationCode(for: Array(part.utf8), using: key))
@@ -161,12 +161,12 @@ public enum SignatureV4 {
         return key
     }
 
-    public static func signature(stringToSign: String, key: SymmetricKey) -> String {
+    package static func signature(stringToSign: String, key: SymmetricKey) -> String {
         hex(HMAC<SHA256>.authenticationCode(for: Array(stringToSign.utf8), using: key))
     }
 
     /// The hex signature of `request` with `secret` in `scope` at `amzDate`.
-    public static func sign(_ request: Request, secret: String, amzDate: String, scope: Scope) -> String {
+    package static func sign(_ request: Request, secret: String, amzDate: String, scope: Scope) -> String {
         let toSign = stringToSign(canonicalRequest: canonicalRequest(request), amzDate: amzDate, scope: scope)
         return signature(stringToSign: toSign, key: signingKey(secret: secret, scope: scope))
     }

@@ -5,7 +5,7 @@ import LarderStorage
 /// request's access key works in. The server (`LarderApp`) gives it when
 /// it starts the listener; LarderS3 knows nothing of how namespaces are
 /// made, limited, dropped or journaled, only this.
-public protocol S3Namespaces: Sendable {
+package protocol S3Namespaces: Sendable {
     /// The default namespace (keys with no namespace of their own).
     var defaultNamespace: any S3Namespace { get }
     /// Namespace `name`, made on first use (as a request under
@@ -17,7 +17,7 @@ public protocol S3Namespaces: Sendable {
 
 /// One namespace as the S3 face sees it: its store, its journal, its
 /// fault rules.
-public protocol S3Namespace: AnyObject, Sendable {
+package protocol S3Namespace: AnyObject, Sendable {
     var store: any ValueStore { get }
     /// Whether fault rules may fire here (`--allow-faults`): without, the
     /// listener asks nothing per request.
@@ -34,17 +34,17 @@ public protocol S3Namespace: AnyObject, Sendable {
 }
 
 /// What a fault rule does to one S3 request (the listener acts it out).
-public struct S3Fault: Sendable {
+package struct S3Fault: Sendable {
     /// The rule's name (`Larder-Fault`).
-    public let rule: String
-    public let delayNanos: UInt64
+    package let rule: String
+    package let delayNanos: UInt64
     /// Answer with this status (as S3's XML error) instead of running the operation.
-    public let status: HTTPStatus?
+    package let status: HTTPStatus?
     /// `.reset(handled: false)`: reset before the operation runs
     /// (`drop: before`); any other: done to the operation's answer.
-    public let network: HTTPNetworkFault?
+    package let network: HTTPNetworkFault?
 
-    public init(rule: String, delayNanos: UInt64, status: HTTPStatus?, network: HTTPNetworkFault?) {
+    package init(rule: String, delayNanos: UInt64, status: HTTPStatus?, network: HTTPNetworkFault?) {
         self.rule = rule
         self.delayNanos = delayNanos
         self.status = status
@@ -54,12 +54,12 @@ public struct S3Fault: Sendable {
 
 /// A namespace the server will not make (its limit, a store that cannot
 /// open): answered as S3's error with this status and code.
-public struct S3NamespaceRefusal: Error, Sendable {
-    public let status: HTTPStatus
-    public let code: String
-    public let message: String
+package struct S3NamespaceRefusal: Error, Sendable {
+    package let status: HTTPStatus
+    package let code: String
+    package let message: String
 
-    public init(status: HTTPStatus, code: String, message: String) {
+    package init(status: HTTPStatus, code: String, message: String) {
         self.status = status
         self.code = code
         self.message = message

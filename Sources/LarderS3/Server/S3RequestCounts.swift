@@ -8,7 +8,7 @@ import LarderSupport
 /// One lock per answer, held for one dictionary add: the S3 face is not the
 /// plain API's hot path, and its operations (a few dozen names) times the
 /// statuses it answers keep the dictionary small.
-public final class S3RequestCounts: Sendable {
+package final class S3RequestCounts: Sendable {
     struct Key: Hashable, Sendable {
         let op: String
         /// 0: no answer was sent (a `drop: before` fault).
@@ -17,21 +17,21 @@ public final class S3RequestCounts: Sendable {
 
     private let counts = Locked([Key: Int]())
 
-    public init() {}
+    package init() {}
 
     func answered(op: String, status: Int) {
         counts.withLock { $0[Key(op: op, status: status), default: 0] += 1 }
     }
 
     /// Answers of one operation with one status.
-    public struct Count: Sendable, Equatable {
-        public let op: String
-        public let status: Int
-        public let count: Int
+    package struct Count: Sendable, Equatable {
+        package let op: String
+        package let status: Int
+        package let count: Int
     }
 
     /// Every count, by operation, then status.
-    public var all: [Count] {
+    package var all: [Count] {
         counts.withLock { $0.map { Count(op: $0.key.op, status: $0.key.status, count: $0.value) } }
             .sorted { ($0.op, $0.status) < ($1.op, $1.status) }
     }

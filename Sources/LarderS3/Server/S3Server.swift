@@ -7,17 +7,17 @@ import LarderSupport
 /// is a route table of the routing core with one route, `S3Router`, over the stores of the server that owns it
 /// (`LarderServer.s3`), which says through `S3Namespaces` which store, journal
 /// and fault rules each namespace has. Started and stopped with that server.
-public final class S3Server: Sendable {
-    public let configuration: S3Configuration
-    public let http: HTTPServer
+package final class S3Server: Sendable {
+    package let configuration: S3Configuration
+    package let http: HTTPServer
     /// Answers by S3 operation and status, for `/metrics`.
-    public let requestCounts: S3RequestCounts
+    package let requestCounts: S3RequestCounts
 
     /// `http`: the plain server's settings (host, limits, timeouts); the
     /// listener takes them with its own port. `tokenRequired`: the plain
     /// API requires a bearer token, so no default key is accepted here
     /// (`S3Configuration.acceptedKeys`).
-    public init(configuration: S3Configuration, http settings: HTTPServerConfiguration, namespaces: any S3Namespaces,
+    package init(configuration: S3Configuration, http settings: HTTPServerConfiguration, namespaces: any S3Namespaces,
                 tokenRequired: Bool = false, logger: Logger, metrics: HTTPServerMetrics = HTTPServerMetrics(),
                 requestCounts: S3RequestCounts = S3RequestCounts()) {
         self.configuration = configuration
@@ -44,10 +44,10 @@ public final class S3Server: Sendable {
         return overflow ? .max : framed
     }
 
-    public func start() throws { try http.start() }
+    package func start() throws { try http.start() }
 
     /// The port the listener is bound to (after `start`).
-    public var port: Int { http.port }
+    package var port: Int { http.port }
 
-    public func shutdown() { http.shutdown() }
+    package func shutdown() { http.shutdown() }
 }

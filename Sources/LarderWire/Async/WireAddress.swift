@@ -4,17 +4,17 @@ import Glibc
 #endif
 
 /// A resolved TCP address to connect to, and the `Host` header naming it.
-public struct WireAddress: Sendable {
+package struct WireAddress: Sendable {
     private var storage = sockaddr_storage()
     private var length: socklen_t = 0
-    public let hostHeader: String
-    public let description: String
+    package let hostHeader: String
+    package let description: String
 
     /// Every address of `host` (a name or an address; IPv6 with or without
     /// brackets), in `getaddrinfo`'s order, which may block on a name lookup.
     /// `localhost` is often `::1` first while a server listens on
     /// `127.0.0.1` only: a caller tries them in turn.
-    public static func resolve(host: String, port: Int) throws(WireFailure) -> [WireAddress] {
+    package static func resolve(host: String, port: Int) throws(WireFailure) -> [WireAddress] {
         let bare = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC

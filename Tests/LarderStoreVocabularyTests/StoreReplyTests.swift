@@ -1,6 +1,5 @@
 import Dispatch
 import LarderSupport
-import LarderValueFile
 import LarderTestSupport
 import Testing
 import LarderStoreVocabulary

@@ -1,9 +1,7 @@
-import CZlib
 import Foundation
-@testable import LarderValueFile
 import LarderTestSupport
 import Testing
-import LarderStoreVocabulary
+@testable import LarderStoreVocabulary
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -141,13 +141,20 @@ let package = Package(
         ),
         .testTarget(name: "LarderStoreVocabularyTests", dependencies: ["LarderStoreVocabulary", "LarderSupport", "LarderTestSupport"]),
         .testTarget(name: "LarderValueFileTests", dependencies: ["LarderStoreVocabulary", "LarderValueFile", "LarderSupport", "LarderTestSupport", "CZlib"]),
-        .testTarget(name: "LarderDiskStoreTests", dependencies: ["LarderStoreVocabulary", 
-            "LarderDiskStore", "LarderStorage", "LarderValueFile", "LarderSupport", "LarderTestSupport", "CZlib",
+        // The disk store alone, and through a real server or the built binary
+        // where the subject is what reaches the disk: durability, crash
+        // consistency, disk faults, group commit, restarts, the read cache.
+        .testTarget(name: "LarderDiskStoreTests", dependencies: [
+            "LarderStoreVocabulary", "LarderDiskStore", "LarderStorage", "LarderValueFile", "LarderSupport", "LarderTestSupport", "LarderWire", "CZlib",
         ]),
         // The parser fuzzer's checks: run by the libFuzzer target (Fuzz/build.sh)
         // and by the corpus replay in LarderHTTPTests. Not in any product: it
         // reaches the parser through `package` access, so LarderHTTP ships no fuzzing code.
         .target(name: "LarderHTTPFuzzHarness", dependencies: ["LarderHTTP"], path: "Fuzz/Harness"),
+        // The HTTP layer: its parts alone, a plain HTTPServer with a small
+        // handler, and a real Larder server (TestServer, ChildServer) where the
+        // subject is the connection: the protocol, hostile and slow clients,
+        // sendfile, network faults, the connection cap, half-close, shutdown.
         .testTarget(name: "LarderHTTPTests", dependencies: ["LarderHTTP", "LarderHTTPFuzzHarness", "LarderModel", "LarderSupport", "LarderTestSupport", "LarderWire"]),
         .testTarget(name: "LarderJSONTests", dependencies: ["LarderJSON"]),
         .testTarget(name: "LarderSharingTests", dependencies: ["LarderStoreVocabulary", 
@@ -161,8 +168,22 @@ let package = Package(
             "LarderApp", "LarderServer", "LarderRouting", "LarderBackends", "LarderHTTP", "LarderModel", "LarderPostgres", "LarderStorage", "LarderValueFile", "LarderDiskStore",
             "LarderFixtures", "LarderSupport", "LarderWire", "CZlib",
         ], path: "Tests/LarderTestSupport"),
-        // One test target per module with tests, named after it.
+        // One test target per module, named after it.
         .testTarget(name: "LarderModelTests", dependencies: ["LarderModel"]),
+        // The seam's own logic, pure: the listing merge, the change history, write conditions.
+        .testTarget(name: "LarderStorageTests", dependencies: ["LarderStorage", "LarderStoreVocabulary", "LarderValueFile", "LarderModel"]),
+        // The fixture layer under a store, through a real server.
+        .testTarget(name: "LarderFixturesTests", dependencies: [
+            "LarderStoreVocabulary",
+            "LarderFixtures", "LarderApp", "LarderDiskStore", "LarderStorage", "LarderValueFile", "LarderWire", "LarderTestSupport",
+        ]),
+        // StoreChoice building the disk store, with and without fixtures, and its namespaces' stores.
+        .testTarget(name: "LarderBackendsTests", dependencies: [
+            "LarderBackends", "LarderDiskStore", "LarderFixtures", "LarderStorage", "LarderStoreVocabulary", "LarderValueFile", "LarderSupport",
+            "LarderTestSupport",
+        ]),
+        // LarderWire's blocking client against a plain HTTPServer, and its response parser.
+        .testTarget(name: "LarderWireTests", dependencies: ["LarderWire", "LarderHTTP", "LarderSupport", "LarderTestSupport"]),
         .testTarget(name: "LarderSupportTests", dependencies: ["LarderSupport", "LarderTestSupport"]),
         // The `Larder` conformance suites, run against both implementations
         // (client and embedded), and the Timeline example of docs/swift-api.md.
@@ -180,9 +201,10 @@ let package = Package(
         ]),
         .testTarget(name: "LarderViewerTests", dependencies: ["LarderViewer", "LarderWire", "LarderTestSupport"]),
         // The HTTP API's behaviour through a real server: routes, middleware,
-        // the store behind them, the protocol, limits, faults, durability.
-        .testTarget(name: "LarderAppTests", dependencies: ["LarderStoreVocabulary", 
-            "LarderApp", "LarderServer", "LarderRouting", "LarderHTTP", "LarderModel", "LarderStorage", "LarderValueFile", "LarderDiskStore", "LarderFixtures", "LarderSupport", "LarderWire", "LarderTestSupport",
+        // the store behind them, sharing, namespaces, snapshots, faults.
+        .testTarget(name: "LarderAppTests", dependencies: [
+            "LarderStoreVocabulary", "LarderApp", "LarderServer", "LarderRouting", "LarderHTTP", "LarderModel", "LarderStorage", "LarderValueFile",
+            "LarderDiskStore", "LarderSupport", "LarderWire", "LarderTestSupport",
             "LarderEmbedded", "LarderClient", .product(name: "Logging", package: "swift-log"), .product(name: "InMemoryLogging", package: "swift-log"),
         ]),
         // The S3 face: SigV4 against AWS's published examples, and boto3 against a real server.

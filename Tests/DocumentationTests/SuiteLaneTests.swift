@@ -10,7 +10,7 @@ import Testing
 /// it is caught here instead. Targets of pure computation (no socket, disk,
 /// process or sleep) are exempt.
 @Suite(.blockingLane) struct SuiteLaneTests {
-    static let exemptTargets: Set<String> = ["LarderJSONTests", "LarderModelTests"]
+    static let exemptTargets: Set<String> = ["LarderJSONTests", "LarderModelTests", "LarderStorageTests"]
 
     @Test func everySuiteNamesItsLane() throws {
         var checked = 0

@@ -16,17 +16,7 @@ private typealias S = StoreTestSupport
 
     /// JSON records with repeated keys and a few varying fields: what a
     /// document store holds.
-    static func json(of count: Int) -> [UInt8] {
-        var text = "["
-        var i = 0
-        let states = ["pending", "shipped", "delivered", "returned"]
-        while text.utf8.count < count {
-            text += "{\"id\":\(i),\"customer\":\"user\(i * 7919 % 100_003)@example.com\",\"status\":\"\(states[i % 4])\","
-            text += "\"total\":\(i * 31 % 10_000).\(i % 100),\"tags\":[\"a\",\"b\"]},\n"
-            i += 1
-        }
-        return Array(text.utf8.prefix(count))
-    }
+    static func json(of count: Int) -> [UInt8] { Bytes.jsonRecords(count) }
 
     /// Puts `value` and checks the round trip, `gzip -t` on its file and
     /// which mode `/metrics` counted; returns the file's size.

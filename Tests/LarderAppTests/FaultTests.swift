@@ -12,24 +12,21 @@ private typealias S = StoreTestSupport
 /// error or late, by prefix and method, a number of times or with a
 /// probability; delays that park the request instead of holding a thread.
 @Suite(.blockingLane) struct FaultTests {
-    static func faultServer() throws -> TestServer {
-        try TestServer { $0.allowFaults = true }
+    /// How many entries `directory` holds (threads: `/proc/<pid>/task`); -1 if unreadable.
+    static func entries(_ directory: String) -> Int {
+        (try? FileManager.default.contentsOfDirectory(atPath: directory).count) ?? -1
     }
+
+    static func faultServer() throws -> TestServer { try FaultRules.server() }
 
     /// `PUT /faults` with `rules`; fails the test unless it is a 200.
     @discardableResult
     static func setRules(_ client: WireClient, _ rules: String,
                          sourceLocation: SourceLocation = #_sourceLocation) throws -> [[String: Any]] {
-        let response = try client.send("PUT", "/faults", body: Array(rules.utf8))
-        #expect(response.status == 200, "PUT /faults: \(response.status) \(response.text)", sourceLocation: sourceLocation)
-        return response.json?["rules"] as? [[String: Any]] ?? []
+        try FaultRules.set(client, rules, sourceLocation: sourceLocation)
     }
 
-    static func rules(_ client: WireClient) throws -> [[String: Any]] {
-        let response = try client.send("GET", "/faults")
-        #expect(response.status == 200)
-        return response.json?["rules"] as? [[String: Any]] ?? []
-    }
+    static func rules(_ client: WireClient) throws -> [[String: Any]] { try FaultRules.rules(client) }
 
     /// A status fault: the rule's status, the `fault_injected` body naming
     /// the rule, and `Larder-Fault`.
@@ -43,8 +40,7 @@ private typealias S = StoreTestSupport
     }
 
     static func expectUntouched(_ response: ClientResponse, _ status: Int, sourceLocation: SourceLocation = #_sourceLocation) {
-        #expect(response.status == status, "\(response.status) \(response.text)", sourceLocation: sourceLocation)
-        #expect(response.header("Larder-Fault") == nil, sourceLocation: sourceLocation)
+        FaultRules.expectUntouched(response, status, sourceLocation: sourceLocation)
     }
 
     static func seconds(_ body: () throws -> Void) rethrows -> Double {
@@ -488,7 +484,7 @@ private typealias S = StoreTestSupport
         try Self.setRules(client, #"[{"prefix":"parked/","delayMs":2000}]"#)
         for _ in 0..<20 { _ = try client.get("warm/up") }
         usleep(200_000)
-        let threadsBefore = ConnectionScaleTests.count("/proc/\(pid)/task")
+        let threadsBefore = Self.entries("/proc/\(pid)/task")
 
         let connections = try (0..<200).map { _ in try HTTPClientConnection(port: child.port, timeout: 15) }
         let start = DispatchTime.now().uptimeNanoseconds
@@ -496,7 +492,7 @@ private typealias S = StoreTestSupport
         let deadline = Date().addingTimeInterval(5)
         while (try Self.rules(client).first?["fired"] as? Int ?? 0) < 200 && Date() < deadline { usleep(10_000) }
         #expect(try Self.rules(client).first?["fired"] as? Int == 200)
-        let threadsWhileParked = ConnectionScaleTests.count("/proc/\(pid)/task")
+        let threadsWhileParked = Self.entries("/proc/\(pid)/task")
         #expect(threadsWhileParked <= threadsBefore + 4,
                 "\(threadsBefore) threads before, \(threadsWhileParked) while 200 requests are delayed")
         Self.expectUntouched(try client.get("warm/up"), 404)

@@ -15,82 +15,15 @@ private typealias S = StoreTestSupport
 /// run as `python3`), against counts the test knows exactly: the requests
 /// it made, the bytes it sent and received, the files on disk.
 @Suite(.blockingLane) struct MetricsTests {
-    /// One parsed scrape.
-    struct Scrape {
-        struct Sample {
-            let name: String
-            let labels: [String: String]
-            let value: Double
-        }
-        let samples: [Sample]
-        /// Family name (as the parser names it) → type.
-        let types: [String: String]
+    /// The scrape helpers live in LarderTestSupport (`MetricsScrape`): the
+    /// HTTP and disk-store suites read `/metrics` too.
+    typealias Scrape = MetricsScrape
 
-        /// The sample with exactly these labels; 0 when absent (a counter not yet seen).
-        func value(_ name: String, _ labels: [String: String] = [:]) -> Double {
-            samples.first { $0.name == name && $0.labels == labels }?.value ?? 0
-        }
-    }
-
-    static let parser = """
-        import json, sys
-        from prometheus_client.parser import text_string_to_metric_families
-        samples, types = [], {}
-        for family in text_string_to_metric_families(sys.stdin.read()):
-            types[family.name] = family.type
-            for s in family.samples:
-                samples.append({"name": s.name, "labels": s.labels, "value": s.value})
-        print(json.dumps({"samples": samples, "types": types}))
-        """
-
-    /// Parses Prometheus text with `prometheus_client`; a parse error fails the test.
-    static func parse(_ text: [UInt8], sourceLocation: SourceLocation = #_sourceLocation) throws -> Scrape {
-        let (status, output, error) = try S.run("/usr/bin/env", ["python3", "-c", parser], stdin: text)
-        guard status == 0, let object = try JSONSerialization.jsonObject(with: Data(output)) as? [String: Any] else {
-            throw ClientError("prometheus_client could not parse the scrape (\(status)): \(error)\n\(String(decoding: text, as: UTF8.self))")
-        }
-        let samples = (object["samples"] as? [[String: Any]] ?? []).map {
-            Scrape.Sample(name: $0["name"] as? String ?? "", labels: $0["labels"] as? [String: String] ?? [:],
-                          value: ($0["value"] as? NSNumber)?.doubleValue ?? .nan)
-        }
-        return Scrape(samples: samples, types: object["types"] as? [String: String] ?? [:])
-    }
-
-    /// Sends `request` on a new connection and reads until the server
-    /// closes it (send `Connection: close`): every byte that came back.
-    static func exchange(_ port: Int, _ request: [UInt8]) throws -> [UInt8] {
-        let connection = try HTTPClientConnection(port: port, timeout: 10)
-        defer { connection.close() }
-        try connection.send(request)
-        var received: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 65536)
-        let deadline = Date().addingTimeInterval(10)
-        while Date() < deadline {
-            var pfd = pollfd(fd: connection.fd, events: Int16(POLLIN), revents: 0)
-            guard poll(&pfd, 1, 1000) >= 0 else { continue }
-            let n = chunk.withUnsafeMutableBytes { recv(connection.fd, $0.baseAddress!, $0.count, Int32(MSG_DONTWAIT)) }
-            if n > 0 { received += chunk[0..<n]; continue }
-            if n == 0 { return received }
-            if errno != EAGAIN && errno != EINTR { return received }
-        }
-        throw ClientError("the server did not close the connection")
-    }
-
-    static func scrapeRequest(_ headers: String = "") -> [UInt8] {
-        Array("GET /metrics HTTP/1.1\r\nHost: localhost\r\n\(headers)Connection: close\r\n\r\n".utf8)
-    }
-
-    /// A scrape on its own connection: the parsed samples and the exact
-    /// bytes that went each way.
+    static func parse(_ text: [UInt8]) throws -> Scrape { try MetricsScrape.parse(text) }
+    static func exchange(_ port: Int, _ request: [UInt8]) throws -> [UInt8] { try MetricsScrape.exchange(port, request) }
+    static func scrapeRequest(_ headers: String = "") -> [UInt8] { MetricsScrape.request(headers) }
     static func scrape(_ port: Int, headers: String = "") throws -> (scrape: Scrape, sent: Int, received: Int) {
-        let request = scrapeRequest(headers)
-        let response = try exchange(port, request)
-        let text = String(decoding: response, as: UTF8.self)
-        guard let split = text.range(of: "\r\n\r\n"), text.hasPrefix("HTTP/1.1 200") else {
-            throw ClientError("the scrape failed: \(text.prefix(300))")
-        }
-        #expect(text[..<split.lowerBound].contains("Content-Type: text/plain; version=0.0.4; charset=utf-8"))
-        return (try parse(Array(text[split.upperBound...].utf8)), request.count, response.count)
+        try MetricsScrape.take(port, headers: headers)
     }
 
     @Test(.diskStoreOnly("compares the totals with the value files")) func countersRiseByExactlyWhatWasDone() throws {

@@ -30,7 +30,7 @@ struct NamespaceLifecycleTests {
     }
 
     @Test func aFreshNamespaceStartsAsExactlyTheFixturesAndResetsToThem() throws {
-        let fixtures = try FixtureResetTests.makeFixtures(5)
+        let fixtures = try FixtureDirectories.numbered(5)
         defer { try? FileManager.default.removeItem(atPath: fixtures) }
         let server = try TestServer { $0.fixturesDirectory = fixtures }
         let (a, b) = (Self.client(server, "w1"), Self.client(server, "w2"))
@@ -104,7 +104,7 @@ struct NamespaceLifecycleTests {
     /// fixtures), but it is not listed, counted or droppable until a write,
     /// and a server that stops does not keep it.
     @Test func aNamespaceOnlyReadDoesNotExistUntilItsFirstWrite() throws {
-        let fixtures = try FixtureResetTests.makeFixtures(2)
+        let fixtures = try FixtureDirectories.numbered(2)
         defer { try? FileManager.default.removeItem(atPath: fixtures) }
         let dir = TestServer.makeTempDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
@@ -320,7 +320,7 @@ struct NamespaceLifecycleTests {
 
     @Test(.diskStoreOnly("a child server on the disk store"))
     func aHundredNamespacesWithFixturesCostUnder64MiBOfRSS() throws {
-        let fixtures = try FixtureResetTests.makeFixtures(200)
+        let fixtures = try FixtureDirectories.numbered(200)
         defer { try? FileManager.default.removeItem(atPath: fixtures) }
         let dir = TestServer.makeTempDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }

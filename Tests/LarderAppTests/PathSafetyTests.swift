@@ -90,7 +90,7 @@ private typealias S = StoreTestSupport
         try fm.createSymbolicLink(atPath: fixtures + "/in-dir", withDestinationPath: "inside")
         try fm.createSymbolicLink(atPath: fixtures + "/inside/loop", withDestinationPath: "..")
         try fm.createSymbolicLink(atPath: fixtures + "/dangling", withDestinationPath: "nowhere")
-        let server = try FixtureTests.server(fixtures: fixtures, dataDirectory: sandbox + "/data")
+        let server = try TestServer(dataDirectory: sandbox + "/data") { $0.fixturesDirectory = fixtures }
         defer { server.stop() }
         let client = server.client()
         for key in ["out-file", "out-dir/passwd", "etc/passwd", "etc/hostname", "dangling"] {

@@ -42,7 +42,7 @@ import Testing
         }
         group.wait()
         #expect(problems.withLock { $0 }.isEmpty, "\(problems.withLock { $0 }.prefix(5))")
-        let scrape = try MetricsTests.scrape(port).scrape
+        let scrape = try MetricsScrape.take(port).scrape
         let writes = scrape.value("larder_durable_writes_total"), flushes = scrape.value("larder_durable_flushes_total")
         #expect(writes == Double(clients * perClient))
         // One writer alone needs two flushes per PUT; these shared them.
@@ -66,7 +66,7 @@ import Testing
     @Test func withoutFsyncNothingIsFlushed() throws {
         let server = try TestServer()  // --no-fsync
         #expect(try server.client().put("a", Self.value(1)).status == 201)
-        let scrape = try MetricsTests.scrape(server.port).scrape
+        let scrape = try MetricsScrape.take(server.port).scrape
         #expect(scrape.value("larder_durable_flushes_total") == 0)
         #expect(scrape.value("larder_durable_writes_total") == 0)
     }

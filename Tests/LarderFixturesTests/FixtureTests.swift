@@ -274,11 +274,15 @@ private typealias S = StoreTestSupport
         let events = try SSEClient(port: server.port, target: "/events?prefix=users/")
         defer { events.close() }
         #expect(try events.readHead() == 200)
-        let watch = WatchTests.watch(server.port, "/store/users/1.json?wait=20", etag: storeTag)
-        #expect(WatchTests.waitForWatchers(server, 1))
+        let port = server.port
+        let watch = Background {
+            try HTTPClientConnection(port: port, timeout: 20)
+                .request("GET", "/store/users/1.json?wait=20", headers: [("If-None-Match", storeTag)])
+        }
+        #expect(Poll.holds(within: Poll.patience, every: 0.001) { server.server.watcherCount == 1 })
         #expect(try client.delete("users/1.json").status == 204)
 
-        let (woken, _) = try watch.wait(10)
+        let woken = try watch.wait(10)
         #expect(woken.status == 200)
         #expect(woken.text == "{\"name\":\"ada\"}")
         #expect(woken.header("Larder-Source") == "fixture")

@@ -9,6 +9,11 @@ private typealias S = StoreTestSupport
 /// snapshot line of 100 MiB) get a clear 4xx, change nothing, and the
 /// server goes on serving. Real server, real sockets.
 @Suite(.blockingLane) struct HostileBodyTests {
+    /// `POST /snapshot` with `document`.
+    static func restore(_ client: WireClient, _ document: [UInt8]) throws -> ClientResponse {
+        try client.send("POST", "/snapshot", body: document)
+    }
+
     static let deep = Array((String(repeating: "[", count: 100_000) + String(repeating: "]", count: 100_000)).utf8)
     static let deepObject = Array((String(repeating: #"{"a":"#, count: 100_000) + "1" + String(repeating: "}", count: 100_000)).utf8)
 
@@ -23,7 +28,7 @@ private typealias S = StoreTestSupport
             #expect(append.text.contains("deeper than"), "append says why: \(append.text)")
             let patch = try client.send("PATCH", "/store/list", headers: [("Content-Type", "application/merge-patch+json")], body: body)
             #expect(patch.status == 400, "patch: \(patch.status) \(patch.text)")
-            let restore = try SnapshotTests.restore(client, Array(#"{"key":"deep","json":"#.utf8) + body + Array("}\n".utf8))
+            let restore = try Self.restore(client, Array(#"{"key":"deep","json":"#.utf8) + body + Array("}\n".utf8))
             S.expectError(restore, status: 400, code: "invalid_snapshot")
             #expect(try client.get("deep").status == 404, "nothing restored")
         }
@@ -45,7 +50,7 @@ private typealias S = StoreTestSupport
         let padding = [UInt8](repeating: UInt8(ascii: "a"), count: 100 << 20)
         let line = Array(#"{"key":"huge","pad":""#.utf8) + padding + Array(#"","text":"x"}"#.utf8) + [0x0A]
         do {
-            let response = try SnapshotTests.restore(child.client(), line)
+            let response = try Self.restore(child.client(), line)
             S.expectError(response, status: 400, code: "invalid_snapshot")
             #expect(response.text.contains("line 1"), "\(response.text)")
         } catch {

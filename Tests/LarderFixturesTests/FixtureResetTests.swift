@@ -16,14 +16,7 @@ private typealias S = StoreTestSupport
 /// and a crash during its background delete loses nothing written after it.
 @Suite(.blockingLane, .serialized) struct FixtureResetTests {
     /// `count` small JSON fixtures under `f/`.
-    static func makeFixtures(_ count: Int) throws -> String {
-        let dir = TestServer.makeTempDirectory()
-        try FileManager.default.createDirectory(atPath: dir + "/f", withIntermediateDirectories: true)
-        for i in 0..<count {
-            FileManager.default.createFile(atPath: dir + "/f/\(String(format: "%04d", i)).json", contents: Data("{\"i\":\(i)}".utf8))
-        }
-        return dir
-    }
+    static func makeFixtures(_ count: Int) throws -> String { try FixtureDirectories.numbered(count) }
 
     /// Writes `count` keys straight through the store (the HTTP path has its
     /// own tests; this only has to fill the disk quickly), on two threads.

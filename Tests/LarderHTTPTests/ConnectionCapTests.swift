@@ -13,6 +13,16 @@ import Glibc
 /// connection has a request in flight (a parked watch, an event stream) is
 /// a new one answered 503.
 @Suite(.blockingLane) struct ConnectionCapTests {
+    /// A conditional GET that waits (`?wait=`) while the value's ETag is `etag`.
+    static func watchRequest(_ target: String, etag: String) -> String {
+        "GET \(target) HTTP/1.1\r\nHost: localhost\r\nIf-None-Match: \(etag)\r\n\r\n"
+    }
+
+    /// Polls until `server.watcherCount == count`; false after `seconds`.
+    static func waitForWatchers(_ server: TestServer, _ count: Int, within seconds: Double = Poll.patience) -> Bool {
+        Poll.holds(within: seconds, every: 0.001) { server.server.watcherCount == count }
+    }
+
     /// Sends a request on `connection` and reads its answer.
     static func ping(_ connection: HTTPClientConnection) throws -> Int {
         try connection.request("GET", "/healthz").status
@@ -63,9 +73,9 @@ import Glibc
         var watches: [HTTPClientConnection] = []
         for n in 1...2 {
             let watch = try server.connection(timeout: 60)
-            try watch.send(WatchTests.watchRequest("/store/cap/w?wait=300", etag: etag))
+            try watch.send(Self.watchRequest("/store/cap/w?wait=300", etag: etag))
             watches.append(watch)
-            #expect(WatchTests.waitForWatchers(server, n))
+            #expect(Self.waitForWatchers(server, n))
         }
 
         let third = try server.connection(timeout: 10)
@@ -78,7 +88,7 @@ import Glibc
         // One watcher leaves, freeing a slot for a write: the other watch,
         // kept through all this, is answered with the new value.
         watches.removeFirst().close()
-        #expect(WatchTests.waitForWatchers(server, 1))
+        #expect(Self.waitForWatchers(server, 1))
         var put: ClientResponse? = nil
         for _ in 0..<100 where put?.status != 204 {
             put = try? server.client().put("cap/w", "new")

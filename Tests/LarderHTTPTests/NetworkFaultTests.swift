@@ -1,4 +1,5 @@
 import Foundation
+import LarderModel
 import LarderTestSupport
 import LarderWire
 import Testing
@@ -16,7 +17,7 @@ private typealias S = StoreTestSupport
 /// exceptions. Times are lower bounds only: a busy machine is slower, never
 /// faster.
 @Suite(.blockingLane) struct NetworkFaultTests {
-    static func faultServer() throws -> TestServer { try FaultTests.faultServer() }
+    static func faultServer() throws -> TestServer { try FaultRules.server() }
 
     static func client(_ server: TestServer, namespace: String? = nil) -> WireClient {
         let client = server.client()
@@ -77,22 +78,26 @@ private typealias S = StoreTestSupport
         return readToEnd(connection, seconds: seconds)
     }
 
-    static func seconds(_ body: () throws -> Void) rethrows -> Double { try FaultTests.seconds(body) }
+    static func seconds(_ body: () throws -> Void) rethrows -> Double {
+        let start = DispatchTime.now().uptimeNanoseconds
+        try body()
+        return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+    }
 
     // MARK: - drop
 
     @Test func dropBeforeResetsAndStoresNothing() throws {
         let server = try Self.faultServer()
         let client = server.client()
-        try FaultTests.setRules(client, #"[{"id":"cut-off","prefix":"b/","drop":"before"}]"#)
+        try FaultRules.set(client, #"[{"id":"cut-off","prefix":"b/","drop":"before"}]"#)
         let put = try Self.exchange(server, Self.request("PUT", "/store/b/1", body: Array("hello".utf8)))
         #expect(put.ending == .reset, "\(put.ending): \(String(decoding: put.bytes, as: UTF8.self))")
         #expect(put.bytes.isEmpty, "a dropped request gets no answer at all")
         let get = try Self.exchange(server, Self.request("GET", "/store/b/1"))
         #expect(get.ending == .reset && get.bytes.isEmpty)
-        #expect(try FaultTests.rules(client).first?["fired"] as? Int == 2)
+        #expect(try FaultRules.rules(client).first?["fired"] as? Int == 2)
         #expect(try client.send("DELETE", "/faults").status == 200)
-        FaultTests.expectUntouched(try client.get("b/1"), 404)
+        FaultRules.expectUntouched(try client.get("b/1"), 404)
     }
 
     /// A body the route never reads: larger than the server skips, and
@@ -100,7 +105,7 @@ private typealias S = StoreTestSupport
     @Test func dropBeforeReadsNoBody() throws {
         let server = try Self.faultServer()
         let client = server.client()
-        try FaultTests.setRules(client, #"[{"prefix":"b/","methods":["PUT"],"drop":"before"}]"#)
+        try FaultRules.set(client, #"[{"prefix":"b/","methods":["PUT"],"drop":"before"}]"#)
         let big = [UInt8](repeating: 0x61, count: 3 << 20)
         let connection = try HTTPClientConnection(port: server.port, timeout: 15)
         try connection.send("PUT /store/b/big HTTP/1.1\r\nHost: x\r\nContent-Length: \(big.count)\r\nExpect: 100-continue\r\n\r\n")
@@ -109,23 +114,23 @@ private typealias S = StoreTestSupport
         #expect(answer.ending == .reset)
         #expect(!String(decoding: answer.bytes, as: UTF8.self).contains("100 Continue"), "a dropped request asks for no body")
         #expect(try client.send("DELETE", "/faults").status == 200)
-        FaultTests.expectUntouched(try client.get("b/big"), 404)
+        FaultRules.expectUntouched(try client.get("b/big"), 404)
     }
 
     @Test func dropAfterStoresTheWriteThenResets() throws {
         let server = try Self.faultServer()
         let client = server.client()
-        try FaultTests.setRules(client, #"[{"id":"lost-ack","prefix":"a/","methods":["PUT"],"drop":"after","count":1}]"#)
+        try FaultRules.set(client, #"[{"id":"lost-ack","prefix":"a/","methods":["PUT"],"drop":"after","count":1}]"#)
         let put = try Self.exchange(server, Self.request("PUT", "/store/a/1", body: Array("stored anyway".utf8)))
         #expect(put.ending == .reset)
         #expect(put.bytes.isEmpty, "the answer to a dropped write never comes")
         // The rule is on PUT only: the GET shows the write happened.
         let stored = try client.get("a/1")
-        FaultTests.expectUntouched(stored, 200)
+        FaultRules.expectUntouched(stored, 200)
         #expect(stored.text == "stored anyway")
         // A retried create learns it from its precondition.
         let retry = try client.send("PUT", "/store/a/1", headers: [("If-None-Match", "*")], body: Array("again".utf8))
-        FaultTests.expectUntouched(retry, 412)
+        FaultRules.expectUntouched(retry, 412)
     }
 
     /// Answers queued before a dropped one on the same connection (HTTP/1.1
@@ -135,7 +140,7 @@ private typealias S = StoreTestSupport
         let client = server.client()
         let value = Bytes.random(count: 300_000, seed: 3)
         #expect(try client.put("big", value).status == 201)
-        try FaultTests.setRules(client, #"[{"prefix":"b/","drop":"before"}]"#)
+        try FaultRules.set(client, #"[{"prefix":"b/","drop":"before"}]"#)
         let connection = try HTTPClientConnection(port: server.port, timeout: 15)
         defer { connection.close() }
         try connection.send(Self.request("GET", "/store/big") + Self.request("GET", "/store/b/x"))
@@ -149,12 +154,12 @@ private typealias S = StoreTestSupport
     @Test func aDropCanBeDelayedAndCounted() throws {
         let server = try Self.faultServer()
         let client = server.client()
-        try FaultTests.setRules(client, #"[{"prefix":"d/","drop":"before","delayMs":300,"count":1}]"#)
+        try FaultRules.set(client, #"[{"prefix":"d/","drop":"before","delayMs":300,"count":1}]"#)
         var result: (bytes: [UInt8], ending: Ending) = ([], .stillOpen)
         let elapsed = try Self.seconds { result = try Self.exchange(server, Self.request("GET", "/store/d/1")) }
         #expect(result.ending == .reset)
         #expect(elapsed >= 0.25, "the reset came after \(elapsed) s, before its delay")
-        FaultTests.expectUntouched(try client.get("d/1"), 404)
+        FaultRules.expectUntouched(try client.get("d/1"), 404)
     }
 
     // MARK: - truncate
@@ -168,7 +173,7 @@ private typealias S = StoreTestSupport
         let small = Bytes.random(count: 1000, seed: 1), large = Bytes.random(count: 400_000, seed: 2)
         #expect(try client.put("t/small", small).status == 201)
         #expect(try client.put("t/large", large).status == 201)
-        try FaultTests.setRules(client, #"""
+        try FaultRules.set(client, #"""
             [{"id":"short","prefix":"t/","methods":["GET"],"truncate":100},
              {"id":"short-snapshot","prefix":"/snapshot","truncate":50},
              {"id":"short-error","prefix":"e/","status":503,"truncate":10}]
@@ -201,7 +206,7 @@ private typealias S = StoreTestSupport
         let server = try Self.faultServer()
         let client = server.client()
         #expect(try client.put("t/k", "0123456789abcdef").status == 201)
-        try FaultTests.setRules(client, #"[{"prefix":"t/","methods":["GET","HEAD"],"truncate":4},{"prefix":"z/","truncate":0}]"#)
+        try FaultRules.set(client, #"[{"prefix":"t/","methods":["GET","HEAD"],"truncate":4},{"prefix":"z/","truncate":0}]"#)
         let pipelined = try Self.exchange(server, Self.request("GET", "/store/t/k") + Self.request("GET", "/healthz"))
         let parts = try #require(Self.split(pipelined.bytes))
         #expect(parts.body == Array("0123".utf8), "the next request was answered after the cut: \(parts.body.count) bytes")
@@ -226,7 +231,7 @@ private typealias S = StoreTestSupport
         let client = server.client()
         let value = Bytes.random(count: 4096, seed: 4)
         #expect(try client.put("s/k", value).status == 201)
-        try FaultTests.setRules(client, #"[{"id":"slow","prefix":"s/","methods":["GET"],"bytesPerSecond":2048}]"#)
+        try FaultRules.set(client, #"[{"id":"slow","prefix":"s/","methods":["GET"],"bytesPerSecond":2048}]"#)
         let connection = try HTTPClientConnection(port: server.port, timeout: 15)
         defer { connection.close() }
         var response: ClientResponse?
@@ -244,7 +249,7 @@ private typealias S = StoreTestSupport
     @Test func paceReadsTheRequestBodySlowly() throws {
         let server = try Self.faultServer()
         let client = server.client()
-        try FaultTests.setRules(client, #"[{"prefix":"s/","methods":["PUT"],"bytesPerSecond":2048}]"#)
+        try FaultRules.set(client, #"[{"prefix":"s/","methods":["PUT"],"bytesPerSecond":2048}]"#)
         let value = Bytes.random(count: 4096, seed: 5)
         let connection = try HTTPClientConnection(port: server.port, timeout: 15)
         defer { connection.close() }
@@ -275,10 +280,10 @@ private typealias S = StoreTestSupport
         let server = try Self.faultServer()
         let client = server.client()
         #expect(try client.put("s/k", Bytes.random(count: 8192, seed: 6)).status == 201)
-        try FaultTests.setRules(client, #"[{"prefix":"s/","methods":["GET"],"bytesPerSecond":64}]"#)
+        try FaultRules.set(client, #"[{"prefix":"s/","methods":["GET"],"bytesPerSecond":64}]"#)
         let slow = try (0..<8).map { _ in try HTTPClientConnection(port: server.port, timeout: 30) }
         for c in slow { try c.send(Self.request("GET", "/store/s/k")) }
-        let quick = try Self.seconds { for _ in 0..<20 { FaultTests.expectUntouched(try client.get("fast"), 404) } }
+        let quick = try Self.seconds { for _ in 0..<20 { FaultRules.expectUntouched(try client.get("fast"), 404) } }
         print("NetworkFaultTests: 20 plain requests in \(String(format: "%.3f", quick)) s beside 8 paced ones")
         for c in slow { c.close() }
     }
@@ -289,14 +294,14 @@ private typealias S = StoreTestSupport
         let server = try Self.faultServer()
         let (w1, w2, main) = (Self.client(server, namespace: "w1"), Self.client(server, namespace: "w2"), server.client())
         for c in [w1, w2, main] { #expect(try c.put("k", "v").status == 201) }
-        try FaultTests.setRules(w1, #"[{"id":"w1-drop","prefix":"","drop":"before"}]"#)
+        try FaultRules.set(w1, #"[{"id":"w1-drop","prefix":"","drop":"before"}]"#)
         let dropped = try Self.exchange(server, Self.request("GET", "/ns/w1/store/k"))
         #expect(dropped.ending == .reset)
-        FaultTests.expectUntouched(try w2.get("k"), 200)
-        FaultTests.expectUntouched(try main.get("k"), 200)
+        FaultRules.expectUntouched(try w2.get("k"), 200)
+        FaultRules.expectUntouched(try main.get("k"), 200)
         // The default namespace's rules do not reach a namespace either.
-        try FaultTests.setRules(main, #"[{"prefix":"/","truncate":0}]"#)
-        FaultTests.expectUntouched(try w2.get("k"), 200)
+        try FaultRules.set(main, #"[{"prefix":"/","truncate":0}]"#)
+        FaultRules.expectUntouched(try w2.get("k"), 200)
     }
 
     /// `larder_faults_total{rule}` counts every fault, of either kind, per
@@ -306,12 +311,12 @@ private typealias S = StoreTestSupport
         let server = try Self.faultServer()
         let (main, w1) = (server.client(), Self.client(server, namespace: "w1"))
         #expect(try w1.put("k", "v").status == 201)
-        try FaultTests.setRules(main, #"""
+        try FaultRules.set(main, #"""
             [{"id":"late","prefix":"l/","delayMs":1},{"id":"refused","prefix":"r/","status":503},
              {"id":"gone","prefix":"g/","drop":"before"},{"id":"cut","prefix":"c/","truncate":1},
              {"id":"slow","prefix":"s/","bytesPerSecond":100000}]
             """#)
-        try FaultTests.setRules(w1, #"[{"id":"gone","prefix":"","methods":["GET"],"drop":"after"}]"#)
+        try FaultRules.set(w1, #"[{"id":"gone","prefix":"","methods":["GET"],"drop":"after"}]"#)
         for _ in 0..<3 { _ = try main.get("l/1") }
         for _ in 0..<2 { _ = try main.get("r/1") }
         for _ in 0..<4 { _ = try Self.exchange(server, Self.request("GET", "/store/g/1")) }
@@ -320,7 +325,7 @@ private typealias S = StoreTestSupport
         for _ in 0..<2 { _ = try Self.exchange(server, Self.request("GET", "/ns/w1/store/k")) }
         #expect(try main.send("DELETE", "/faults").status == 200)
         #expect(try w1.send("DELETE", "/faults").status == 200)
-        let scrape = try MetricsTests.parse(try main.send("GET", "/metrics").body)
+        let scrape = try MetricsScrape.parse(try main.send("GET", "/metrics").body)
         #expect(scrape.types["larder_faults"] == "counter")
         let expected: [([String: String], Double)] = [
             (["rule": "late"], 3), (["rule": "refused"], 2), (["rule": "gone"], 4), (["rule": "cut"], 1),
@@ -340,7 +345,7 @@ private typealias S = StoreTestSupport
         let value = Bytes.random(count: 1000, seed: 9)
         #expect(try client.put("t/k", value).status == 201)
         #expect(try client.put("s/k", value).status == 201)
-        try FaultTests.setRules(client, #"""
+        try FaultRules.set(client, #"""
             [{"id":"gone","prefix":"b/","drop":"before"},{"id":"lost","prefix":"a/","methods":["PUT"],"drop":"after"},
              {"id":"cut","prefix":"t/","methods":["GET"],"truncate":10},
              {"id":"slow","prefix":"s/","methods":["GET"],"bytesPerSecond":100000}]
@@ -349,7 +354,9 @@ private typealias S = StoreTestSupport
         _ = try Self.exchange(server, Self.request("PUT", "/store/a/1", body: Array("v".utf8)))
         _ = try Self.exchange(server, Self.request("GET", "/store/t/k"))
         #expect(try client.get("s/k").body == value)
-        let page = try JournalTests.journal(client, "?prefix=")
+        let journal = try client.send("GET", "/journal?prefix=")
+        #expect(journal.status == 200, "\(journal.status) \(journal.text)")
+        let page = try JSONDecoder().decode(JournalPage.self, from: Data(journal.body))
         let faulted = page.requests.filter { $0.fault != nil }
             .map { "\($0.method) \($0.path) \($0.status.map(String.init) ?? "-") \($0.bytesOut) \($0.fault ?? "")" }
         #expect(faulted == ["GET /store/b/1 - 0 gone", "PUT /store/a/1 201 0 lost", "GET /store/t/k 200 10 cut",
@@ -386,7 +393,7 @@ private typealias S = StoreTestSupport
             let message = response.json?["message"] as? String ?? ""
             #expect(message.contains(fragment), "\(body): the message does not say \(fragment): \(message)")
         }
-        #expect(try FaultTests.rules(client).count == 3, "a refused PUT changed the rules")
+        #expect(try FaultRules.rules(client).count == 3, "a refused PUT changed the rules")
     }
 
     // MARK: - Real clients
@@ -396,7 +403,7 @@ private typealias S = StoreTestSupport
         let client = server.client()
         // Incompressible: a client that takes gzip gets the same length.
         #expect(try client.put("t/k", Bytes.random(count: 1000, seed: 8)).status == 201)
-        try FaultTests.setRules(client, #"[{"prefix":"b/","drop":"before"},{"prefix":"a/","methods":["PUT"],"drop":"after"},{"prefix":"t/","truncate":100}]"#)
+        try FaultRules.set(client, #"[{"prefix":"b/","drop":"before"},{"prefix":"a/","methods":["PUT"],"drop":"after"},{"prefix":"t/","truncate":100}]"#)
         let base = "http://127.0.0.1:\(server.port)/store/"
         func curl(_ arguments: [String]) throws -> Int32 {
             try ProcessRunner.run("/usr/bin/env", ["curl", "-sS", "-o", "/dev/null", "--max-time", "20"] + arguments, timeout: 60).status
@@ -413,7 +420,7 @@ private typealias S = StoreTestSupport
         let client = server.client()
         // Incompressible: a client that takes gzip gets the same length.
         #expect(try client.put("t/k", Bytes.random(count: 1000, seed: 8)).status == 201)
-        try FaultTests.setRules(client, #"[{"prefix":"b/","drop":"before"},{"prefix":"a/","methods":["PUT"],"drop":"after"},{"prefix":"t/","truncate":100}]"#)
+        try FaultRules.set(client, #"[{"prefix":"b/","drop":"before"},{"prefix":"a/","methods":["PUT"],"drop":"after"},{"prefix":"t/","truncate":100}]"#)
         let script = """
             import sys, requests
             base = sys.argv[1]

@@ -14,6 +14,16 @@ import Glibc
 /// answer when end-of-input was taken for a hang-up. (Run on PostgreSQL
 /// too by `.ci/postgres-api`, where every request waits on the database.)
 @Suite(.blockingLane) struct HalfCloseTests {
+    /// A conditional GET that waits (`?wait=`) while the value's ETag is `etag`.
+    static func watchRequest(_ target: String, etag: String) -> String {
+        "GET \(target) HTTP/1.1\r\nHost: localhost\r\nIf-None-Match: \(etag)\r\n\r\n"
+    }
+
+    /// Polls until `server.watcherCount == count`; false after `seconds`.
+    static func waitForWatchers(_ server: TestServer, _ count: Int, within seconds: Double = Poll.patience) -> Bool {
+        Poll.holds(within: seconds, every: 0.001) { server.server.watcherCount == count }
+    }
+
     static func durableServer() throws -> TestServer { try TestServer { $0.store.fsync = true } }
 
     /// Sends `request`, shuts the writing side, reads `count` answers, and
@@ -84,10 +94,10 @@ import Glibc
         defer { server.stop() }
         let etag = try #require(try server.client().put("hc/w", "x").header("ETag"))
         let connection = try server.connection(timeout: 30)
-        try connection.send(WatchTests.watchRequest("/store/hc/w?wait=60", etag: etag))
-        #expect(WatchTests.waitForWatchers(server, 1))
+        try connection.send(Self.watchRequest("/store/hc/w?wait=60", etag: etag))
+        #expect(Self.waitForWatchers(server, 1))
         connection.shutdownWrite()
-        #expect(WatchTests.waitForWatchers(server, 0, within: 10), "the watch outlived its client")
+        #expect(Self.waitForWatchers(server, 0, within: 10), "the watch outlived its client")
         #expect(ProtocolWire.closedByServer(connection, within: 10))
     }
 }

@@ -1,7 +1,5 @@
 import Foundation
 import LarderApp
-import LarderRouting
-import LarderServer
 import LarderDiskStore
 import LarderFixtures
 import LarderStorage

@@ -75,7 +75,7 @@ struct DiskFaultTests {
         let dir = TestServer.makeTempDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let small = Array(String(repeating: "small value, compressible; ", count: 400).utf8)
-        let large = AdaptiveCompressionTests.json(of: 3 << 20)
+        let large = Bytes.jsonRecords(3 << 20)
         do {
             let first = try ChildServer(dataDirectory: dir, arguments: ["--no-fsync"])
             for (key, value) in [("t/small", small), ("t/large", large), ("t/flipped", large), ("t/other", small)] {

@@ -9,6 +9,8 @@ let package = Package(
         .library(name: "LarderKit", targets: ["LarderKit"]),
         .library(name: "LarderClient", targets: ["LarderClient"]),
         .library(name: "LarderEmbedded", targets: ["LarderEmbedded"]),
+        // Route-level tests in process: the real router and middleware, no socket.
+        .library(name: "LarderTesting", targets: ["LarderTesting"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -107,6 +109,12 @@ let package = Package(
         // the other handed over. The one target that imports both faces.
         .target(name: "LarderServer", dependencies: [
             "LarderApp", "LarderS3", "LarderRouting", "LarderHTTP", "LarderSharing", "LarderStorage", "LarderSupport", "LarderModel",
+        ]),
+        // The in-process tester: a `LarderServer` that never listens, a
+        // request through its route table and middleware, its answer as a
+        // connection would have sent it (`HTTPInProcessExchange`).
+        .target(name: "LarderTesting", dependencies: [
+            "LarderServer", "LarderBackends", "LarderDiskStore", "LarderHTTP", "LarderSupport",
         ]),
         // A raw-socket HTTP/1.1 client: blocking for protocol tests and
         // `larder healthcheck` (no libcurl in the image), async on Dispatch
@@ -212,6 +220,13 @@ let package = Package(
             "LarderS3", "LarderApp", "LarderServer", "LarderRouting", "LarderHTTP", "LarderWire", "CZlib", "LarderTestSupport",
             .product(name: "Crypto", package: "swift-crypto"),
         ]),
+        // The routing core: matches, the chain, the intake and mounts, limits.
+        .testTarget(name: "LarderRoutingTests", dependencies: ["LarderRouting", "LarderHTTP", "LarderTesting", "LarderTestSupport"]),
+        // The composition root, and the in-process tester through it.
+        .testTarget(name: "LarderServerTests", dependencies: [
+            "LarderServer", "LarderRouting", "LarderS3", "LarderBackends", "LarderDiskStore", "LarderSupport", "LarderTesting", "LarderTestSupport",
+        ]),
+        .testTarget(name: "LarderTestingTests", dependencies: ["LarderTesting", "LarderTestSupport"]),
         // The `larder` executable: flags, environment, `healthcheck`, the runner's output.
         .testTarget(name: "larderTests", dependencies: [
             "LarderApp", "LarderServer", "LarderRouting", "LarderHTTP", "LarderModel", "LarderPostgres", "LarderStorage", "LarderValueFile", "LarderDiskStore", "LarderFixtures", "LarderWire", "LarderTestSupport",

@@ -19,6 +19,16 @@ import Testing
         #expect(got.header("ETag") != nil)
     }
 
+    /// docs/swift-api.md, "Route-level tests in process", as written there.
+    @Test func theSwiftAPIGuidesExample() async throws {
+        let larder = try LarderTestClient(.init(token: "s3cret"))
+        defer { larder.shutdown() }
+        let put = await larder.execute("PUT", "/store/a", headers: [("Authorization", "Bearer s3cret")],
+                                       body: Array("hi".utf8))
+        #expect(put.status == 201)
+        #expect(await larder.execute("GET", "/store/a", headers: [("Authorization", "Bearer s3cret")]).text == "hi")
+    }
+
     @Test func aLargeValueComesBackWhole() async throws {
         let larder = try LarderTestClient()
         defer { larder.shutdown() }

@@ -15,7 +15,7 @@ extension DiskStore {
 
     /// Deletes one key if `condition` holds for its current value; returns
     /// whether it existed (an expired value counts as absent).
-    package func delete(_ key: StoreKey, condition: WriteCondition? = nil) -> StoreReply<Bool> {
+    public func delete(_ key: StoreKey, condition: WriteCondition? = nil) -> StoreReply<Bool> {
         .catching { try deleteValue(key, condition: condition) }
     }
 
@@ -87,7 +87,7 @@ extension DiskStore {
     /// and deletes the old one in the background, so it takes the same time
     /// for ten keys or ten million. A crash before the rename keeps the old
     /// state, after it the new one; leftovers go at the next start.
-    package func deleteAll() throws -> Int {
+    public func deleteAll() throws -> Int {
         let (deleted, oldRoot) = try locked(rootQueue, barrier: true) { () -> (Int, String) in
             let newest = Self.generations(dataDirectory).map(\.number).max() ?? generation
             let next = try Self.switchGeneration(dataDirectory, after: max(newest, generation), fsync: options.fsync)
@@ -110,7 +110,7 @@ extension DiskStore {
 
     /// `DELETE /store/<prefix>/`: moves the prefix's directory to trash in
     /// one rename, counts what it held, and deletes it in the background.
-    package func deletePrefix(_ prefix: StorePrefix) -> StoreReply<Int> {
+    public func deletePrefix(_ prefix: StorePrefix) -> StoreReply<Int> {
         .catching { try deleteValues(under: prefix) }
     }
 

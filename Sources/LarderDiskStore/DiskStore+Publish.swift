@@ -16,7 +16,7 @@ extension DiskStore {
 
     /// Starts a write: a temp file in the key's directory. Feed it the body
     /// with `write`, then `finish` publishes it.
-    package func beginUpload(key: StoreKey, contentType: String, encoding: ValueUpload.Encoding,
+    public func beginUpload(key: StoreKey, contentType: String, encoding: ValueUpload.Encoding,
                             expiresNanos: Int64? = nil, condition: WriteCondition? = nil) throws -> ValueWriter {
         try makeUpload(key: key, contentType: contentType, encoding: encoding, expiresNanos: expiresNanos, condition: condition)
     }
@@ -231,7 +231,7 @@ extension DiskStore {
     /// held, publishes only if the key still has the version that was read,
     /// and tries again if not. With fsync on, the publish answers after a
     /// flush, later: the attempts go on from there.
-    package func update(_ key: StoreKey, condition: WriteCondition?, maxValueBytes: Int,
+    public func update(_ key: StoreKey, condition: WriteCondition?, maxValueBytes: Int,
                        _ transform: @escaping @Sendable (ValueMetadata?, [UInt8]?) throws -> UpdatedValue) -> StoreReply<PutOutcome> {
         update(key, condition: condition, maxValueBytes: maxValueBytes, attempts: 10_000, transform)
     }
@@ -309,5 +309,5 @@ extension DiskStore {
         return upload
     }
 
-    package func makeUniqueID() -> StoreReply<String> { .catching { DiskNames.hex(try nextVersion()) } }
+    public func makeUniqueID() -> StoreReply<String> { .catching { DiskNames.hex(try nextVersion()) } }
 }

@@ -14,13 +14,13 @@ extension DiskStore {
 
     /// Opens the value of `key`, now; `.notFound` when absent or expired.
     @inlinable
-    package func open(_ key: StoreKey) -> StoreReply<StoredValue> {
+    public func open(_ key: StoreKey) -> StoreReply<StoredValue> {
         .catching { try openValue(key) }
     }
 
     /// The metadata of the live value, now (a cache hit, or the header of
     /// its file).
-    package func currentMetadata(of key: StoreKey) -> StoreReply<ValueMetadata?> {
+    public func currentMetadata(of key: StoreKey) -> StoreReply<ValueMetadata?> {
         .catching {
             do {
                 let value = try openValue(key)

@@ -210,8 +210,8 @@ extension DiskStore {
 
     /// Whether the start-up scan is done (listings use the key index, the
     /// totals are exact).
-    package var isIndexReady: Bool { index.isReady }
+    public var isIndexReady: Bool { index.isReady }
 
     /// Waits for the start-up scan (tests, tools).
-    package func waitForIndex() { scanQueue.sync {} }
+    public func waitForIndex() { scanQueue.sync {} }
 }

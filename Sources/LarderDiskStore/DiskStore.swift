@@ -36,16 +36,16 @@ import Glibc
 /// listings walk the directories (`DirectoryLister`) and the totals count
 /// only what was scanned so far; see `KeyIndex` for how writes and deletes
 /// during the scan stay authoritative.
-package final class DiskStore: ValueStore, @unchecked Sendable {
-    package let options: DiskStoreOptions
+public final class DiskStore: ValueStore, @unchecked Sendable {
+    public let options: DiskStoreOptions
     let logger: Logger
     let dataDirectory: String
     var lock: FileLock?
     package let zlib: ZlibPool
     /// Values compressed per `CompressionMode`, for `/metrics`.
-    package let compressionModes: CompressionModeCounts? = CompressionModeCounts()
+    public let compressionModes: CompressionModeCounts? = CompressionModeCounts()
     /// Flushes issued and durable writes acknowledged, for `/metrics`.
-    package let durability: DurabilityCounts? = DurabilityCounts()
+    public let durability: DurabilityCounts? = DurabilityCounts()
     /// Shares flushes between concurrent durable writes; nil without fsync.
     let commit: GroupCommit?
     let cache: ValueCache
@@ -85,7 +85,7 @@ package final class DiskStore: ValueStore, @unchecked Sendable {
     static let ceilingStep: UInt64 = 3_600_000_000_000  // one hour of nanoseconds
     let counterLock = Lock()
 
-    package init(options: DiskStoreOptions, logger: Logger = .silent(), changes: StoreChangeObserver? = nil) throws {
+    public init(options: DiskStoreOptions, logger: Logger = .silent(), changes: StoreChangeObserver? = nil) throws {
         self.options = options
         self.logger = logger
         self.changes = changes
@@ -181,7 +181,7 @@ package final class DiskStore: ValueStore, @unchecked Sendable {
     static func nowNanos() -> Int64 { Clock.nowNanos() }
 
     /// Values and bytes stored right now (no lock: see `StoreTotals`).
-    package var stats: StoreStats { totals.stats }
+    public var stats: StoreStats { totals.stats }
 
     func currentRoot() -> String { rootQueue.sync { valuesRoot } }
 
@@ -191,7 +191,7 @@ package final class DiskStore: ValueStore, @unchecked Sendable {
     /// entries (keys and, with `groupByDirectory`, common prefixes).
     /// From the key index once the start-up scan is done, by walking the
     /// directories before.
-    package func list(prefix: StorePrefix, after: String?, limit: Int, groupByDirectory: Bool) -> StoreReply<StoreListing> {
+    public func list(prefix: StorePrefix, after: String?, limit: Int, groupByDirectory: Bool) -> StoreReply<StoreListing> {
         .catching { try listValues(prefix: prefix, after: after, limit: limit, groupByDirectory: groupByDirectory) }
     }
 
@@ -223,7 +223,7 @@ package final class DiskStore: ValueStore, @unchecked Sendable {
     // MARK: - Health
 
     /// Writes, reads back and removes a probe file next to the values.
-    package func checkHealth() -> StoreReply<Void> {
+    public func checkHealth() -> StoreReply<Void> {
         .catching { try probeHealth() }
     }
 
@@ -241,14 +241,14 @@ package final class DiskStore: ValueStore, @unchecked Sendable {
     }
 
     /// Waits for the start-up scan and background deletes (tests, shutdown).
-    package func drainBackgroundWork() {
+    public func drainBackgroundWork() {
         scanQueue.sync {}
         reaper.sync {}
     }
 
     /// Finishes background work and releases the data directory's lock, so
     /// another server may open it. Call after the last request.
-    package func close() {
+    public func close() {
         sweepTimer?.cancel()
         scanCancelled.store(true, ordering: .relaxed)
         drainBackgroundWork()

@@ -18,7 +18,7 @@ extension JSONValue {
     /// alone.
     ///
     /// - Returns: The resulting array and its element count.
-    package static func appending(
+    public static func appending(
         _ body: JSONValue, to current: JSONValue?, unique: Bool
     ) -> (result: JSONValue, count: Int) {
         var elements: [JSONValue]

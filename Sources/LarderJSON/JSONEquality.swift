@@ -11,7 +11,7 @@ extension JSONValue: Equatable, Hashable {
     /// - Different kinds are never equal (`true` != `1`, `"1"` != `1`).
     ///
     /// Iterative, so deep values cannot exhaust the stack.
-    package static func == (lhs: JSONValue, rhs: JSONValue) -> Bool {
+    public static func == (lhs: JSONValue, rhs: JSONValue) -> Bool {
         // Pairs still to compare; the result is their conjunction, so order
         // does not matter and the first mismatch ends the walk.
         var pending: [(JSONValue, JSONValue)] = []
@@ -67,7 +67,7 @@ extension JSONValue: Equatable, Hashable {
     /// strings by bytes, objects independent of member order.
     ///
     /// Recursive; safe for the depths the parser accepts.
-    package func hash(into hasher: inout Hasher) {
+    public func hash(into hasher: inout Hasher) {
         switch self {
         case .null:
             hasher.combine(0 as UInt8)

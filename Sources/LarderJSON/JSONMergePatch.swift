@@ -13,7 +13,7 @@ extension JSONValue {
     ///
     /// Recursion depth is bounded by the patch's nesting, which the parser
     /// limits.
-    package func mergePatched(with patch: JSONValue) -> JSONValue {
+    public func mergePatched(with patch: JSONValue) -> JSONValue {
         guard case .object(let patchMembers) = patch else {
             return patch
         }

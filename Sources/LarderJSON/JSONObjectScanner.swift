@@ -6,15 +6,15 @@
 /// of the text: a reader can learn where a large last member begins before
 /// the rest has arrived. It does not validate values: parse each range with
 /// `JSONValue.parse` (which rejects whatever the scanner let through).
-package enum JSONObjectScanner {
-    package struct Member: Sendable {
+public enum JSONObjectScanner {
+    public struct Member: Sendable {
         /// The decoded name.
-        package let name: String
+        public let name: String
         /// The raw value, from its first byte to its last (no whitespace).
-        package let value: Range<Int>
+        public let value: Range<Int>
     }
 
-    package enum Result: Sendable {
+    public enum Result: Sendable {
         /// The object is complete; `end` is the offset just after its `}`.
         case complete([Member], end: Int)
         /// The text ends inside the object: the members complete so far, and
@@ -24,7 +24,7 @@ package enum JSONObjectScanner {
     }
 
     /// Scans the object that starts at the first non-whitespace byte.
-    package static func scan(_ bytes: UnsafeRawBufferPointer) throws(JSONParseError) -> Result {
+    public static func scan(_ bytes: UnsafeRawBufferPointer) throws(JSONParseError) -> Result {
         var members: [Member] = []
         var pos = skipWhitespace(bytes, 0)
         guard pos < bytes.count else { return .partial([], open: nil) }
@@ -66,7 +66,7 @@ package enum JSONObjectScanner {
         }
     }
 
-    package static func skipWhitespace(_ bytes: UnsafeRawBufferPointer, _ start: Int) -> Int {
+    public static func skipWhitespace(_ bytes: UnsafeRawBufferPointer, _ start: Int) -> Int {
         var pos = start
         while pos < bytes.count {
             switch bytes[pos] {

@@ -1,7 +1,7 @@
 /// Why a JSON text was rejected, and where.
-package struct JSONParseError: Error, Sendable, Equatable, CustomStringConvertible {
+public struct JSONParseError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The category of a parse failure.
-    package enum Kind: Sendable, Equatable, Hashable {
+    public enum Kind: Sendable, Equatable, Hashable {
         /// The input ended before the value was complete (includes empty input).
         case unexpectedEndOfInput
         /// A byte that cannot start or continue the value at this point.
@@ -27,21 +27,21 @@ package struct JSONParseError: Error, Sendable, Equatable, CustomStringConvertib
     }
 
     /// The category of the failure.
-    package let kind: Kind
+    public let kind: Kind
     /// The byte offset in the input where the problem was found.
-    package let offset: Int
+    public let offset: Int
     /// A human-readable explanation that includes ``offset``.
-    package let message: String
+    public let message: String
 
     /// True when the input nested deeper than the allowed depth, so callers can
     /// answer differently (for example 413/422) from plain syntax errors.
-    package var isTooDeep: Bool { kind == .tooDeep }
+    public var isTooDeep: Bool { kind == .tooDeep }
 
     /// Same as ``message``.
-    package var description: String { message }
+    public var description: String { message }
 
     /// Creates an error; `detail` is completed with the offset.
-    package init(_ kind: Kind, at offset: Int, _ detail: String) {
+    public init(_ kind: Kind, at offset: Int, _ detail: String) {
         self.kind = kind
         self.offset = offset
         self.message = "\(detail) at byte offset \(offset)"

@@ -16,7 +16,7 @@ extension JSONValue {
     ///   - maxDepth: Maximum nesting of arrays and objects (`[[1]]` has depth 2;
     ///     scalars have depth 0).
     /// - Throws: ``JSONParseError`` with the byte offset of the problem.
-    package static func parse(
+    public static func parse(
         _ bytes: UnsafeRawBufferPointer, maxDepth: Int = 512
     ) throws(JSONParseError) -> JSONValue {
         guard bytes.count > 0 else {
@@ -34,7 +34,7 @@ extension JSONValue {
     }
 
     /// Parses exactly one JSON value from UTF-8 bytes; same rules as the `UnsafeRawBufferPointer` overload.
-    package static func parse(_ bytes: [UInt8], maxDepth: Int = 512) throws(JSONParseError) -> JSONValue {
+    public static func parse(_ bytes: [UInt8], maxDepth: Int = 512) throws(JSONParseError) -> JSONValue {
         let result = bytes.withUnsafeBytes { raw -> Result<JSONValue, JSONParseError> in
             do throws(JSONParseError) {
                 return .success(try parse(raw, maxDepth: maxDepth))
@@ -46,7 +46,7 @@ extension JSONValue {
     }
 
     /// Parses exactly one JSON value from a string's UTF-8; same rules as the `UnsafeRawBufferPointer` overload.
-    package static func parse(_ text: String, maxDepth: Int = 512) throws(JSONParseError) -> JSONValue {
+    public static func parse(_ text: String, maxDepth: Int = 512) throws(JSONParseError) -> JSONValue {
         try parse(Array(text.utf8), maxDepth: maxDepth)
     }
 }

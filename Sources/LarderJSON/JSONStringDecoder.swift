@@ -7,7 +7,7 @@
 /// surrogate pairs joined, and raw control bytes, invalid UTF-8 and lone
 /// surrogates rejected. Error offsets count from the first byte after the
 /// opening quote.
-package struct JSONStringDecoder {
+public struct JSONStringDecoder {
     private enum State {
         /// Between scalars.
         case text
@@ -28,12 +28,12 @@ package struct JSONStringDecoder {
 
     private var state = State.text
     /// Bytes of content read so far (the position errors are reported at).
-    package private(set) var consumed = 0
+    public private(set) var consumed = 0
 
-    package init() {}
+    public init() {}
 
     /// Whether the closing quote has been read.
-    package var isEnded: Bool {
+    public var isEnded: Bool {
         if case .ended = state { return true }
         return false
     }
@@ -41,7 +41,7 @@ package struct JSONStringDecoder {
     /// Decodes from `input`, appending the string's bytes to `output`.
     /// Returns how many input bytes belong to the string: all of them until
     /// the closing quote, which is the last byte counted.
-    package mutating func decode(_ input: UnsafeRawBufferPointer, into output: inout [UInt8]) throws(JSONParseError) -> Int {
+    public mutating func decode(_ input: UnsafeRawBufferPointer, into output: inout [UInt8]) throws(JSONParseError) -> Int {
         var i = 0
         let count = input.count
         defer { consumed += i }

@@ -7,7 +7,7 @@
 /// Equality (``==(_:_:)``) is JSON equality, not structural identity: numbers
 /// compare by numeric value, objects ignore member order, strings compare by
 /// Unicode scalars (code unit by code unit, RFC 8259 §8.3).
-package enum JSONValue: Sendable {
+public enum JSONValue: Sendable {
     /// The literal `null`.
     case null
     /// The literals `true` and `false`.

@@ -8,7 +8,7 @@ extension JSONValue {
     /// are written in order, exactly as stored.
     ///
     /// Iterative, so nesting depth is limited only by memory.
-    package func serialized() -> [UInt8] {
+    public func serialized() -> [UInt8] {
         var writer = JSONWriter()
         writer.write(self)
         return writer.output
@@ -17,7 +17,7 @@ extension JSONValue {
 
 extension JSONValue: CustomStringConvertible {
     /// The compact JSON text of the value.
-    package var description: String {
+    public var description: String {
         String(decoding: serialized(), as: UTF8.self)
     }
 }

@@ -82,7 +82,7 @@ struct NumberSyntax {
 extension JSONValue {
     /// Returns whether `text` is exactly one RFC 8259 number (no sign `+`, no
     /// leading zeros, no surrounding whitespace), i.e. valid for ``number(_:)``.
-    package static func isValidNumber(_ text: String) -> Bool {
+    public static func isValidNumber(_ text: String) -> Bool {
         var text = text
         return text.withUTF8 { bytes in
             guard let syntax = try? NumberSyntax.scan(bytes, from: 0) else { return false }

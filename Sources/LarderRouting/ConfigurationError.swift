@@ -1,5 +1,5 @@
 /// A configuration the server cannot run with; the message says which setting and why.
-package struct ConfigurationError: Error, CustomStringConvertible {
-    package let description: String
-    package init(_ description: String) { self.description = description }
+public struct ConfigurationError: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
 }

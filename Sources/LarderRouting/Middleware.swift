@@ -9,6 +9,6 @@ import LarderHTTP
 ///   `.ignore` without calling `next`, and the body is never read;
 /// - see or change the final response (metrics, CORS, faults): replace
 ///   `request.responder` with `request.responder.intercept { ... }`, then call `next`.
-package protocol LarderMiddleware: Sendable {
+public protocol LarderMiddleware: Sendable {
     func handle(_ request: RouteRequest, next: (RouteRequest) -> HTTPBodyAction) -> HTTPBodyAction
 }

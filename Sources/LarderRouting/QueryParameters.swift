@@ -3,10 +3,10 @@ import LarderSupport
 
 /// `a=1&b=x%2Fy` → ["a": "1", "b": "x/y"]. `+` stays `+` (RFC 3986; send
 /// `%20` for a space). The first of repeated names wins.
-package struct QueryParameters {
+public struct QueryParameters {
     private var values: [String: String] = [:]
 
-    package init(_ query: Substring?) throws(HTTPError) {
+    public init(_ query: Substring?) throws(HTTPError) {
         guard let query, !query.isEmpty else { return }
         for pair in query.split(separator: "&", omittingEmptySubsequences: true) {
             let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
@@ -21,20 +21,20 @@ package struct QueryParameters {
         }
     }
 
-    package subscript(name: String) -> String? { values[name] }
+    public subscript(name: String) -> String? { values[name] }
 
     private static func decode(_ s: Substring) -> String? {
         PercentDecoding.decodeString(s)
     }
 
     /// An integer parameter within bounds, nil when absent.
-    package func optionalInteger(_ name: String, range: ClosedRange<Int>) throws(HTTPError) -> Int? {
+    public func optionalInteger(_ name: String, range: ClosedRange<Int>) throws(HTTPError) -> Int? {
         guard values[name] != nil else { return nil }
         return try integer(name, default: 0, range: range)
     }
 
     /// A yes/no parameter: `1`, `true` or empty (present) are yes.
-    package func flag(_ name: String) throws(HTTPError) -> Bool {
+    public func flag(_ name: String) throws(HTTPError) -> Bool {
         guard let text = values[name] else { return false }
         switch text.lowercased() {
         case "", "1", "true", "yes": return true
@@ -44,7 +44,7 @@ package struct QueryParameters {
     }
 
     /// An integer parameter within bounds, or a 400 that says what is wrong.
-    package func integer(_ name: String, default value: Int, range: ClosedRange<Int>, clampUpper: Bool = false) throws(HTTPError) -> Int {
+    public func integer(_ name: String, default value: Int, range: ClosedRange<Int>, clampUpper: Bool = false) throws(HTTPError) -> Int {
         guard let text = values[name] else { return value }
         guard let n = Int(text), n >= range.lowerBound, clampUpper || n <= range.upperBound else {
             throw HTTPError(.badRequest, .invalidArgument,

@@ -2,17 +2,17 @@ import LarderHTTP
 
 /// A request as routes and middleware see it: the head, and the responder
 /// that answers it (middleware may wrap it to see the final response).
-package struct RouteRequest: Sendable {
-    package let head: HTTPRequestHead
-    package var responder: HTTPResponder
+public struct RouteRequest: Sendable {
+    public let head: HTTPRequestHead
+    public var responder: HTTPResponder
     /// The path after the route's prefix (still percent-encoded).
-    package var rest: Substring
+    public var rest: Substring
     /// Where the table's intake sent the request (the Larder API: the
     /// namespace of a request under `/ns/<name>/` that exists): found
     /// once, before the chain; the table goes straight to it after.
     var mount: Mount?
 
-    package init(head: HTTPRequestHead, responder: HTTPResponder, rest: Substring) {
+    public init(head: HTTPRequestHead, responder: HTTPResponder, rest: Substring) {
         self.head = head
         self.responder = responder
         self.rest = rest
@@ -25,11 +25,11 @@ package struct RouteRequest: Sendable {
         self.mount = mount
     }
 
-    package var method: HTTPMethod { head.method }
+    public var method: HTTPMethod { head.method }
 }
 
 /// What a route does with a request.
-package enum RouteAnswer {
+public enum RouteAnswer {
     /// The answer, now.
     case respond(HTTPResponse)
     /// Stream the body into this sink; it answers through the request's responder.
@@ -40,7 +40,7 @@ package enum RouteAnswer {
 
 /// One endpoint (or family of endpoints) of the route table. Routes throw
 /// `HTTPError` for any answer that is an error.
-package protocol Route: Sendable {
+public protocol Route: Sendable {
     func handle(_ request: RouteRequest) throws(HTTPError) -> RouteAnswer
     /// The largest request body this route takes, when it is not the
     /// server's (`--max-value-size`); nil for that one. `rest`: the path
@@ -53,26 +53,26 @@ package protocol Route: Sendable {
 }
 
 extension Route {
-    package func maxBodyBytes(rest: Substring) -> Int64? { nil }
-    package func answerObserver(forRefused head: HTTPRequestHead) -> (any HTTPAnswerObserver)? { nil }
+    public func maxBodyBytes(rest: Substring) -> Int64? { nil }
+    public func answerObserver(forRefused head: HTTPRequestHead) -> (any HTTPAnswerObserver)? { nil }
 }
 
 extension HTTPResponse {
     /// The answer to a plain `OPTIONS` (not a CORS preflight): 204 with the
     /// endpoint's methods, as nginx and S3 answer it.
-    package static func allow(_ methods: String) -> HTTPResponse {
+    public static func allow(_ methods: String) -> HTTPResponse {
         HTTPResponse(status: .noContent, headers: [("Allow", methods)])
     }
 }
 
 /// The method check of the endpoints that are only read (the change feed,
 /// health, metrics, the viewer's files).
-package enum ReadOnlyEndpoint {
-    package static let methods = "GET, HEAD, OPTIONS"
+public enum ReadOnlyEndpoint {
+    public static let methods = "GET, HEAD, OPTIONS"
 
     /// nil for GET and HEAD (go on); the `OPTIONS` answer; else throws 405
     /// with `why` as the message.
-    package static func check(_ request: RouteRequest, _ why: String) throws(HTTPError) -> RouteAnswer? {
+    public static func check(_ request: RouteRequest, _ why: String) throws(HTTPError) -> RouteAnswer? {
         switch request.method {
         case .get, .head: return nil
         case .options: return .respond(.allow(methods))

@@ -12,8 +12,8 @@ import Glibc
 /// reference (the server's handler, a namespace's world), where a struct of
 /// five arrays was copied, a retain and a release each, wherever it was
 /// captured or read out of another object.
-package final class RouteTable: HTTPRequestHandler {
-    package enum Match: Sendable {
+public final class RouteTable: HTTPRequestHandler {
+    public enum Match: Sendable {
         /// This path exactly.
         case exact(String)
         /// Paths that start with this; `rest` is what follows.
@@ -23,7 +23,7 @@ package final class RouteTable: HTTPRequestHandler {
         /// Compared byte by byte: the HTTP layer percent-encodes every byte
         /// outside ASCII, so a path is ASCII and bytes are characters (and a
         /// `Character` comparison costs a route lookup thousands of instructions).
-        package func rest(of path: Substring) -> Substring? {
+        public func rest(of path: Substring) -> Substring? {
             switch self {
             case .exact(let p):
                 return Self.starts(path, with: p, wholly: true) ? path[path.endIndex...] : nil
@@ -60,7 +60,7 @@ package final class RouteTable: HTTPRequestHandler {
     /// nil: none.
     private let intake: (any RequestIntake)?
 
-    package init(_ entries: [(Match, any Route)], middleware: [any LarderMiddleware], intake: (any RequestIntake)? = nil) {
+    public init(_ entries: [(Match, any Route)], middleware: [any LarderMiddleware], intake: (any RequestIntake)? = nil) {
         self.entries = entries.map { (match: $0.0, route: $0.1) }
         self.routes = entries.map(\.1)
         self.patterns = entries.map { entry in
@@ -75,9 +75,9 @@ package final class RouteTable: HTTPRequestHandler {
 
     /// Whether a request runs through middleware before its route (a
     /// namespace's table has its own fault rules with `--allow-faults`).
-    package var hasMiddleware: Bool { !middleware.isEmpty }
+    public var hasMiddleware: Bool { !middleware.isEmpty }
 
-    package func handle(_ head: HTTPRequestHead, _ responder: HTTPResponder) -> HTTPBodyAction {
+    public func handle(_ head: HTTPRequestHead, _ responder: HTTPResponder) -> HTTPBodyAction {
         let path = head.path
         // The intake runs once, here (a `/ns/<name>/...` request's namespace
         // is looked up by it): the chain below runs once for the whole
@@ -107,7 +107,7 @@ package final class RouteTable: HTTPRequestHandler {
     /// The head keeps the path as sent: routes read `RouteRequest.rest` for
     /// their part of the path, never `head.path`.
     @inline(__always)
-    package func dispatch(_ head: HTTPRequestHead, path: Substring, from prefixBytes: Int, _ responder: HTTPResponder) -> HTTPBodyAction {
+    public func dispatch(_ head: HTTPRequestHead, path: Substring, from prefixBytes: Int, _ responder: HTTPResponder) -> HTTPBodyAction {
         answer(head, path: path, from: prefixBytes, responder)
     }
 
@@ -140,7 +140,7 @@ package final class RouteTable: HTTPRequestHandler {
 
     /// A request refused before it reached `handle` is told of too: to
     /// whom the intake names, else the route's.
-    package func answerObserver(forRefused head: HTTPRequestHead) -> (any HTTPAnswerObserver)? {
+    public func answerObserver(forRefused head: HTTPRequestHead) -> (any HTTPAnswerObserver)? {
         if let intake { return intake.answerObserver(forRefused: head) }
         guard let (route, _) = route(for: head.path) else { return nil }
         return route.answerObserver(forRefused: head)
@@ -148,7 +148,7 @@ package final class RouteTable: HTTPRequestHandler {
 
     /// The limit of the route the path goes to (a route that hands
     /// requests on answers for the route they go to).
-    package func maxBodyBytes(for head: HTTPRequestHead) -> Int64? {
+    public func maxBodyBytes(for head: HTTPRequestHead) -> Int64? {
         guard let (route, rest) = route(for: head.path) else { return nil }
         return route.maxBodyBytes(rest: rest)
     }
@@ -158,7 +158,7 @@ package final class RouteTable: HTTPRequestHandler {
     /// after it. The path's bytes are read in place, once, and compared
     /// with each pattern by length and `memcmp` (a lookup is part of every
     /// request). `offset` must be within the path, on a character boundary.
-    package func route(for path: Substring, from offset: Int = 0) -> (any Route, Substring)? {
+    public func route(for path: Substring, from offset: Int = 0) -> (any Route, Substring)? {
         // The closure captures the patterns alone: capturing `self` copies
         // the whole table (a retain and a release of each of its arrays).
         let patterns = self.patterns

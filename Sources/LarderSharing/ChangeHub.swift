@@ -19,9 +19,9 @@ import LarderSupport
 /// Lock order: `lock` is taken under the store's barriers and never the
 /// other way round; subscribers' `end` and watchers' wakes run outside it
 /// (they may call back into the hub).
-package final class ChangeHub: StoreChangeObserver, @unchecked Sendable {
+public final class ChangeHub: StoreChangeObserver, @unchecked Sendable {
     /// A remembered change: its order of arrival, event id and the change.
-    package typealias Event = ChangeHistory.Entry
+    public typealias Event = ChangeHistory.Entry
 
     /// A subscriber with what the hub reads of it under `lock`.
     private struct Subscription {
@@ -47,7 +47,7 @@ package final class ChangeHub: StoreChangeObserver, @unchecked Sendable {
     /// A hub remembering the last `historySize` changes (at least 1); with
     /// `keepAliveEvery`, every subscriber's `keepAlive` is called at that
     /// interval in seconds (the server's SSE heartbeat).
-    package init(historySize: Int, keepAliveEvery interval: Double? = nil) {
+    public init(historySize: Int, keepAliveEvery interval: Double? = nil) {
         history = ChangeHistory(capacity: historySize)
         guard let interval else { keepAliveTimer = nil; return }
         let timer = DispatchSource.makeTimerSource(queue: deliveryQueue)
@@ -60,15 +60,15 @@ package final class ChangeHub: StoreChangeObserver, @unchecked Sendable {
     deinit { keepAliveTimer?.cancel() }
 
     /// How many changes a replay can reach back.
-    package var historySize: Int { history.capacity }
+    public var historySize: Int { history.capacity }
     /// Watchers waiting for a change right now.
-    package var watcherCount: Int { lock.withLock { watcherTotal } }
+    public var watcherCount: Int { lock.withLock { watcherTotal } }
     /// Subscribers right now.
-    package var subscriberCount: Int { lock.withLock { subscriptions.count } }
+    public var subscriberCount: Int { lock.withLock { subscriptions.count } }
 
     // MARK: - From the store
 
-    package func storeDidChange(_ change: StoreChange) {
+    public func storeDidChange(_ change: StoreChange) {
         if change.followsGap { return storeDidChangeAfterGap(change) }
         let behind = lock.withLock { () -> [(UInt64, any ChangeSubscriber)] in
             let event = history.record(change)
@@ -146,7 +146,7 @@ package final class ChangeHub: StoreChangeObserver, @unchecked Sendable {
     /// Calls `wake` once, on the next change that may touch `key` (a change
     /// of it, or a bulk delete whose prefix covers it), or when the hub
     /// closes. Returns an id for `unwatch`; nil when already closed.
-    package func watch(_ key: String, _ wake: @escaping @Sendable () -> Void) -> UInt64? {
+    public func watch(_ key: String, _ wake: @escaping @Sendable () -> Void) -> UInt64? {
         lock.withLock {
             guard !closed else { return nil }
             nextID += 1
@@ -157,7 +157,7 @@ package final class ChangeHub: StoreChangeObserver, @unchecked Sendable {
     }
 
     /// Forgets a watcher that has not been woken.
-    package func unwatch(_ key: String, id: UInt64) {
+    public func unwatch(_ key: String, id: UInt64) {
         lock.withLock {
             guard watchers[key]?.removeValue(forKey: id) != nil else { return }
             watcherTotal -= 1
@@ -174,7 +174,7 @@ package final class ChangeHub: StoreChangeObserver, @unchecked Sendable {
     /// subscribers it found when it was recorded). Returns an id for
     /// `unsubscribe`; nil, after `end`, when the hub is closed or the
     /// subscriber could not take the replay.
-    package func subscribe(_ subscriber: any ChangeSubscriber, prefix: String, after eventID: String?) -> UInt64? {
+    public func subscribe(_ subscriber: any ChangeSubscriber, prefix: String, after eventID: String?) -> UInt64? {
         let outcome: Result<UInt64, ChangeSubscriberEnd> = lock.withLock {
             guard !closed else { return .failure(.closed) }
             if let eventID {
@@ -195,7 +195,7 @@ package final class ChangeHub: StoreChangeObserver, @unchecked Sendable {
     }
 
     /// Forgets a subscriber (its reader went away); `end` is not called.
-    package func unsubscribe(_ id: UInt64) {
+    public func unsubscribe(_ id: UInt64) {
         _ = lock.withLock { subscriptions.removeValue(forKey: id) }
     }
 
@@ -216,7 +216,7 @@ package final class ChangeHub: StoreChangeObserver, @unchecked Sendable {
     /// Ends every subscriber (`.closed`) and wakes every watcher, after the
     /// deliveries already queued; later watches and subscriptions are
     /// refused. For a store that is closing (the embedded store's `close`).
-    package func close() {
+    public func close() {
         let (ended, woken) = lock.withLock { () -> ([any ChangeSubscriber], [@Sendable () -> Void]) in
             guard !closed else { return ([], []) }
             closed = true

@@ -3,7 +3,7 @@
 /// buffer of its own: it takes an event or says it cannot, and then the
 /// hub forgets it and ends it, so an unread subscriber never grows memory
 /// or slows writers.
-package protocol ChangeSubscriber: AnyObject, Sendable {
+public protocol ChangeSubscriber: AnyObject, Sendable {
     /// Where `receive` runs for live changes. True: under the hub's lock,
     /// from under the store's write barrier, so a change is in the buffer
     /// when the write returns; `receive` must then be cheap and never block
@@ -28,11 +28,11 @@ package protocol ChangeSubscriber: AnyObject, Sendable {
 }
 
 extension ChangeSubscriber {
-    package func keepAlive() {}
+    public func keepAlive() {}
 }
 
 /// Why the hub let go of a subscriber.
-package enum ChangeSubscriberEnd: Error, Sendable {
+public enum ChangeSubscriberEnd: Error, Sendable {
     /// Its buffer was full: its reader did not keep up.
     case fellBehind
     /// The hub closed (the store is closing).

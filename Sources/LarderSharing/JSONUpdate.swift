@@ -9,12 +9,12 @@ import LarderStoreVocabulary
 /// (`ValueStore.update`). The one implementation behind `POST`/`PATCH
 /// /store/<key>` and `EmbeddedLarder.append`; each face only maps the
 /// errors (`JSONUpdateError`, `StoreError`) to its own.
-package enum JSONUpdate {
+public enum JSONUpdate {
     /// The largest value a JSON update reads or writes: the whole document
     /// is held in memory (parsed, and again serialized).
-    package static let maxValueBytes = 32 << 20
+    public static let maxValueBytes = 32 << 20
     /// The largest JSON body an update takes, also held in memory.
-    package static let maxBodyBytes = 16 << 20
+    public static let maxBodyBytes = 16 << 20
 
     /// The update's own JSON: at most `maxBodyBytes`, strictly parsed.
     static func parseBody(_ bytes: [UInt8]) throws(JSONUpdateError) -> JSONValue {
@@ -31,7 +31,7 @@ package enum JSONUpdate {
     /// `unique`), if `condition` holds. Answers the outcome and the list's
     /// length after. Fails with `JSONUpdateError` for JSON that does not
     /// parse (the body, now, before anything is read), else as the store does.
-    package static func append(_ json: [UInt8], unique: Bool, to key: StoreKey, in store: any ValueStore,
+    public static func append(_ json: [UInt8], unique: Bool, to key: StoreKey, in store: any ValueStore,
                               condition: WriteCondition?) -> StoreReply<(outcome: PutOutcome, count: Int)> {
         let body: JSONValue
         do { body = try parseBody(json) } catch { return .now(.failure(error)) }
@@ -50,7 +50,7 @@ package enum JSONUpdate {
     /// under `key`, if `condition` holds; `StoreError.notFound` when absent.
     /// Answers the outcome and the patched document as stored. Fails as
     /// `append` does.
-    package static func mergePatch(_ json: [UInt8], into key: StoreKey, in store: any ValueStore,
+    public static func mergePatch(_ json: [UInt8], into key: StoreKey, in store: any ValueStore,
                                   condition: WriteCondition?) -> StoreReply<(outcome: PutOutcome, document: [UInt8])> {
         let patch: JSONValue
         do { patch = try parseBody(json) } catch { return .now(.failure(error)) }
@@ -73,7 +73,7 @@ package enum JSONUpdate {
 }
 
 /// Why a JSON update was refused, before or while reading the value.
-package enum JSONUpdateError: Error, Sendable, Equatable, CustomStringConvertible {
+public enum JSONUpdateError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The update's own JSON does not parse (the parser's message).
     case bodyNotJSON(String)
     /// The stored value does not parse, so it cannot be updated as JSON.
@@ -81,7 +81,7 @@ package enum JSONUpdateError: Error, Sendable, Equatable, CustomStringConvertibl
     /// The update's JSON is larger than `limit` bytes.
     case bodyTooLarge(limit: Int)
 
-    package var description: String {
+    public var description: String {
         switch self {
         case .bodyNotJSON(let why): "the body is not JSON: \(why)"
         case .storedNotJSON(let why): "the stored value is not JSON (\(why)), so it cannot be updated as JSON"

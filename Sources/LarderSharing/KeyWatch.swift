@@ -19,16 +19,16 @@ import LarderStoreVocabulary
 /// looks run there, one at a time, and a change that comes while a look is
 /// queued folds into it; without one, a look runs where the wake came from
 /// (the hub's delivery queue, or the caller of `start`).
-package final class KeyWatch: @unchecked Sendable {
+public final class KeyWatch: @unchecked Sendable {
     /// What a look decided.
-    package enum Verdict: Sendable {
+    public enum Verdict: Sendable {
         /// Nothing worth reporting yet (or reported, and more may come): look again at the next change.
         case waiting
         /// The watch is over.
         case done
     }
 
-    package let key: StoreKey
+    public let key: StoreKey
     private let store: any ValueStore
     private let hub: ChangeHub
     private let queue: DispatchQueue?
@@ -42,7 +42,7 @@ package final class KeyWatch: @unchecked Sendable {
 
     /// A watch of `key` in `store`, woken by `hub` (the hub `store` reports
     /// its changes to). `hubClosed` runs once if the hub closes while it waits.
-    package init(key: StoreKey, store: any ValueStore, hub: ChangeHub, queue: DispatchQueue? = nil,
+    public init(key: StoreKey, store: any ValueStore, hub: ChangeHub, queue: DispatchQueue? = nil,
                 hubClosed: @escaping @Sendable () -> Void = {},
                 look: @escaping @Sendable (Result<StoredValue, any Error>) -> Verdict) {
         self.key = key
@@ -55,13 +55,13 @@ package final class KeyWatch: @unchecked Sendable {
 
     /// The first look: registers at once (a change after `start` returns is
     /// seen), then looks, here or on the queue.
-    package func start() {
+    public func start() {
         guard register() else { return }
         if let queue { queue.async { self.open() } } else { open() }
     }
 
     /// Ends the watch: no look starts after it. Safe to call more than once.
-    package func end() {
+    public func end() {
         let id: UInt64? = lock.withLock {
             finished = true
             defer { watcherID = nil }
@@ -70,7 +70,7 @@ package final class KeyWatch: @unchecked Sendable {
         if let id { hub.unwatch(key.string, id: id) }
     }
 
-    package var isFinished: Bool { lock.withLock { finished } }
+    public var isFinished: Bool { lock.withLock { finished } }
 
     /// The key may have changed (on the hub's delivery queue): look again.
     private func wake() {

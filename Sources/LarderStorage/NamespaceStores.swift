@@ -5,7 +5,7 @@ import LarderSupport
 /// namespace is opened or dropped; this only makes, lists and removes the
 /// stores. Each namespace's store is a whole `ValueStore` of its own,
 /// under the same read-only fixtures as the default one.
-package protocol NamespaceStores: Sendable {
+public protocol NamespaceStores: Sendable {
     /// The namespaces that hold data from an earlier run (reopened at start).
     func existing() throws -> [String]
     /// Opens (creating if need be) the store of namespace `name`, a name
@@ -27,5 +27,5 @@ package protocol NamespaceStores: Sendable {
 extension NamespaceStores {
     /// A backend no other server shares (a data directory is locked by
     /// one server) has nothing to say.
-    package func whenDroppedElsewhere(_ handler: @escaping @Sendable (_ name: String) -> Void) {}
+    public func whenDroppedElsewhere(_ handler: @escaping @Sendable (_ name: String) -> Void) {}
 }

@@ -2,10 +2,10 @@ import LarderSupport
 import LarderValueFile
 import LarderStoreVocabulary
 /// What a JSON update (append, merge patch) makes of the current value.
-package struct UpdatedValue: Sendable {
-    package var bytes: [UInt8]
-    package var contentType: String
-    package init(bytes: [UInt8], contentType: String) {
+public struct UpdatedValue: Sendable {
+    public var bytes: [UInt8]
+    public var contentType: String
+    public init(bytes: [UInt8], contentType: String) {
         self.bytes = bytes
         self.contentType = contentType
     }
@@ -14,7 +14,7 @@ package struct UpdatedValue: Sendable {
 /// Opens a store, given the observer its changes go to and the logger it
 /// logs to. Whoever chooses the store (the `larder` executable, a test)
 /// makes one; the server calls it once, when it starts.
-package typealias ValueStoreFactory = @Sendable (_ changes: StoreChangeObserver, _ logger: Logger) throws -> any ValueStore
+public typealias ValueStoreFactory = @Sendable (_ changes: StoreChangeObserver, _ logger: Logger) throws -> any ValueStore
 
 /// The storage the routes depend on. `DiskStore` is one backend,
 /// `PostgresStore` another; a fixtures layer fits over either.
@@ -25,7 +25,7 @@ package typealias ValueStoreFactory = @Sendable (_ changes: StoreChangeObserver,
 /// network round trips answers later, and no thread waits for it. Callers
 /// write one path for both. Changes are reported to the
 /// `StoreChangeObserver` the store was made with.
-package protocol ValueStore: AnyObject, Sendable {
+public protocol ValueStore: AnyObject, Sendable {
     /// Opens the value of `key`; `StoreError.notFound` when absent or expired.
     func open(_ key: StoreKey) -> StoreReply<StoredValue>
     /// The metadata of the live value of `key` (nil: absent or expired):
@@ -88,15 +88,15 @@ extension ValueStore {
     /// Asks for a unique ID now: for a store whose `makeUniqueID` answers
     /// now (the disk store); one that answers later names generated keys
     /// at commit instead (`PostgresStore.beginCreate`).
-    package func beginCreate(under prefix: StorePrefix, contentType: String, encoding: ValueUpload.Encoding,
+    public func beginCreate(under prefix: StorePrefix, contentType: String, encoding: ValueUpload.Encoding,
                             expiresNanos: Int64?) throws -> ValueWriter {
         let key = try StoreKey(prefix.string + (try makeUniqueID().get()))
         return try beginUpload(key: key, contentType: contentType, encoding: encoding, expiresNanos: expiresNanos,
                                condition: WriteConditions.mustNotExist)
     }
 
-    package var compressionModes: CompressionModeCounts? { nil }
-    package var durability: DurabilityCounts? { nil }
-    package var fixtureStats: StoreStats? { nil }
-    package var isIndexReady: Bool { true }
+    public var compressionModes: CompressionModeCounts? { nil }
+    public var durability: DurabilityCounts? { nil }
+    public var fixtureStats: StoreStats? { nil }
+    public var isIndexReady: Bool { true }
 }

@@ -4,9 +4,9 @@ import LarderStoreVocabulary
 /// server builds its RFC 9110 checks on top, the embedded API uses these
 /// directly. They throw `StoreError.preconditionFailed`, which each front
 /// end turns into its own "412".
-package enum WriteConditions {
+public enum WriteConditions {
     /// A write that must create: the key is absent (or expired).
-    package static let mustNotExist: WriteCondition = { meta in
+    public static let mustNotExist: WriteCondition = { meta in
         if meta != nil { throw StoreError.preconditionFailed }
     }
 
@@ -14,7 +14,7 @@ package enum WriteConditions {
     /// representation's strong ETag (identity or gzip, quotes included,
     /// as docs/http-api.md gives both), or `*` for "any current value". A weak or
     /// unknown tag never matches, as `If-Match` compares strongly.
-    package static func mustMatch(_ tag: String) -> WriteCondition {
+    public static func mustMatch(_ tag: String) -> WriteCondition {
         let tag = trimmed(tag)
         return { meta in
             guard let meta else { throw StoreError.preconditionFailed }

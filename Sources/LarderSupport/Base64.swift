@@ -1,7 +1,7 @@
 /// Base64 (RFC 4648 section 4, standard alphabet, padded), in pieces: a
 /// value of any size is encoded 3n bytes at a time and decoded as its text
 /// arrives, so neither side holds more than a piece.
-package enum Base64 {
+public enum Base64 {
     static let alphabet: [UInt8] = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
 
     /// 0...63 for an alphabet byte, 0xFF for any other.
@@ -12,11 +12,11 @@ package enum Base64 {
     }()
 
     /// Characters of the encoding of `count` bytes.
-    package static func encodedCount(_ count: Int) -> Int { (count + 2) / 3 * 4 }
+    public static func encodedCount(_ count: Int) -> Int { (count + 2) / 3 * 4 }
 
     /// Appends the encoding of `input`. Pieces of a longer value must be
     /// multiples of 3 bytes (all but the last): only the end is padded.
-    package static func encode(_ input: UnsafeRawBufferPointer, into output: inout [UInt8]) {
+    public static func encode(_ input: UnsafeRawBufferPointer, into output: inout [UInt8]) {
         let count = encodedCount(input.count)
         guard count > 0 else { return }
         // Written through pointers: per-element Array calls cost ~100x more
@@ -47,33 +47,33 @@ package enum Base64 {
         }
     }
 
-    package static func encode(_ bytes: [UInt8]) -> [UInt8] {
+    public static func encode(_ bytes: [UInt8]) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(encodedCount(bytes.count))
         bytes.withUnsafeBytes { encode($0, into: &out) }
         return out
     }
 
-    package struct DecodingError: Error, CustomStringConvertible {
-        package let description: String
+    public struct DecodingError: Error, CustomStringConvertible {
+        public let description: String
         /// Characters read before the problem.
-        package let offset: Int
+        public let offset: Int
     }
 
     /// Decodes text that arrives in pieces, cut anywhere. Strict: only the
     /// alphabet, no whitespace, padding only at the end and only as needed,
     /// and the bits padding leaves over must be zero — so one value has one
     /// encoding.
-    package struct Decoder {
+    public struct Decoder {
         private var quad: UInt32 = 0
         private var filled = 0
         private var padding = 0
         private var read = 0
 
-        package init() {}
+        public init() {}
 
         /// Decodes a piece, appending the bytes to `output`.
-        package mutating func decode(_ input: UnsafeRawBufferPointer, into output: inout [UInt8]) throws(DecodingError) {
+        public mutating func decode(_ input: UnsafeRawBufferPointer, into output: inout [UInt8]) throws(DecodingError) {
             guard input.count > 0 else { return }
             var failure: DecodingError?
             // Whole groups go straight into the output through pointers (see `encode`).
@@ -126,7 +126,7 @@ package enum Base64 {
         }
 
         /// The text is complete: it must end on a whole group.
-        package mutating func finish(into output: inout [UInt8]) throws(DecodingError) {
+        public mutating func finish(into output: inout [UInt8]) throws(DecodingError) {
             guard padding > 0 else {
                 guard filled == 0 else { throw fail("the text ends inside a group (its length is not a multiple of 4)") }
                 return
@@ -149,7 +149,7 @@ package enum Base64 {
     }
 
     /// Decodes a whole text.
-    package static func decode(_ text: UnsafeRawBufferPointer) throws(DecodingError) -> [UInt8] {
+    public static func decode(_ text: UnsafeRawBufferPointer) throws(DecodingError) -> [UInt8] {
         var decoder = Decoder()
         var out: [UInt8] = []
         out.reserveCapacity(text.count / 4 * 3)

@@ -4,8 +4,8 @@ import Glibc
 
 /// The wall clock in nanoseconds since 1970: versions, modification times
 /// and expiry all read it here.
-package enum Clock {
-    package static func nowNanos() -> Int64 {
+public enum Clock {
+    public static func nowNanos() -> Int64 {
         var ts = timespec()
         clock_gettime(CLOCK_REALTIME, &ts)
         return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
@@ -13,7 +13,7 @@ package enum Clock {
 
     /// A clock that never steps (CLOCK_MONOTONIC), for how long ago
     /// something happened in this process.
-    package static func monotonicNanos() -> Int64 {
+    public static func monotonicNanos() -> Int64 {
         var ts = timespec()
         clock_gettime(CLOCK_MONOTONIC, &ts)
         return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)

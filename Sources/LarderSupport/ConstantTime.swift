@@ -3,13 +3,13 @@
 /// on the secret's length, so response times tell an attacker nothing
 /// about the token byte by byte. The one copy: the bearer token
 /// (`TokenAuth`) and SigV4 request and chunk signatures (LarderS3).
-package enum ConstantTime {
+public enum ConstantTime {
     /// Whether `given` equals `secret`. Every byte of `given` is compared
     /// (against the secret repeated), and the length difference is folded
     /// into the same accumulator; there is no early exit. An empty secret
     /// matches nothing.
     @inlinable
-    package static func equals(_ given: some Collection<UInt8>, _ secret: [UInt8]) -> Bool {
+    public static func equals(_ given: some Collection<UInt8>, _ secret: [UInt8]) -> Bool {
         guard !secret.isEmpty else { return false }
         var difference = UInt(bitPattern: given.count ^ secret.count)
         var i = 0

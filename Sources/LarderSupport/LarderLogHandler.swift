@@ -14,15 +14,15 @@ import Glibc
 /// Each line goes out in one `write(2)` so lines from different threads
 /// never interleave. The level check happens in `Logger` before a message
 /// is built, so a disabled level costs a comparison on the request path.
-package struct LarderLogHandler: LogHandler {
-    package let label: String
-    package var logLevel: Logger.Level
-    package var metadata: Logger.Metadata = [:]
-    package var metadataProvider: Logger.MetadataProvider?
+public struct LarderLogHandler: LogHandler {
+    public let label: String
+    public var logLevel: Logger.Level
+    public var metadata: Logger.Metadata = [:]
+    public var metadataProvider: Logger.MetadataProvider?
     /// Where lines go: standard error unless a test says otherwise.
     private let fd: Int32
 
-    package init(label: String, level: Logger.Level = .info, fd: Int32 = STDERR_FILENO,
+    public init(label: String, level: Logger.Level = .info, fd: Int32 = STDERR_FILENO,
                 metadataProvider: Logger.MetadataProvider? = LoggingSystem.metadataProvider) {
         self.label = label
         self.logLevel = level
@@ -30,12 +30,12 @@ package struct LarderLogHandler: LogHandler {
         self.metadataProvider = metadataProvider
     }
 
-    package subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+    public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
         get { metadata[key] }
         set { metadata[key] = newValue }
     }
 
-    package func log(event: LogEvent) {
+    public func log(event: LogEvent) {
         var line = ISO8601.format(nanos: Clock.nowNanos(), milliseconds: true)
         line += " "
         line += event.level.rawValue

@@ -7,14 +7,14 @@ import Glibc
 /// the work it guards: a ``Locked`` of nothing, so the mutex code has one
 /// home. Shared by the store (pools, counters, cache) and the HTTP layer
 /// (deferred answers).
-package typealias Lock = Locked<Void>
+public typealias Lock = Locked<Void>
 
 extension Locked where Value == Void {
-    package convenience init() { self.init(()) }
+    public convenience init() { self.init(()) }
 
     /// The closure runs holding the mutex; what it throws passes on as it is.
     @inlinable
-    package func withLock<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
+    public func withLock<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         return try body()

@@ -12,13 +12,13 @@ import Glibc
 /// Made once per request (a responder's state), so it costs two
 /// allocations (itself and the mutex), and no runtime exclusivity check
 /// per access: the mutex is what keeps accesses apart.
-package final class Locked<Value>: @unchecked Sendable {
+public final class Locked<Value>: @unchecked Sendable {
     // Guarded by `mutex`. (Internal rather than private so that `withLock`
     // can be inlined into its callers.)
     @usableFromInline @exclusivity(unchecked) var value: Value
     @usableFromInline let mutex: UnsafeMutablePointer<pthread_mutex_t>
 
-    package init(_ value: Value) {
+    public init(_ value: Value) {
         self.value = value
         mutex = .allocate(capacity: 1)
         pthread_mutex_init(mutex, nil)
@@ -32,7 +32,7 @@ package final class Locked<Value>: @unchecked Sendable {
     /// Typed throws, as `Mutex.withLock`: a closure that throws one error
     /// type passes it on as that type.
     @inlinable
-    package func withLock<T, E: Error>(_ body: (inout Value) throws(E) -> T) throws(E) -> T {
+    public func withLock<T, E: Error>(_ body: (inout Value) throws(E) -> T) throws(E) -> T {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         return try body(&value)

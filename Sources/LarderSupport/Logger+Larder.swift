@@ -5,7 +5,7 @@
 extension Logger {
     /// A logger that prints nothing (tests and library callers that did
     /// not ask for lines), whatever `LoggingSystem` was bootstrapped with.
-    package static func silent(label: String = "larder") -> Logger {
+    public static func silent(label: String = "larder") -> Logger {
         Logger(label: label) { _ in SwiftLogNoOpLogHandler() }
     }
 
@@ -13,11 +13,11 @@ extension Logger {
     /// before doing work only such a line needs (the access log's
     /// redaction and timing).
     @inlinable
-    package func enabled(_ level: Logger.Level) -> Bool { logLevel <= level }
+    public func enabled(_ level: Logger.Level) -> Bool { logLevel <= level }
 
     /// Logs whatever the level: for the few lines a user always needs,
     /// such as which port the server listens on.
-    package func always(_ level: Logger.Level, _ message: Logger.Message,
+    public func always(_ level: Logger.Level, _ message: Logger.Message,
                        file: String = #fileID, function: String = #function, line: UInt = #line) {
         handler.log(event: LogEvent(level: level, message: message, metadata: nil, source: nil,
                                     file: file, function: function, line: line))
@@ -26,7 +26,7 @@ extension Logger {
 
 extension Logger.Level {
     /// The level named `name` (`--log-level`), in any case; `warn` is `warning`.
-    package init?(name: String) {
+    public init?(name: String) {
         let lower = name.lowercased()
         self.init(rawValue: lower == "warn" ? "warning" : lower)
     }

@@ -1,10 +1,10 @@
 /// Content types by file extension: for the viewer's files and for fixture
 /// files, whose extension is all that says what they hold.
-package enum MediaType {
-    package static let octetStream = "application/octet-stream"
+public enum MediaType {
+    public static let octetStream = "application/octet-stream"
 
     /// The type for `name`'s extension (case-insensitive), else `application/octet-stream`.
-    package static func forFileName(_ name: some StringProtocol) -> String {
+    public static func forFileName(_ name: some StringProtocol) -> String {
         guard let dot = name.lastIndex(of: "."), !name[dot...].contains("/") else { return octetStream }
         return byExtension[name[name.index(after: dot)...].lowercased()] ?? octetStream
     }

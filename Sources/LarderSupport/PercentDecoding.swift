@@ -6,9 +6,9 @@
 /// whole text malformed (nil), unless the caller keeps such a `%` as it is
 /// (`keepingMalformed: true`, as S3 takes a path literally rather than
 /// refusing it); then the decode never fails.
-package enum PercentDecoding {
+public enum PercentDecoding {
     /// The bytes `text` spells, nil for a malformed escape unless `keepingMalformed`.
-    package static func decode(_ text: Substring, keepingMalformed: Bool = false) -> [UInt8]? {
+    public static func decode(_ text: Substring, keepingMalformed: Bool = false) -> [UInt8]? {
         // Most keys have no escapes: their bytes as they are, in one copy
         // (through the contiguous storage: the view's generic `contains`
         // and copy cost hundreds of instructions).
@@ -20,13 +20,13 @@ package enum PercentDecoding {
     }
 
     /// The bytes `bytes` spell, nil for a malformed escape unless `keepingMalformed`.
-    package static func decode(_ bytes: ArraySlice<UInt8>, keepingMalformed: Bool = false) -> [UInt8]? {
+    public static func decode(_ bytes: ArraySlice<UInt8>, keepingMalformed: Bool = false) -> [UInt8]? {
         decoded(bytes, keepingMalformed: keepingMalformed)
     }
 
     /// The text `text` spells; nil for a malformed escape or bytes that are
     /// not UTF-8 (as Foundation's `removingPercentEncoding`).
-    package static func decodeString(_ text: Substring) -> String? {
+    public static func decodeString(_ text: Substring) -> String? {
         decode(text).flatMap { String(validating: $0, as: UTF8.self) }
     }
 

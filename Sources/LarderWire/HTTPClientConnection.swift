@@ -4,44 +4,44 @@ import Glibc
 #endif
 
 /// A response as read off the wire.
-package struct ClientResponse: Sendable {
-    package let status: Int
-    package let reason: String
-    package let headers: [(String, String)]
-    package let body: [UInt8]
+public struct ClientResponse: Sendable {
+    public let status: Int
+    public let reason: String
+    public let headers: [(String, String)]
+    public let body: [UInt8]
 
     /// First value of a header (case-insensitive).
-    package func header(_ name: String) -> String? {
+    public func header(_ name: String) -> String? {
         headers.first { $0.0.lowercased() == name.lowercased() }?.1
     }
 
-    package func headerValues(_ name: String) -> [String] {
+    public func headerValues(_ name: String) -> [String] {
         headers.filter { $0.0.lowercased() == name.lowercased() }.map(\.1)
     }
 
-    package var text: String { String(decoding: body, as: UTF8.self) }
+    public var text: String { String(decoding: body, as: UTF8.self) }
 
     /// The body parsed as a JSON object (nil if it is not one).
-    package var json: [String: Any]? {
+    public var json: [String: Any]? {
         (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any]
     }
 }
 
-package struct ClientError: Error, CustomStringConvertible {
-    package let description: String
-    package init(_ description: String) { self.description = description }
+public struct ClientError: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
 }
 
 /// A blocking HTTP/1.1 connection over a plain socket. It sends exactly
 /// the bytes it is given, so tests can send broken or pipelined requests,
 /// and reads responses framed by Content-Length, chunked coding or close.
-package final class HTTPClientConnection {
-    package let fd: Int32
+public final class HTTPClientConnection {
+    public let fd: Int32
     private var buffer: [UInt8] = []
     private var eof = false
 
     /// `receiveBuffer` sets SO_RCVBUF before connecting (a reader meant to stall).
-    package init(host: String = "127.0.0.1", port: Int, timeout: Double = 30, receiveBuffer: Int? = nil) throws {
+    public init(host: String = "127.0.0.1", port: Int, timeout: Double = 30, receiveBuffer: Int? = nil) throws {
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
@@ -73,14 +73,14 @@ package final class HTTPClientConnection {
     deinit { close() }
 
     /// Closes the socket now (a client hanging up); safe to call twice.
-    package func close() {
+    public func close() {
         guard !isClosed else { return }
         isClosed = true
         Glibc.close(fd)
     }
 
     /// Sends all bytes (throws if the server closed the connection).
-    package func send(_ bytes: [UInt8]) throws {
+    public func send(_ bytes: [UInt8]) throws {
         var offset = 0
         while offset < bytes.count {
             let n = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL)) }
@@ -92,10 +92,10 @@ package final class HTTPClientConnection {
         }
     }
 
-    package func send(_ text: String) throws { try send(Array(text.utf8)) }
+    public func send(_ text: String) throws { try send(Array(text.utf8)) }
 
     /// Half-closes the sending side.
-    package func shutdownWrite() { shutdown(fd, Int32(SHUT_WR)) }
+    public func shutdownWrite() { shutdown(fd, Int32(SHUT_WR)) }
 
     private func fill() throws -> Bool {
         if eof { return false }
@@ -115,7 +115,7 @@ package final class HTTPClientConnection {
     }
 
     /// True when the server has closed its side and nothing is buffered.
-    package func isClosedByPeer() throws -> Bool {
+    public func isClosedByPeer() throws -> Bool {
         if !buffer.isEmpty { return false }
         return try !fill() && buffer.isEmpty
     }
@@ -144,7 +144,7 @@ package final class HTTPClientConnection {
     /// Reads one response. Interim 1xx responses are returned like any
     /// other; pass `skipInterim` to read past them. `bodyExpected: false`
     /// for HEAD (headers only).
-    package func readResponse(bodyExpected: Bool = true, skipInterim: Bool = true) throws -> ClientResponse {
+    public func readResponse(bodyExpected: Bool = true, skipInterim: Bool = true) throws -> ClientResponse {
         while true {
             let statusLine = try readLine()
             let parts = statusLine.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: false)
@@ -191,7 +191,7 @@ package final class HTTPClientConnection {
     /// Reads a response whose body (Content-Length framed or chunked) is
     /// handed to `body` in pieces instead of being kept, for bodies too large
     /// to hold. A slow `body` makes a slow reader.
-    package func readStreamingResponse(body: (UnsafeRawBufferPointer) throws -> Void) throws -> ClientResponse {
+    public func readStreamingResponse(body: (UnsafeRawBufferPointer) throws -> Void) throws -> ClientResponse {
         let head = try readResponse(bodyExpected: false)
         if head.header("Transfer-Encoding")?.lowercased() == "chunked" {
             try readChunks(body)
@@ -249,7 +249,7 @@ package final class HTTPClientConnection {
     }
 
     /// Sends one request and reads its response.
-    package func request(_ method: String, _ target: String, headers: [(String, String)] = [],
+    public func request(_ method: String, _ target: String, headers: [(String, String)] = [],
                         body: [UInt8]? = nil) throws -> ClientResponse {
         var head = "\(method) \(target) HTTP/1.1\r\nHost: localhost\r\n"
         for (name, value) in headers { head += "\(name): \(value)\r\n" }

@@ -5,11 +5,16 @@ import LarderRouting
 /// puts it in its namespace's journal, and mounts a request under
 /// `/ns/<name>/` of a namespace that exists on that namespace's world, so
 /// the server's chain runs once and the namespace's own table routes the rest.
-struct APIIntake: RequestIntake {
+final class APIIntake: RequestIntake {
     /// nil: `--journal 0`.
     let journal: JournalAttachment?
     /// nil: the store has no namespaces.
     let namespaces: Namespaces?
+
+    init(journal: JournalAttachment?, namespaces: Namespaces?) {
+        self.journal = journal
+        self.namespaces = namespaces
+    }
 
     @inline(__always)
     func admit(_ head: HTTPRequestHead, path: Substring, _ responder: HTTPResponder) -> Mount? {

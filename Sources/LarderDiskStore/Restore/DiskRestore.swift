@@ -189,7 +189,7 @@ extension DiskStore {
     /// `<data>/restore`: one directory per restore being staged or published.
     static let restoreDirectoryName = "restore"
 
-    package func beginRestore(under prefix: StorePrefix, replace: Bool) throws -> any RestoreTransaction {
+    public func beginRestore(under prefix: StorePrefix, replace: Bool) throws -> any RestoreTransaction {
         try DiskRestore(store: self, prefix: prefix, replace: replace)
     }
 }

@@ -11,22 +11,22 @@
 /// Equality and matching compare the opaque tag byte for byte: entity tags are
 /// opaque octets, so Swift's Unicode-canonical `String` equality would be the
 /// wrong comparison.
-package struct EntityTag: Sendable, Equatable, CustomStringConvertible {
+public struct EntityTag: Sendable, Equatable, CustomStringConvertible {
     /// The opaque tag including its double quotes and without `W/`, e.g. `"abc"`
     /// (with the quotes).
-    package let opaque: String
+    public let opaque: String
     /// Whether the tag was marked weak (`W/"abc"`).
-    package let isWeak: Bool
+    public let isWeak: Bool
 
     /// Creates a tag from an already quoted opaque tag; no validation is done.
-    package init(opaque: String, isWeak: Bool = false) {
+    public init(opaque: String, isWeak: Bool = false) {
         self.opaque = opaque
         self.isWeak = isWeak
     }
 
     /// Parses a single entity tag such as `"abc"` or `W/"abc"`, ignoring
     /// surrounding whitespace. Returns nil if `text` is anything else.
-    package init?(_ text: String) {
+    public init?(_ text: String) {
         var scanner = EntityTagScanner(Array(text.utf8))
         scanner.skipOWS()
         guard let tag = scanner.entityTag() else { return nil }
@@ -36,30 +36,30 @@ package struct EntityTag: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// The field-value form: `"abc"` or `W/"abc"`.
-    package var description: String { isWeak ? "W/" + opaque : opaque }
+    public var description: String { isWeak ? "W/" + opaque : opaque }
 
     /// Strong comparison (RFC 9110 section 8.8.3.2): both tags are strong and
     /// their opaque tags are identical. Used by `If-Match` and `If-Range`,
     /// where a weak validator must never stand in for byte-identical content.
-    package func strongMatch(_ other: EntityTag) -> Bool {
+    public func strongMatch(_ other: EntityTag) -> Bool {
         !isWeak && !other.isWeak && opaque.utf8.elementsEqual(other.opaque.utf8)
     }
 
     /// Weak comparison (RFC 9110 section 8.8.3.2): the opaque tags are
     /// identical, whether or not either is marked weak. Used by
     /// `If-None-Match`, where "equivalent enough" is the question.
-    package func weakMatch(_ other: EntityTag) -> Bool {
+    public func weakMatch(_ other: EntityTag) -> Bool {
         opaque.utf8.elementsEqual(other.opaque.utf8)
     }
 
-    package static func == (lhs: EntityTag, rhs: EntityTag) -> Bool {
+    public static func == (lhs: EntityTag, rhs: EntityTag) -> Bool {
         lhs.isWeak == rhs.isWeak && lhs.opaque.utf8.elementsEqual(rhs.opaque.utf8)
     }
 }
 
 /// The value of an `If-Match` or `If-None-Match` header field: either `*` or a
 /// list of entity tags (RFC 9110 sections 13.1.1 and 13.1.2).
-package enum EntityTagCondition: Sendable, Equatable {
+public enum EntityTagCondition: Sendable, Equatable {
     /// `*`: any current representation.
     case any
     /// A list of entity tags; may be empty (`If-Match:` with an empty value is
@@ -84,7 +84,7 @@ package enum EntityTagCondition: Sendable, Equatable {
     ///   as it sees fit; this parser does not decide, the evaluator does: see
     ///   ``HTTPPreconditions`` (invalid `If-Match` fails, invalid
     ///   `If-None-Match` is ignored).
-    package static func parse(_ headerValues: [String]) -> EntityTagCondition? {
+    public static func parse(_ headerValues: [String]) -> EntityTagCondition? {
         var tags: [EntityTag] = []
         var stars = 0
         for value in headerValues {

@@ -15,7 +15,7 @@ import Darwin
 /// all three forms a recipient must understand: IMF-fixdate, the obsolete
 /// RFC 850 form and the ANSI C `asctime()` form. Dates are seconds since
 /// 1970-01-01T00:00:00Z, always in GMT/UTC.
-package enum HTTPDate {
+public enum HTTPDate {
     private static let cache = Locked<(second: Int, bytes: [UInt8])>((-1, []))
     private static let days = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
     private static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
@@ -36,7 +36,7 @@ package enum HTTPDate {
 
     /// Formats `seconds` since 1970 as an IMF-fixdate, e.g.
     /// `Sun, 06 Nov 1994 08:49:37 GMT`.
-    package static func format(secondsSince1970 seconds: Int64) -> String {
+    public static func format(secondsSince1970 seconds: Int64) -> String {
         if let hit = lastFormatted.withLock({ $0.seconds == seconds ? $0.text : nil }) { return hit }
         let text = formatUncached(seconds)
         lastFormatted.withLock { $0 = (seconds, text) }
@@ -69,7 +69,7 @@ package enum HTTPDate {
     ///   HTTP-date (unknown day or month name, wrong case, wrong spacing, a
     ///   field out of range such as hour 25 or February 30, or trailing data
     ///   such as a second date in a list).
-    package static func parse(_ text: String) -> Int64? {
+    public static func parse(_ text: String) -> Int64? {
         parse(text, now: Int64(time(nil)))
     }
 
@@ -81,7 +81,7 @@ package enum HTTPDate {
     /// 50 years in the future" means the most recent past year with the same
     /// last two digits. We compare calendar years: the result is the latest
     /// year ending in those digits that is at most `currentYear + 50`.
-    package static func parse(_ text: String, now: Int64) -> Int64? {
+    public static func parse(_ text: String, now: Int64) -> Int64? {
         // Header values normally arrive with OWS trimmed; trimming again keeps
         // the parser usable on raw field values.
         let bytes = trimmedOWS(Array(text.utf8))

@@ -1,22 +1,22 @@
 /// The state a precondition is evaluated against: the current version of the
 /// target resource's selected representation.
-package struct CurrentRepresentation: Sendable, Equatable {
+public struct CurrentRepresentation: Sendable, Equatable {
     /// Every strong entity tag, quoted (e.g. `["\"v1\"", "\"v1-gz\""]`), the
     /// current version answers to. Larder gives each encoding of a version its
     /// own tag, and a conditional request may name either, so all of them are
     /// listed. A string that is not a valid entity tag never matches.
-    package let etags: [String]
+    public let etags: [String]
     /// Last modification time, seconds since 1970.
-    package let lastModified: Int64
+    public let lastModified: Int64
 
-    package init(etags: [String], lastModified: Int64) {
+    public init(etags: [String], lastModified: Int64) {
         self.etags = etags
         self.lastModified = lastModified
     }
 }
 
 /// What the server should do after evaluating the preconditions.
-package enum PreconditionOutcome: Sendable, Equatable {
+public enum PreconditionOutcome: Sendable, Equatable {
     /// All preconditions hold (or none were sent): perform the method.
     case proceed
     /// `304 Not Modified`; only ever produced for GET/HEAD.
@@ -43,7 +43,7 @@ package enum PreconditionOutcome: Sendable, Equatable {
 ///   a full 200 instead of a 304, or performs a write the client might have
 ///   wanted to make conditional on absence; the latter matches how RFC 9110
 ///   treats other invalid conditionals (invalid dates are ignored).
-package struct HTTPPreconditions: Sendable {
+public struct HTTPPreconditions: Sendable {
     /// One entity-tag field as received.
     enum TagField: Sendable, Equatable {
         case absent
@@ -70,7 +70,7 @@ package struct HTTPPreconditions: Sendable {
 
     /// Whether the request carried none of the four fields, so the caller can
     /// skip looking up validators.
-    package let isEmpty: Bool
+    public let isEmpty: Bool
 
     /// Builds the preconditions from the request's header values.
     ///
@@ -83,7 +83,7 @@ package struct HTTPPreconditions: Sendable {
     ///     of dates is not a valid HTTP-date and is then ignored, as RFC 9110
     ///     section 13.1.3 requires.
     ///   - ifUnmodifiedSince: likewise for `If-Unmodified-Since`.
-    package init(ifMatch: [String], ifNoneMatch: [String], ifModifiedSince: String?, ifUnmodifiedSince: String?) {
+    public init(ifMatch: [String], ifNoneMatch: [String], ifModifiedSince: String?, ifUnmodifiedSince: String?) {
         self.ifMatch = TagField(ifMatch)
         self.ifNoneMatch = TagField(ifNoneMatch)
         self.ifModifiedSince = ifModifiedSince.flatMap(HTTPDate.parse)
@@ -115,7 +115,7 @@ package struct HTTPPreconditions: Sendable {
     ///     (the key is absent or expired).
     ///   - isReadMethod: true for GET and HEAD, which get 304 where other
     ///     methods get 412.
-    package func evaluate(current: CurrentRepresentation?, isReadMethod: Bool) -> PreconditionOutcome {
+    public func evaluate(current: CurrentRepresentation?, isReadMethod: Bool) -> PreconditionOutcome {
         // Parse the current tags once; unparseable ones are dropped and so
         // never match.
         let currentTags = current.map { $0.etags.compactMap(EntityTag.init) }
@@ -156,7 +156,7 @@ extension HTTPPreconditions {
     /// common case, found without a look at any field's value). Both faces
     /// read them so (the Larder API's values, S3's objects).
     /// `withDates: false`: only the entity-tag fields (S3's PutObject).
-    package static func of(_ head: HTTPRequestHead, withDates: Bool = true) -> HTTPPreconditions? {
+    public static func of(_ head: HTTPRequestHead, withDates: Bool = true) -> HTTPPreconditions? {
         guard head.headers.containsName(startingWith: "if-") else { return nil }
         let p = HTTPPreconditions(ifMatch: head.headers.values("If-Match"), ifNoneMatch: head.headers.values("If-None-Match"),
                                   ifModifiedSince: withDates ? head.headers["If-Modified-Since"] : nil,

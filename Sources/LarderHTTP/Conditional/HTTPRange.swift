@@ -1,5 +1,5 @@
 /// How to answer a `Range` request for one representation.
-package enum RangeOutcome: Sendable, Equatable {
+public enum RangeOutcome: Sendable, Equatable {
     /// Ignore the `Range` header and send the whole representation (200).
     case full
     /// Send bytes `start...end` (inclusive) with 206 Partial Content.
@@ -16,7 +16,7 @@ package enum RangeOutcome: Sendable, Equatable {
 /// serve — another unit, several ranges, a malformed value — falls back to the
 /// full representation rather than an error. The caller must only consult
 /// `Range` for GET (RFC 9110 section 14.2: ignored for other methods).
-package enum ByteRangeRequest {
+public enum ByteRangeRequest {
     /// Evaluates a `Range` header value against a representation of `length`
     /// bytes.
     ///
@@ -35,7 +35,7 @@ package enum ByteRangeRequest {
     ///   empty representation as satisfiable, but `Content-Range` cannot express
     ///   zero bytes, so that case ignores the range (`.full`, an empty 200)
     ///   rather than answering 416 to a satisfiable request.
-    package static func evaluate(_ header: String, length: Int64) -> RangeOutcome {
+    public static func evaluate(_ header: String, length: Int64) -> RangeOutcome {
         guard length >= 0, let spec = parseSingleSpec(header) else { return .full }
         switch spec {
         case .suffix(let n):
@@ -50,12 +50,12 @@ package enum ByteRangeRequest {
     }
 
     /// The `Content-Range` value of a 206 response: `bytes 0-99/1000`.
-    package static func contentRange(start: Int64, end: Int64, length: Int64) -> String {
+    public static func contentRange(start: Int64, end: Int64, length: Int64) -> String {
         "bytes \(start)-\(end)/\(length)"
     }
 
     /// The `Content-Range` value of a 416 response: `bytes */1000`.
-    package static func unsatisfiedContentRange(length: Int64) -> String {
+    public static func unsatisfiedContentRange(length: Int64) -> String {
         "bytes */\(length)"
     }
 
@@ -73,7 +73,7 @@ package enum ByteRangeRequest {
     ///   never corrupt a client's cached copy.
     ///
     /// The caller must ignore `If-Range` when the request has no `Range`.
-    package static func ifRangeAllows(_ ifRange: String?, currentETags: [String], lastModified: Int64) -> Bool {
+    public static func ifRangeAllows(_ ifRange: String?, currentETags: [String], lastModified: Int64) -> Bool {
         guard let ifRange else { return true }
         // If-Range = entity-tag / HTTP-date; the two syntaxes cannot overlap
         // (a tag starts with `"` or `W/`, a date with a day name and a comma

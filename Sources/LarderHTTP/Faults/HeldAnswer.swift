@@ -10,7 +10,7 @@ import LarderSupport
 /// `@unchecked Sendable`: the response is behind the mutex, and the timer is
 /// only resumed (once, by `release`) and cancelled, which Dispatch allows
 /// from any thread.
-package final class HeldAnswer: @unchecked Sendable {
+public final class HeldAnswer: @unchecked Sendable {
     /// Where held answers are released; the work per timer is a lock and a
     /// queue hop, so one serial queue serves any number of them.
     private static let timers = DispatchQueue(label: "larder.faults")
@@ -28,7 +28,7 @@ package final class HeldAnswer: @unchecked Sendable {
     /// Gives `response` through `responder`, now or after `nanos`. While
     /// it is held the connection is parked as for a watch (no thread, no
     /// idle timeout).
-    package static func give(_ response: HTTPResponse, through responder: HTTPResponder, after nanos: UInt64) {
+    public static func give(_ response: HTTPResponse, through responder: HTTPResponder, after nanos: UInt64) {
         guard nanos > 0 else {
             responder.respond(response)
             return

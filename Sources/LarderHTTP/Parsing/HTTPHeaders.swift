@@ -1,6 +1,6 @@
 /// Header fields of a request, kept as ranges into the bytes of the request
 /// head: no String is built for a header nobody asks about.
-package struct HTTPHeaders: Sendable, Sequence {
+public struct HTTPHeaders: Sendable, Sequence {
     let bytes: [UInt8]
     let fields: [(name: Range<Int>, value: Range<Int>)]
 
@@ -9,10 +9,10 @@ package struct HTTPHeaders: Sendable, Sequence {
         self.fields = fields
     }
 
-    package var count: Int { fields.count }
+    public var count: Int { fields.count }
 
     /// The first value of the field `name` (case-insensitive).
-    package subscript(name: String) -> String? {
+    public subscript(name: String) -> String? {
         for field in fields where matches(field.name, name) {
             return String(decoding: bytes[field.value], as: UTF8.self)
         }
@@ -21,19 +21,19 @@ package struct HTTPHeaders: Sendable, Sequence {
 
     /// The first value of the field `name` as bytes, without building a
     /// String (a credential is compared as it came).
-    package func valueBytes(_ name: String) -> ArraySlice<UInt8>? {
+    public func valueBytes(_ name: String) -> ArraySlice<UInt8>? {
         for field in fields where matches(field.name, name) { return bytes[field.value] }
         return nil
     }
 
     /// Every value of the field `name`, in order.
-    package func values(_ name: String) -> [String] {
+    public func values(_ name: String) -> [String] {
         fields.filter { matches($0.name, name) }.map { String(decoding: bytes[$0.value], as: UTF8.self) }
     }
 
     /// Whether any field name starts with `prefix` (ASCII, case-insensitive):
     /// one pass to learn that a request has no `If-…` fields at all.
-    package func containsName(startingWith prefix: StaticString) -> Bool {
+    public func containsName(startingWith prefix: StaticString) -> Bool {
         let (p, n) = (prefix.utf8Start, prefix.utf8CodeUnitCount)
         return bytes.withUnsafeBufferPointer { bytes in
             search: for field in fields where field.name.count >= n {
@@ -44,7 +44,7 @@ package struct HTTPHeaders: Sendable, Sequence {
         }
     }
 
-    package func contains(_ name: String) -> Bool {
+    public func contains(_ name: String) -> Bool {
         fields.contains { matches($0.name, name) }
     }
 
@@ -58,7 +58,7 @@ package struct HTTPHeaders: Sendable, Sequence {
         return true
     }
 
-    package func makeIterator() -> AnyIterator<(name: String, value: String)> {
+    public func makeIterator() -> AnyIterator<(name: String, value: String)> {
         var index = 0
         return AnyIterator {
             guard index < fields.count else { return nil }

@@ -3,19 +3,19 @@ import Glibc
 #endif
 
 /// A parsed request line and header section.
-package struct HTTPRequestHead: Sendable {
-    package let method: HTTPMethod
-    package let version: HTTPVersion
+public struct HTTPRequestHead: Sendable {
+    public let method: HTTPMethod
+    public let version: HTTPVersion
     /// The target as sent (origin-form; absolute-form is reduced to it).
     /// Bytes outside ASCII are percent-encoded here so nothing is lost.
-    package let target: String
-    package let headers: HTTPHeaders
+    public let target: String
+    public let headers: HTTPHeaders
     /// Declared body length; nil with chunked or no body.
-    package let contentLength: Int64?
-    package let isChunked: Bool
-    package let expectsContinue: Bool
+    public let contentLength: Int64?
+    public let isChunked: Bool
+    public let expectsContinue: Bool
     /// False with `Connection: close` or HTTP/1.0.
-    package let keepAlive: Bool
+    public let keepAlive: Bool
 
     /// Where `?` is in the target, found once: routes ask for the path and
     /// the query several times per request.
@@ -50,7 +50,7 @@ package struct HTTPRequestHead: Sendable {
     }
 
     /// The target up to `?` (less a prefix `droppingPathPrefix` took off).
-    package var path: Substring {
+    public var path: Substring {
         if let q = questionMark { return target[pathStart..<q] }
         return target[pathStart...]
     }
@@ -59,17 +59,17 @@ package struct HTTPRequestHead: Sendable {
     /// (a mounted API: `/ns/w3/store/k` seen as `/store/k`); `target` stays
     /// as sent, for the access log. `count` must fall inside the path, on a
     /// character boundary (a path is ASCII). Costs no allocation.
-    package func droppingPathPrefix(bytes count: Int) -> HTTPRequestHead {
+    public func droppingPathPrefix(bytes count: Int) -> HTTPRequestHead {
         var mounted = self
         mounted.pathStart = target.utf8.index(pathStart, offsetBy: count)
         return mounted
     }
 
     /// The target after `?`, if any.
-    package var query: Substring? {
+    public var query: Substring? {
         guard let q = questionMark else { return nil }
         return target[target.utf8.index(after: q)...]
     }
 
-    package var hasBody: Bool { isChunked || (contentLength ?? 0) > 0 }
+    public var hasBody: Bool { isChunked || (contentLength ?? 0) > 0 }
 }

@@ -2,15 +2,15 @@ import LarderModel
 
 /// An error that is an HTTP answer: a status and the JSON body of docs/http-api.md,
 /// `{"error": code, "message": sentence}`.
-package struct HTTPError: Error, CustomStringConvertible {
-    package let status: HTTPStatus
-    package let code: ErrorCode
-    package let message: String
-    package var headers: [(String, String)]
+public struct HTTPError: Error, CustomStringConvertible {
+    public let status: HTTPStatus
+    public let code: ErrorCode
+    public let message: String
+    public var headers: [(String, String)]
     /// Close the connection after answering (framing errors, unread bodies).
-    package var closeConnection: Bool
+    public var closeConnection: Bool
 
-    package init(_ status: HTTPStatus, _ code: ErrorCode, _ message: String,
+    public init(_ status: HTTPStatus, _ code: ErrorCode, _ message: String,
                 headers: [(String, String)] = [], closeConnection: Bool = false) {
         self.status = status
         self.code = code
@@ -19,9 +19,9 @@ package struct HTTPError: Error, CustomStringConvertible {
         self.closeConnection = closeConnection
     }
 
-    package var description: String { "\(status.code) \(code): \(message)" }
+    public var description: String { "\(status.code) \(code): \(message)" }
 
-    package var response: HTTPResponse {
+    public var response: HTTPResponse {
         var r = HTTPResponse.json(status, ErrorBody(code, message), headers: headers)
         r.closeConnection = closeConnection
         return r
@@ -29,9 +29,9 @@ package struct HTTPError: Error, CustomStringConvertible {
 }
 
 /// Minimal JSON text helpers, for bodies built by hand.
-package enum JSON {
+public enum JSON {
     /// `s` as a JSON string literal, quotes included.
-    package static func quote(_ s: String) -> String {
+    public static func quote(_ s: String) -> String {
         var out = "\""
         out.reserveCapacity(s.utf8.count + 2)
         for scalar in s.unicodeScalars {

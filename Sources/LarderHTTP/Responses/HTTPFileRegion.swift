@@ -11,14 +11,14 @@
 /// `@unchecked Sendable`: built on one thread and handed with the response
 /// to the connection's queue, which alone uses it afterwards (`close` is
 /// called there, or on the building thread if the response is never sent).
-package final class HTTPFileRegion: @unchecked Sendable {
-    package let prefix: [UInt8]
-    package let fd: Int32
-    package let offset: Int64
-    package let length: Int64
+public final class HTTPFileRegion: @unchecked Sendable {
+    public let prefix: [UInt8]
+    public let fd: Int32
+    public let offset: Int64
+    public let length: Int64
     private var onClose: (() -> Void)?
 
-    package init(prefix: [UInt8] = [], fd: Int32, offset: Int64, length: Int64, onClose: @escaping () -> Void) {
+    public init(prefix: [UInt8] = [], fd: Int32, offset: Int64, length: Int64, onClose: @escaping () -> Void) {
         self.prefix = prefix
         self.fd = fd
         self.offset = offset
@@ -27,10 +27,10 @@ package final class HTTPFileRegion: @unchecked Sendable {
     }
 
     /// Bytes of the body: the prefix and the file's part.
-    package var totalLength: Int64 { Int64(prefix.count) + length }
+    public var totalLength: Int64 { Int64(prefix.count) + length }
 
     /// Releases the descriptor's owner; later calls do nothing.
-    package func close() {
+    public func close() {
         let done = onClose
         onClose = nil
         done?()

@@ -3,16 +3,16 @@
 /// kept with it (`CachedValueMemo`), and each hit costs one copy instead of
 /// formatting every field again. The fields are kept too, for what reads a
 /// response's headers before it goes out (observers, middleware).
-package final class HTTPHeaderBlock: Sendable {
-    package let fields: [(String, String)]
+public final class HTTPHeaderBlock: Sendable {
+    public let fields: [(String, String)]
     let bytes: [UInt8]
     /// Whether one of the fields is Content-Length (the encoder then adds none).
     let hasContentLength: Bool
     /// The ETag field's value, found once: observers (the request journal)
     /// ask every answer for it.
-    package let etag: String?
+    public let etag: String?
 
-    package init(_ fields: [(String, String)]) {
+    public init(_ fields: [(String, String)]) {
         self.fields = fields
         var bytes: [UInt8] = []
         var hasContentLength = false

@@ -1,7 +1,7 @@
 /// A fault of the network acted out on the real socket for one answer
 /// (`--allow-faults`): the application decides (the fault middleware), the
 /// connection acts, so no route knows about it.
-package enum HTTPNetworkFault: Sendable, Equatable {
+public enum HTTPNetworkFault: Sendable, Equatable {
     /// Reset the connection (TCP RST: `SO_LINGER` 0, then close) instead of
     /// sending the answer. `handled`: whether the request was handled first
     /// (`drop: after`: a write is stored, and its answer never comes) or not

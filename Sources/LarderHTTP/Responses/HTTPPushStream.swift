@@ -7,9 +7,9 @@ import LarderSupport
 /// A reader that falls behind never slows the writer: once more than
 /// `maxBuffered` bytes wait unsent for this connection, `overflowTail` is
 /// queued as the last piece and the connection is closed.
-package final class HTTPPushStream: @unchecked Sendable {
-    package let maxBuffered: Int
-    package let overflowTail: [UInt8]
+public final class HTTPPushStream: @unchecked Sendable {
+    public let maxBuffered: Int
+    public let overflowTail: [UInt8]
 
     // Everything below is guarded by `lock`.
     private let lock = Lock()
@@ -24,14 +24,14 @@ package final class HTTPPushStream: @unchecked Sendable {
     private var closed = false
     private var closeHandlers: [@Sendable () -> Void] = []
 
-    package init(maxBuffered: Int = 1 << 20, overflowTail: [UInt8] = []) {
+    public init(maxBuffered: Int = 1 << 20, overflowTail: [UInt8] = []) {
         self.maxBuffered = maxBuffered
         self.overflowTail = overflowTail
     }
 
     /// Queues `bytes` for the client. False once the stream is closed or finished.
     @discardableResult
-    package func write(_ bytes: [UInt8]) -> Bool {
+    public func write(_ bytes: [UInt8]) -> Bool {
         var overflow = false
         var wakeNow: (@Sendable () -> Void)?
         let ok: Bool = lock.withLock {
@@ -48,7 +48,7 @@ package final class HTTPPushStream: @unchecked Sendable {
     }
 
     /// Ends the body; the connection then goes on with the next request.
-    package func finish() {
+    public func finish() {
         let wakeNow: (@Sendable () -> Void)? = lock.withLock {
             guard !closed && !finished else { return nil }
             finished = true
@@ -61,7 +61,7 @@ package final class HTTPPushStream: @unchecked Sendable {
 
     /// Runs `handler` once when the client is gone or the stream overflowed
     /// (at once if that already happened). Not run after `finish`.
-    package func whenClosed(_ handler: @escaping @Sendable () -> Void) {
+    public func whenClosed(_ handler: @escaping @Sendable () -> Void) {
         let now: Bool = lock.withLock {
             if closed { return true }
             closeHandlers.append(handler)
@@ -70,7 +70,7 @@ package final class HTTPPushStream: @unchecked Sendable {
         if now { handler() }
     }
 
-    package var isClosed: Bool { lock.withLock { closed } }
+    public var isClosed: Bool { lock.withLock { closed } }
 
     // MARK: - The connection's side
 

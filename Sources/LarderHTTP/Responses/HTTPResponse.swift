@@ -1,12 +1,12 @@
 import LarderModel
 /// A pull stream a response body is sent from: `read` fills the buffer and
 /// returns the count, 0 at the end. `close` is called exactly once.
-package protocol HTTPBodyStream: AnyObject {
+public protocol HTTPBodyStream: AnyObject {
     func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int
     func close()
 }
 
-package enum HTTPResponseBody {
+public enum HTTPResponseBody {
     case empty
     case bytes([UInt8])
     /// Sent in pieces as the socket drains; exactly `length` bytes.
@@ -31,19 +31,19 @@ package enum HTTPResponseBody {
 /// `@unchecked Sendable`: a response is built on one thread and handed to the
 /// connection's queue (a deferred answer); after the hand-off only that queue
 /// touches it, so its body stream is never used from two threads.
-package struct HTTPResponse: @unchecked Sendable {
-    package var status: HTTPStatus
-    package var headers: [(String, String)]
+public struct HTTPResponse: @unchecked Sendable {
+    public var status: HTTPStatus
+    public var headers: [(String, String)]
     /// Fields formatted before, sent after `headers` (a cached value's head).
-    package var headerBlock: HTTPHeaderBlock?
-    package var body: HTTPResponseBody
+    public var headerBlock: HTTPHeaderBlock?
+    public var body: HTTPResponseBody
     /// Close the connection after this response.
-    package var closeConnection = false
+    public var closeConnection = false
     /// A fault of the network the connection acts out instead of sending
     /// this answer plainly (`--allow-faults`); nil: sent as usual.
-    package var networkFault: HTTPNetworkFault?
+    public var networkFault: HTTPNetworkFault?
 
-    package init(status: HTTPStatus, headers: [(String, String)] = [], headerBlock: HTTPHeaderBlock? = nil,
+    public init(status: HTTPStatus, headers: [(String, String)] = [], headerBlock: HTTPHeaderBlock? = nil,
                 body: HTTPResponseBody = .empty) {
         self.status = status
         self.headers = headers
@@ -52,38 +52,38 @@ package struct HTTPResponse: @unchecked Sendable {
     }
 
     /// A JSON body: `value` encoded as the model's types are (`ModelJSON`).
-    package static func json<T: Encodable>(_ status: HTTPStatus, _ value: T, headers: [(String, String)] = []) -> HTTPResponse {
+    public static func json<T: Encodable>(_ status: HTTPStatus, _ value: T, headers: [(String, String)] = []) -> HTTPResponse {
         json(status, bytes: ModelJSON.encode(value), headers: headers)
     }
 
     /// JSON text built by hand is what the model's types replace; this
     /// overload keeps a `String` from being encoded as one JSON string.
     @available(*, unavailable, message: "encode a LarderModel type, or pass bytes that are already JSON")
-    package static func json(_ status: HTTPStatus, _ json: String, headers: [(String, String)] = []) -> HTTPResponse {
+    public static func json(_ status: HTTPStatus, _ json: String, headers: [(String, String)] = []) -> HTTPResponse {
         fatalError("unavailable")
     }
 
     /// A JSON body from bytes that are already JSON.
-    package static func json(_ status: HTTPStatus, bytes: [UInt8], headers: [(String, String)] = []) -> HTTPResponse {
+    public static func json(_ status: HTTPStatus, bytes: [UInt8], headers: [(String, String)] = []) -> HTTPResponse {
         HTTPResponse(status: status, headers: [("Content-Type", "application/json")] + headers, body: .bytes(bytes))
     }
 
     /// The first value of a header the response carries (case-insensitive).
-    package func header(_ name: String) -> String? {
+    public func header(_ name: String) -> String? {
         let matches = { (field: (String, String)) in field.0.utf8.count == name.utf8.count && field.0.lowercased() == name.lowercased() }
         return headers.first(where: matches)?.1 ?? headerBlock?.fields.first(where: matches)?.1
     }
 
     /// Moves the block's fields into `headers`, for a change to a field the
     /// block holds (joining a `Vary`).
-    package mutating func expandHeaderBlock() {
+    public mutating func expandHeaderBlock() {
         guard let headerBlock else { return }
         headers += headerBlock.fields
         self.headerBlock = nil
     }
 
     /// Releases what the body holds (an open file) when the response is dropped unsent.
-    package func discardBody() { body.discard() }
+    public func discardBody() { body.discard() }
 }
 
 extension HTTPResponseBody {

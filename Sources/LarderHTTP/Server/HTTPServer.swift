@@ -6,8 +6,8 @@ import Glibc
 
 /// The HTTP/1.1 server: a non-blocking listening socket whose read source
 /// accepts connections, each handed to a `HTTP1Session`.
-package final class HTTPServer: @unchecked Sendable {
-    package let configuration: HTTPServerConfiguration
+public final class HTTPServer: @unchecked Sendable {
+    public let configuration: HTTPServerConfiguration
     private let context: ServerContext
     private let acceptQueue = DispatchQueue(label: "larder.http.accept")
     // Confined to acceptQueue.
@@ -18,22 +18,22 @@ package final class HTTPServer: @unchecked Sendable {
     private let boundPort = Locked<Int>(0)
 
     /// `metrics` is where the server counts requests, bytes and connections.
-    package init(configuration: HTTPServerConfiguration, handler: HTTPRequestHandler, logger: Logger,
+    public init(configuration: HTTPServerConfiguration, handler: HTTPRequestHandler, logger: Logger,
                 metrics: HTTPServerMetrics = HTTPServerMetrics()) {
         self.configuration = configuration
         self.context = ServerContext(configuration: configuration, handler: handler, logger: logger, metrics: metrics)
     }
 
-    package var metrics: HTTPServerMetrics { context.metrics }
+    public var metrics: HTTPServerMetrics { context.metrics }
 
     /// The port the server listens on (useful with port 0).
-    package var port: Int { boundPort.withLock { $0 } }
+    public var port: Int { boundPort.withLock { $0 } }
 
     /// Open connections right now.
-    package var connectionCount: Int { connections.withLock { $0.count } }
+    public var connectionCount: Int { connections.withLock { $0.count } }
 
     /// Binds and starts accepting. Throws `SocketError` when it cannot bind.
-    package func start() throws {
+    public func start() throws {
         let socket = try ListeningSocket(host: configuration.host, port: configuration.port, backlog: configuration.backlog)
         boundPort.withLock { $0 = socket.port }
         acceptQueue.sync {
@@ -143,7 +143,7 @@ package final class HTTPServer: @unchecked Sendable {
 
     /// Stops accepting, lets in-flight requests finish (up to the grace
     /// period), then closes what is left. Blocks until done.
-    package func shutdown() {
+    public func shutdown() {
         acceptQueue.sync {
             if let source = acceptSource {
                 if acceptPaused { source.resume(); acceptPaused = false }

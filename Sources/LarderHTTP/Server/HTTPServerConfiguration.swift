@@ -2,30 +2,30 @@ import LarderModel
 
 /// Every limit and timeout of the HTTP server in one place. Each has a CLI
 /// flag in `larder serve`, whose help shows `defaults`.
-package struct HTTPServerConfiguration: Sendable {
+public struct HTTPServerConfiguration: Sendable {
     /// Every setting at its default, for the flags' help.
-    package static let defaults = HTTPServerConfiguration()
+    public static let defaults = HTTPServerConfiguration()
 
-    package var host: String = "127.0.0.1"
+    public var host: String = "127.0.0.1"
     /// 0 picks a free port; `HTTPServer.port` tells which.
-    package var port: Int = 8080
+    public var port: Int = 8080
     /// Longest request line (method, target, version); longer gets 414.
-    package var maxRequestLineBytes: Int = 8 * 1024
+    public var maxRequestLineBytes: Int = 8 * 1024
     /// Largest header section after the request line; larger gets 431.
-    package var maxHeaderBytes: Int = 32 * 1024
+    public var maxHeaderBytes: Int = 32 * 1024
     /// Largest request body; larger gets 413.
-    package var maxBodyBytes: Int64 = ServerDefaults.maxValueSize
+    public var maxBodyBytes: Int64 = ServerDefaults.maxValueSize
     /// Seconds a client may take to send a whole request head (408).
-    package var headerTimeout: Double = 10
+    public var headerTimeout: Double = 10
     /// Seconds a keep-alive connection may sit idle, or a body or a slow
     /// reader may stall, before the connection is closed.
-    package var idleTimeout: Double = 60
+    public var idleTimeout: Double = 60
     /// Open connections at most; more are answered 503 and closed.
-    package var maxConnections: Int = 4096
+    public var maxConnections: Int = 4096
     /// listen(2) backlog.
-    package var backlog: Int32 = 1024
+    public var backlog: Int32 = 1024
     /// Seconds a graceful shutdown waits for in-flight requests.
-    package var shutdownGrace: Double = 10
+    public var shutdownGrace: Double = 10
 
-    package init() {}
+    public init() {}
 }

@@ -16,12 +16,12 @@ import Synchronization
 /// served on different cores seldom touch one cache line; a scrape adds the
 /// shards up. Each counter only rises (the connection gauge aside), so a
 /// scrape taken while requests run may be a moment behind, never wrong.
-package final class HTTPServerMetrics: Sendable {
+public final class HTTPServerMetrics: Sendable {
     /// The `method` label of each slot: the last is every other method, and
     /// requests whose head could not be parsed (so their method is unknown).
-    package static let methodLabels = ["GET", "HEAD", "PUT", "POST", "PATCH", "DELETE", "OPTIONS", "other"]
+    public static let methodLabels = ["GET", "HEAD", "PUT", "POST", "PATCH", "DELETE", "OPTIONS", "other"]
     /// Upper bounds of the latency buckets in seconds; `+Inf` follows.
-    package static let bucketBounds: [Double] = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
+    public static let bucketBounds: [Double] = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
 
     static let methodCount = 8
     /// A slot per status code 0-599 (0 stands for a code outside 100-599,
@@ -72,7 +72,7 @@ package final class HTTPServerMetrics: Sendable {
     private let connections = Atomic<Int>(0)
     private let evictions = Atomic<Int>(0)
 
-    package init() {
+    public init() {
         shards = (0..<Self.shardCount).map { _ in Shard() }
     }
 
@@ -122,35 +122,35 @@ package final class HTTPServerMetrics: Sendable {
     }
 
     /// Answers of one method with one status.
-    package struct RequestCount: Sendable, Equatable {
-        package let method: String
-        package let status: Int
-        package let count: Int
+    public struct RequestCount: Sendable, Equatable {
+        public let method: String
+        public let status: Int
+        public let count: Int
     }
 
     /// The latency histogram of one method.
-    package struct Latency: Sendable, Equatable {
-        package let method: String
+    public struct Latency: Sendable, Equatable {
+        public let method: String
         /// Cumulative counts per bound of `bucketBounds`, then `+Inf` (= `count`).
-        package let cumulative: [Int]
-        package let sumSeconds: Double
-        package var count: Int { cumulative.last ?? 0 }
+        public let cumulative: [Int]
+        public let sumSeconds: Double
+        public var count: Int { cumulative.last ?? 0 }
     }
 
     /// Every counter at one moment (added up over the shards).
-    package struct Snapshot: Sendable {
+    public struct Snapshot: Sendable {
         /// Non-zero counts, by method slot, then status.
-        package var requests: [RequestCount] = []
+        public var requests: [RequestCount] = []
         /// Methods that were answered at least once, in slot order.
-        package var latencies: [Latency] = []
-        package var bytesIn = 0
-        package var bytesOut = 0
-        package var connectionsOpen = 0
+        public var latencies: [Latency] = []
+        public var bytesIn = 0
+        public var bytesOut = 0
+        public var connectionsOpen = 0
         /// Idle connections closed at the cap to let a new one in.
-        package var connectionsEvicted = 0
+        public var connectionsEvicted = 0
     }
 
-    package func snapshot() -> Snapshot {
+    public func snapshot() -> Snapshot {
         var snapshot = Snapshot()
         for m in 0..<Self.methodCount {
             for s in 0..<Self.statusSlots {

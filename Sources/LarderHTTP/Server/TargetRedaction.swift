@@ -5,14 +5,14 @@ import LarderSupport
 /// section 2.3's `access_token`, which a browser's `EventSource` has to use)
 /// never reaches a log. Names are compared percent-decoded, as the
 /// application reads them: `access%5Ftoken=` is caught too.
-package enum TargetRedaction {
+public enum TargetRedaction {
     /// Query parameters whose values are never logged.
-    package static let secretParameters = ["access_token"]
-    package static let placeholder = "REDACTED"
+    public static let secretParameters = ["access_token"]
+    public static let placeholder = "REDACTED"
 
     /// `target` with every secret parameter's value replaced; the same
     /// string (no copy) when there is none.
-    package static func redact(_ target: String) -> String {
+    public static func redact(_ target: String) -> String {
         let bytes = Array(target.utf8)
         guard let question = bytes.firstIndex(of: UInt8(ascii: "?")) else { return target }
         var out = Array(bytes[...question])

@@ -5,22 +5,22 @@
 /// the connection calls it with facts only it has exactly (the time since
 /// the head, the body bytes it read) and the final response, after every
 /// middleware.
-package protocol HTTPAnswerObserver: AnyObject, Sendable {
+public protocol HTTPAnswerObserver: AnyObject, Sendable {
     func answered(_ request: borrowing HTTPAnsweredRequest, with response: borrowing HTTPResponse)
 }
 
 /// What the connection knows of an answered request.
-package struct HTTPAnsweredRequest: Sendable {
-    package let method: HTTPMethod
+public struct HTTPAnsweredRequest: Sendable {
+    public let method: HTTPMethod
     /// The target as sent.
-    package let target: String
+    public let target: String
     /// Request body bytes read by the time of the answer (the whole body,
     /// unless the answer came before it).
-    package let bodyBytes: Int64
+    public let bodyBytes: Int64
     /// From the request's head to this answer.
-    package let nanos: UInt64
+    public let nanos: UInt64
     /// Bytes of the answer's body that go out when it is sent in full
     /// (none for HEAD, a 204 or 304; 0 when only its stream knows: an
     /// event stream, a snapshot).
-    package let responseBodyBytes: Int64
+    public let responseBodyBytes: Int64
 }

@@ -13,7 +13,7 @@
 /// allows). The sink must settle which of its early answer and `finish`
 /// wins: once it answered, `finish` must not write.
 /// Without `Expect: 100-continue` the gate is not asked.
-package protocol HTTPContinueGate: HTTPRequestBodySink {
+public protocol HTTPContinueGate: HTTPRequestBodySink {
     /// Called once, on the connection's queue; `proceed` may be called
     /// from any thread, at most once.
     func whenBodyWanted(_ proceed: @escaping @Sendable () -> Void)

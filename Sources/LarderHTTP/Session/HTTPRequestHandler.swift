@@ -1,5 +1,5 @@
 /// What the application does with a request's body.
-package enum HTTPBodyAction {
+public enum HTTPBodyAction {
     /// The body is not wanted: it is skipped after the answer, or the
     /// connection is closed when the body is large or `Expect: 100-continue`
     /// was sent (so an early answer never waits for an upload).
@@ -15,7 +15,7 @@ package enum HTTPBodyAction {
 }
 
 /// Receives a request body piece by piece, on the connection's queue.
-package protocol HTTPRequestBodySink: AnyObject {
+public protocol HTTPRequestBodySink: AnyObject {
     /// A piece of the body. Throwing ends the request: an `HTTPError` is sent
     /// as is, anything else as 500, and the connection closes.
     func write(_ chunk: UnsafeRawBufferPointer) throws
@@ -30,7 +30,7 @@ package protocol HTTPRequestBodySink: AnyObject {
 /// answers through `responder` at once (before returning: the common case,
 /// with no thread hop) or later from any thread. It must not block for long:
 /// disk I/O is fine, waiting on other requests is not (answer later instead).
-package protocol HTTPRequestHandler: Sendable {
+public protocol HTTPRequestHandler: Sendable {
     func handle(_ request: HTTPRequestHead, _ responder: HTTPResponder) -> HTTPBodyAction
     /// The largest body this request may have when it is not the server's
     /// `maxBodyBytes` (nil: that limit). Asked before `handle`, and only for
@@ -44,6 +44,6 @@ package protocol HTTPRequestHandler: Sendable {
 }
 
 extension HTTPRequestHandler {
-    package func maxBodyBytes(for request: HTTPRequestHead) -> Int64? { nil }
-    package func answerObserver(forRefused request: HTTPRequestHead) -> (any HTTPAnswerObserver)? { nil }
+    public func maxBodyBytes(for request: HTTPRequestHead) -> Int64? { nil }
+    public func answerObserver(forRefused request: HTTPRequestHead) -> (any HTTPAnswerObserver)? { nil }
 }

@@ -13,7 +13,7 @@ import LarderSupport
 /// Middleware wraps a responder with `intercept` to see or change the final
 /// response, whichever path produced it (a GET, a PUT after its body, a
 /// watch answered minutes later).
-package final class HTTPResponder: Sendable {
+public final class HTTPResponder: Sendable {
     struct State {
         /// The connection is inside a call into the application on its
         /// queue. True from creation: a responder is made just before the
@@ -80,7 +80,7 @@ package final class HTTPResponder: Sendable {
     /// Whether this is the responder the connection made, not one a
     /// middleware made with `intercept`: a handler given it may answer by
     /// returning `.answer`.
-    package var isConnections: Bool { root == nil }
+    public var isConnections: Bool { root == nil }
 
     private func wake() {
         guard let owner, let queue else { return }
@@ -89,7 +89,7 @@ package final class HTTPResponder: Sendable {
 
     /// Sends `response` as the answer. Later calls are ignored (their
     /// bodies released).
-    package func respond(_ response: HTTPResponse) {
+    public func respond(_ response: HTTPResponse) {
         if let forward { forward(response); return }
         let (hop, releasedDeadline): (Bool?, HTTPResponse?) = shared.state.withLock { st in
             guard !st.answered && !st.ended else { return (nil, nil) }
@@ -110,7 +110,7 @@ package final class HTTPResponder: Sendable {
     /// A responder whose answers pass through `transform` before reaching
     /// this one; `transform` calls `next` with the response to send (now or
     /// later, from any thread).
-    package func intercept(_ transform: @escaping @Sendable (_ response: HTTPResponse, _ next: HTTPResponder) -> Void) -> HTTPResponder {
+    public func intercept(_ transform: @escaping @Sendable (_ response: HTTPResponse, _ next: HTTPResponder) -> Void) -> HTTPResponder {
         let next = self
         let derived = HTTPResponder(root: shared) { transform($0, next) }
         shared.state.withLock { st in st.innermost.value = derived }
@@ -128,7 +128,7 @@ package final class HTTPResponder: Sendable {
 
     /// Answers with `response` at `deadline` unless an answer comes first;
     /// until then the connection waits with no thread and no idle timeout.
-    package func answer(at deadline: DispatchTime, with response: HTTPResponse) {
+    public func answer(at deadline: DispatchTime, with response: HTTPResponse) {
         let hop: Bool? = shared.state.withLock { st in
             guard !st.answered && !st.ended else { return nil }
             st.deadline = (deadline.uptimeNanoseconds, response, self)
@@ -142,7 +142,7 @@ package final class HTTPResponder: Sendable {
     /// middleware): the deadline answer set with `answer(at:with:)` no
     /// longer applies, so it must not replace the held one when its time
     /// comes. The request stays parked until the held answer is given.
-    package func dropDeadline() {
+    public func dropDeadline() {
         let dropped: HTTPResponse? = shared.state.withLock { st in
             defer { st.deadline = nil }
             return st.deadline?.response
@@ -153,7 +153,7 @@ package final class HTTPResponder: Sendable {
     /// Runs `handler` once if the request ends before an answer is given
     /// through `respond`: the client closed the connection, the deadline
     /// answer was sent, or the server is stopping. Runs at once if it has.
-    package func whenCancelled(_ handler: @escaping @Sendable () -> Void) {
+    public func whenCancelled(_ handler: @escaping @Sendable () -> Void) {
         let now: Bool = shared.state.withLock { st in
             if st.ended { return true }
             if !st.answered { st.cancelHandlers.append(handler) }
@@ -167,14 +167,14 @@ package final class HTTPResponder: Sendable {
     /// and holds the socket's reading in between, with no thread waiting.
     /// Only while the handler runs (the connection looks once it returns,
     /// before reading the body).
-    package func paceRequestBody(bytesPerSecond: Int) {
+    public func paceRequestBody(bytesPerSecond: Int) {
         shared.bodyPace.store(max(1, bytesPerSecond), ordering: .relaxed)
     }
 
     /// `observer` is told of the answer just before it is sent (replacing
     /// one set before; nil: no one is). Only while the request is being handled, on the
     /// connection's queue: from middleware or a route, before they return.
-    package func observe(with observer: (any HTTPAnswerObserver)?) {
+    public func observe(with observer: (any HTTPAnswerObserver)?) {
         shared.observer = observer
     }
 
@@ -195,7 +195,7 @@ package final class HTTPResponder: Sendable {
     var answerObserver: (any HTTPAnswerObserver)? { shared.observer }
 
     /// Whether an answer was given (or the request ended).
-    package var isFinished: Bool { shared.state.withLock { st in st.answered || st.ended } }
+    public var isFinished: Bool { shared.state.withLock { st in st.answered || st.ended } }
 
     // MARK: - The connection's side (on its queue)
 

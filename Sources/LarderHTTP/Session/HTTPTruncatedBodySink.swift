@@ -4,7 +4,7 @@
 /// the connection just closes with no answer; with it the sink says what
 /// that means in its protocol's words (S3's `400 IncompleteBody`), and the
 /// connection closes after the answer.
-package protocol HTTPTruncatedBodySink: HTTPRequestBodySink {
+public protocol HTTPTruncatedBodySink: HTTPRequestBodySink {
     /// Called on the connection's queue instead of more `write`s or
     /// `finish`; answer through the request's responder, at once.
     func bodyEndedEarly()

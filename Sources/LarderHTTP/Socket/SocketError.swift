@@ -3,10 +3,10 @@ import Glibc
 #endif
 
 /// A failed socket call, with the call's name and errno.
-package struct SocketError: Error, CustomStringConvertible, Sendable {
-    package let operation: String
-    package let errno: Int32
-    package let detail: String?
+public struct SocketError: Error, CustomStringConvertible, Sendable {
+    public let operation: String
+    public let errno: Int32
+    public let detail: String?
 
     init(_ operation: String, errno code: Int32 = Glibc.errno, detail: String? = nil) {
         self.operation = operation
@@ -14,7 +14,7 @@ package struct SocketError: Error, CustomStringConvertible, Sendable {
         self.detail = detail
     }
 
-    package var description: String {
+    public var description: String {
         var text = "\(operation) failed: \(String(cString: strerror(errno))) (errno \(errno))"
         if let detail { text += " " + detail }
         return text

@@ -4,31 +4,31 @@ import LarderValueFile
 /// owner (the server's change hub, the embedded change relay) guards it
 /// with the lock that also orders live delivery, so replay and live
 /// events neither overlap nor leave a gap.
-package struct ChangeHistory: Sendable {
+public struct ChangeHistory: Sendable {
     /// One remembered change.
-    package struct Entry: Sendable {
+    public struct Entry: Sendable {
         /// Order of arrival, from 1; replay and live delivery never overlap by it.
-        package let sequence: UInt64
+        public let sequence: UInt64
         /// The change's version in hex, the feed's event id.
-        package let id: String
+        public let id: String
         /// The change itself.
-        package let change: StoreChange
+        public let change: StoreChange
     }
 
     /// How many changes are kept (at least 1).
-    package let capacity: Int
+    public let capacity: Int
     private var ring: [Entry] = []
     private var ringStart = 0
     /// The sequence of the latest change recorded (0: none yet).
-    package private(set) var lastSequence: UInt64 = 0
+    public private(set) var lastSequence: UInt64 = 0
 
     /// An empty history keeping the last `capacity` changes.
-    package init(capacity: Int) {
+    public init(capacity: Int) {
         self.capacity = max(1, capacity)
     }
 
     /// Remembers `change`, forgetting the oldest when full.
-    package mutating func record(_ change: StoreChange) -> Entry {
+    public mutating func record(_ change: StoreChange) -> Entry {
         lastSequence += 1
         let entry = Entry(sequence: lastSequence, id: change.id, change: change)
         if ring.count < capacity {
@@ -42,7 +42,7 @@ package struct ChangeHistory: Sendable {
 
     /// Forgets every change (some after them were never recorded): a
     /// replay after any id recorded so far is then a reset.
-    package mutating func forget() {
+    public mutating func forget() {
         ring = []
         ringStart = 0
     }
@@ -53,7 +53,7 @@ package struct ChangeHistory: Sendable {
     /// before this history began) and some change may be missing. An
     /// unknown id at or past the newest remembered one misses nothing.
     /// Event ids are versions in hex, compared as numbers.
-    package func replay(after eventID: String, concerning prefix: String) -> [Entry]? {
+    public func replay(after eventID: String, concerning prefix: String) -> [Entry]? {
         let ordered = Array(ring[ringStart...] + ring[..<ringStart])
         if let found = ordered.lastIndex(where: { $0.id == eventID }) {
             return ordered[(found + 1)...].filter { $0.change.concerns(prefix: prefix) }
@@ -64,5 +64,5 @@ package struct ChangeHistory: Sendable {
     }
 
     /// The id of the newest remembered change.
-    package var newestID: String? { ring.isEmpty ? nil : ring[(ringStart + ring.count - 1) % ring.count].id }
+    public var newestID: String? { ring.isEmpty ? nil : ring[(ringStart + ring.count - 1) % ring.count].id }
 }

@@ -12,7 +12,7 @@ import LarderStoreVocabulary
 ///
 /// Used by one thread at a time: the caller stages values in document
 /// order, then commits (or aborts) once.
-package protocol RestoreTransaction: AnyObject {
+public protocol RestoreTransaction: AnyObject {
     /// The prefix every staged key lies under (checked by the caller).
     var prefix: StorePrefix { get }
     /// Stages the next value of `key`: stream its bytes into the writer

@@ -7,15 +7,15 @@ import Synchronization
 /// (its file's data before the rename, the directory entry after it), so
 /// flushes below twice the writes is sharing at work. Atomics: a scrape
 /// must not wait on writers.
-package final class DurabilityCounts: Sendable {
+public final class DurabilityCounts: Sendable {
     private let flushes = Atomic<Int>(0)
     private let writes = Atomic<Int>(0)
 
-    package init() {}
+    public init() {}
 
     package func addFlush() { flushes.wrappingAdd(1, ordering: .relaxed) }
     package func addWrite() { writes.wrappingAdd(1, ordering: .relaxed) }
 
-    package var flushCount: Int { flushes.load(ordering: .relaxed) }
-    package var writeCount: Int { writes.load(ordering: .relaxed) }
+    public var flushCount: Int { flushes.load(ordering: .relaxed) }
+    public var writeCount: Int { writes.load(ordering: .relaxed) }
 }

@@ -1,15 +1,15 @@
 import LarderValueFile
 /// How much a store holds, as `/metrics` reports it. Any `ValueStore`
 /// answers the same three numbers, so another backend reports alike.
-package struct StoreStats: Sendable, Equatable {
+public struct StoreStats: Sendable, Equatable {
     /// Values stored (a value that expired counts until the sweep removes it).
-    package var keys: Int
+    public var keys: Int
     /// Their sizes, decompressed: what a GET without gzip returns.
-    package var logicalBytes: Int64
+    public var logicalBytes: Int64
     /// Their files on disk: the gzip bytes, Larder's header with the metadata included.
-    package var storedBytes: Int64
+    public var storedBytes: Int64
 
-    package init(keys: Int = 0, logicalBytes: Int64 = 0, storedBytes: Int64 = 0) {
+    public init(keys: Int = 0, logicalBytes: Int64 = 0, storedBytes: Int64 = 0) {
         self.keys = keys
         self.logicalBytes = logicalBytes
         self.storedBytes = storedBytes

@@ -5,7 +5,7 @@ import Glibc
 
 /// Everything the store can fail with. The app maps each case to an HTTP
 /// status; the store itself knows nothing about HTTP.
-package enum StoreError: Error, Equatable, CustomStringConvertible {
+public enum StoreError: Error, Equatable, CustomStringConvertible {
     /// The key breaks a key rule; the string says which.
     case invalidKey(String)
     /// No value under that key.
@@ -38,7 +38,7 @@ package enum StoreError: Error, Equatable, CustomStringConvertible {
     /// the string says why. Worth retrying shortly.
     case backendUnavailable(String)
 
-    package var description: String {
+    public var description: String {
         switch self {
         case .invalidKey(let why): return "invalid key: \(why)"
         case .notFound: return "no value stored under this key"

@@ -6,35 +6,35 @@ import LarderSupport
 /// backslash, segments of at most 255 bytes, keys of at most 1024 bytes,
 /// valid UTF-8. Validation runs on the percent-decoded bytes, so `%2e%2e`
 /// is caught like `..`.
-package struct StoreKey: Hashable, Sendable, CustomStringConvertible {
-    package static let maxKeyBytes = 1024
-    package static let maxSegmentBytes = 255
+public struct StoreKey: Hashable, Sendable, CustomStringConvertible {
+    public static let maxKeyBytes = 1024
+    public static let maxSegmentBytes = 255
 
     /// The key as text, segments joined by `/`.
-    package let string: String
+    public let string: String
     /// The key's UTF-8 bytes.
-    package let bytes: [UInt8]
+    public let bytes: [UInt8]
 
     /// The `/`-separated segments (computed: a cached read never needs them).
-    package var segments: [String] {
+    public var segments: [String] {
         bytes.split(separator: 0x2F, omittingEmptySubsequences: false).map { String(decoding: $0, as: UTF8.self) }
     }
 
-    package var description: String { string }
+    public var description: String { string }
 
     // Keys are equal when their bytes are: String's == would equate NFC
     // and NFD spellings of one text, which are different keys.
-    package static func == (a: StoreKey, b: StoreKey) -> Bool { a.bytes == b.bytes }
+    public static func == (a: StoreKey, b: StoreKey) -> Bool { a.bytes == b.bytes }
     /// The bytes in one call (`ByteKey`: not one at a time).
-    package func hash(into hasher: inout Hasher) { bytes.withUnsafeBytes { hasher.combine(bytes: $0) } }
+    public func hash(into hasher: inout Hasher) { bytes.withUnsafeBytes { hasher.combine(bytes: $0) } }
 
     /// Validates an already percent-decoded key.
-    package init(_ string: String) throws {
+    public init(_ string: String) throws {
         try self.init(bytes: Array(string.utf8))
     }
 
     /// Validates raw key bytes (after percent-decoding).
-    package init(bytes: [UInt8]) throws {
+    public init(bytes: [UInt8]) throws {
         if bytes.isEmpty { throw StoreError.invalidKey("the key is empty") }
         if bytes.count > Self.maxKeyBytes {
             throw StoreError.invalidKey("the key is \(bytes.count) bytes; at most \(Self.maxKeyBytes) are allowed")
@@ -45,13 +45,13 @@ package struct StoreKey: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// Percent-decodes the path after `/store/` and validates it.
-    package init(percentEncoded path: Substring) throws {
+    public init(percentEncoded path: Substring) throws {
         try self.init(bytes: try Self.percentDecode(path))
     }
 
     /// A key (or prefix) as a URL path (`KeyPercentEncoding`, the one encoder).
-    package static func percentEncode(_ key: String) -> String { KeyPercentEncoding.percentEncode(key) }
-    package static func percentEncode(bytes: [UInt8]) -> String { KeyPercentEncoding.percentEncode(bytes: bytes) }
+    public static func percentEncode(_ key: String) -> String { KeyPercentEncoding.percentEncode(key) }
+    public static func percentEncode(bytes: [UInt8]) -> String { KeyPercentEncoding.percentEncode(bytes: bytes) }
 
     /// Splits and checks segments; shared with `StorePrefix`.
     static func validatedSegments(_ bytes: [UInt8]) throws -> [String] {
@@ -99,7 +99,7 @@ package struct StoreKey: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// `%XX` → byte. A `%` not followed by two hex digits is an invalid key.
-    package static func percentDecode(_ text: Substring) throws -> [UInt8] {
+    public static func percentDecode(_ text: Substring) throws -> [UInt8] {
         guard let bytes = PercentDecoding.decode(text) else {
             throw StoreError.invalidKey("a '%' in the key is not followed by two hex digits")
         }
@@ -109,15 +109,15 @@ package struct StoreKey: Hashable, Sendable, CustomStringConvertible {
 
 /// A listing or bulk-delete prefix: zero or more whole segments, written
 /// with a trailing `/` (`users/archive/`), or empty for the whole store.
-package struct StorePrefix: Hashable, Sendable, CustomStringConvertible {
-    package let segments: [String]
+public struct StorePrefix: Hashable, Sendable, CustomStringConvertible {
+    public let segments: [String]
 
-    package static let root = StorePrefix(validated: [])
+    public static let root = StorePrefix(validated: [])
 
     init(validated segments: [String]) { self.segments = segments }
 
     /// `text` is the percent-decoded path after `/store/`, ending in `/` or empty.
-    package init(bytes: [UInt8]) throws {
+    public init(bytes: [UInt8]) throws {
         var trimmed = bytes
         if trimmed.last == 0x2F { trimmed.removeLast() }
         if trimmed.isEmpty { self.segments = []; return }
@@ -128,6 +128,6 @@ package struct StorePrefix: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// The prefix as the API writes it: `a/b/`, or "" for the root.
-    package var string: String { segments.isEmpty ? "" : segments.joined(separator: "/") + "/" }
-    package var description: String { string }
+    public var string: String { segments.isEmpty ? "" : segments.joined(separator: "/") + "/" }
+    public var description: String { string }
 }

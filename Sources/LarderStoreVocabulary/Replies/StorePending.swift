@@ -4,7 +4,7 @@ import LarderSupport
 /// any thread, and handed to the one continuation registered for it, which
 /// runs on the fulfilling thread (or at once, on the registering one, when
 /// the answer is already there).
-package final class StorePending<Value: Sendable>: @unchecked Sendable {
+public final class StorePending<Value: Sendable>: @unchecked Sendable {
     // Guarded by `lock`.
     private let lock = Lock()
     private var result: Result<Value, any Error>?
@@ -12,10 +12,10 @@ package final class StorePending<Value: Sendable>: @unchecked Sendable {
     /// Whether a continuation was registered (before or after the answer).
     private var taken = false
 
-    package init() {}
+    public init() {}
 
     /// Gives the answer. Only the first call counts.
-    package func fulfil(_ result: Result<Value, any Error>) {
+    public func fulfil(_ result: Result<Value, any Error>) {
         let waiting = lock.withLock { () -> (@Sendable (Result<Value, any Error>) -> Void)? in
             guard self.result == nil else { return nil }
             self.result = result
@@ -26,7 +26,7 @@ package final class StorePending<Value: Sendable>: @unchecked Sendable {
     }
 
     /// Registers the one continuation; it runs outside the lock.
-    package func whenDone(_ completion: @escaping @Sendable (Result<Value, any Error>) -> Void) {
+    public func whenDone(_ completion: @escaping @Sendable (Result<Value, any Error>) -> Void) {
         let ready = lock.withLock { () -> Result<Value, any Error>? in
             precondition(!taken, "a StorePending takes one continuation")
             taken = true

@@ -12,7 +12,7 @@ import Dispatch
 /// `deliver(to:)` with a struct receiver costs no allocation for an answer
 /// given now (a cached GET's path); `value` serves async code; `get()` is for
 /// callers that are synchronous by design (the embedded store's API, tests).
-package enum StoreReply<Value: Sendable>: Sendable {
+public enum StoreReply<Value: Sendable>: Sendable {
     /// The answer, given now.
     case now(Result<Value, any Error>)
     /// The answer comes later, through the pending reply.
@@ -20,13 +20,13 @@ package enum StoreReply<Value: Sendable>: Sendable {
 
     /// The answer `body` gives now (its error, if it throws).
     @inlinable
-    package static func catching(_ body: () throws -> Value) -> StoreReply {
+    public static func catching(_ body: () throws -> Value) -> StoreReply {
         .now(Result(catching: body))
     }
 
     /// The answer `body` gives later, from a new pending reply that `body`
     /// fulfils (on any thread, exactly once).
-    package static func later(_ body: (StorePending<Value>) -> Void) -> StoreReply {
+    public static func later(_ body: (StorePending<Value>) -> Void) -> StoreReply {
         let pending = StorePending<Value>()
         body(pending)
         return .later(pending)
@@ -35,7 +35,7 @@ package enum StoreReply<Value: Sendable>: Sendable {
     /// Runs `completion` with the answer: here and now for an answer given
     /// now, else on the thread that gives it.
     @inlinable
-    package func whenDone(_ completion: @escaping @Sendable (Result<Value, any Error>) -> Void) {
+    public func whenDone(_ completion: @escaping @Sendable (Result<Value, any Error>) -> Void) {
         switch self {
         case .now(let result): completion(result)
         case .later(let pending): pending.whenDone(completion)
@@ -45,7 +45,7 @@ package enum StoreReply<Value: Sendable>: Sendable {
     /// Hands the answer to `receiver`, as `whenDone` does; the receiver is
     /// boxed only for an answer that comes later.
     @inlinable
-    package func deliver<Receiver: StoreReplyReceiver>(to receiver: Receiver) where Receiver.Value == Value {
+    public func deliver<Receiver: StoreReplyReceiver>(to receiver: Receiver) where Receiver.Value == Value {
         switch self {
         case .now(let result): receiver.receive(result)
         case .later(let pending): pending.whenDone { receiver.receive($0) }
@@ -55,7 +55,7 @@ package enum StoreReply<Value: Sendable>: Sendable {
     /// The answer, blocking the calling thread until it comes: for callers
     /// that are synchronous by design. Never call it on a thread the answer
     /// needs (a store's own queues).
-    package func get() throws -> Value {
+    public func get() throws -> Value {
         switch self {
         case .now(let result):
             return try result.get()
@@ -73,7 +73,7 @@ package enum StoreReply<Value: Sendable>: Sendable {
     }
 
     /// The answer, for async code: suspends (no thread waits) until it comes.
-    package var value: Value {
+    public var value: Value {
         get async throws {
             switch self {
             case .now(let result):
@@ -88,13 +88,13 @@ package enum StoreReply<Value: Sendable>: Sendable {
 
     /// The answer `transform` makes of this one's value (an error passes
     /// through); given now when this one is.
-    package func map<T: Sendable>(_ transform: @escaping @Sendable (Value) throws -> T) -> StoreReply<T> {
+    public func map<T: Sendable>(_ transform: @escaping @Sendable (Value) throws -> T) -> StoreReply<T> {
         then { result in .now(Result { try transform(try result.get()) }) }
     }
 
     /// The reply `next` makes of this one's answer: a second call that
     /// depends on the first. Given now when both are.
-    package func then<T: Sendable>(_ next: @escaping @Sendable (Result<Value, any Error>) -> StoreReply<T>) -> StoreReply<T> {
+    public func then<T: Sendable>(_ next: @escaping @Sendable (Result<Value, any Error>) -> StoreReply<T>) -> StoreReply<T> {
         switch self {
         case .now(let result):
             return next(result)
@@ -108,7 +108,7 @@ package enum StoreReply<Value: Sendable>: Sendable {
 
 /// Takes a store's answer (`StoreReply.deliver(to:)`). A struct receiver
 /// keeps an answer given now free of allocations.
-package protocol StoreReplyReceiver: Sendable {
+public protocol StoreReplyReceiver: Sendable {
     associatedtype Value: Sendable
     func receive(_ result: Result<Value, any Error>)
 }

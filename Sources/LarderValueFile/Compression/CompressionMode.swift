@@ -6,11 +6,11 @@ import Glibc
 /// How the store deflates one value, chosen from a sample of its first
 /// bytes (`CompressionMode.choose`). Every mode writes a standard raw
 /// deflate stream, so the file stays one gzip member that `zcat` reads.
-package enum CompressionMode: String, Sendable, CaseIterable {
+public enum CompressionMode: String, Sendable, CaseIterable {
     /// The zlib level (1...9) for values a store compresses itself, unless
     /// told otherwise. Level 1 was measured to store 1 KiB JSON at the same
     /// ratio class as 6 for a fraction of the CPU; see docs/compression.md.
-    package static let defaultGzipLevel: Int32 = 1
+    public static let defaultGzipLevel: Int32 = 1
 
     /// Deflate at the configured level: the data repeats itself.
     case deflate
@@ -23,10 +23,10 @@ package enum CompressionMode: String, Sendable, CaseIterable {
     case stored
 
     /// The bytes looked at before choosing: the first 64 KiB of the value.
-    package static let sampleBytes = 64 * 1024
+    public static let sampleBytes = 64 * 1024
     /// Values that end before this many bytes keep the configured level
     /// without looking: deciding would cost about what compressing them does.
-    package static let minimumSampledBytes = 4 * 1024
+    public static let minimumSampledBytes = 4 * 1024
     /// At least this fraction of the sample covered by repeats of 4 bytes or
     /// more: deflate (JSON measures 0.95, English text 0.85, base64 of random
     /// bytes 0.01, random bytes 0).

@@ -3,12 +3,12 @@ import Synchronization
 /// How many values the store compressed in each `CompressionMode` since
 /// it started, for `/metrics` (`larder_compression_mode_total`). Atomics:
 /// every identity upload adds one, and a scrape must not wait on them.
-package final class CompressionModeCounts: Sendable {
+public final class CompressionModeCounts: Sendable {
     private let deflate = Atomic<Int>(0)
     private let huffman = Atomic<Int>(0)
     private let stored = Atomic<Int>(0)
 
-    package init() {}
+    public init() {}
 
     func add(_ mode: CompressionMode) {
         switch mode {
@@ -18,7 +18,7 @@ package final class CompressionModeCounts: Sendable {
         }
     }
 
-    package func count(_ mode: CompressionMode) -> Int {
+    public func count(_ mode: CompressionMode) -> Int {
         switch mode {
         case .deflate: deflate.load(ordering: .relaxed)
         case .huffman: huffman.load(ordering: .relaxed)

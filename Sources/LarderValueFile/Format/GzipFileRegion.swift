@@ -2,11 +2,11 @@
 /// bytes to send first from memory (a client's own gzip header, for a body
 /// stored as sent), then `length` bytes of the file `fd` from `offset`.
 /// Lets the server hand the stored bytes to `sendfile(2)` as they are.
-package struct GzipFileRegion: Sendable {
-    package let prefix: [UInt8]
-    package let fd: Int32
-    package let offset: Int64
-    package let length: Int64
+public struct GzipFileRegion: Sendable {
+    public let prefix: [UInt8]
+    public let fd: Int32
+    public let offset: Int64
+    public let length: Int64
 }
 
 extension StoredValue {
@@ -14,7 +14,7 @@ extension StoredValue {
     /// `gzipLength`) as a file region; nil when no file is open (a value
     /// served from the cache). The descriptor stays the value's: it is
     /// valid until `close()`, which whoever sends the region must call.
-    package func gzipRegion(start: Int64, count: Int64) -> GzipFileRegion? {
+    public func gzipRegion(start: Int64, count: Int64) -> GzipFileRegion? {
         guard fd >= 0, start >= 0, count >= 0, start + count <= Int64(gzipLength) else { return nil }
         // A body stored as sent: the client's header, then our file after our own header.
         let header = metadata.originalGzipHeader ?? []

@@ -6,30 +6,30 @@ import Glibc
 /// What the store knows about one stored value. It travels inside the
 /// value file's gzip header (see `ValueFileHeader`), so one rename publishes
 /// value and metadata together.
-package struct ValueMetadata: Sendable, Equatable {
-    package var key: String
-    package var contentType: String
+public struct ValueMetadata: Sendable, Equatable {
+    public var key: String
+    public var contentType: String
     /// Bytes of the value itself (decompressed).
-    package var size: UInt64
+    public var size: UInt64
     /// Unique per write; the ETag is derived from it.
-    package var version: UInt64
+    public var version: UInt64
     /// Unix time of the write, nanoseconds.
-    package var modifiedNanos: Int64
+    public var modifiedNanos: Int64
     /// Unix time after which the value reads as absent, nanoseconds; nil: never.
-    package var expiresNanos: Int64?
+    public var expiresNanos: Int64?
     /// For a body stored as the client's gzip: the client's own gzip header,
     /// given back in place of ours when the gzip bytes are sent.
-    package var originalGzipHeader: [UInt8]?
+    public var originalGzipHeader: [UInt8]?
     /// Bytes another face keeps with the value and the store never reads
     /// (the S3 face's ETag, checksum and headers), at most
     /// `maxAttributeBytes`; nil for a value written without any. A write
     /// that replaces the value drops them.
-    package var attributes: [UInt8]?
+    public var attributes: [UInt8]?
 
     /// The most `attributes` may hold.
-    package static let maxAttributeBytes = 8192
+    public static let maxAttributeBytes = 8192
 
-    package init(key: String, contentType: String, size: UInt64, version: UInt64,
+    public init(key: String, contentType: String, size: UInt64, version: UInt64,
                 modifiedNanos: Int64, expiresNanos: Int64? = nil, originalGzipHeader: [UInt8]? = nil,
                 attributes: [UInt8]? = nil) {
         self.key = key
@@ -43,15 +43,15 @@ package struct ValueMetadata: Sendable, Equatable {
     }
 
     /// Strong ETag of the identity representation, quoted.
-    package var etag: String { Self.etag(version: version) }
+    public var etag: String { Self.etag(version: version) }
 
     /// The strong ETag of the identity representation of `version`.
-    package static func etag(version: UInt64) -> String { VersionHex.format(version, before: "\"", after: "\"") }
+    public static func etag(version: UInt64) -> String { VersionHex.format(version, before: "\"", after: "\"") }
     /// Strong ETag of the gzip representation (RFC 9110 8.8.3: another
     /// representation of the same version gets its own tag).
-    package var gzipETag: String { VersionHex.format(version, before: "\"", after: "-gz\"") }
+    public var gzipETag: String { VersionHex.format(version, before: "\"", after: "-gz\"") }
 
-    package var modifiedSeconds: Int64 { modifiedNanos / 1_000_000_000 }
+    public var modifiedSeconds: Int64 { modifiedNanos / 1_000_000_000 }
 
     /// Throws `invalidContentType` for a type no store keeps: longer than
     /// 1024 bytes, or with control bytes.
@@ -62,7 +62,7 @@ package struct ValueMetadata: Sendable, Equatable {
         }
     }
 
-    package func isExpired(nowNanos: Int64) -> Bool {
+    public func isExpired(nowNanos: Int64) -> Bool {
         if let e = expiresNanos { return e <= nowNanos }
         return false
     }

@@ -7,7 +7,7 @@ import Glibc
 
 /// A pull stream of bytes: `read` fills the buffer and returns the count,
 /// 0 at the end. The HTTP layer sends response bodies from these.
-package protocol ValueByteStream: AnyObject {
+public protocol ValueByteStream: AnyObject {
     func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int
     /// Moves `count` bytes ahead without returning them (a Range request).
     func skip(_ count: Int64) throws
@@ -15,11 +15,11 @@ package protocol ValueByteStream: AnyObject {
 }
 
 extension ValueByteStream {
-    package func skip(_ count: Int64) throws { try readAndDrop(count) }
+    public func skip(_ count: Int64) throws { try readAndDrop(count) }
 
     /// Reads and drops: what an inflating stream must do to move ahead,
     /// 64 KiB at a time, never holding the skipped part.
-    package func readAndDrop(_ count: Int64) throws {
+    public func readAndDrop(_ count: Int64) throws {
         guard count > 0 else { return }
         let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 16, alignment: 16)
         defer { scratch.deallocate() }
@@ -35,23 +35,23 @@ extension ValueByteStream {
 /// An open value file. Opening happens under the key's read lock; once the
 /// descriptor is open, a concurrent replace or delete cannot change what
 /// this reads (rename and unlink leave open files alone).
-package final class StoredValue: @unchecked Sendable {
+public final class StoredValue: @unchecked Sendable {
     /// Values up to this size are read in one go and served from memory.
     static let prefetchSize = 64 * 1024
     /// Values up to this size (decompressed) are answered from memory.
     static let maxInMemoryValue = 1 << 20
 
-    package let metadata: ValueMetadata
+    public let metadata: ValueMetadata
     /// ETags of the identity and gzip representations.
-    package let etag: String
-    package let gzipETag: String
+    public let etag: String
+    public let gzipETag: String
     /// Size of the gzip file on disk.
-    package let fileSize: Int
+    public let fileSize: Int
     /// The layer this value came from; set by `LayeredStore`.
     // Unchecked exclusivity: set once by the store that opens the value,
     // before it is handed on; read on every GET from other modules, where
     // the runtime would otherwise track each access.
-    @exclusivity(unchecked) package package(set) var source: ValueSource = .store
+    @exclusivity(unchecked) public package(set) var source: ValueSource = .store
     /// Where what is derived from a value served from the cache is kept
     /// for its later hits; nil for a value read from its file.
     package let cacheMemo: CachedValueMemo?
@@ -153,7 +153,7 @@ package final class StoredValue: @unchecked Sendable {
 
     deinit { close() }
 
-    package func close() {
+    public func close() {
         if fd >= 0 { Glibc.close(fd); fd = -1 }
     }
 
@@ -161,7 +161,7 @@ package final class StoredValue: @unchecked Sendable {
 
     /// Length of the gzip representation: the file, or for a body stored as
     /// sent, the client's header followed by the file after ours.
-    package var gzipLength: Int {
+    public var gzipLength: Int {
         if let original = metadata.originalGzipHeader { return original.count + fileSize - headerLength }
         return fileSize
     }
@@ -173,19 +173,19 @@ package final class StoredValue: @unchecked Sendable {
     /// known since `open` (the file's size and the metadata), so a read pays
     /// no extra I/O for it; an incompressible value is stored deflated in
     /// stored blocks, so answering it inflated is close to a copy.
-    package var gzipSavesNothing: Bool {
+    public var gzipSavesNothing: Bool {
         gzipLength >= Int(clamping: metadata.size)
     }
 
     /// The gzip representation in memory, for small values; nil when large.
-    package func gzipBytes() -> [UInt8]? {
+    public func gzipBytes() -> [UInt8]? {
         guard isFullyLoaded else { return nil }
         if let original = metadata.originalGzipHeader { return original + prefetched[headerLength...] }
         return prefetched
     }
 
     /// The value in memory, for small values; nil when large.
-    package func identityBytes() throws -> [UInt8]? {
+    public func identityBytes() throws -> [UInt8]? {
         if let knownIdentity { return knownIdentity }
         // Larger values stream, so one connection never holds much.
         guard isFullyLoaded, metadata.size <= UInt64(Self.maxInMemoryValue) else { return nil }
@@ -224,7 +224,7 @@ package final class StoredValue: @unchecked Sendable {
     }
 
     /// The whole value, decompressed, however large (the caller bounds it).
-    package func readAll() throws -> [UInt8] {
+    public func readAll() throws -> [UInt8] {
         if let small = try identityBytes() { return small }
         let stream = try identityStream()
         defer { stream.close() }
@@ -251,7 +251,7 @@ package final class StoredValue: @unchecked Sendable {
     /// Only for files Larder compressed, which are one gzip member: a body
     /// stored as the client sent it may hold several members (`cat a.gz
     /// b.gz`), whose last trailer gives only the last member's size.
-    package func checkTrailer() throws {
+    public func checkTrailer() throws {
         // A value from the cache was inflated whole (CRC and size checked)
         // when it went in.
         guard metadata.originalGzipHeader == nil, knownIdentity == nil else { return }
@@ -271,14 +271,14 @@ package final class StoredValue: @unchecked Sendable {
     }
 
     /// Streams the gzip representation from disk.
-    package func gzipStream() -> ValueByteStream {
+    public func gzipStream() -> ValueByteStream {
         GzipFileStream(value: self, prefix: metadata.originalGzipHeader ?? [],
                        start: metadata.originalGzipHeader == nil ? 0 : headerLength)
     }
 
     /// Streams the value, decompressing while it reads: a segmented value
     /// several segments at a time, on every core.
-    package func identityStream() throws -> ValueByteStream {
+    public func identityStream() throws -> ValueByteStream {
         if let segments, knownIdentity == nil {
             return SegmentedInflatingStream(value: self, table: segments, dataStart: headerLength)
         }

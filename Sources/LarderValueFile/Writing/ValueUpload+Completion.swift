@@ -14,7 +14,7 @@ extension ValueUpload {
     /// outcome now, or later without holding the thread while the store
     /// waits (for a flush, a database). The upload is handed over: the
     /// caller must not use it after this call.
-    package func finish() -> StoreReply<PutOutcome> {
+    public func finish() -> StoreReply<PutOutcome> {
         destination.finishUpload(self)
     }
 

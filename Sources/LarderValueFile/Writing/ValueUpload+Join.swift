@@ -16,7 +16,7 @@ extension ValueUpload {
     /// and, unless it is the last, a whole number of segments long. Its
     /// final block is dropped unless it is the last; its CRC is combined
     /// from its trailer, not computed over its bytes.
-    package func join(_ value: StoredValue, isLast: Bool) throws -> Bool {
+    public func join(_ value: StoredValue, isLast: Bool) throws -> Bool {
         guard case .identity = encoding, !done, mode == nil, sample == nil, !joinedEnd,
               let table = segments, size % UInt64(table.segmentSize) == 0,
               let source = value.segments, source.joinable, source.segmentSize == table.segmentSize,

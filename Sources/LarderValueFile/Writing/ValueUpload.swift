@@ -16,8 +16,8 @@ import Glibc
 /// Its state is `@exclusivity(unchecked)` for that reason: no call made
 /// while a property is being changed reaches the upload again, and the
 /// runtime's tracking of every access cost about 40 checks a small PUT.
-package final class ValueUpload: ValueWriter {
-    package enum Encoding: Sendable {
+public final class ValueUpload: ValueWriter {
+    public enum Encoding: Sendable {
         /// The body is the value; the store compresses it.
         case identity
         /// The body is gzip already: verified, then kept as sent.
@@ -29,7 +29,7 @@ package final class ValueUpload: ValueWriter {
 
     /// Where the finished file goes (the disk store, the PostgreSQL store).
     let destination: any UploadDestination
-    package let key: StoreKey
+    public let key: StoreKey
     @exclusivity(unchecked) package internal(set) var metadata: ValueMetadata
     let encoding: Encoding
     @exclusivity(unchecked) package internal(set) var tempPath: String
@@ -130,7 +130,7 @@ package final class ValueUpload: ValueWriter {
         pending.deallocate()
     }
 
-    package func setAttributes(_ attributes: [UInt8]) throws {
+    public func setAttributes(_ attributes: [UInt8]) throws {
         guard attributes.count <= ValueMetadata.maxAttributeBytes else {
             throw StoreError.invalidAttributes("\(attributes.count) bytes, more than \(ValueMetadata.maxAttributeBytes)")
         }
@@ -156,7 +156,7 @@ package final class ValueUpload: ValueWriter {
 
     /// The size the body will have (its Content-Length), before the first
     /// byte: a large value is then deflated in segments, in parallel.
-    package func expect(bytes: Int64) throws {
+    public func expect(bytes: Int64) throws {
         guard case .identity = encoding, size == 0, !flushedAny, segments == nil,
               let plan = SegmentTable.planned(forExpectedSize: bytes), ValueFileHeader.fits(metadata, segments: plan) else { return }
         segments = plan
@@ -165,7 +165,7 @@ package final class ValueUpload: ValueWriter {
     }
 
     /// Feeds the next piece of the body.
-    package func write(_ chunk: UnsafeRawBufferPointer) throws {
+    public func write(_ chunk: UnsafeRawBufferPointer) throws {
         guard !done, chunk.count > 0 else { return }
         switch encoding {
         case .identity:
@@ -210,7 +210,7 @@ package final class ValueUpload: ValueWriter {
     }
 
     /// Drops the upload: closes and removes the temp file. Safe to call twice.
-    package func abort() {
+    public func abort() {
         releaseCodecs()
         if fd >= 0 {
             Glibc.close(fd)

@@ -8,11 +8,11 @@ import LarderStoreVocabulary
 /// A check run atomically with a write, under the key's barrier, on the
 /// metadata of the current value (nil when the key is absent or expired).
 /// Throwing refuses the write: the error reaches the caller as it is.
-package typealias WriteCondition = @Sendable (ValueMetadata?) throws -> Void
+public typealias WriteCondition = @Sendable (ValueMetadata?) throws -> Void
 
 /// A value being written: body pieces in, then `finish` publishes it.
 /// Used by one thread at a time (the connection's queue).
-package protocol ValueWriter: AnyObject {
+public protocol ValueWriter: AnyObject {
     var key: StoreKey { get }
     /// The body's size, when known before its first byte (Content-Length):
     /// lets the store plan for a large value. Optional to call.
@@ -46,6 +46,6 @@ package protocol ValueWriter: AnyObject {
 }
 
 extension ValueWriter {
-    package func expect(bytes: Int64) throws {}
-    package func join(_ value: StoredValue, isLast: Bool) throws -> Bool { false }
+    public func expect(bytes: Int64) throws {}
+    public func join(_ value: StoredValue, isLast: Bool) throws -> Bool { false }
 }

@@ -5,19 +5,19 @@ import Foundation
 /// `@unchecked Sendable`: it is filled on the connection's queue while an
 /// exchange runs and read by the caller only after the exchange's
 /// completion, which orders the two.
-package final class CollectedResponse: ResponseSink, @unchecked Sendable {
-    package private(set) var head: ResponseHead?
-    package private(set) var body = Data()
+public final class CollectedResponse: ResponseSink, @unchecked Sendable {
+    public private(set) var head: ResponseHead?
+    public private(set) var body = Data()
     /// The most a body may reserve up front from its `Content-Length`.
     private static let reserveLimit = 16 << 20
 
-    package init() {}
+    public init() {}
 
-    package func responseHead(_ head: ResponseHead) {
+    public func responseHead(_ head: ResponseHead) {
         self.head = head
     }
 
-    package func responseBody(_ bytes: UnsafeRawBufferPointer) {
+    public func responseBody(_ bytes: UnsafeRawBufferPointer) {
         guard let base = bytes.baseAddress, !bytes.isEmpty else { return }
         // Reserved at the first byte, not at the head: a HEAD answer's
         // Content-Length is the GET body's, with no body to hold.

@@ -1,20 +1,20 @@
 /// The status line and headers of an HTTP/1.1 response.
-package struct ResponseHead: Sendable {
-    package let status: Int
+public struct ResponseHead: Sendable {
+    public let status: Int
     /// In the order received, names as sent.
-    package let headers: [(name: String, value: String)]
+    public let headers: [(name: String, value: String)]
     /// HTTP/1.0 (a proxy, an old server): its connection closes after the
     /// answer unless it says `keep-alive`.
-    package let isHTTP10: Bool
+    public let isHTTP10: Bool
 
-    package init(status: Int, headers: [(name: String, value: String)], isHTTP10: Bool = false) {
+    public init(status: Int, headers: [(name: String, value: String)], isHTTP10: Bool = false) {
         self.status = status
         self.headers = headers
         self.isHTTP10 = isHTTP10
     }
 
     /// The first value of header `name` (case-insensitive).
-    package func value(_ name: String) -> String? {
+    public func value(_ name: String) -> String? {
         headers.first { $0.name.caseInsensitiveEquals(name) }?.value
     }
 

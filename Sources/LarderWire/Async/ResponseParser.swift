@@ -1,5 +1,5 @@
 /// Where a `ResponseParser` hands what it reads.
-package protocol ResponseSink: AnyObject {
+public protocol ResponseSink: AnyObject {
     /// The final (non-1xx) head, once.
     func responseHead(_ head: ResponseHead)
     /// The next piece of the body (chunked coding already removed). The
@@ -10,7 +10,7 @@ package protocol ResponseSink: AnyObject {
 /// Reads one HTTP/1.1 response from bytes as they arrive, however they are
 /// cut: the head, then a body framed by `Content-Length`, chunked coding or
 /// the connection's close (RFC 9112 §6.3). Interim 1xx heads are skipped.
-package struct ResponseParser {
+public struct ResponseParser {
     private enum State {
         case head
         case fixed(remaining: Int)
@@ -23,27 +23,27 @@ package struct ResponseParser {
     }
 
     /// The longest head accepted, as the server's own limit.
-    package static let maximumHeadBytes = 64 * 1024
+    public static let maximumHeadBytes = 64 * 1024
 
     private var state = State.head
     private let expectsBody: Bool
     /// Whether any byte of the answer has arrived.
-    package private(set) var started = false
-    package private(set) var head: ResponseHead?
+    public private(set) var started = false
+    public private(set) var head: ResponseHead?
 
     /// `expectsBody`: false for a HEAD request, whose answer has none.
-    package init(expectsBody: Bool) {
+    public init(expectsBody: Bool) {
         self.expectsBody = expectsBody
     }
 
-    package var isComplete: Bool {
+    public var isComplete: Bool {
         if case .complete = state { return true }
         return false
     }
 
     /// Whether the body runs until the connection closes (the connection
     /// cannot be used again).
-    package var readsUntilClose: Bool {
+    public var readsUntilClose: Bool {
         if case .untilClose = state { return true }
         return false
     }
@@ -52,7 +52,7 @@ package struct ResponseParser {
     /// at the end of the response. Fewer than `bytes.count` with the
     /// response incomplete means the rest is a partial line: call again
     /// with more bytes after it.
-    package mutating func consume(_ bytes: UnsafeRawBufferPointer, into sink: some ResponseSink) throws(WireFailure) -> Int {
+    public mutating func consume(_ bytes: UnsafeRawBufferPointer, into sink: some ResponseSink) throws(WireFailure) -> Int {
         if !bytes.isEmpty { started = true }
         var offset = 0
         while offset < bytes.count {
@@ -104,7 +104,7 @@ package struct ResponseParser {
 
     /// The connection closed: true when that ends the response (a body
     /// read until close), false when the response is cut short.
-    package mutating func closed() -> Bool {
+    public mutating func closed() -> Bool {
         if case .untilClose = state { state = .complete }
         return isComplete
     }

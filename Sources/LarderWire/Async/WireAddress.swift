@@ -4,17 +4,17 @@ import Glibc
 #endif
 
 /// A resolved TCP address to connect to, and the `Host` header naming it.
-package struct WireAddress: Sendable {
+public struct WireAddress: Sendable {
     private var storage = sockaddr_storage()
     private var length: socklen_t = 0
-    package let hostHeader: String
-    package let description: String
+    public let hostHeader: String
+    public let description: String
 
     /// Every address of `host` (a name or an address; IPv6 with or without
     /// brackets), in `getaddrinfo`'s order, which may block on a name lookup.
     /// `localhost` is often `::1` first while a server listens on
     /// `127.0.0.1` only: a caller tries them in turn.
-    package static func resolve(host: String, port: Int) throws(WireFailure) -> [WireAddress] {
+    public static func resolve(host: String, port: Int) throws(WireFailure) -> [WireAddress] {
         let bare = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC

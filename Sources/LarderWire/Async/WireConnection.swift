@@ -19,8 +19,8 @@ import Glibc
 /// must not call back into the connection; completions run after it is
 /// released. The descriptor is closed only after both sources' cancel
 /// handlers have run.
-package final class WireConnection: @unchecked Sendable {
-    package typealias Completion = @Sendable (Result<Void, WireFailure>) -> Void
+public final class WireConnection: @unchecked Sendable {
+    public typealias Completion = @Sendable (Result<Void, WireFailure>) -> Void
 
     private struct Exchange {
         let id: UInt64
@@ -65,7 +65,7 @@ package final class WireConnection: @unchecked Sendable {
 
     /// Starts connecting to `address` (the connection completes in the
     /// background; a request started meanwhile waits for it).
-    package init(to address: WireAddress) throws(WireFailure) {
+    public init(to address: WireAddress) throws(WireFailure) {
         self.address = address
         let fd = socket(address.family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else {
@@ -98,13 +98,13 @@ package final class WireConnection: @unchecked Sendable {
 
     /// Whether the connection can carry another exchange: open, idle, and
     /// not told by the server (or its last answer's framing) to close.
-    package var isReusable: Bool {
+    public var isReusable: Bool {
         lock.withLock { !isClosed && !mustClose && exchange == nil }
     }
 
     /// A fresh id for `start`, so that a cancellation is tied to its own
     /// exchange and not to a later one on the same connection.
-    package func makeExchangeID() -> UInt64 {
+    public func makeExchangeID() -> UInt64 {
         lock.withLock {
             nextID &+= 1
             return nextID
@@ -114,7 +114,7 @@ package final class WireConnection: @unchecked Sendable {
     /// Sends `request` and hands the answer to `sink`; `completion` says how
     /// it ended. `idleTimeout`: how long the exchange may go without a byte
     /// moving (enforced by `expireIfIdle`, which the pool's watchdog calls).
-    package func start(_ id: UInt64, _ request: WireRequest, sink: any ResponseSink, idleTimeout: Double,
+    public func start(_ id: UInt64, _ request: WireRequest, sink: any ResponseSink, idleTimeout: Double,
                       completion: @escaping Completion) {
         let failure: WireFailure? = lock.withLock {
             if cancelledBeforeStart == id { return .cancelled }
@@ -135,7 +135,7 @@ package final class WireConnection: @unchecked Sendable {
     /// Ends exchange `id` with `.cancelled` if it is still going (the
     /// connection closes: its answer may still come), or makes its `start`
     /// fail at once if it has not started.
-    package func cancel(_ id: UInt64) {
+    public func cancel(_ id: UInt64) {
         lock.withLock {
             if let exchange, exchange.id == id {
                 end(.failure(.cancelled))
@@ -149,7 +149,7 @@ package final class WireConnection: @unchecked Sendable {
 
     /// Ends the exchange with `.timedOut` when nothing has moved for its
     /// idle timeout as of `now` (`DispatchTime` nanoseconds).
-    package func expireIfIdle(now: UInt64) {
+    public func expireIfIdle(now: UInt64) {
         lock.withLock {
             guard let exchange, now > exchange.lastActivity,
                   Double(now - exchange.lastActivity) / 1e9 >= exchange.idleTimeout else { return }
@@ -160,7 +160,7 @@ package final class WireConnection: @unchecked Sendable {
     }
 
     /// Closes the connection, failing an exchange in flight as cancelled.
-    package func close() {
+    public func close() {
         lock.withLock {
             if exchange != nil { end(.failure(.cancelled)) }
             closeLocked()

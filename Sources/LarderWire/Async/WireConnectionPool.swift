@@ -18,10 +18,10 @@ import Foundation
 /// state are guarded by `lock`; no connection's lock is taken while it is
 /// held except through `isReusable`/`close` (connections never call back
 /// into the pool), so the order is always pool, then connection.
-package final class WireConnectionPool: @unchecked Sendable {
-    package let host: String
-    package let port: Int
-    package let maximumIdle: Int
+public final class WireConnectionPool: @unchecked Sendable {
+    public let host: String
+    public let port: Int
+    public let maximumIdle: Int
 
     private let lock = NSLock()
     /// The host's addresses once resolved, and the one connections go to
@@ -38,7 +38,7 @@ package final class WireConnectionPool: @unchecked Sendable {
     /// Quiet ticks (nothing in flight) before the watchdog stops.
     private static let quietTicksBeforeStop = 40
 
-    package init(host: String, port: Int, maximumIdle: Int = 8) {
+    public init(host: String, port: Int, maximumIdle: Int = 8) {
         self.host = host
         self.port = port
         self.maximumIdle = maximumIdle
@@ -49,7 +49,7 @@ package final class WireConnectionPool: @unchecked Sendable {
     /// Sends `request` and hands its answer to `sink`. `idleTimeout`: how
     /// long the exchange may pass without a byte moving either way.
     /// `reuse`: false for a stream, whose connection is closed after it.
-    package func perform(_ request: WireRequest, into sink: any ResponseSink, idleTimeout: Double,
+    public func perform(_ request: WireRequest, into sink: any ResponseSink, idleTimeout: Double,
                         reuse: Bool = true) async -> Result<Void, WireFailure> {
         var resent = false
         var addressesTried = 0
@@ -107,7 +107,7 @@ package final class WireConnectionPool: @unchecked Sendable {
     }
 
     /// Closes every connection; requests in flight end as cancelled.
-    package func close() {
+    public func close() {
         let all = lock.withLock { () -> [WireConnection] in
             isClosed = true
             watchdog?.cancel()
@@ -122,7 +122,7 @@ package final class WireConnectionPool: @unchecked Sendable {
     }
 
     /// How many connections are open and idle (for tests).
-    package var idleCount: Int { lock.withLock { idle.count } }
+    public var idleCount: Int { lock.withLock { idle.count } }
 
     // MARK: - Connections
 

@@ -1,5 +1,5 @@
 /// How an exchange on a `WireConnection` failed.
-package enum WireFailure: Error, Sendable, Equatable {
+public enum WireFailure: Error, Sendable, Equatable {
     /// The connection could not be made (refused, unreachable, no such host).
     case cannotConnect(String)
     /// The connection closed or was reset before any byte of the answer
@@ -17,7 +17,7 @@ package enum WireFailure: Error, Sendable, Equatable {
 }
 
 extension WireFailure: CustomStringConvertible {
-    package var description: String {
+    public var description: String {
         switch self {
         case .cannotConnect(let reason): reason
         case .closedBeforeAnswer(let sent): sent ? "the connection closed before the answer came"

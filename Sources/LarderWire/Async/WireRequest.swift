@@ -2,14 +2,14 @@ import Foundation
 
 /// One HTTP/1.1 request for a `WireConnection`: its head is written as
 /// given (plus `Host` and, with a body, `Content-Length`), its body after it.
-package struct WireRequest: Sendable {
-    package var method: String
+public struct WireRequest: Sendable {
+    public var method: String
     /// The path and query, already percent-encoded.
-    package var target: String
-    package var headers: [(name: String, value: String)]
-    package var body: Data?
+    public var target: String
+    public var headers: [(name: String, value: String)]
+    public var body: Data?
 
-    package init(method: String, target: String, headers: [(name: String, value: String)] = [], body: Data? = nil) {
+    public init(method: String, target: String, headers: [(name: String, value: String)] = [], body: Data? = nil) {
         self.method = method
         self.target = target
         self.headers = headers
@@ -17,13 +17,13 @@ package struct WireRequest: Sendable {
     }
 
     /// Whether the answer has a body (not for HEAD).
-    package var expectsBody: Bool { method != "HEAD" }
+    public var expectsBody: Bool { method != "HEAD" }
 
     /// Whether sending it twice does what sending it once does, so a
     /// request lost with a stale connection may be sent again (RFC 9110
     /// §9.2.2; PUT and DELETE are left out: with a condition, a repeat answers
     /// 412 for a write that was done).
-    package var isSafe: Bool { method == "GET" || method == "HEAD" || method == "OPTIONS" }
+    public var isSafe: Bool { method == "GET" || method == "HEAD" || method == "OPTIONS" }
 
     /// The request line and header section, ending with the blank line.
     func headBytes(host: String) -> [UInt8] {

@@ -41,10 +41,10 @@ echo "fuzz: building $out/http-parser-fuzz"
   -enable-upcoming-feature InternalImportsByDefault \
   -emit-module -emit-module-path "$out/Logging.swiftmodule" \
   -c "$logging"/*.swift "$logging"/*/*.swift -o "$out/Logging.o"
-"$swiftc" -O -parse-as-library -wmo -module-name LarderModel \
+"$swiftc" -O -parse-as-library -wmo -module-name LarderModel -package-name larder \
   -emit-module -emit-module-path "$out/LarderModel.swiftmodule" \
   -c Sources/LarderModel/*.swift -o "$out/LarderModel.o"
-"$swiftc" -O -parse-as-library -wmo -module-name LarderSupport -I "$out" \
+"$swiftc" -O -parse-as-library -wmo -module-name LarderSupport -package-name larder -I "$out" \
   -emit-module -emit-module-path "$out/LarderSupport.swiftmodule" \
   -c Sources/LarderSupport/*.swift -o "$out/LarderSupport.o"
 # Linked from inside $out: the driver leaves its module files in the

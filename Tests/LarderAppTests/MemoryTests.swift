@@ -8,17 +8,23 @@ import Glibc
 
 /// Large values stream to and from disk, and pipelined GETs of one are
 /// answered one at a time: peak RSS stays bounded.
+///
+/// The test run sends 256 MiB, four times the bound (CI's time is counted);
+/// `LARDER_MEMORY_MIB=1024 swift test --filter MemoryTests` sends the 1 GiB
+/// API.md names as the largest value.
 @Suite(.blockingLane, .serialized) struct MemoryTests {
-    @Test func oneGiBPutAndGetKeepPeakRSSUnder64MiB() throws {
+    static let mebibytes = ProcessInfo.processInfo.environment["LARDER_MEMORY_MIB"].flatMap { Int($0) } ?? 256
+
+    @Test func aLargePutAndGetKeepPeakRSSUnder64MiB() throws {
         let dir = TestServer.makeTempDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let child = try ChildServer(dataDirectory: dir, arguments: ["--no-fsync", "--gzip-level", "1", "--log-level", "warning"])
         let block = Bytes.random(count: 1 << 20, seed: 42, alphabetBits: 6)
-        let blocks = 1024
+        let blocks = Self.mebibytes
         let size = blocks * block.count
 
         let connection = try HTTPClientConnection(port: child.port, timeout: 300)
-        try connection.send("PUT /store/big/one-gib HTTP/1.1\r\nHost: x\r\nContent-Length: \(size)\r\n\r\n")
+        try connection.send("PUT /store/big/large HTTP/1.1\r\nHost: x\r\nContent-Length: \(size)\r\n\r\n")
         var sentCRC: UInt32 = 0
         var piece = block
         for i in 0..<blocks {
@@ -32,7 +38,7 @@ import Glibc
 
         var receivedCRC: UInt32 = 0
         var received = 0
-        try connection.send("GET /store/big/one-gib HTTP/1.1\r\nHost: x\r\n\r\n")
+        try connection.send("GET /store/big/large HTTP/1.1\r\nHost: x\r\n\r\n")
         let get = try connection.readStreamingResponse { piece in
             receivedCRC = Bytes.crc32(piece, receivedCRC)
             received += piece.count
@@ -42,7 +48,7 @@ import Glibc
         #expect(receivedCRC == sentCRC)
 
         let peak = try #require(child.peakRSSKiB())
-        print("larder peak RSS after a 1 GiB PUT and GET: \(peak) KiB")
+        print("larder peak RSS after a \(Self.mebibytes) MiB PUT and GET: \(peak) KiB")
         #expect(peak < 64 * 1024, "peak RSS \(peak) KiB")
     }
 

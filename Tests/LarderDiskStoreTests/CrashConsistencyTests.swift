@@ -29,7 +29,7 @@ import Testing
     /// after the restart the prefix holds the set before it or the restored
     /// one, never a mix, and the restored one whenever it was answered.
     @Test func aRestoreKilledMidwayLeavesTheOldSetOrTheNew() async throws {
-        let run = try await Self.harness(["--restore", "--kills", "3", "--lines", "10000", "--max-run", "0", "--seed", "11"])
+        let run = try await Self.harness(["--restore", "--kills", "3", "--lines", "4000", "--max-run", "0", "--seed", "11"])
         let summary = try #require(run.lines.last { $0["summary"] != nil }, "\(run.output)")
         #expect(run.status == 0 && summary["violations"] as? Int == 0, "\(run.output)")
         #expect(run.lines.filter { $0["kill"] != nil }.count == 3, "\(run.output)")

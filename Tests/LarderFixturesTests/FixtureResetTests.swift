@@ -32,22 +32,27 @@ private typealias S = StoreTestSupport
         #expect(errors.isEmpty, "\(errors.prefix(3))")
     }
 
-    @Test func resettingOneHundredThousandKeysOverAThousandFixturesKeepsOnlyTheFixtures() throws {
+    /// Keys written before the reset: 20,000 in the test run (the reset's
+    /// answer does not grow with them: `Benchmarks/namespaces.sh` prints
+    /// the figure), `LARDER_RESET_KEYS=100000` for the size in docs/performance-history.md.
+    static let keysToReset = ProcessInfo.processInfo.environment["LARDER_RESET_KEYS"].flatMap { Int($0) } ?? 20_000
+
+    @Test func resettingManyKeysOverAThousandFixturesKeepsOnlyTheFixtures() throws {
         let fixtures = try Self.makeFixtures(1_000)
         defer { try? FileManager.default.removeItem(atPath: fixtures) }
         let server = try TestServer { $0.fixturesDirectory = fixtures }
         defer { server.stop() }
-        Self.fill(server.diskStore!, 100_000, prefix: "w/")
-        #expect(server.diskStore!.stats.keys == 100_000)
+        Self.fill(server.diskStore!, Self.keysToReset, prefix: "w/")
+        #expect(server.diskStore!.stats.keys == Self.keysToReset)
         let client = server.client()
         #expect(try client.get("f/0001.json").status == 200)  // the connection is open before the clock starts
 
         let started = DispatchTime.now().uptimeNanoseconds
         let reset = try client.deletePrefix("")
         let ms = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e6
-        print("reset of 100000 keys over 1000 fixtures: \(String(format: "%.2f", ms)) ms as the client saw it")
+        print("reset of \(Self.keysToReset) keys over 1000 fixtures: \(String(format: "%.2f", ms)) ms as the client saw it")
         #expect(reset.status == 200)
-        #expect(S.json(reset)["deleted"] as? Int == 100_000)
+        #expect(S.json(reset)["deleted"] as? Int == Self.keysToReset)
         // How long it takes is a printed figure (and Benchmarks/namespaces.sh's), not a bound.
 
         let listed = try S.listAll(client)

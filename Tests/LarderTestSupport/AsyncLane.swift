@@ -17,7 +17,7 @@ package struct AsyncLane: TestTrait, SuiteTrait, TestScoping {
         guard testCase != nil else { return try await function() }
         try await withoutActuallyEscaping(function) { body in
             try await withThrowingTaskGroup(of: Void.self) { group in
-                group.addTask(priority: .high) { try await body() }
+                group.addTask(priority: .high) { try await TestTimes.measure("async", test, body) }
                 try await group.waitForAll()
             }
         }

@@ -15,9 +15,11 @@ import Testing
 /// are blocked) and the cooperative pool stays free.
 ///
 /// As many bodies run at once as the machine has cores (on the cooperative
-/// pool that was the bound too; Swift Testing alone would start twice as
-/// many), or `LARDER_TEST_BLOCKING_WIDTH`. The others wait their turn as
-/// suspended tasks, which holds no thread.
+/// pool that was the bound too), and up to as many again while the
+/// machine's CPU stands idle (bodies that wait on a timeout, a child
+/// process's sleep or a browser; see `AsyncTurns`), or exactly
+/// `LARDER_TEST_BLOCKING_WIDTH`. The others wait their turn as suspended
+/// tasks, which holds no thread.
 ///
 /// Async suites that never block take `.asyncLane` instead;
 /// `SuiteLaneTests` checks that every suite names one or the other.
@@ -30,7 +32,9 @@ package struct BlockingLane: TestTrait, SuiteTrait, TestScoping {
         guard testCase != nil else { return try await function() }
         await BlockingTestExecutor.turns.acquire()
         defer { BlockingTestExecutor.turns.release() }
-        try await withTaskExecutorPreference(BlockingTestExecutor.shared) { try await function() }
+        try await TestTimes.measure("blocking", test) {
+            try await withTaskExecutorPreference(BlockingTestExecutor.shared) { try await function() }
+        }
     }
 }
 
@@ -46,9 +50,14 @@ extension Trait where Self == BlockingLane {
 package final class BlockingTestExecutor: TaskExecutor {
     package static let shared = BlockingTestExecutor()
 
-    /// Turns to run a blocking body: see `BlockingLane`.
-    static let turns = AsyncTurns(width: ProcessInfo.processInfo.environment["LARDER_TEST_BLOCKING_WIDTH"].flatMap(Int.init)
-                                      ?? ProcessInfo.processInfo.activeProcessorCount)
+    /// Turns to run a blocking body: see `BlockingLane` and `AsyncTurns`.
+    static let turns: AsyncTurns = {
+        if let width = ProcessInfo.processInfo.environment["LARDER_TEST_BLOCKING_WIDTH"].flatMap(Int.init) {
+            return AsyncTurns(width: width, extra: 0)
+        }
+        let cores = ProcessInfo.processInfo.activeProcessorCount
+        return AsyncTurns(width: cores, extra: cores)
+    }()
 
     private let queue = DispatchQueue(label: "larder.tests.blocking-bodies", attributes: .concurrent)
 
@@ -56,45 +65,5 @@ package final class BlockingTestExecutor: TaskExecutor {
         let job = UnownedJob(job)
         let executor = asUnownedTaskExecutor()
         queue.async { job.runSynchronously(on: executor) }
-    }
-}
-
-/// A counting semaphore for async code: `acquire` suspends (holding no
-/// thread) while `width` turns are taken, and `release` hands the turn to
-/// the longest waiter. (`Locked`, not `Mutex`: ThreadSanitizer cannot see
-/// the standard library's futex waits and reports a race under `Mutex`.)
-final class AsyncTurns: Sendable {
-    private struct State {
-        var free: Int
-        var waiters: [CheckedContinuation<Void, Never>] = []
-    }
-
-    private let state: Locked<State>
-
-    init(width: Int) { state = Locked(State(free: max(1, width))) }
-
-    func acquire() async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let granted = state.withLock { state -> Bool in
-                guard state.free > 0 else {
-                    state.waiters.append(continuation)
-                    return false
-                }
-                state.free -= 1
-                return true
-            }
-            if granted { continuation.resume() }
-        }
-    }
-
-    func release() {
-        let next = state.withLock { state -> CheckedContinuation<Void, Never>? in
-            guard !state.waiters.isEmpty else {
-                state.free += 1
-                return nil
-            }
-            return state.waiters.removeFirst()
-        }
-        next?.resume()
     }
 }

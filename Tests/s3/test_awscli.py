@@ -61,6 +61,28 @@ def aws_home(tmp_path_factory):
     return home
 
 
+def warm_parent():
+    """What every forked command would otherwise do again, done once here:
+    import the CLI's plugins (`awscli.handlers`, a third of a command's
+    CPU), and list botocore's data directories once per search path and
+    type (the listing is the same for every command; each child's loader
+    would walk the directories again). The command itself runs unchanged."""
+    from botocore import loaders
+    if getattr(loaders.Loader, "_larder_listing_cached", False):
+        return
+    import awscli.handlers  # noqa: F401  (the plugins `clidriver.main` loads)
+    listed = {}
+    list_available_services = loaders.Loader.list_available_services
+
+    def listing_once(self, type_name):
+        key = (tuple(self.search_paths), type_name)
+        if key not in listed:
+            listed[key] = list_available_services(self, type_name)
+        return list(listed[key])
+    loaders.Loader.list_available_services = listing_once
+    loaders.Loader._larder_listing_cached = True
+
+
 def warm_aws(args, env, cwd, stdin, timeout):
     """Runs `aws args...` in a child forked from this process, which has
     imported awscli already: the child takes `env` as its whole
@@ -70,6 +92,7 @@ def warm_aws(args, env, cwd, stdin, timeout):
     seconds is killed and fails the test."""
     import awscli
     import awscli.clidriver  # here, before the fork: the child inherits it imported
+    warm_parent()
     with tempfile.TemporaryFile() as inp, tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         inp.write(stdin or b"")
         inp.seek(0)

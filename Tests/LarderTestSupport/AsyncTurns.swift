@@ -2,25 +2,27 @@ import Dispatch
 import Foundation
 import LarderSupport
 
-/// A counting semaphore for async code that also lends turns to idle CPU.
+/// A counting semaphore for async code that widens while the CPU stands idle.
 ///
-/// `acquire` suspends (holding no thread) while `width` turns are taken, and
-/// a `release` hands its turn to the longest waiter. Beyond `width`, up to
-/// `extra` more turns are lent, one at a time, while the machine has stood
-/// idle: a body that sleeps through a fault's delay or waits for a watch's
-/// deadline holds a turn but no CPU, and a full run spent a third of its
-/// time with a core idle. A lent turn is given only after a whole window
-/// (`window`) in which more than one core's worth of CPU was idle, and the
-/// next only after another such window, so a machine kept busy by anything
-/// (other tests, a build, `yes > /dev/null`) never gets one and runs exactly
-/// `width` bodies. Turns are alike: a release while lent turns are out
-/// retires one instead of handing it on.
+/// `acquire` suspends (holding no thread) while `limit` turns are taken, and
+/// a `release` hands its turn to the longest waiter. `limit` starts at
+/// `width` and moves between `width` and `width + extra` by what the
+/// machine's CPU did over the last window (`window`): one turn wider after
+/// a window with a third of a core or more idle (`idleEnough`) while someone
+/// waits, one narrower after a window with less than a tenth of a core idle
+/// (`busy`); a release while more turns are taken than the limit retires
+/// its turn instead of handing it on. A body that sleeps through a fault's
+/// delay or waits for a watch's deadline or a browser holds a turn but no
+/// CPU, and with the width alone a full run spent a third of its time with
+/// a core idle. A machine kept busy by anything (other tests, a build,
+/// `yes > /dev/null`) never widens it: there, exactly `width` bodies run.
 ///
 /// (`Locked`, not `Mutex`: ThreadSanitizer cannot see the standard
 /// library's futex waits and reports a race under `Mutex`.)
 final class AsyncTurns: Sendable {
     private struct State {
         var taken = 0
+        var limit: Int
         var waiters: [CheckedContinuation<Void, Never>] = []
         /// The machine's CPU counters at the start of the current window.
         var windowStart: MachineCPU.Sample?
@@ -28,17 +30,18 @@ final class AsyncTurns: Sendable {
 
     let width: Int
     let extra: Int
-    private let state = Locked(State())
+    private let state: Locked<State>
     /// Samples the machine's CPU while anyone waits (its own queue: never blocks a test).
     /// (Set once in `init` and cancelled in `deinit`; never touched between.)
     nonisolated(unsafe) private let sampler: DispatchSourceTimer?
     static let window = 1.0
-    /// Idle CPU, in cores, over a whole window that lends a turn: half a core.
-    static let idleEnough = 0.5
+    /// Idle CPU, in cores, over a window: enough to widen, and so little it narrows.
+    static let idleEnough = 0.3, busy = 0.1
 
     init(width: Int, extra: Int) {
         self.width = max(1, width)
         self.extra = max(0, extra)
+        state = Locked(State(limit: self.width))
         guard extra > 0, MachineCPU.sample() != nil else {
             sampler = nil
             return
@@ -46,7 +49,7 @@ final class AsyncTurns: Sendable {
         let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "larder.tests.turns-sampler"))
         sampler = timer
         timer.schedule(deadline: .now() + Self.window, repeating: Self.window)
-        timer.setEventHandler { [weak self] in self?.lendIfIdle() }
+        timer.setEventHandler { [weak self] in self?.followTheIdleCPU() }
         timer.resume()
     }
 
@@ -55,7 +58,7 @@ final class AsyncTurns: Sendable {
     func acquire() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let granted = state.withLock { state -> Bool in
-                guard state.taken < width else {
+                guard state.taken < state.limit else {
                     state.waiters.append(continuation)
                     return false
                 }
@@ -68,7 +71,7 @@ final class AsyncTurns: Sendable {
 
     func release() {
         let next = state.withLock { state -> CheckedContinuation<Void, Never>? in
-            guard state.taken <= width, !state.waiters.isEmpty else {
+            guard state.taken <= state.limit, !state.waiters.isEmpty else {
                 state.taken -= 1
                 return nil
             }
@@ -77,16 +80,23 @@ final class AsyncTurns: Sendable {
         next?.resume()
     }
 
-    /// Every `window`: when someone waits, lent turns are left and the last
-    /// window had more than one core idle, one waiter gets a lent turn.
-    private func lendIfIdle() {
+    /// Every `window`: the limit follows the idle CPU (see the type), and a
+    /// wider limit lets a waiter in.
+    private func followTheIdleCPU() {
         guard let now = MachineCPU.sample() else { return }
         let next = state.withLock { state -> CheckedContinuation<Void, Never>? in
             defer { state.windowStart = now }
-            guard !state.waiters.isEmpty, state.taken < width + extra,
-                  let start = state.windowStart, now.idleCores(since: start) > Self.idleEnough else { return nil }
+            guard let start = state.windowStart else { return nil }
+            let idle = now.idleCores(since: start)
+            if idle < Self.busy, state.limit > width {
+                state.limit -= 1
+                TestTimes.note("narrowed to \(state.limit): \(String(format: "%.2f", idle)) cores idle")
+            } else if idle >= Self.idleEnough, !state.waiters.isEmpty, state.limit < width + extra {
+                state.limit += 1
+                TestTimes.note("widened to \(state.limit): \(String(format: "%.2f", idle)) cores idle")
+            }
+            guard state.taken < state.limit, !state.waiters.isEmpty else { return nil }
             state.taken += 1
-            TestTimes.note("lent a turn: \(state.taken) taken, \(String(format: "%.2f", now.idleCores(since: start))) cores idle")
             return state.waiters.removeFirst()
         }
         next?.resume()

@@ -16,6 +16,7 @@ public final class HTTPServer: @unchecked Sendable {
     private var acceptPaused = false
     private let connections = Locked<[ObjectIdentifier: HTTP1Session]>([:])
     private let boundPort = Locked<Int>(0)
+    private let cutAtGrace = Locked<Int>(0)
 
     /// `metrics` is where the server counts requests, bytes and connections.
     public init(configuration: HTTPServerConfiguration, handler: HTTPRequestHandler, logger: Logger,
@@ -31,6 +32,11 @@ public final class HTTPServer: @unchecked Sendable {
 
     /// Open connections right now.
     public var connectionCount: Int { connections.withLock { $0.count } }
+
+    /// Connections `shutdown` closed because they were still busy when the
+    /// grace ran out: 0 when every one ended on its own (what a stop that
+    /// waits for nothing it should not looks like, whatever the clock says).
+    public var connectionsCutAtShutdown: Int { cutAtGrace.withLock { $0 } }
 
     /// Binds and starts accepting. Throws `SocketError` when it cannot bind.
     public func start() throws {
@@ -160,6 +166,7 @@ public final class HTTPServer: @unchecked Sendable {
         let left = connections.withLock { Array($0.values) }
         if !left.isEmpty {
             context.logger.warning("closing \(left.count) connections still busy after \(configuration.shutdownGrace) s")
+            cutAtGrace.withLock { $0 += left.count }
             for connection in left { connection.forceClose() }
             while connectionCount > 0 { usleep(1_000) }
         }

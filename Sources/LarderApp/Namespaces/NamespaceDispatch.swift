@@ -9,8 +9,9 @@ import LarderRouting
 /// route lookup (the inner path's), no second pass through the server's
 /// middleware, and no copy of the head (unless the namespace has
 /// middleware of its own: its fault rules, with `--allow-faults`).
-/// A namespaced request costs ~3 % more instructions than the same one in
-/// the default namespace (docs/performance.md); most of that is hashing
+/// A namespaced GET costs ~8 % more instructions than the same one in the
+/// default namespace (18,466 against 17,154 on 2026-11-29,
+/// `Benchmarks/callgrind.sh` with `NAMESPACE=w1`); most of that is hashing
 /// the name and parsing the longer target.
 extension Namespaces {
     /// The namespace `<name>` when `path` is `/ns/<name>/...` and that

@@ -10,16 +10,6 @@ import Testing
 /// `hello` without one). `/chunked?n=N`: N bytes of `a` in a body of
 /// unknown length (chunked). `/close`: answers and closes the connection.
 struct MirrorHandler: HTTPRequestHandler {
-    final class Sink: HTTPRequestBodySink {
-        private var bytes: [UInt8] = []
-        private let head: HTTPRequestHead
-        private let responder: HTTPResponder
-        init(_ head: HTTPRequestHead, _ responder: HTTPResponder) { self.head = head; self.responder = responder }
-        func write(_ chunk: UnsafeRawBufferPointer) throws { bytes.append(contentsOf: chunk) }
-        func finish() { responder.respond(MirrorHandler.answer(head, body: bytes)) }
-        func abort() {}
-    }
-
     final class Letters: HTTPBodyStream {
         private var left: Int
         init(_ count: Int) { left = count }
@@ -52,7 +42,7 @@ struct MirrorHandler: HTTPRequestHandler {
             let n = request.query.flatMap { Int($0.dropFirst(2)) } ?? 0
             return .answer(HTTPResponse(status: .ok, body: .unsizedStream(Letters(n))))
         }
-        if request.hasBody { return .receive(Sink(request, responder)) }
+        if request.hasBody { return .receive(CollectingBodySink(request, responder) { Self.answer($0, body: $1) }) }
         return .answer(Self.answer(request, body: nil))
     }
 }

@@ -2,21 +2,11 @@ import Foundation
 import LarderHTTP
 import LarderModel
 import LarderSupport
+import LarderTestSupport
 import LarderWire
 #if canImport(Glibc)
 import Glibc
 #endif
-
-/// Collects a request body and echoes it back.
-final class EchoSink: HTTPRequestBodySink {
-    private var bytes: [UInt8] = []
-    private let head: HTTPRequestHead
-    private let responder: HTTPResponder
-    init(_ head: HTTPRequestHead, _ responder: HTTPResponder) { self.head = head; self.responder = responder }
-    func write(_ chunk: UnsafeRawBufferPointer) throws { bytes.append(contentsOf: chunk) }
-    func finish() { responder.respond(EchoHandler.answer(head, body: bytes)) }
-    func abort() {}
-}
 
 /// A response body that gives `good` bytes, then fails: a snapshot whose
 /// store read breaks after its head is out.
@@ -58,7 +48,7 @@ struct EchoHandler: HTTPRequestHandler {
             responder.respond(HTTPResponse(status: .ok, body: .stream(FailingStream(good: 10), length: 100)))
             return .ignore
         default:
-            if request.hasBody { return .receive(EchoSink(request, responder)) }
+            if request.hasBody { return .receive(CollectingBodySink(request, responder) { Self.answer($0, body: $1) }) }
             responder.respond(Self.answer(request, body: []))
             return .ignore
         }

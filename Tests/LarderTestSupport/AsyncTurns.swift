@@ -31,8 +31,8 @@ final class AsyncTurns: Sendable {
     let width: Int
     let extra: Int
     private let state: Locked<State>
-    /// Samples the machine's CPU while anyone waits (its own queue: never blocks a test).
-    /// (Set once in `init` and cancelled in `deinit`; never touched between.)
+    /// Samples the machine's CPU every `window`, on its own queue (never a
+    /// test's). Set once in `init` and cancelled in `deinit`; never touched between.
     nonisolated(unsafe) private let sampler: DispatchSourceTimer?
     static let window = 1.0
     /// Idle CPU, in cores, over a window: enough to widen, and so little it narrows.
@@ -103,10 +103,9 @@ final class AsyncTurns: Sendable {
     }
 }
 
-/// The machine's CPU time from `/proc/stat`'s first line: all of it and the idle part.
+/// The machine's idle CPU time from `/proc/stat`'s first line (in clock ticks).
 enum MachineCPU {
     struct Sample {
-        let total: Double
         let idle: Double
         let uptime: Double
 
@@ -127,7 +126,7 @@ enum MachineCPU {
         guard fields.count >= 4 else { return nil }
         var now = timespec()
         clock_gettime(CLOCK_MONOTONIC, &now)
-        return Sample(total: fields.reduce(0, +), idle: fields[3],
+        return Sample(idle: fields[3],
                       uptime: Double(now.tv_sec) + Double(now.tv_nsec) / 1e9)
     }
 }

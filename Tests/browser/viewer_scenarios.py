@@ -5,9 +5,13 @@
         [--page] [--token T] [--screenshots DIR] [--only NAME ...]
 
 The Swift suite starts the server, seeds it over HTTP with seed.json (beside
-this file) and runs one group of scenarios against it. Each scenario gets a
-fresh headless Chromium and prints one JSON line: {"scenario", "ok",
-"error", "seconds"}; the exit status is 0 when every one passed.
+this file) and runs one group of scenarios against it. The group shares one
+headless Chromium (`Browser`), put back to a fresh state between scenarios
+(storage, cache, cookies, emulated media, injected scripts, the console log
+all cleared) and replaced after a scenario that failed; starting Chromium for
+each scenario was most of this script's CPU. Each scenario prints one JSON
+line: {"scenario", "ok", "error", "seconds"}; the exit status is 0 when every
+one passed.
 
 Adding a scenario: write a function taking a Context, decorate it with
 @scenario(group=...), and it runs with its group. Scenarios that depend on
@@ -73,16 +77,73 @@ def wait_until(what, condition, timeout=PATIENCE, interval=0.1):
         time.sleep(interval)
 
 
-class Context:
-    """One scenario's server, HTTP helpers and (on first use) browser."""
+class Browser:
+    """The group's one Chromium, started on first use. `reset()` between
+    scenarios leaves it as a new one would be for the server's origin, or
+    quits it when that fails, so the next scenario starts a new one."""
 
-    def __init__(self, base_url, token, screenshots):
+    def __init__(self, origin):
+        self.origin = origin
+        self._driver = None
+        self.injected = []  # Page.addScriptToEvaluateOnNewDocument identifiers
+
+    @property
+    def started(self):
+        return self._driver is not None
+
+    @property
+    def driver(self):
+        if self._driver is None:
+            self._driver = start_browser()
+            self.injected = []
+        return self._driver
+
+    def inject(self, source):
+        """Runs `source` in every document loaded from now until the reset."""
+        added = self.driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": source})
+        self.injected.append(added["identifier"])
+
+    def reset(self):
+        if self._driver is None:
+            return
+        driver = self._driver
+        try:
+            for handle in driver.window_handles[1:]:
+                driver.switch_to.window(handle)
+                driver.close()
+            driver.switch_to.window(driver.window_handles[0])
+            # Off the page first: its long polls and timers end with it.
+            driver.get("about:blank")
+            for identifier in self.injected:
+                driver.execute_cdp_cmd("Page.removeScriptToEvaluateOnNewDocument", {"identifier": identifier})
+            self.injected = []
+            driver.execute_cdp_cmd("Storage.clearDataForOrigin", {"origin": self.origin, "storageTypes": "all"})
+            driver.execute_cdp_cmd("Network.clearBrowserCache", {})
+            driver.execute_cdp_cmd("Network.clearBrowserCookies", {})
+            driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": "", "features": []})
+            driver.get_log("browser")  # reading the log empties it
+        except Exception:
+            self.quit()
+
+    def quit(self):
+        if self._driver is not None:
+            try:
+                self._driver.quit()
+            except Exception:
+                pass
+            self._driver = None
+
+
+class Context:
+    """One scenario's server, HTTP helpers and the group's browser."""
+
+    def __init__(self, base_url, token, screenshots, browser):
         self.base_url = base_url.rstrip("/")
         parsed = urllib.parse.urlparse(self.base_url)
         self.host, self.port = parsed.hostname, parsed.port
         self.token = token
         self.screenshots = screenshots
-        self._driver = None
+        self.browser = browser
 
     # --- HTTP, as another client would --------------------------------------
 
@@ -119,16 +180,7 @@ class Context:
 
     @property
     def driver(self):
-        if self._driver is None:
-            self._driver = start_browser()
-        return self._driver
-
-    def close(self):
-        if self._driver is not None:
-            try:
-                self._driver.quit()
-            except Exception:
-                pass
+        return self.browser.driver
 
     def open(self, path="/"):
         self.driver.get(self.base_url + path)
@@ -573,11 +625,11 @@ def faults_pane_shows_fields_it_does_not_know(ctx):
     rule = {"id": "future", "prefix": "f/", "methods": None, "delayMs": 0, "jitterMs": 0, "status": None,
             "probability": 1, "count": None, "remaining": None, "matched": 0, "fired": 0,
             "drop": "after", "truncate": 10, "bytesPerSecond": 512, "corrupt": {"bits": 3}, "flakiness": "<i>x</i>"}
-    ctx.driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": """
+    ctx.browser.inject("""
         const realFetch = window.fetch;
         window.fetch = (url, options) => (String(url).endsWith('/faults') && (!options || !options.method || options.method === 'GET'))
           ? Promise.resolve(new Response(JSON.stringify(%s), {status: 200, headers: {'Content-Type': 'application/json'}}))
-          : realFetch(url, options);""" % json.dumps({"rules": [rule], "seed": 7})})
+          : realFetch(url, options);""" % json.dumps({"rules": [rule], "seed": 7}))
     open_pane(ctx, "faults")
     row = wait_until("the rule future", lambda: fault_row(ctx, "future"))
     check("drop after" in row.text and "truncate after 10 B" in row.text and "512 B/s" in row.text,
@@ -903,8 +955,9 @@ def main():
              if group == args.group and (args.page or name not in PAGE_SCENARIOS)
              and (not args.only or name in args.only)]
     failed = 0
+    browser = Browser(args.base_url.rstrip("/"))
     for name in names:
-        ctx = Context(args.base_url, args.token, args.screenshots)
+        ctx = Context(args.base_url, args.token, args.screenshots, browser)
         started = time.monotonic()
         error = None
         try:
@@ -914,15 +967,18 @@ def main():
         except Exception as exception:  # the exception's own line first: a log excerpt may keep only that
             error = f"{type(exception).__name__}: {exception}\n" + traceback.format_exc(limit=3)
         finally:
-            if error and ctx._driver is not None:
+            if error and browser.started:
                 try:
                     ctx.screenshot("failed-" + name)
                 except Exception:
                     pass
-            ctx.close()
+                browser.quit()  # what a failed scenario left behind goes with it
+            else:
+                browser.reset()
         failed += error is not None
         print(json.dumps({"scenario": name, "ok": error is None, "error": error,
                           "seconds": round(time.monotonic() - started, 2)}), flush=True)
+    browser.quit()
     return 1 if failed else 0
 
 

@@ -3,7 +3,7 @@ import LarderTestSupport
 import Testing
 
 /// Every top-level suite names the lane its tests run in: `.blockingLane`
-/// (bodies that block, off Swift's cooperative pool) or `.asyncLane` (async
+/// or `.longBlockingLane` (bodies that block, off Swift's cooperative pool) or `.asyncLane` (async
 /// bodies that never block). A suite added without either puts blocking
 /// bodies back on the cooperative pool, where two of them stall every async
 /// test of a full run; that shows up only as a rare timeout under load, so
@@ -17,7 +17,7 @@ import Testing
         for file in try Self.testFiles() {
             let text = try String(contentsOfFile: Repository.path(file), encoding: .utf8)
             for problem in Self.suitesWithoutALane(in: text) {
-                Issue.record("\(file): \(problem) names no lane (.blockingLane or .asyncLane)")
+                Issue.record("\(file): \(problem) names no lane (.blockingLane, .longBlockingLane or .asyncLane)")
             }
             checked += 1
         }
@@ -28,6 +28,7 @@ import Testing
         let text = """
             @Suite(.blockingLane) struct Good {}
             @Suite("Named", .asyncLane) struct AlsoGood {}
+            @Suite(.longBlockingLane, .serialized) struct LongGood {}
             @Suite struct Bare {}
             @Suite(.serialized) struct OnlySerialized {}
             @Suite(.enabled(if: true,
@@ -64,7 +65,7 @@ import Testing
                 continue
             }
             if let attribute {
-                if !attribute.contains(".blockingLane") && !attribute.contains(".asyncLane") { missing.append(name) }
+                if ![".blockingLane", ".longBlockingLane", ".asyncLane"].contains(where: attribute.contains) { missing.append(name) }
             } else if name.hasSuffix("Tests") && text.contains("@Test") {
                 missing.append(name)
             }

@@ -10,7 +10,7 @@ import Glibc
 /// connection usable, answered watches let go of their watcher, connection
 /// and memory, and an answer held back by a fault delay is not replaced by
 /// the watch's deadline. Serialized: memory and timing bounds.
-@Suite(.blockingLane, .serialized) struct WatchAnswerTests {
+@Suite(.longBlockingLane, .serialized) struct WatchAnswerTests {
     /// Before: a connection's clock was read only on its own socket and timer
     /// events, so a watch answered later sent its answer with a stale time
     /// as the last activity. Here the last such event is the idle timer at

@@ -7,7 +7,7 @@ import Testing
 /// concurrent load (PUT, DELETE, append, create) from 8 clients, restarts
 /// it, and checks every acknowledged operation. CI runs the short variant;
 /// `--kills 50` is the long run.
-@Suite(.blockingLane, .serialized) struct CrashConsistencyTests {
+@Suite(.longBlockingLane, .serialized) struct CrashConsistencyTests {
     static func harness(_ arguments: [String]) async throws -> (status: Int32, lines: [[String: Any]], output: String) {
         let result = try await PythonRunner.run([Repository.path("Tests/crash/crash_harness.py"), "--binary", ChildServer.binaryPath]
                                                 + arguments, timeout: 600)

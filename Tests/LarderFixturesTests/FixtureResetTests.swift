@@ -14,7 +14,7 @@ private typealias S = StoreTestSupport
 
 /// A reset over fixtures does not grow with the number of keys written,
 /// and a crash during its background delete loses nothing written after it.
-@Suite(.blockingLane, .serialized) struct FixtureResetTests {
+@Suite(.longBlockingLane, .serialized) struct FixtureResetTests {
     /// `count` small JSON fixtures under `f/`.
     static func makeFixtures(_ count: Int) throws -> String { try FixtureDirectories.numbered(count) }
 

@@ -8,7 +8,7 @@ import Testing
 /// never read, each while a normal client keeps reading a 1 KiB value, and
 /// fills `--max-connections`; it checks the bounds it states (normal p99,
 /// RSS growth, 503 then service again). Without `--quick` it is the full run.
-@Suite(.blockingLane) struct HostileClientTests {
+@Suite(.longBlockingLane) struct HostileClientTests {
     @Test func hostileAndHeavyClientsLeaveTheNormalClientServed() async throws {
         let result = try await PythonRunner.run([Repository.path("Tests/stress/hostile_clients.py"), ChildServer.binaryPath, "--quick"],
                                                 timeout: 600)

@@ -13,7 +13,7 @@ import Testing
 /// pytest suite in a scratch HOME with no AWS configuration of the machine.
 /// What the face does not do yet (keys ending in `/`) is a test there
 /// skipped with its reason.
-@Suite(.blockingLane) struct S3ClientsTests {
+@Suite(.longBlockingLane) struct S3ClientsTests {
     /// Per suite: the Python modules it needs, and how many of its tests at
     /// least must pass (a suite that collected fewer has lost tests).
     static let suites: [String: (modules: [(module: String, package: String)], minimumPassed: Int)] = [

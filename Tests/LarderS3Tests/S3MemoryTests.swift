@@ -18,7 +18,7 @@ import Glibc
 /// The test run sends 256 MiB through each form (CI's time is counted);
 /// `LARDER_S3_MEMORY_MIB=1024 swift test --filter S3MemoryTests` sends the
 /// 1 GiB issue 20 names (peak RSS 39.9 MiB for each form on 2026-11-26).
-@Suite(.blockingLane, .serialized) struct S3MemoryTests {
+@Suite(.longBlockingLane, .serialized) struct S3MemoryTests {
     static let size = (ProcessInfo.processInfo.environment["LARDER_S3_MEMORY_MIB"].flatMap { Int($0) } ?? 256) << 20
     static let chunkBytes = 1 << 16
 

@@ -5,7 +5,8 @@ import LarderSupport
 /// A counting semaphore for async code that widens while the CPU stands idle.
 ///
 /// `acquire` suspends (holding no thread) while `limit` turns are taken, and
-/// a `release` hands its turn to the longest waiter. `limit` starts at
+/// a `release` hands its turn to the longest waiter, one that asked to go
+/// `first` before any other (a long body started last would end the run late). `limit` starts at
 /// `width` and moves between `width` and `width + extra` by what the
 /// machine's CPU did over the last window (`window`): one turn wider after
 /// a window with a third of a core or more idle (`idleEnough`) while someone
@@ -20,10 +21,10 @@ import LarderSupport
 /// (`Locked`, not `Mutex`: ThreadSanitizer cannot see the standard
 /// library's futex waits and reports a race under `Mutex`.)
 final class AsyncTurns: Sendable {
-    private struct State {
+    fileprivate struct State {
         var taken = 0
         var limit: Int
-        var waiters: [CheckedContinuation<Void, Never>] = []
+        var waiters: [(first: Bool, continuation: CheckedContinuation<Void, Never>)] = []
         /// The machine's CPU counters at the start of the current window.
         var windowStart: MachineCPU.Sample?
     }
@@ -55,11 +56,11 @@ final class AsyncTurns: Sendable {
 
     deinit { sampler?.cancel() }
 
-    func acquire() async {
+    func acquire(first: Bool = false) async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let granted = state.withLock { state -> Bool in
                 guard state.taken < state.limit else {
-                    state.waiters.append(continuation)
+                    state.waiters.append((first, continuation))
                     return false
                 }
                 state.taken += 1
@@ -75,7 +76,7 @@ final class AsyncTurns: Sendable {
                 state.taken -= 1
                 return nil
             }
-            return state.waiters.removeFirst()
+            return state.nextWaiter()
         }
         next?.resume()
     }
@@ -97,9 +98,16 @@ final class AsyncTurns: Sendable {
             }
             guard state.taken < state.limit, !state.waiters.isEmpty else { return nil }
             state.taken += 1
-            return state.waiters.removeFirst()
+            return state.nextWaiter()
         }
         next?.resume()
+    }
+}
+
+extension AsyncTurns.State {
+    /// The longest waiter that asked to go first, else the longest waiter.
+    mutating func nextWaiter() -> CheckedContinuation<Void, Never> {
+        waiters.remove(at: waiters.firstIndex { $0.first } ?? 0).continuation
     }
 }
 

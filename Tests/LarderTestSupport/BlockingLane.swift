@@ -25,12 +25,14 @@ import Testing
 /// `SuiteLaneTests` checks that every suite names one or the other.
 package struct BlockingLane: TestTrait, SuiteTrait, TestScoping {
     package var isRecursive: Bool { true }
+    /// Whether its bodies take a free turn before the others' (`longBlockingLane`).
+    let first: Bool
 
     package func provideScope(for test: Test, testCase: Test.Case?,
                              performing function: @Sendable () async throws -> Void) async throws {
         // The suite's own scope runs as it is; each test case on the executor.
         guard testCase != nil else { return try await function() }
-        await BlockingTestExecutor.turns.acquire()
+        await BlockingTestExecutor.turns.acquire(first: first)
         defer { BlockingTestExecutor.turns.release() }
         try await TestTimes.measure("blocking", test) {
             try await withTaskExecutorPreference(BlockingTestExecutor.shared) { try await function() }
@@ -40,7 +42,14 @@ package struct BlockingLane: TestTrait, SuiteTrait, TestScoping {
 
 extension Trait where Self == BlockingLane {
     /// Each test body runs off the cooperative pool (`BlockingLane`).
-    package static var blockingLane: Self { BlockingLane() }
+    package static var blockingLane: Self { BlockingLane(first: false) }
+
+    /// The lane for suites whose tests run for tens of seconds, or in a
+    /// long serialized chain: their bodies take a free turn before the
+    /// other waiters', so that they start early in a run and the short
+    /// tests fill in beside them, instead of one starting last and the run
+    /// ending with a core idle while it finishes.
+    package static var longBlockingLane: Self { BlockingLane(first: true) }
 }
 
 /// The task executor of `BlockingLane`: every job on a concurrent queue

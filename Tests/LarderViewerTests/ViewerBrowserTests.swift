@@ -10,7 +10,7 @@ import Testing
 /// scenario is a Python function, with no change here. Screenshots go to
 /// `.build/viewer-screenshots/`.
 ///
-@Suite(.blockingLane, .serialized) struct ViewerBrowserTests {
+@Suite(.longBlockingLane, .serialized) struct ViewerBrowserTests {
     static let script = Repository.path("Tests/browser/viewer_scenarios.py")
     static let screenshots = Repository.path(".build/viewer-screenshots")
 

@@ -1,3 +1,4 @@
+import Foundation
 import LarderApp
 import LarderRouting
 import LarderServer
@@ -5,31 +6,58 @@ import LarderS3
 import LarderTestSupport
 import Testing
 
-/// boto3 against a real server's S3 listener: each scenario of
+/// boto3 against real servers' S3 listeners: each scenario of
 /// Tests/s3/boto3_face.py on a fresh server (buckets, objects and ranges,
 /// listings with pagination and delimiters, keys with empty, `.` and `..`
 /// segments (folder markers), the plain API and S3 on one
 /// store, signatures refused, checksums and aws-chunked bodies, metadata and
 /// MD5 ETags kept with objects, CopyObject, multipart uploads, virtual-host
-/// style addressing).
-@Suite(.blockingLane) struct Boto3Tests {
+/// style addressing). One Python process runs every scenario, each against
+/// the server started for it here; a failed scenario is reported by name.
+@Suite(.longBlockingLane) struct Boto3Tests {
     static let accessKey = "test-access-key"
     static let secret = "test-secret-key"
+    static let scenarios = ["buckets", "objects", "listing", "folder_keys", "interop", "auth", "checksums", "metadata",
+                            "copy", "multipart", "virtual_host"]
 
-    @Test(arguments: ["buckets", "objects", "listing", "folder_keys", "interop", "auth", "checksums", "metadata", "copy", "multipart", "virtual_host"])
-    func scenario(_ name: String) async throws {
+    /// One line of the script's output.
+    struct Outcome: Decodable {
+        let scenario: String
+        let ok: Bool
+        let error: String?
+    }
+
+    /// A scenario the script reported as failed.
+    struct ScenarioFailed: Error, CustomStringConvertible {
+        let name: String
+        let reason: String
+        var description: String { "\(name) failed: \(reason)" }
+    }
+
+    @Test func everyScenarioOnAServerOfItsOwn() async throws {
         try PythonRunner.require([("boto3", "boto3")])
-        let server = try TestServer {
-            $0.s3 = S3Configuration(port: 0, credentials: S3Credentials(keys: [Self.accessKey: Self.secret]))
+        let servers = try Self.scenarios.map { _ in
+            try TestServer {
+                $0.s3 = S3Configuration(port: 0, credentials: S3Credentials(keys: [Self.accessKey: Self.secret]))
+            }
         }
-        defer { server.stop() }
-        let s3Port = try #require(server.s3Port)
+        defer { servers.forEach { $0.stop() } }
+        var arguments = [Repository.path("Tests/s3/boto3_face.py"), Self.accessKey, Self.secret]
+        for (name, server) in zip(Self.scenarios, servers) {
+            let s3Port = try #require(server.s3Port)
+            arguments += [name, "http://127.0.0.1:\(s3Port)", "http://127.0.0.1:\(server.port)"]
+        }
         let result = try await PythonRunner.run(
-            [Repository.path("Tests/s3/boto3_face.py"), name, "http://127.0.0.1:\(s3Port)", "http://127.0.0.1:\(server.port)",
-             Self.accessKey, Self.secret],
-            environment: ["AWS_CONFIG_FILE": "/dev/null", "AWS_SHARED_CREDENTIALS_FILE": "/dev/null"], timeout: 300)
+            arguments, environment: ["AWS_CONFIG_FILE": "/dev/null", "AWS_SHARED_CREDENTIALS_FILE": "/dev/null"],
+            timeout: 900)
+        let outcomes = result.stdout.split(separator: "\n").compactMap {
+            try? JSONDecoder().decode(Outcome.self, from: Data($0.utf8))
+        }
         #expect(!result.timedOut)
-        #expect(result.status == 0, "\(name): \(result.stderr)")
-        #expect(result.stdout.hasSuffix("ok\n"))
+        #expect(outcomes.map(\.scenario) == Self.scenarios, "scenarios run: \(outcomes.map(\.scenario))\n\(result.stderr)")
+        for outcome in outcomes where !outcome.ok {
+            Issue.record(ScenarioFailed(name: outcome.scenario, reason: outcome.error ?? "failed"))
+        }
+        #expect(result.status == (outcomes.contains { !$0.ok } ? 1 : 0), "the script exited \(result.status): \(result.stderr)")
     }
 }

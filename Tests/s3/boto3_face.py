@@ -1,17 +1,22 @@
 #!/usr/bin/env python3
-"""boto3 against Larder's S3 face: one scenario per run.
+"""boto3 against Larder's S3 face: scenarios, each on a server of its own.
 
-    boto3_face.py SCENARIO S3_URL PLAIN_URL ACCESS_KEY SECRET
+    boto3_face.py ACCESS_KEY SECRET SCENARIO S3_URL PLAIN_URL [SCENARIO S3_URL PLAIN_URL ...]
 
-Run by Tests/LarderS3Tests/Boto3Tests.swift against a server it starts.
-Prints "ok" and exits 0 when every check of the scenario holds; an
-assertion names the first one that does not.
+Run by Tests/LarderS3Tests/Boto3Tests.swift, which starts a fresh server
+for each scenario it names (a scenario may count every bucket there is).
+One process runs them all: importing boto3 again for each was most of the
+suite's CPU. Prints one JSON line per scenario: {"scenario", "ok",
+"error"} (the error names the first check that did not hold); the exit
+status is 0 when every one passed.
 """
 import concurrent.futures
 import datetime
 import http.client
 import io
+import json
 import sys
+import traceback
 import urllib.parse
 import urllib.request
 import zlib
@@ -30,7 +35,9 @@ from botocore.client import Config
 import scenario_support
 from scenario_support import check, error_code, plain_http
 
-SCENARIO, S3_URL, PLAIN_URL, ACCESS_KEY, SECRET = sys.argv[1:6]
+ACCESS_KEY, SECRET = sys.argv[1:3]
+# The server of the scenario that runs now (`run_all` sets them).
+S3_URL = PLAIN_URL = None
 
 
 def client(secret=SECRET, access_key=ACCESS_KEY, **config):
@@ -758,6 +765,23 @@ def raw_put(bucket, key, data, payload_hash=None, chunked=False, corrupt_trailer
 
 SCENARIOS = {f.__name__: f for f in [buckets, objects, listing, folder_keys, interop, auth, checksums, metadata, copy, multipart, virtual_host]}
 
+
+
+def run_all(runs):
+    """Runs each (scenario, S3 URL, plain URL) and prints its JSON line; the number that failed."""
+    global S3_URL, PLAIN_URL
+    failed = 0
+    for name, S3_URL, PLAIN_URL in runs:
+        error = None
+        try:
+            SCENARIOS[name]()
+        except Exception as exception:  # the exception's own line first: a log excerpt may keep only that
+            error = f"{type(exception).__name__}: {exception}\n" + traceback.format_exc(limit=4)
+        failed += error is not None
+        print(json.dumps({"scenario": name, "ok": error is None, "error": error}), flush=True)
+    return failed
+
+
 if __name__ == "__main__":
-    SCENARIOS[SCENARIO]()
-    print("ok")
+    arguments = sys.argv[3:]
+    sys.exit(1 if run_all([tuple(arguments[i:i + 3]) for i in range(0, len(arguments), 3)]) else 0)

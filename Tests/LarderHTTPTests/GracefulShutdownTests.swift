@@ -137,4 +137,19 @@ import Glibc
         #expect(http.connectionsCutAtShutdown == 0, "the finished keep-alive connection was left to the end of the grace")
         #expect(ProtocolWire.closedByServer(connection))
     }
+
+    /// What the tests above hold at 0 does count: a request whose body
+    /// stops arriving keeps its connection busy, and the stop closes it when
+    /// the grace (EchoServer's 1 s) runs out, and counts it.
+    @Test func aRequestWhoseBodyNeverEndsIsCutWhenTheGraceRunsOut() throws {
+        let echo = try EchoServer()
+        let connection = try echo.connection()
+        try connection.send("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\nExpect: 100-continue\r\n\r\n")
+        // The interim answer: the server is inside the request, waiting for its body.
+        #expect(try connection.readResponse(bodyExpected: false, skipInterim: false).status == 100)
+        try connection.send("abc")
+        echo.server.shutdown()
+        #expect(echo.server.connectionsCutAtShutdown == 1)
+        #expect(ProtocolWire.closedByServer(connection), "the cut connection is still open")
+    }
 }

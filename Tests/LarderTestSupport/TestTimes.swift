@@ -16,13 +16,14 @@ enum TestTimes {
         return FileHandle(forWritingAtPath: path)
     }
     private static let lock = Lock()
-    private static let processStart = ContinuousClock.now
+    /// When the first line was asked for (a static is set on first use):
+    /// the zero of the start times and notes.
+    private static let runStart = ContinuousClock.now
 
     /// Records an event of the run (a lent turn) at its time, when times are asked for.
     static func note(_ what: String) {
         guard let file else { return }
-        let since = ContinuousClock.now - processStart
-        let line = "note\t\(since.components.seconds)\t\(what)\n"
+        let line = "note\t\(Int(seconds(ContinuousClock.now - runStart)))\t\(what)\n"
         lock.withLock { file.write(Data(line.utf8)) }
     }
 
@@ -30,18 +31,21 @@ enum TestTimes {
     static func measure(_ lane: String, _ test: Test,
                         _ body: () async throws -> Void) async throws {
         guard let file else { return try await body() }
+        _ = runStart
         let start = ContinuousClock.now
         let cpuBefore = (cpuSeconds(RUSAGE_SELF), cpuSeconds(RUSAGE_CHILDREN))
         defer {
-            let elapsed = ContinuousClock.now - start
-            let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+            let took = seconds(ContinuousClock.now - start)
             let ownCPU = cpuSeconds(RUSAGE_SELF) - cpuBefore.0, childCPU = cpuSeconds(RUSAGE_CHILDREN) - cpuBefore.1
-            let began = start - processStart
-            let offset = Double(began.components.seconds) + Double(began.components.attoseconds) / 1e18
-            let line = "\(lane)\t\(String(format: "%.3f\t%.3f\t%.3f\t%.1f", seconds, ownCPU, childCPU, offset))\t\(test.id)\n"
+            let offset = seconds(start - runStart)
+            let line = "\(lane)\t\(String(format: "%.3f\t%.3f\t%.3f\t%.1f", took, ownCPU, childCPU, offset))\t\(test.id)\n"
             lock.withLock { file.write(Data(line.utf8)) }
         }
         try await body()
+    }
+
+    private static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 
     private static func cpuSeconds(_ who: __rusage_who) -> Double {

@@ -86,10 +86,18 @@ final class ChangeRecorder: StoreChangeObserver, @unchecked Sendable {
     var all: [StoreChange] { changes.withLock { $0 } }
     var count: Int { changes.withLock { $0.count } }
 
-    /// The changes after the first `from`, once there are `count` of them (or after `timeout` seconds).
+    /// The changes after the first `from`, once there are `count` of them,
+    /// or once none has come for `timeout` seconds: a feed still delivering
+    /// (tens of thousands of changes on a loaded machine) is waited for, a
+    /// stalled one is not.
     func changes(after from: Int, count: Int, timeout: Double = Poll.patience) -> [StoreChange] {
-        let deadline = Date().addingTimeInterval(timeout)
-        while self.count < from + count && Date() < deadline { usleep(5_000) }
+        var seen = self.count
+        var deadline = Date().addingTimeInterval(timeout)
+        while seen < from + count && Date() < deadline {
+            usleep(5_000)
+            let now = self.count
+            if now > seen { (seen, deadline) = (now, Date().addingTimeInterval(timeout)) }
+        }
         return Array(all.dropFirst(from))
     }
 }

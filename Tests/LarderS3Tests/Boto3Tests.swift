@@ -1,4 +1,3 @@
-import Foundation
 import LarderApp
 import LarderRouting
 import LarderServer
@@ -20,20 +19,6 @@ import Testing
     static let scenarios = ["buckets", "objects", "listing", "folder_keys", "interop", "auth", "checksums", "metadata",
                             "copy", "multipart", "virtual_host"]
 
-    /// One line of the script's output.
-    struct Outcome: Decodable {
-        let scenario: String
-        let ok: Bool
-        let error: String?
-    }
-
-    /// A scenario the script reported as failed.
-    struct ScenarioFailed: Error, CustomStringConvertible {
-        let name: String
-        let reason: String
-        var description: String { "\(name) failed: \(reason)" }
-    }
-
     @Test func everyScenarioOnAServerOfItsOwn() async throws {
         try PythonRunner.require([("boto3", "boto3")])
         let servers = try Self.scenarios.map { _ in
@@ -50,14 +35,10 @@ import Testing
         let result = try await PythonRunner.run(
             arguments, environment: ["AWS_CONFIG_FILE": "/dev/null", "AWS_SHARED_CREDENTIALS_FILE": "/dev/null"],
             timeout: 900)
-        let outcomes = result.stdout.split(separator: "\n").compactMap {
-            try? JSONDecoder().decode(Outcome.self, from: Data($0.utf8))
-        }
+        let outcomes = ScenarioOutcome.parse(result.stdout)
         #expect(!result.timedOut)
         #expect(outcomes.map(\.scenario) == Self.scenarios, "scenarios run: \(outcomes.map(\.scenario))\n\(result.stderr)")
-        for outcome in outcomes where !outcome.ok {
-            Issue.record(ScenarioFailed(name: outcome.scenario, reason: outcome.error ?? "failed"))
-        }
+        ScenarioOutcome.recordFailures(outcomes)
         #expect(result.status == (outcomes.contains { !$0.ok } ? 1 : 0), "the script exited \(result.status): \(result.stderr)")
     }
 }

@@ -14,20 +14,6 @@ import Testing
     static let script = Repository.path("Tests/browser/viewer_scenarios.py")
     static let screenshots = Repository.path(".build/viewer-screenshots")
 
-    /// One line of the script's output.
-    struct Outcome: Decodable {
-        let scenario: String
-        let ok: Bool
-        let error: String?
-    }
-
-    /// A scenario the script reported as failed.
-    struct ScenarioFailed: Error, CustomStringConvertible {
-        let name: String
-        let reason: String
-        var description: String { "\(name) failed: \(reason)" }
-    }
-
     /// PUTs every entry of seed.json, with `token` when the server wants one.
     static func seed(_ client: WireClient, token: String? = nil) throws {
         struct Entry: Decodable { let key: String; let contentType: String; let value: String }
@@ -47,18 +33,10 @@ import Testing
         if let token { arguments += ["--token", token] }
         // Past every scenario's waits (21 × 30 s when the page is broken outright).
         let result = try await PythonRunner.run(arguments, timeout: 1500)
-        let outcomes = result.stdout.split(separator: "\n").compactMap {
-            try? JSONDecoder().decode(Outcome.self, from: Data($0.utf8))
-        }
+        let outcomes = ScenarioOutcome.parse(result.stdout)
         #expect(!result.timedOut, "the browser scenarios ran past 1,500 s", sourceLocation: sourceLocation)
         #expect(!outcomes.isEmpty, "no scenario ran: \(result.stderr)", sourceLocation: sourceLocation)
-        for outcome in outcomes where !outcome.ok {
-            // Recorded as an error so that the scenario and its reason are on
-            // the ✘ line itself (a comment goes on a line of its own, which a
-            // CI log excerpt may leave out).
-            Issue.record(ScenarioFailed(name: "\(group)/\(outcome.scenario)", reason: outcome.error ?? "failed"),
-                         sourceLocation: sourceLocation)
-        }
+        ScenarioOutcome.recordFailures(outcomes, group: group, sourceLocation: sourceLocation)
         #expect(result.status == 0 || outcomes.contains { !$0.ok }, "the script failed: \(result.stderr)",
                 sourceLocation: sourceLocation)
     }

@@ -6,9 +6,10 @@ import LarderSupport
 ///
 /// `acquire` suspends (holding no thread) while `limit` turns are taken, and
 /// a `release` hands its turn to the longest waiter, one that asked to go
-/// `first` before any other (a long body started last would end the run late). `limit` starts at
-/// `width` and moves between `width` and `width + extra` by what the
-/// machine's CPU did over the last window (`window`): one turn wider after
+/// `first` before any other (a long body started last would end the run
+/// late). `limit` starts at `width` and moves between `width` and
+/// `width + extra` by what the machine's CPU did over the last window
+/// (`window`): one turn wider after
 /// a window with a third of a core or more idle (`idleEnough`) while someone
 /// waits, one narrower after a window with less than a tenth of a core idle
 /// (`busy`); a release while more turns are taken than the limit retires

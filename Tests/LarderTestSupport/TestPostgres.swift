@@ -58,12 +58,16 @@ package final class TestPostgres: Sendable {
         }
     }
 
+    /// What a server or the template cannot start without.
+    private static let noServerBinaries =
+        ClientError("no PostgreSQL server binaries (initdb, pg_ctl, postgres); `bash .ci/run` installs postgresql")
+
     /// One initdb per test process, never started: every server's data
     /// directory is a copy of it. A copy costs a tenth of an initdb's 0.8 s
     /// of CPU, and a run starts a few dozen servers.
     private static let templateCluster = Result { () throws -> String in
         guard let bin = binDirectory else {
-            throw ClientError("no PostgreSQL server binaries (initdb, pg_ctl, postgres); `bash .ci/run` installs postgresql")
+            throw noServerBinaries
         }
         _ = exitHook
         let directory = TestServer.makeTempDirectory(prefix: "larder-testpg-\(getpid())-")
@@ -80,7 +84,7 @@ package final class TestPostgres: Sendable {
     /// (initdb, or a base backup of another server), started on a free port.
     private init(launcher: [String] = [], makeData: (String, String) throws -> Void) throws {
         guard let bin = Self.binDirectory else {
-            throw ClientError("no PostgreSQL server binaries (initdb, pg_ctl, postgres); `bash .ci/run` installs postgresql")
+            throw Self.noServerBinaries
         }
         _ = Self.exitHook
         _ = Self.staleSwept

@@ -125,6 +125,9 @@ package final class LarderServer: Sendable {
     /// Clients waiting on `/journal?wait=`, in every namespace, right now.
     package var journalWaiterCount: Int { api.journalWaiterCount }
 
+    /// Clients waiting in named namespaces (watches, event streams, journal long polls).
+    package var namespaceListenerCount: Int { api.namespaceListenerCount }
+
     /// Named namespaces open now (the default one not counted).
     package var namespaceCount: Int { api.namespaceCount }
 

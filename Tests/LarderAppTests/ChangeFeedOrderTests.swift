@@ -55,7 +55,7 @@ private typealias S = StoreTestSupport
         }
         check(errors.isEmpty, "\(errors.prefix(3))")
 
-        let delivered = try live.events(total, timeout: 20)
+        let delivered = try live.events(total)
         check(delivered.count == total, "the live stream delivered \(delivered.count) of \(total) events")
         let ids = delivered.compactMap(\.id)
         check(ids.count == delivered.count && Set(ids).count == ids.count, "ids missing or repeated")
@@ -65,7 +65,7 @@ private typealias S = StoreTestSupport
         func replay(after id: String, expecting count: Int) throws -> [String] {
             let reader = try subscribe([("Last-Event-ID", id)])
             defer { reader.close() }
-            var got = try reader.events(count, timeout: 10).compactMap(\.id)
+            var got = try reader.events(count).compactMap(\.id)
             while let extra = try reader.nextEvent(timeout: 0.3) { got.append(extra.id ?? "-") }
             return got
         }

@@ -305,13 +305,13 @@ private typealias S = StoreTestSupport
             #expect(put.status == 201)
             tags.append(put.header("ETag") ?? "")
         }
-        let reference = try readers[0].events(200, timeout: 10)
+        let reference = try readers[0].events(200)
         #expect(reference.count == 200)
         #expect(reference.map { $0.json?["key"] as? String ?? "?" } == (0..<200).map { "ten/\($0)" })
         #expect(reference.map { $0.json?["etag"] as? String ?? "?" } == tags)
         #expect(Set(reference.compactMap(\.id)).count == 200, "ids are not unique")
         for (n, reader) in readers.enumerated().dropFirst() {
-            let got = try reader.events(200, timeout: 10)
+            let got = try reader.events(200)
             #expect(got == reference, "reader \(n) got \(got.count) events, first difference at \(zip(got, reference).enumerated().first { $0.element.0 != $0.element.1 }?.offset ?? min(got.count, 200))")
         }
         // Closing the readers unsubscribes them.

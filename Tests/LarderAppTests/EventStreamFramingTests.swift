@@ -9,21 +9,24 @@ import Glibc
 /// `GET /events` framed by close (`Connection: close`, still chunked; or
 /// HTTP/1.0, framed by the close itself) is timed like a keep-alive stream:
 /// heartbeats keep it open past the idle timeout, and a shutdown ends it at
-/// once. Serialized: the heartbeat counts need the cores.
-@Suite(.blockingLane, .serialized) struct EventStreamFramingTests {
+/// once.
+@Suite(.blockingLane) struct EventStreamFramingTests {
     /// The shutdown grace of the shutdown tests: so long that a stream cut
     /// at its end (`connectionsCutAtShutdown`) was left open, not slow.
     static let longGrace = 120.0
 
-    /// Reads whatever arrives on `fd` for `seconds` (or until the peer
-    /// closes): the bytes, and whether the server closed the connection.
-    static func collect(_ fd: Int32, for seconds: Double) -> (bytes: [UInt8], closed: Bool) {
-        let deadline = Date().addingTimeInterval(seconds)
+    /// Reads whatever arrives on `fd` for `seconds`, then on until `enough`
+    /// holds for what came (at most `patience` more), or until the peer
+    /// closes: the bytes, and whether the server closed the connection.
+    static func collect(_ fd: Int32, for seconds: Double, until enough: ([UInt8]) -> Bool = { _ in true },
+                        patience: Double = Poll.patience) -> (bytes: [UInt8], closed: Bool) {
+        let start = Date()
         var out: [UInt8] = []
         var scratch = [UInt8](repeating: 0, count: 65536)
         while true {
-            let left = deadline.timeIntervalSinceNow
-            if left <= 0 { return (out, false) }
+            let elapsed = Date().timeIntervalSince(start)
+            if elapsed >= seconds && (enough(out) || elapsed >= seconds + patience) { return (out, false) }
+            let left = elapsed < seconds ? seconds - elapsed : 0.05
             var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
             let ready = poll(&pfd, 1, Int32(max(1, left * 1000)))
             if ready < 0 { if errno == EINTR { continue }; return (out, true) }
@@ -76,18 +79,19 @@ import Glibc
             #expect(!head.lowercased().contains("transfer-encoding"), "HTTP/1.0: the stream must be framed by close")
         }
         #expect(!early.closed, "\(framing): the stream was closed after \(String(format: "%.1f", 1.5)) s or less (idle timeout 1 s)")
-        let late = Self.collect(connection.fd, for: 1.5)
+        // Past the idle timeout, heartbeats keep coming (3 of them: however
+        // late a loaded machine sends them) and the stream stays open.
+        let late = Self.collect(connection.fd, for: 1.5) { Self.occurrences(of: ": keep-alive", in: $0) >= 3 }
         #expect(!late.closed, "\(framing): the stream was closed before 3 s (idle timeout 1 s, heartbeat 0.3 s)")
-        let beats = Self.occurrences(of: ": keep-alive", in: early.bytes + late.bytes)
         let lateBeats = Self.occurrences(of: ": keep-alive", in: late.bytes)
-        #expect(beats >= 6 && lateBeats >= 3, "\(framing): \(beats) heartbeats in 3 s, \(lateBeats) in the last 1.5 s")
+        #expect(lateBeats >= 3, "\(framing): \(lateBeats) heartbeats after the idle timeout")
         #expect(server.server.eventStreamCount == 1)
 
         // Graceful shutdown with the stream still open: it ends, not waits out the grace.
         server.stop()
         #expect(server.server.http.connectionsCutAtShutdown == 0,
                 "\(framing): the open close-framed event stream was left to the end of the shutdown grace")
-        #expect(Self.collect(connection.fd, for: 2).closed, "\(framing): the stream was not closed by the shutdown")
+        #expect(Self.collect(connection.fd, for: 0, until: { _ in false }).closed, "\(framing): the stream was not closed by the shutdown")
     }
 
     /// Shutdown with a close-framed stream open and the default idle
@@ -107,6 +111,6 @@ import Glibc
         server.stop()
         #expect(server.server.http.connectionsCutAtShutdown == 0,
                 "\(framing): the open close-framed event stream was left to the end of the shutdown grace")
-        #expect(Self.collect(connection.fd, for: 2).closed, "\(framing): the stream was not closed by the shutdown")
+        #expect(Self.collect(connection.fd, for: 0, until: { _ in false }).closed, "\(framing): the stream was not closed by the shutdown")
     }
 }

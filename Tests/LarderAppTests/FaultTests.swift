@@ -291,7 +291,7 @@ private typealias S = StoreTestSupport
         usleep(100_000)
         let changed = DispatchTime.now().uptimeNanoseconds
         #expect(try client.put("watched/k", "v2").status == 204)
-        let (woken, at) = try watcher.wait(10)
+        let (woken, at) = try watcher.wait()
         #expect(woken.status == 200)
         #expect(woken.text == "v2")
         #expect(woken.header("Larder-Fault") == "late")

@@ -130,7 +130,7 @@ struct NamespaceLifecycleTests {
             }
             #expect(try written.get("k").status == 404)
             #expect(try written.put("k", "first").status == 201)
-            #expect(try watch.wait(20).text == "first")
+            #expect(try watch.wait().text == "first")
             #expect(try Self.names(server) == ["written"])
             #expect(try server.client().send("GET", "/metrics").text.contains("\nlarder_namespaces 1\n"))
             server.stop(keepData: true)
@@ -152,10 +152,10 @@ struct NamespaceLifecycleTests {
         defer { other.close() }
         #expect(try other.readHead() == 200)
         #expect(try server.client().send("DELETE", "/ns/s").status == 204)
-        #expect(try stream.nextEvent(timeout: 10) == nil)
+        #expect(try stream.nextEvent() == nil)
         #expect(stream.ended)
         #expect(try Self.client(server, "t").put("k", "v").status == 201)
-        #expect(try other.nextEvent(timeout: 10)?.json?["key"] as? String == "k")
+        #expect(try other.nextEvent()?.json?["key"] as? String == "k")
         #expect(!other.ended)
     }
 
@@ -188,28 +188,69 @@ struct NamespaceLifecycleTests {
         #expect(try Self.client(server, "n4").put("k", "v").status == 201)
     }
 
+    // The idle tests hold on any load: a sweep drops, in one step, every
+    // namespace idle long enough, so another namespace written later being
+    // dropped proves a sweep would have dropped this one.
+
+    /// Parks a journal follower on `namespace` that only a DELETE would
+    /// answer, and waits until the server counts it.
+    static func follow(_ server: TestServer, _ namespace: String) throws -> HTTPClientConnection {
+        let before = server.server.namespaceListenerCount
+        let follower = try HTTPClientConnection(port: server.port)
+        try follower.send("GET /ns/\(namespace)/journal?since=0&method=DELETE&wait=120 HTTP/1.1\r\nHost: x\r\n\r\n")
+        try Poll.until(10, "the follower of \(namespace) to park") { server.server.namespaceListenerCount == before + 1 }
+        return follower
+    }
+
     @Test func aNamespaceWithNoRequestForTheIdleTimeIsDropped() throws {
         let server = try TestServer { $0.namespaceIdleSeconds = 1 }
-        // Before the idle namespace's last request: its idle time runs from
-        // that request, and the next one (to another namespace) may take a
-        // while on a loaded machine (0.15 s once, on PostgreSQL).
-        let started = Date()
-        #expect(try Self.client(server, "idle").put("k", "v").status == 201)
+        // A client waiting on a namespace keeps it, however long it waits:
+        // here a watch. A follower holds it until the watch has parked.
+        let follower = try Self.follow(server, "waited")
         let etag = try #require(try Self.client(server, "waited").put("k", "v").header("ETag"))
-        // A client waiting on a namespace keeps it, however long it waits
-        // (and however loaded the machine is).
         let port = server.port
         let watch = Background { () throws -> ClientResponse in
             let connection = try HTTPClientConnection(port: port, timeout: 30)
-            return try connection.request("GET", "/ns/waited/store/k?wait=20", headers: [("If-None-Match", etag)])
+            return try connection.request("GET", "/ns/waited/store/k?wait=60", headers: [("If-None-Match", etag)])
         }
-        try Poll.until(15, "the idle namespace is dropped") { try Self.names(server) == ["waited"] }
+        try Poll.until(10, "the watch to park") { server.server.namespaceListenerCount == 2 }
+        follower.close()
+        try Poll.until(10, "the follower to be forgotten") { server.server.namespaceListenerCount == 1 }
+        // Its idle time runs from its last request.
+        let started = Date()
+        #expect(try Self.client(server, "idle").put("k", "v").status == 201)
+        try Poll.until(15, "the idle namespace is dropped") { try !Self.names(server).contains("idle") }
         #expect(Date().timeIntervalSince(started) >= 0.9)
+        #expect(try Self.names(server) == ["waited"])
         let waited = Self.client(server, "waited")
         #expect(try waited.get("k").text == "v")
         #expect(try waited.put("k", "woken").status == 204)
-        #expect(try watch.wait(10).text == "woken")
+        #expect(try watch.wait().text == "woken")
         #expect(try Self.client(server, "idle").get("k").status == 404)  // back, empty
+    }
+
+    @Test func aFollowedNamespaceIsKeptAndIdleOnlyFromWhenItsLastFollowerLeft() throws {
+        let server = try TestServer { $0.namespaceIdleSeconds = 1 }
+        let follower = try Self.follow(server, "followed")
+        #expect(try Self.client(server, "followed").put("k", "v").status == 201)
+        #expect(try Self.client(server, "first").put("k", "v").status == 201)
+        try Poll.until(15, "the namespace written after the follower came is dropped") { try !Self.names(server).contains("first") }
+        #expect(try Self.names(server) == ["followed"])
+        // A long poll is a request until answered: a namespace written while
+        // the follower still waits is not dropped before this one, so a
+        // follower that polls again at once never finds it gone.
+        #expect(try Self.client(server, "second").put("k", "v").status == 201)
+        follower.close()
+        try Poll.until(10, "the follower to be forgotten") { server.server.namespaceListenerCount == 0 }
+        var droppedFirst = false
+        try Poll.until(15, "the namespace written while it was followed is dropped") {
+            let names = try Self.names(server)
+            droppedFirst = droppedFirst || (names.contains("second") && !names.contains("followed"))
+            return !names.contains("second")
+        }
+        #expect(!droppedFirst, "dropped before a namespace written while it was followed")
+        try Poll.until(15, "the namespace is dropped once nobody follows it") { try Self.names(server).isEmpty }
+        #expect(try Self.client(server, "followed").get("k").status == 404)
     }
 
     @Test func namespacesAndTheirValuesAreKeptOverARestart() throws {
@@ -309,7 +350,7 @@ struct NamespaceLifecycleTests {
         let seconds = Date().timeIntervalSince(started)
         Thread.sleep(forTimeInterval: 0.05)
         stop.withLock { $0 = true }
-        let (ok, failed) = try reads.wait(30)
+        let (ok, failed) = try reads.wait()
         print("reset of a namespace holding 30000 keys: \(String(format: "%.2f", seconds * 1000)) ms; other namespace: \(ok) reads meanwhile")
         #expect(reset.status == 200)
         #expect(S.json(reset)["deleted"] as? Int == 30_000)

@@ -63,7 +63,7 @@ private typealias S = StoreTestSupport
         for key in ["app/new1", "app/new2", "app/new4"] { #expect(try client.get(key).status == 404) }
         // The feed saw nothing of it: the next event is a write made after.
         #expect(try client.put("app/after", "a").status == 201)
-        let next = try #require(try feed.nextEvent(timeout: 10))
+        let next = try #require(try feed.nextEvent())
         #expect(next.event == "put" && next.json?["key"] as? String == "app/after", "\(next)")
     }
 
@@ -139,7 +139,7 @@ private typealias S = StoreTestSupport
 
         // One event per key restored, with its final value: the document's
         // first value of app/1 was never in the store, so no one hears of it.
-        let events = try feed.events(4, timeout: 20)
+        let events = try feed.events(4)
         #expect(events.first?.event == "delete" && events.first?.json?["deleted"] as? Int == 5, "\(events)")
         // (In no set order: the restore publishes them in one step.)
         #expect(events.dropFirst().map { "\($0.event) \($0.json?["key"] as? String ?? "?")" }.sorted()

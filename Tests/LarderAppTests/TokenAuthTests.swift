@@ -130,7 +130,7 @@ private typealias S = StoreTestSupport
         try feed.readHead()
         #expect(feed.status == 200)
         #expect(try client.put("a/1", Array("x".utf8), headers: Self.bearer).status == 201)
-        let event = try feed.nextEvent(timeout: 5)
+        let event = try feed.nextEvent()
         #expect(event?.event == "put")
         #expect(event?.json?["key"] as? String == "a/1")
 

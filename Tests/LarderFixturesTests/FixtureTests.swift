@@ -187,7 +187,7 @@ private typealias S = StoreTestSupport
         #expect(try events.nextEvent()?.event == "put")
         // Reads see the fixture as soon as the value expires; the sweep's
         // removal reaches the feed as the fixture coming back.
-        let swept = try #require(try events.nextEvent(timeout: 10))
+        let swept = try #require(try events.nextEvent())
         #expect(swept.event == "put")
         #expect(swept.json?["source"] as? String == "fixture")
         #expect(try client.get("list.json").text == "[1,2]")
@@ -282,7 +282,7 @@ private typealias S = StoreTestSupport
         #expect(Poll.holds(within: Poll.patience, every: 0.001) { server.server.watcherCount == 1 })
         #expect(try client.delete("users/1.json").status == 204)
 
-        let woken = try watch.wait(10)
+        let woken = try watch.wait()
         #expect(woken.status == 200)
         #expect(woken.text == "{\"name\":\"ada\"}")
         #expect(woken.header("Larder-Source") == "fixture")

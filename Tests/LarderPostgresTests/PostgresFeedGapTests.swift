@@ -32,7 +32,7 @@ struct PostgresFeedGapTests {
         defer { stream.close() }
         #expect(try stream.readHead() == 200)
         let before = try #require(try a.client().put("before", "x").header("ETag"))
-        let first = try #require(try stream.nextEvent(timeout: 10))
+        let first = try #require(try stream.nextEvent())
         #expect(first.json?["key"] as? String == "before")
 
         // A transaction open on the database holds every feed back.
@@ -66,7 +66,7 @@ struct PostgresFeedGapTests {
         let resumed = try SSEClient(port: a.port, headers: [("Last-Event-ID", resetID)])
         defer { resumed.close() }
         #expect(try resumed.readHead() == 200)
-        let replayed = try #require(try resumed.nextEvent(timeout: 10))
+        let replayed = try #require(try resumed.nextEvent())
         #expect(replayed.event == "put", "\(replayed)")
         #expect(try a.client().put("after", "y").status / 100 == 2)
         var later: [SSEEvent] = []
@@ -83,6 +83,6 @@ struct PostgresFeedGapTests {
         let old = try SSEClient(port: a.port, headers: [("Last-Event-ID", before.trimmingCharacters(in: CharacterSet(charactersIn: "\"")))])
         defer { old.close() }
         #expect(try old.readHead() == 200)
-        #expect(try old.nextEvent(timeout: 10)?.event == "reset")
+        #expect(try old.nextEvent()?.event == "reset")
     }
 }

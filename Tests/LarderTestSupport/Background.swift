@@ -17,7 +17,7 @@ package final class Background<T>: @unchecked Sendable {
         }
     }
 
-    package func wait(_ seconds: Double) throws -> T {
+    package func wait(_ seconds: Double = Poll.patience) throws -> T {
         guard done.wait(timeout: .now() + seconds) == .success else {
             throw ClientError("the background request did not finish within \(seconds) s")
         }

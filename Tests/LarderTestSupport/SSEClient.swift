@@ -81,7 +81,7 @@ package final class SSEClient {
 
     /// Reads the status line and headers (at most `timeout` seconds).
     @discardableResult
-    package func readHead(timeout: Double = 5) throws -> Int {
+    package func readHead(timeout: Double = Poll.patience) throws -> Int {
         if headRead { return status }
         let deadline = Date().addingTimeInterval(timeout)
         let terminator: [UInt8] = [13, 10, 13, 10]
@@ -172,10 +172,12 @@ package final class SSEClient {
         return nil
     }
 
-    /// The next event, or nil when none arrives within `timeout` seconds or the stream ended.
-    package func nextEvent(timeout: Double = 5) throws -> SSEEvent? {
+    /// The next event, or nil when none arrives within `timeout` seconds or
+    /// the stream ended. The head, if not read yet, is waited for as long
+    /// as `readHead` waits: a short `timeout` is for events that must not come.
+    package func nextEvent(timeout: Double = Poll.patience) throws -> SSEEvent? {
+        if !headRead { try readHead() }
         let deadline = Date().addingTimeInterval(timeout)
-        if !headRead { try readHead(timeout: timeout) }
         while true {
             decodeChunks()
             if let event = parseEvent() { return event }
@@ -188,7 +190,7 @@ package final class SSEClient {
     }
 
     /// Exactly `count` events (fewer if the time runs out or the stream ends).
-    package func events(_ count: Int, timeout: Double = 10) throws -> [SSEEvent] {
+    package func events(_ count: Int, timeout: Double = Poll.patience) throws -> [SSEEvent] {
         let deadline = Date().addingTimeInterval(timeout)
         var out: [SSEEvent] = []
         while out.count < count {
@@ -202,8 +204,8 @@ package final class SSEClient {
     /// Reads until a comment equal to `comment` has been seen; false on timeout.
     /// Events read meanwhile are returned through `skipped`.
     package func waitForComment(_ comment: String, timeout: Double, skipped: inout [SSEEvent]) throws -> Bool {
+        if !headRead { try readHead() }
         let deadline = Date().addingTimeInterval(timeout)
-        if !headRead { try readHead(timeout: timeout) }
         while !comments.contains(comment) {
             decodeChunks()
             while let event = parseEvent() { skipped.append(event) }

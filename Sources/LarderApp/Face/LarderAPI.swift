@@ -68,6 +68,9 @@ package final class LarderAPI: Sendable {
     /// Clients waiting on `/journal?wait=`, in every namespace, right now.
     package var journalWaiterCount: Int { (journal?.waiterCount ?? 0) + (namespaces?.journalWaiterCount ?? 0) }
 
+    /// Clients waiting in named namespaces (watches, event streams, journal long polls).
+    package var namespaceListenerCount: Int { namespaces?.listenerCount ?? 0 }
+
     /// Named namespaces open now (the default one not counted).
     package var namespaceCount: Int { namespaces?.count ?? 0 }
 

@@ -23,9 +23,9 @@ package final class NamespaceWorld: PrefixedHandler {
     let firstWrite: FirstWriteMark
     /// Its fault rules (nil without `--allow-faults`).
     package let faults: FaultBook?
-    /// The idle sweep's tick at the last request for this namespace (a
-    /// counter, not a clock: a request pays one atomic store), for
-    /// `--namespace-idle`.
+    /// The idle sweep's tick at the last request for this namespace, or at
+    /// the last sweep that found a client waiting on it (a counter, not a
+    /// clock: a request pays one atomic store), for `--namespace-idle`.
     private let lastTick: Atomic<UInt64>
 
     init(name: String, store: any ValueStore, hub: ChangeHub, table: RouteTable, journal: RequestJournal?,
@@ -46,11 +46,11 @@ package final class NamespaceWorld: PrefixedHandler {
 
     func touch(_ tick: UInt64) { lastTick.store(tick, ordering: .relaxed) }
 
-    /// Sweep ticks since the last request.
+    /// Sweep ticks since the last request (or the last sweep that found a listener).
     func idleTicks(now: UInt64) -> UInt64 { now &- lastTick.load(ordering: .relaxed) }
 
-    /// Whether a client is waiting on it (a watch, an event stream, a
-    /// journal's long poll): such a
-    /// namespace is in use even when no request came for a while.
-    var hasListeners: Bool { hub.watcherCount + hub.subscriberCount + (journal?.waiterCount ?? 0) > 0 }
+    /// Clients waiting on it now (watches, event streams, journal long
+    /// polls): a namespace with one is in use even when no request came
+    /// for a while.
+    var listenerCount: Int { hub.watcherCount + hub.subscriberCount + (journal?.waiterCount ?? 0) }
 }

@@ -114,6 +114,9 @@ package final class Namespaces: @unchecked Sendable {
     /// The namespaces that exist (written; the ones only read are open but not counted).
     var count: Int { worlds.withLock { $0.values.reduce(0) { $0 + ($1.exists ? 1 : 0) } } }
 
+    /// Clients waiting in any namespace (watches, event streams, journal long polls).
+    var listenerCount: Int { worlds.withLock { $0.values.reduce(0) { $0 + $1.listenerCount } } }
+
     /// Clients waiting on a namespace's `/journal?wait=`.
     var journalWaiterCount: Int {
         worlds.withLock { $0.values.reduce(0) { $0 + ($1.journal?.waiterCount ?? 0) } }
@@ -164,7 +167,7 @@ package final class Namespaces: @unchecked Sendable {
 
     /// Drops, every quarter of `seconds` (at most every 5 s, at least every
     /// 50 ms), the namespaces with no request for `seconds` (up to one
-    /// sweep more) and no client waiting on them. One timer for all
+    /// sweep more) and no client waiting on them in that time. One timer for all
     /// namespaces, on a utility queue.
     private func startIdleSweep(_ seconds: Double) {
         let timer = DispatchSource.makeTimerSource(queue: Self.timerQueue)
@@ -180,7 +183,13 @@ package final class Namespaces: @unchecked Sendable {
     private func dropIdle(after ticks: UInt64, seconds: Double) {
         let idle = worlds.withLock { worlds -> [NamespaceWorld] in
             let now = tick.add(1, ordering: .relaxed).newValue
-            let idle = worlds.values.filter { $0.idleTicks(now: now) >= ticks && !$0.hasListeners }
+            var idle: [NamespaceWorld] = []
+            for world in worlds.values {
+                // A long poll is a request until it is answered: the idle
+                // time runs from when the last waiting client left, so a
+                // follower that polls again at once never finds it gone.
+                if world.listenerCount > 0 { world.touch(now) } else if world.idleTicks(now: now) >= ticks { idle.append(world) }
+            }
             for world in idle { worlds[world.name] = nil }
             return idle
         }

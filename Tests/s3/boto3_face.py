@@ -446,7 +446,67 @@ def metadata():
     check(error_code(s3.get_object_acl, Bucket="meta", Key="none") == "NoSuchKey", "ACL of a missing object")
     check(error_code(s3.get_bucket_acl, Bucket="nobucket") == "NoSuchBucket", "ACL of a missing bucket")
     check("Status" not in s3.get_bucket_versioning(Bucket="meta"), "versioning never enabled")
-    check(error_code(s3.put_bucket_acl, Bucket="meta", ACL="public-read") == "NotImplemented", "changing an ACL")
+    # A canned ACL or an ACL document is accepted and changes nothing.
+    s3.put_bucket_acl(Bucket="meta", ACL="public-read")
+    s3.put_object_acl(Bucket="meta", Key="m", ACL="private")
+    policy = s3.get_bucket_acl(Bucket="meta")
+    s3.put_bucket_acl(Bucket="meta", AccessControlPolicy={"Grants": policy["Grants"], "Owner": policy["Owner"]})
+    check([g["Permission"] for g in s3.get_bucket_acl(Bucket="meta")["Grants"]] == ["FULL_CONTROL"], "ACL unchanged")
+    check(error_code(s3.put_object_acl, Bucket="meta", Key="none", ACL="private") == "NoSuchKey", "ACL put on a missing object")
+    check(error_code(s3.put_bucket_acl, Bucket="nobucket", ACL="private") == "NoSuchBucket", "ACL put on a missing bucket")
+    check(error_code(s3.put_bucket_acl, Bucket="meta", ACL="everyone-writes") == "InvalidArgument", "an unknown canned ACL")
+    check(error_code(s3.put_object, Bucket="meta", Key="x", Body=b"x", ACL="everyone-writes") == "InvalidArgument",
+          "an unknown canned ACL on PutObject")
+    s3.put_object(Bucket="meta", Key="public", Body=b"x", ACL="public-read")
+
+
+def generic_cleanup():
+    """What generic S3 code (Ceph's s3-tests' set-up and clean-up among it)
+    calls on a bucket: versions listed as S3 lists a bucket never versioned,
+    deleted by version `null`, one by one and in batches."""
+    s3 = client()
+    s3.create_bucket(Bucket="gen")
+    keys = ["a", "b/1", "b/2", "c", "d"]
+    for key in keys:
+        s3.put_object(Bucket="gen", Key=key, Body=key.encode())
+    listing = s3.list_object_versions(Bucket="gen")
+    check([v["Key"] for v in listing["Versions"]] == keys and not listing["IsTruncated"], f"versions {listing}")
+    check(all(v["VersionId"] == "null" and v["IsLatest"] and v["Size"] == len(v["Key"]) for v in listing["Versions"]),
+          f"each current object is version null: {listing['Versions']}")
+    check("DeleteMarkers" not in listing, "no delete markers")
+    # Paged as s3-tests pages it: the next markers fed back.
+    seen, kwargs = [], {"Bucket": "gen", "MaxKeys": 2}
+    while True:
+        page = s3.list_object_versions(**kwargs)
+        seen += [v["Key"] for v in page.get("Versions", [])]
+        if not page["IsTruncated"]:
+            break
+        check(page["NextVersionIdMarker"] == "null", f"next version marker {page}")
+        kwargs.update(KeyMarker=page["NextKeyMarker"], VersionIdMarker=page["NextVersionIdMarker"])
+    check(seen == keys, f"paged versions {seen}")
+    grouped = s3.list_object_versions(Bucket="gen", Delimiter="/", Prefix="")
+    check([v["Key"] for v in grouped["Versions"]] == ["a", "c", "d"]
+          and [p["Prefix"] for p in grouped["CommonPrefixes"]] == ["b/"], f"grouped versions {grouped}")
+    check(error_code(s3.list_object_versions, Bucket="gen", VersionIdMarker="null") == "InvalidArgument",
+          "a version marker without a key marker")
+    check(error_code(s3.list_object_versions, Bucket="nobucket") == "NoSuchBucket", "versions of a missing bucket")
+    # Version null is the object; any other version names nothing.
+    check(s3.get_object(Bucket="gen", Key="a", VersionId="null")["Body"].read() == b"a", "get version null")
+    check(error_code(s3.get_object, Bucket="gen", Key="a", VersionId="3HL4kqtJlcpXroDTDmjVBH40Nrjfkd") == "InvalidArgument",
+          "get an unknown version")
+    s3.delete_object(Bucket="gen", Key="a", VersionId="null")
+    check(error_code(s3.head_object, Bucket="gen", Key="a") == "404", "deleted by version null")
+    batch = s3.delete_objects(Bucket="gen", Delete={"Objects": [{"Key": "b/1", "VersionId": "null"}, {"Key": "c", "VersionId": "v7"},
+                                                                  {"Key": "d"}]})
+    check([(d["Key"], d.get("VersionId")) for d in batch["Deleted"]] == [("b/1", "null"), ("d", None)]
+          and [(e["Key"], e["Code"]) for e in batch["Errors"]] == [("c", "InvalidArgument")], f"delete_objects by version {batch}")
+    check([v["Key"] for v in s3.list_object_versions(Bucket="gen")["Versions"]] == ["b/2", "c"], "what is left")
+    # ListObjectsV2 as generic code calls it: an empty continuation token is
+    # none, and the owner comes when asked for.
+    plain = s3.list_objects_v2(Bucket="gen", ContinuationToken="", FetchOwner=True)
+    check([o["Key"] for o in plain["Contents"]] == ["b/2", "c"] and all(o["Owner"]["ID"] == "larder" for o in plain["Contents"]),
+          f"list_objects_v2 with an empty token and the owner {plain}")
+    check(all("Owner" not in o for o in s3.list_objects_v2(Bucket="gen")["Contents"]), "no owner unless asked for")
 
 
 def copy():
@@ -763,7 +823,8 @@ def raw_put(bucket, key, data, payload_hash=None, chunked=False, corrupt_trailer
     return result
 
 
-SCENARIOS = {f.__name__: f for f in [buckets, objects, listing, folder_keys, interop, auth, checksums, metadata, copy, multipart, virtual_host]}
+SCENARIOS = {f.__name__: f for f in [buckets, objects, listing, folder_keys, interop, auth, checksums, metadata, copy, multipart,
+                                     virtual_host, generic_cleanup]}
 
 
 

@@ -5,7 +5,8 @@ import LarderValueFile
 /// DeleteObjects (`POST /bucket?delete`): up to 1000 keys named in a
 /// `<Delete>` document, deleted one after another; each is reported
 /// `<Deleted>` whether or not it existed, as S3 reports them (only errors
-/// with `<Quiet>true</Quiet>`).
+/// with `<Quiet>true</Quiet>`). A `<VersionId>` may name the one version
+/// Larder keeps, `null` (echoed back); any other is that key's error.
 struct DeleteObjectsOperation: Sendable {
     let store: any ValueStore
     let buckets: BucketOperations
@@ -20,14 +21,18 @@ struct DeleteObjectsOperation: Sendable {
             do { request = try DeleteRequest(xml: body) } catch { call.fail(S3Call.s3Error(error, logger: call.logger, context: "DeleteObjects")); return }
             call.answer(buckets.exists(bucket)) { exists in
                 guard try exists.get() else { throw S3Error.noSuchBucket(bucket) }
-                Self.deleteAll(request.keys, from: 0, bucket: bucket, store: store, errors: []) { errors in
+                let unknownVersions = request.keys.indices.filter { request.versionIds[$0].map { $0 != "null" } ?? false }
+                let refused = unknownVersions.map { (key: request.keys[$0], error: S3Error.invalidArgument("Invalid version id specified")) }
+                let keys = request.keys.indices.filter { !unknownVersions.contains($0) }.map { request.keys[$0] }
+                Self.deleteAll(keys, from: 0, bucket: bucket, store: store, errors: refused) { errors in
                     var xml = S3XML()
                     xml.open("DeleteResult", namespaced: true)
                     let failed = Set(errors.map { $0.key })
                     if !request.quiet {
-                        for key in request.keys where !failed.contains(key) {
+                        for (key, version) in zip(request.keys, request.versionIds) where !failed.contains(key) {
                             xml.open("Deleted")
                             xml.element("Key", key)
+                            if let version { xml.element("VersionId", version) }
                             xml.close("Deleted")
                         }
                     }
@@ -72,6 +77,8 @@ struct DeleteObjectsOperation: Sendable {
 /// hand: the document is flat, and its elements are known.
 struct DeleteRequest: Sendable {
     var keys: [String] = []
+    /// Each key's `<VersionId>`, if it named one.
+    var versionIds: [String?] = []
     var quiet = false
 
     static let maxKeys = 1000
@@ -86,6 +93,11 @@ struct DeleteRequest: Sendable {
             guard let keyOpen = object.range(of: "<Key>"), let keyClose = object.range(of: "</Key>"), keyOpen.upperBound <= keyClose.lowerBound
             else { throw Self.malformed }
             keys.append(try Self.unescape(object[keyOpen.upperBound..<keyClose.lowerBound]))
+            if let open = object.range(of: "<VersionId>"), let close = object.range(of: "</VersionId>"), open.upperBound <= close.lowerBound {
+                versionIds.append(try Self.unescape(object[open.upperBound..<close.lowerBound]))
+            } else {
+                versionIds.append(nil)
+            }
             rest = rest[close.upperBound...]
         }
         guard !keys.isEmpty, keys.count <= Self.maxKeys else { throw Self.malformed }

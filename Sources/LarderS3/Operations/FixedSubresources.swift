@@ -8,7 +8,9 @@ import LarderStoreVocabulary
 /// GetBucketAcl and GetObjectAcl (the owner's FULL_CONTROL), and
 /// GetBucketVersioning (never enabled: an empty configuration, as S3 gives
 /// for a bucket never versioned; s3fs asks it before removing a bucket).
-/// Changing them (PutBucketAcl, PutBucketVersioning, ...) stays 501.
+/// PutBucketAcl and PutObjectAcl accept a canned ACL or an
+/// `AccessControlPolicy` document and change nothing: Larder has one owner
+/// and enforces no ACL. PutBucketVersioning and the rest stay 501.
 struct FixedSubresources: Sendable {
     let store: any ValueStore
     let buckets: BucketOperations
@@ -21,16 +23,20 @@ struct FixedSubresources: Sendable {
     }
 
     func objectACL(_ key: StoreKey, bucket: String, objectKey: String, _ call: S3Call) {
+        call.answer(objectExists(key, bucket: bucket, objectKey: objectKey)) { result in
+            _ = try result.get()
+            return Self.ownerFullControl()
+        }
+    }
+
+    /// True when the object is there; NoSuchKey, or NoSuchBucket when its bucket is not either.
+    private func objectExists(_ key: StoreKey, bucket: String, objectKey: String) -> StoreReply<Bool> {
         let buckets = self.buckets
-        let found: StoreReply<Bool> = store.currentMetadata(of: key).then { meta in
+        return store.currentMetadata(of: key).then { meta in
             guard case .success(.none) = meta else { return .now(meta.map { _ in true }) }
             return buckets.exists(bucket).map { exists throws -> Bool in
                 throw exists ? S3Error.noSuchKey(objectKey) : S3Error.noSuchBucket(bucket)
             }
-        }
-        call.answer(found) { result in
-            _ = try result.get()
-            return Self.ownerFullControl()
         }
     }
 
@@ -41,6 +47,52 @@ struct FixedSubresources: Sendable {
             xml.text += "<VersioningConfiguration xmlns=\"\(S3XML.namespace)\"/>"
             return xml.response()
         }
+    }
+
+    /// The canned ACLs S3 knows (`x-amz-acl`); any other name is refused as S3 refuses it.
+    static let cannedACLs: Set<String> = [
+        "private", "public-read", "public-read-write", "authenticated-read", "aws-exec-read",
+        "bucket-owner-read", "bucket-owner-full-control", "log-delivery-write",
+    ]
+
+    /// Refuses an `x-amz-acl` that names no canned ACL (CreateBucket,
+    /// PutObject and the ACL puts accept the others, and change nothing).
+    static func checkCannedACL(_ head: HTTPRequestHead) throws(S3Error) {
+        if let acl = head.headers["x-amz-acl"], !cannedACLs.contains(acl) {
+            throw S3Error.invalidArgument("Invalid canned ACL: \(acl)")
+        }
+    }
+
+    /// PutBucketAcl, PutObjectAcl: the bucket (and object) must exist; the
+    /// ACL, canned or a document (read and dropped), changes nothing.
+    func putACL(_ path: S3Path, _ call: S3Call, _ verified: SigV4Authenticator.Verified) throws(S3Error) -> HTTPBodyAction {
+        try Self.checkCannedACL(call.head)
+        let checks = try BodyChecks(call.head, payload: verified.payload)
+        let buckets = self.buckets
+        return .receive(SmallBodySink(call: call, verified: verified, checks: checks, limit: 64 << 10) { [self] body in
+            if !body.isEmpty, !String(decoding: body, as: UTF8.self).contains("AccessControlPolicy") {
+                call.fail(DeleteRequest.malformed)
+                return
+            }
+            switch path {
+            case .bucket(let bucket):
+                call.answer(buckets.exists(bucket)) { exists in
+                    guard try exists.get() else { throw S3Error.noSuchBucket(bucket) }
+                    return HTTPResponse(status: .ok)
+                }
+            case .object(let bucket, let key):
+                guard let storeKey = try? BucketLayout.key(bucket: bucket, objectKey: key) else {
+                    call.fail(S3Error.noSuchKey(String(decoding: key, as: UTF8.self)))
+                    return
+                }
+                call.answer(objectExists(storeKey, bucket: bucket, objectKey: String(decoding: key, as: UTF8.self))) { result in
+                    _ = try result.get()
+                    return HTTPResponse(status: .ok)
+                }
+            default:
+                call.fail(S3Error.methodNotAllowed)
+            }
+        })
     }
 
     static func ownerFullControl() -> HTTPResponse {

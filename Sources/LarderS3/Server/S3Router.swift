@@ -35,7 +35,7 @@ final class S3Router: Route {
     /// than an answer that means something else (a listing for `?acl`).
     private static let unsupported: Set<String> = [
         "acl", "policy", "versioning", "lifecycle", "encryption", "object-lock", "website", "replication", "tagging",
-        "cors", "logging", "notification", "versions", "retention", "legal-hold",
+        "cors", "logging", "notification", "retention", "legal-hold",
         "accelerate", "analytics", "inventory", "metrics", "ownershipControls", "publicAccessBlock", "requestPayment",
         "intelligent-tiering", "restore", "select", "torrent", "attributes", "policyStatus",
     ]
@@ -137,7 +137,8 @@ final class S3Router: Route {
                                                           operations.deleteObjects)
         let (copyObject, multipart, completion) = (operations.copyObject, operations.multipart, operations.completion)
         let readsFixed = call.head.method == .get && path.bucket != nil && (query.has("acl") || query.has("versioning"))
-        if !readsFixed, let name = query.names.first(where: { Self.unsupported.contains($0) }) {
+        let writesACL = call.head.method == .put && path.bucket != nil && query.has("acl")
+        if !readsFixed && !writesACL, let name = query.names.first(where: { Self.unsupported.contains($0) }) {
             throw S3Error.notImplemented("the ?\(name) subresource is not supported yet by Larder's S3 face")
         }
         let method = call.head.method
@@ -148,6 +149,13 @@ final class S3Router: Route {
             throw method == .put ? S3Error.invalidBucketName(bucket) : S3Error.noSuchBucket(bucket)
         }
         if readsFixed { return try readFixed(call, path, query, operations.fixed) }
+        if writesACL { return try operations.fixed.putACL(path, call, verified) }
+        if method == .put { try FixedSubresources.checkCannedACL(call.head) }
+        // Larder keeps one version of each object, S3's `null` one (as in a
+        // bucket never versioned): any other version id names none.
+        if case .object = path, let version = query["versionId"], version != "null" {
+            throw S3Error.invalidArgument("Invalid version id specified")
+        }
         switch path {
         case .service:
             guard method == .get || method == .head else { throw S3Error.methodNotAllowed }

@@ -509,6 +509,57 @@ def generic_cleanup():
     check(all("Owner" not in o for o in s3.list_objects_v2(Bucket="gen")["Contents"]), "no owner unless asked for")
 
 
+def encryption():
+    """Server-side encryption asked for as S3 clients ask: accepted, checked
+    as S3 checks it and echoed; an SSE-C object is read only with its key."""
+    import base64
+    import hashlib
+    s3 = client()
+    s3.create_bucket(Bucket="enc")
+    put = s3.put_object(Bucket="enc", Key="s3", Body=b"one", ServerSideEncryption="AES256")
+    check(put["ServerSideEncryption"] == "AES256", f"SSE-S3 echoed on put {put}")
+    check(s3.head_object(Bucket="enc", Key="s3")["ServerSideEncryption"] == "AES256", "SSE-S3 echoed on head")
+    kms = s3.put_object(Bucket="enc", Key="kms", Body=b"two", ServerSideEncryption="aws:kms", SSEKMSKeyId="key-1")
+    check(kms["ServerSideEncryption"] == "aws:kms" and kms["SSEKMSKeyId"] == "key-1", f"SSE-KMS echoed {kms}")
+    got = s3.get_object(Bucket="enc", Key="kms")
+    check(got["Body"].read() == b"two" and got["SSEKMSKeyId"] == "key-1", "SSE-KMS object read back")
+    check(error_code(s3.put_object, Bucket="enc", Key="bad", Body=b"x", ServerSideEncryption="aes:kms") == "InvalidArgument",
+          "an unknown algorithm")
+    check(error_code(s3.put_object, Bucket="enc", Key="bad", Body=b"x", SSEKMSKeyId="key-1") == "InvalidArgument",
+          "a KMS key without aws:kms")
+    key = bytes(range(32))
+    sse_c = {"SSECustomerAlgorithm": "AES256", "SSECustomerKey": base64.b64encode(key).decode(),
+             "SSECustomerKeyMD5": base64.b64encode(hashlib.md5(key).digest()).decode()}
+    put = s3.put_object(Bucket="enc", Key="c", Body=b"secret", **sse_c)
+    check(put["SSECustomerAlgorithm"] == "AES256" and put["SSECustomerKeyMD5"] == sse_c["SSECustomerKeyMD5"], f"SSE-C echoed {put}")
+    check(s3.get_object(Bucket="enc", Key="c", **sse_c)["Body"].read() == b"secret", "SSE-C read with its key")
+    check(error_code(s3.get_object, Bucket="enc", Key="c") == "InvalidRequest", "SSE-C read without its key")
+    check(error_code(s3.head_object, Bucket="enc", Key="c") == "400", "SSE-C head without its key")
+    other = bytes(reversed(range(32)))
+    other_c = {"SSECustomerAlgorithm": "AES256", "SSECustomerKey": base64.b64encode(other).decode(),
+               "SSECustomerKeyMD5": base64.b64encode(hashlib.md5(other).digest()).decode()}
+    check(error_code(s3.get_object, Bucket="enc", Key="c", **other_c) == "InvalidRequest", "SSE-C read with another key")
+    check(error_code(s3.get_object, Bucket="enc", Key="s3", **sse_c) == "InvalidRequest", "an SSE-C key for another object")
+    check(error_code(s3.put_object, Bucket="enc", Key="bad", Body=b"x", ServerSideEncryption="AES256", **sse_c)
+          == "InvalidArgument", "SSE-C with SSE-S3")
+    # A copy reads an SSE-C source with its key and is encrypted as it asks.
+    copy = s3.copy_object(Bucket="enc", Key="copied", CopySource={"Bucket": "enc", "Key": "c"},
+                          CopySourceSSECustomerAlgorithm="AES256", CopySourceSSECustomerKey=sse_c["SSECustomerKey"],
+                          CopySourceSSECustomerKeyMD5=sse_c["SSECustomerKeyMD5"], ServerSideEncryption="AES256")
+    check(copy["ServerSideEncryption"] == "AES256", f"a copy's encryption echoed {copy}")
+    check(s3.get_object(Bucket="enc", Key="copied")["Body"].read() == b"secret", "the copy read without a key")
+    check(error_code(s3.copy_object, Bucket="enc", Key="copied2", CopySource={"Bucket": "enc", "Key": "c"}) == "InvalidRequest",
+          "an SSE-C source copied without its key")
+    # A multipart upload keeps the encryption it was created with.
+    upload = s3.create_multipart_upload(Bucket="enc", Key="multi", ServerSideEncryption="aws:kms", SSEKMSKeyId="key-2")
+    check(upload["ServerSideEncryption"] == "aws:kms", f"create_multipart_upload echoes {upload}")
+    part = s3.upload_part(Bucket="enc", Key="multi", UploadId=upload["UploadId"], PartNumber=1, Body=b"p" * 10)
+    done = s3.complete_multipart_upload(Bucket="enc", Key="multi", UploadId=upload["UploadId"],
+                                        MultipartUpload={"Parts": [{"ETag": part["ETag"], "PartNumber": 1}]})
+    check(done["ServerSideEncryption"] == "aws:kms" and done["Location"].startswith("http://"), f"complete {done}")
+    check(s3.head_object(Bucket="enc", Key="multi")["SSEKMSKeyId"] == "key-2", "the multipart object's encryption")
+
+
 def copy():
     s3 = client()
     s3.create_bucket(Bucket="src")
@@ -824,7 +875,7 @@ def raw_put(bucket, key, data, payload_hash=None, chunked=False, corrupt_trailer
 
 
 SCENARIOS = {f.__name__: f for f in [buckets, objects, listing, folder_keys, interop, auth, checksums, metadata, copy, multipart,
-                                     virtual_host, generic_cleanup]}
+                                     virtual_host, generic_cleanup, encryption]}
 
 
 

@@ -106,7 +106,8 @@ struct MultipartCompletion: Sendable {
                 let attributes = try result.get()
                 var xml = S3XML()
                 xml.open("CompleteMultipartUploadResult", namespaced: true)
-                xml.element("Location", "/" + bucket + "/" + objectKey)
+                // An absolute URL, as S3's: the object's, on the host the request named.
+                xml.element("Location", "http://" + (call.head.headers["Host"] ?? "localhost") + call.head.path)
                 xml.element("Bucket", bucket)
                 xml.element("Key", objectKey)
                 xml.element("ETag", attributes.etag)
@@ -115,7 +116,7 @@ struct MultipartCompletion: Sendable {
                     xml.element("ChecksumType", attributes.checksumType.rawValue)
                 }
                 xml.close("CompleteMultipartUploadResult")
-                return xml.response()
+                return xml.response(headers: ServerSideEncryption.echoed(attributes.headers))
             }
         })
     }

@@ -17,6 +17,7 @@ struct MultipartOperations: Sendable {
     func create(bucket: String, objectKey: String, _ call: S3Call) throws(S3Error) {
         let headers = call.head.headers
         var kept = try ObjectAttributes.headers(of: { headers[$0] }, all: headers.map { (name: $0.name, value: $0.value) })
+            + ServerSideEncryption.kept(headers)
         if let encoding = headers["Content-Encoding"] {
             kept.removeAll { $0.name == "Content-Encoding" }
             let own = encoding.split(separator: ",").map { $0.trimmingSpaces }.filter { $0.lowercased() != "aws-chunked" && !$0.isEmpty }
@@ -24,6 +25,7 @@ struct MultipartOperations: Sendable {
         }
         let checksum = try UploadChecksum.requested(algorithm: headers["x-amz-checksum-algorithm"], type: headers["x-amz-checksum-type"])
         let record = checksum?.record(headers: kept) ?? ObjectAttributes(headers: kept, checksum: nil)
+        let encryption = ServerSideEncryption.echoed(kept)
         let id = MultipartLayout.newID()
         let store = self.store
         let contentType = headers["Content-Type"] ?? "binary/octet-stream"
@@ -57,7 +59,7 @@ struct MultipartOperations: Sendable {
             // Echoed as S3 echoes them, the type S3 chose when none was named.
             let echoed = checksum.map { [("x-amz-checksum-algorithm", $0.algorithm.rawValue.uppercased()),
                                          ("x-amz-checksum-type", $0.type.rawValue)] } ?? []
-            return xml.response(headers: echoed)
+            return xml.response(headers: echoed + encryption)
         }
     }
 

@@ -154,14 +154,12 @@ extension ValueMetadata {
 }
 
 extension ObjectAttributes {
-    /// The headers an answer about the object carries: its ETag, its kept
-    /// headers, and its checksum when asked for (`x-amz-checksum-mode:
-    /// ENABLED`; always in PutObject's answer, as S3 gives it).
-    /// What PutObject and UploadPart answer, as S3: the ETag and the checksum.
+    /// What PutObject and UploadPart answer, as S3: the ETag, the checksum
+    /// and the encryption asked for.
     var uploadAnswerHeaders: [(String, String)] {
         var out: [(String, String)] = [("ETag", etag)]
         if let checksum, let text = checksumText { out.append((checksum.algorithm.header, text)) }
-        return out
+        return out + ServerSideEncryption.echoed(headers)
     }
 
     /// The checksum as S3 answers it: base64, and for a composite one
@@ -172,6 +170,9 @@ extension ObjectAttributes {
         return checksumType == .composite ? base64 + "-\(parts)" : base64
     }
 
+    /// The headers an answer about the object carries: its ETag, its kept
+    /// headers (encryption's among them), and its checksum when asked for
+    /// (`x-amz-checksum-mode: ENABLED`).
     func responseHeaders(checksumMode: Bool, etag: String? = nil) -> [(String, String)] {
         var out: [(String, String)] = [("ETag", etag ?? self.etag)]
         out += headers.map { ($0.name, $0.value) }

@@ -80,9 +80,11 @@ struct CopyObjectOperation: Sendable {
             algorithm = known
         }
         let named = algorithm
+        let encryption = try ServerSideEncryption.kept(headers)
         let ready = buckets.exists(bucket).map { (exists: $0, checksum: named) }
         let copied = copying(source, to: key, call, ready: ready, missing: .noSuchBucket(bucket),
-                             replacement: replacement, range: nil, writeCondition: ObjectConditions.writeCondition(call.head))
+                             replacement: replacement, encryption: encryption, range: nil,
+                             writeCondition: ObjectConditions.writeCondition(call.head))
         call.answer(copied) { result in
             let (outcome, attributes) = try result.get()
             return Self.result("CopyObjectResult", outcome, attributes)
@@ -109,7 +111,7 @@ struct CopyObjectOperation: Sendable {
             (exists: meta != nil, checksum: UploadChecksum(record: meta?.s3Attributes)?.algorithm)
         }
         let copied = copying(source, to: MultipartLayout.part(bucket, id, part), call, ready: ready, missing: .noSuchUpload(id),
-                             replacement: ([], "application/octet-stream"), range: range, writeCondition: nil)
+                             replacement: ([], "application/octet-stream"), encryption: [], range: range, writeCondition: nil)
         call.answer(copied) { result in
             let (outcome, attributes) = try result.get()
             return Self.result("CopyPartResult", outcome, attributes)
@@ -126,7 +128,7 @@ struct CopyObjectOperation: Sendable {
             if name == "CopyObjectResult" { xml.element("ChecksumType", attributes.checksumType.rawValue) }
         }
         xml.close(name)
-        return xml.response()
+        return xml.response(headers: ServerSideEncryption.echoed(attributes.headers))
     }
 
     /// Opens the source (NoSuchKey, NoSuchBucket), waits for `ready`
@@ -135,7 +137,8 @@ struct CopyObjectOperation: Sendable {
     private func copying(_ source: Source, to key: StoreKey, _ call: S3Call,
                          ready: StoreReply<(exists: Bool, checksum: ChecksumAlgorithm?)>, missing: S3Error,
                          replacement: (headers: [(name: String, value: String)], contentType: String?)?,
-                         range: (first: Int64, last: Int64)?, writeCondition: WriteCondition?) -> StoreReply<(PutOutcome, ObjectAttributes)> {
+                         encryption: [(name: String, value: String)], range: (first: Int64, last: Int64)?,
+                         writeCondition: WriteCondition?) -> StoreReply<(PutOutcome, ObjectAttributes)> {
         let conditions = Self.sourceConditions(call.head)
         let store = self.store, buckets = self.buckets
         return store.open(source.key).then { opened in
@@ -149,8 +152,9 @@ struct CopyObjectOperation: Sendable {
                 do {
                     let destination = try ready.get()
                     guard destination.exists else { throw missing }
-                    return try Self.copy(value, to: key, store: store, conditions: conditions, replacement: replacement,
-                                         range: range, checksum: destination.checksum, writeCondition: writeCondition)
+                    return try Self.copy(value, to: key, store: store, conditions: conditions, request: call.head.headers,
+                                         replacement: replacement, encryption: encryption, range: range,
+                                         checksum: destination.checksum, writeCondition: writeCondition)
                 } catch {
                     value.close()
                     return .now(.failure(error))
@@ -161,9 +165,12 @@ struct CopyObjectOperation: Sendable {
 
     /// Streams `value` into a write of `key`, with a checksum in
     /// `checksum`'s algorithm, else the source's (of a whole source: a
-    /// range has none); closes `value`.
+    /// range has none), and the encryption the request asks for (an SSE-C
+    /// source is read only with its key, `x-amz-copy-source-…-customer-key`);
+    /// closes `value`.
     private static func copy(_ value: StoredValue, to key: StoreKey, store: any ValueStore, conditions: HTTPPreconditions?,
-                             replacement: (headers: [(name: String, value: String)], contentType: String?)?,
+                             request: HTTPHeaders, replacement: (headers: [(name: String, value: String)], contentType: String?)?,
+                             encryption: [(name: String, value: String)],
                              range: (first: Int64, last: Int64)?, checksum: ChecksumAlgorithm?,
                              writeCondition: WriteCondition?) throws -> StoreReply<(PutOutcome, ObjectAttributes)> {
         defer { value.close() }
@@ -178,8 +185,10 @@ struct CopyObjectOperation: Sendable {
         }
         let (skip, count) = range.map { ($0.first, $0.last - $0.first + 1) } ?? (0, size)
         let kept = meta.s3Attributes
+        try ServerSideEncryption.checkRead(request, kept: kept?.headers ?? [], prefix: ServerSideEncryption.copySourcePrefix)
+        let headers = (replacement?.headers ?? kept?.headers ?? []).filter { !ServerSideEncryption.keptNames.contains($0.name) }
         var running = (checksum ?? (range == nil ? kept?.checksum?.algorithm : nil)).map(RunningChecksum.init)
-        var attributes = ObjectAttributes(headers: replacement?.headers ?? kept?.headers ?? [], checksum: running?.algorithm)
+        var attributes = ObjectAttributes(headers: headers + encryption, checksum: running?.algorithm)
         let contentType = replacement.map { $0.contentType ?? "binary/octet-stream" } ?? meta.contentType
         let writer = try store.beginUpload(key: key, contentType: contentType, encoding: .identity, expiresNanos: nil,
                                            condition: writeCondition)

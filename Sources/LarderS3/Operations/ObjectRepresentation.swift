@@ -19,6 +19,7 @@ enum ObjectRepresentation {
         let meta = value.metadata
         let length = Int64(meta.size)
         let attributes = meta.s3Attributes  // decoded once
+        do { try ServerSideEncryption.checkRead(head.headers, kept: attributes?.headers ?? []) } catch { value.close(); throw error }
         let etag = attributes?.etag ?? meta.etag
         let lastModified = HTTPDate.format(secondsSince1970: meta.modifiedSeconds)
         var headers: [(String, String)] = [("Content-Type", meta.contentType), ("Last-Modified", lastModified), ("Accept-Ranges", "bytes")]

@@ -129,6 +129,8 @@ def objects():
     s3.put_object(Bucket="things", Key="new-only", Body=b"first", IfNoneMatch="*")
     check(error_code(s3.put_object, Bucket="things", Key="new-only", Body=b"x", IfMatch='"other"') == "PreconditionFailed",
           "put If-Match with another ETag")
+    check(error_code(s3.put_object, Bucket="things", Key="never-written", Body=b"x", IfMatch='"other"') == "NoSuchKey",
+          "put If-Match on a missing key")
     check(s3.get_object(Bucket="things", Key="new-only")["Body"].read() == b"first", "nothing written by refused puts")
     s3.put_object(Bucket="things", Key="empty", Body=b"")
     check(s3.get_object(Bucket="things", Key="empty")["Body"].read() == b"", "empty object")

@@ -31,7 +31,7 @@ struct MultipartCompletion: Sendable {
         let sent = try BodyChecks.checksumHeader { call.head.headers[$0] }
         let sentType = call.head.headers["x-amz-checksum-type"]
         let (store, maxObjectBytes) = (self.store, self.maxObjectBytes)
-        let condition = ObjectConditions.writeCondition(call.head)
+        let condition = ObjectConditions.writeCondition(call.head, key: key, bucket: bucket)
         return .receive(SmallBodySink(call: call, verified: verified, checks: checks, limit: 1 << 20) { body in
             let requested: [RequestedPart]
             do throws(S3Error) { requested = try Self.parts(xml: body) } catch { call.fail(error); return }

@@ -84,7 +84,7 @@ struct CopyObjectOperation: Sendable {
         let ready = buckets.exists(bucket).map { (exists: $0, checksum: named) }
         let copied = copying(source, to: key, call, ready: ready, missing: .noSuchBucket(bucket),
                              replacement: replacement, encryption: encryption, range: nil,
-                             writeCondition: ObjectConditions.writeCondition(call.head))
+                             writeCondition: ObjectConditions.writeCondition(call.head, key: key, bucket: bucket))
         call.answer(copied) { result in
             let (outcome, attributes) = try result.get()
             return Self.result("CopyObjectResult", outcome, attributes)

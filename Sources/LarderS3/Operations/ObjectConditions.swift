@@ -1,4 +1,5 @@
 import LarderHTTP
+import LarderStoreVocabulary
 import LarderValueFile
 
 /// S3's conditional requests on an object, in the words of RFC 9110's
@@ -18,10 +19,13 @@ enum ObjectConditions {
     }
 
     /// A PutObject's `If-Match`/`If-None-Match` as the store's write
-    /// condition: `412 PreconditionFailed` when it does not hold.
-    static func writeCondition(_ head: HTTPRequestHead) -> WriteCondition? {
+    /// condition: `412 PreconditionFailed` when it does not hold, and
+    /// `404 NoSuchKey` for an `If-Match` on a key that holds nothing, as S3.
+    static func writeCondition(_ head: HTTPRequestHead, key: StoreKey, bucket: String) -> WriteCondition? {
         guard let p = HTTPPreconditions.of(head, withDates: false) else { return nil }
+        let ifMatch = head.headers["If-Match"] != nil
         return { meta in
+            if meta == nil && ifMatch { throw S3Error.noSuchKey(BucketLayout.objectKey(key.description, bucket: bucket)) }
             if p.evaluate(current: meta.map(current), isReadMethod: false) != .proceed { throw S3Error.preconditionFailed }
         }
     }

@@ -20,7 +20,7 @@ struct ObjectOperations: Sendable {
         let kept = try ObjectAttributes.headers(of: { headers[$0] }, all: headers.map { (name: $0.name, value: $0.value) })
             + ServerSideEncryption.kept(headers)
         return try receive(into: key, contentType: headers["Content-Type"] ?? "binary/octet-stream", kept: kept,
-                           condition: ObjectConditions.writeCondition(call.head), call, verified,
+                           condition: ObjectConditions.writeCondition(call.head, key: key, bucket: bucket), call, verified,
                            ready: { [buckets] in buckets.exists(bucket) }, missing: .noSuchBucket(bucket))
     }
 

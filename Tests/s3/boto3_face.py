@@ -509,6 +509,13 @@ def generic_cleanup():
     check([o["Key"] for o in plain["Contents"]] == ["b/2", "c"] and all(o["Owner"]["ID"] == "larder" for o in plain["Contents"]),
           f"list_objects_v2 with an empty token and the owner {plain}")
     check(all("Owner" not in o for o in s3.list_objects_v2(Bucket="gen")["Contents"]), "no owner unless asked for")
+    # GetObjectAttributes: what the metadata says, unquoted ETag.
+    etag = s3.head_object(Bucket="gen", Key="c")["ETag"]
+    attributes = s3.get_object_attributes(Bucket="gen", Key="c", ObjectAttributes=["ETag", "ObjectSize", "StorageClass", "ObjectParts"])
+    check(attributes["ObjectSize"] == 1 and attributes["StorageClass"] == "STANDARD" and attributes["ETag"] == etag.strip('"')
+          and "ObjectParts" not in attributes, f"get_object_attributes {attributes}")
+    check(error_code(s3.get_object_attributes, Bucket="gen", Key="none", ObjectAttributes=["ETag"]) == "NoSuchKey",
+          "attributes of a missing object")
 
 
 def encryption():
@@ -668,6 +675,9 @@ def multipart():
     check(done["ETag"].endswith('-2"'), f"complete's ETag {done['ETag']}")
     got = s3.get_object(Bucket="parts", Key="hand/made")
     check(got["Body"].read() == first + last and got["ContentType"] == "text/x-parts", "the assembled object and its type")
+    attributes = s3.get_object_attributes(Bucket="parts", Key="hand/made", ObjectAttributes=["ObjectParts", "ObjectSize"])
+    check(attributes["ObjectParts"]["TotalPartsCount"] == 2 and attributes["ObjectSize"] == len(first + last),
+          f"a multipart object's attributes {attributes}")
     again = s3.complete_multipart_upload(Bucket="parts", Key="hand/made", UploadId=upload, MultipartUpload={"Parts": parts})
     check(again["ETag"] == done["ETag"], f"a retried Complete answers as the first: {again}")
     check(error_code(s3.complete_multipart_upload, Bucket="parts", Key="hand/made", UploadId=upload,

@@ -12,6 +12,7 @@ struct S3Operations {
     let multipart: MultipartOperations
     let completion: MultipartCompletion
     let fixed: FixedSubresources
+    let objectAttributes: GetObjectAttributesOperation
 
     init(store: any ValueStore, maxObjectBytes: Int64) {
         buckets = BucketOperations(store: store)
@@ -22,5 +23,6 @@ struct S3Operations {
         multipart = MultipartOperations(store: store, buckets: buckets, objects: objects)
         completion = MultipartCompletion(store: store, maxObjectBytes: maxObjectBytes)
         fixed = FixedSubresources(store: store, buckets: buckets)
+        objectAttributes = GetObjectAttributesOperation(store: store, buckets: buckets)
     }
 }

@@ -37,7 +37,7 @@ final class S3Router: Route {
         "acl", "policy", "versioning", "lifecycle", "encryption", "object-lock", "website", "replication", "tagging",
         "cors", "logging", "notification", "retention", "legal-hold",
         "accelerate", "analytics", "inventory", "metrics", "ownershipControls", "publicAccessBlock", "requestPayment",
-        "intelligent-tiering", "restore", "select", "torrent", "attributes", "policyStatus",
+        "intelligent-tiering", "restore", "select", "torrent", "policyStatus",
     ]
 
     func handle(_ request: RouteRequest) -> RouteAnswer {
@@ -201,6 +201,8 @@ final class S3Router: Route {
                     return .ignore
                 }
                 return try objects.put(storeKey, bucket: bucket, call, verified)
+            case .get where query.has("attributes"):
+                try operations.objectAttributes.attributes(storeKey, bucket: bucket, objectKey: objectKey, call)
             case .get, .head: objects.get(storeKey, bucket: bucket, objectKey: objectKey, call)
             case .delete: objects.delete(storeKey, bucket: bucket, call)
             default: throw S3Error.methodNotAllowed

@@ -569,6 +569,37 @@ def encryption():
     check(s3.head_object(Bucket="enc", Key="multi")["SSEKMSKeyId"] == "key-2", "the multipart object's encryption")
 
 
+def tagging():
+    """Object tags: set with the object, changed, read back and counted;
+    a change keeps the object's bytes and ETag."""
+    s3 = client()
+    s3.create_bucket(Bucket="tags")
+    put = s3.put_object(Bucket="tags", Key="t", Body=b"tagged", Tagging="team=core&stage=dev%20box")
+    got = s3.get_object(Bucket="tags", Key="t")
+    check(got["TagCount"] == 2 and got["Body"].read() == b"tagged", f"the tag count on get {got}")
+    tags = s3.get_object_tagging(Bucket="tags", Key="t")["TagSet"]
+    check(tags == [{"Key": "team", "Value": "core"}, {"Key": "stage", "Value": "dev box"}], f"tags {tags}")
+    s3.put_object_tagging(Bucket="tags", Key="t", Tagging={"TagSet": [{"Key": "k" * 128, "Value": "v" * 256}]})
+    check(s3.get_object_tagging(Bucket="tags", Key="t")["TagSet"] == [{"Key": "k" * 128, "Value": "v" * 256}], "tags replaced")
+    head = s3.head_object(Bucket="tags", Key="t")
+    check(head["ETag"] == put["ETag"] and s3.get_object(Bucket="tags", Key="t")["TagCount"] == 1, f"bytes and ETag kept {head}")
+    too_many = {"TagSet": [{"Key": f"k{i}", "Value": "v"} for i in range(11)]}
+    check(error_code(s3.put_object_tagging, Bucket="tags", Key="t", Tagging=too_many) == "InvalidTag", "eleven tags")
+    check(error_code(s3.put_object_tagging, Bucket="tags", Key="t", Tagging={"TagSet": [{"Key": "k" * 129, "Value": "v"}]})
+          == "InvalidTag", "a key too long")
+    check(error_code(s3.put_object, Bucket="tags", Key="u", Body=b"x", Tagging="a=1&a=2") == "InvalidTag", "a key twice")
+    s3.delete_object_tagging(Bucket="tags", Key="t")
+    check(s3.get_object_tagging(Bucket="tags", Key="t")["TagSet"] == [] and "TagCount" not in s3.get_object(Bucket="tags", Key="t"),
+          "tags deleted")
+    check(error_code(s3.get_object_tagging, Bucket="tags", Key="none") == "NoSuchKey", "tags of a missing object")
+    # A copy keeps its source's tags unless it names its own.
+    s3.put_object_tagging(Bucket="tags", Key="t", Tagging={"TagSet": [{"Key": "a", "Value": "1"}]})
+    s3.copy_object(Bucket="tags", Key="same", CopySource={"Bucket": "tags", "Key": "t"})
+    check(s3.get_object_tagging(Bucket="tags", Key="same")["TagSet"] == [{"Key": "a", "Value": "1"}], "a copy's tags")
+    s3.copy_object(Bucket="tags", Key="other", CopySource={"Bucket": "tags", "Key": "t"}, TaggingDirective="REPLACE", Tagging="b=2")
+    check(s3.get_object_tagging(Bucket="tags", Key="other")["TagSet"] == [{"Key": "b", "Value": "2"}], "a copy's own tags")
+
+
 def copy():
     s3 = client()
     s3.create_bucket(Bucket="src")
@@ -887,7 +918,7 @@ def raw_put(bucket, key, data, payload_hash=None, chunked=False, corrupt_trailer
 
 
 SCENARIOS = {f.__name__: f for f in [buckets, objects, listing, folder_keys, interop, auth, checksums, metadata, copy, multipart,
-                                     virtual_host, generic_cleanup, encryption]}
+                                     virtual_host, generic_cleanup, encryption, tagging]}
 
 
 

@@ -17,7 +17,7 @@ struct MultipartOperations: Sendable {
     func create(bucket: String, objectKey: String, _ call: S3Call) throws(S3Error) {
         let headers = call.head.headers
         var kept = try ObjectAttributes.headers(of: { headers[$0] }, all: headers.map { (name: $0.name, value: $0.value) })
-            + ServerSideEncryption.kept(headers)
+            + ServerSideEncryption.kept(headers) + ObjectTagging.kept(headers)
         if let encoding = headers["Content-Encoding"] {
             kept.removeAll { $0.name == "Content-Encoding" }
             let own = encoding.split(separator: ",").map { $0.trimmingSpaces }.filter { $0.lowercased() != "aws-chunked" && !$0.isEmpty }

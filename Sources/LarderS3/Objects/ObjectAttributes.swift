@@ -175,7 +175,14 @@ extension ObjectAttributes {
     /// (`x-amz-checksum-mode: ENABLED`).
     func responseHeaders(checksumMode: Bool, etag: String? = nil) -> [(String, String)] {
         var out: [(String, String)] = [("ETag", etag ?? self.etag)]
-        out += headers.map { ($0.name, $0.value) }
+        for (name, value) in headers {
+            // Tags are answered by their count; GetObjectTagging gives them.
+            if name == ObjectTagging.header {
+                out.append((ObjectTagging.countHeader, String(ObjectTagging.of(headers).tags.count)))
+            } else {
+                out.append((name, value))
+            }
+        }
         if checksumMode, let checksum, let text = checksumText {
             out.append((checksum.algorithm.header, text))
             out.append(("x-amz-checksum-type", checksumType.rawValue))

@@ -81,9 +81,15 @@ struct CopyObjectOperation: Sendable {
         }
         let named = algorithm
         let encryption = try ServerSideEncryption.kept(headers)
+        let tagging: [(name: String, value: String)]?
+        switch headers["x-amz-tagging-directive"]?.uppercased() {
+        case nil, "COPY": tagging = nil
+        case "REPLACE": tagging = try ObjectTagging.kept(headers)
+        case let other?: throw S3Error.invalidArgument("Unknown tagging directive: \(other)")
+        }
         let ready = buckets.exists(bucket).map { (exists: $0, checksum: named) }
         let copied = copying(source, to: key, call, ready: ready, missing: .noSuchBucket(bucket),
-                             replacement: replacement, encryption: encryption, range: nil,
+                             replacement: replacement, encryption: encryption, tagging: tagging, range: nil,
                              writeCondition: ObjectConditions.writeCondition(call.head, key: key, bucket: bucket))
         call.answer(copied) { result in
             let (outcome, attributes) = try result.get()
@@ -111,10 +117,26 @@ struct CopyObjectOperation: Sendable {
             (exists: meta != nil, checksum: UploadChecksum(record: meta?.s3Attributes)?.algorithm)
         }
         let copied = copying(source, to: MultipartLayout.part(bucket, id, part), call, ready: ready, missing: .noSuchUpload(id),
-                             replacement: ([], "application/octet-stream"), encryption: [], range: range, writeCondition: nil)
+                             replacement: ([], "application/octet-stream"), encryption: [], tagging: [], range: range, writeCondition: nil)
         call.answer(copied) { result in
             let (outcome, attributes) = try result.get()
             return Self.result("CopyPartResult", outcome, attributes)
+        }
+    }
+
+    /// PutObjectTagging, DeleteObjectTagging: the object rewritten onto
+    /// itself with `tags` (none: untagged) in place of its own, its bytes,
+    /// ETag, checksum and encryption as they were (the store keeps an
+    /// object's attributes with its bytes, so new ones are a new write).
+    func retag(_ key: StoreKey, bucket: String, objectKey: String, tags: ObjectTagging, _ call: S3Call,
+               answer: @escaping @Sendable () -> HTTPResponse) {
+        let source = Source(bucket: bucket, objectKey: objectKey, key: key)
+        let kept = tags.tags.isEmpty ? [] : [(name: ObjectTagging.header, value: tags.query)]
+        let rewritten = copying(source, to: key, call, ready: .now(.success((exists: true, checksum: nil))), missing: .noSuchBucket(bucket),
+                                replacement: nil, encryption: nil, tagging: kept, range: nil, writeCondition: nil, keepDigests: true)
+        call.answer(rewritten) { result in
+            _ = try result.get()
+            return answer()
         }
     }
 
@@ -137,8 +159,9 @@ struct CopyObjectOperation: Sendable {
     private func copying(_ source: Source, to key: StoreKey, _ call: S3Call,
                          ready: StoreReply<(exists: Bool, checksum: ChecksumAlgorithm?)>, missing: S3Error,
                          replacement: (headers: [(name: String, value: String)], contentType: String?)?,
-                         encryption: [(name: String, value: String)], range: (first: Int64, last: Int64)?,
-                         writeCondition: WriteCondition?) -> StoreReply<(PutOutcome, ObjectAttributes)> {
+                         encryption: [(name: String, value: String)]?, tagging: [(name: String, value: String)]?,
+                         range: (first: Int64, last: Int64)?, writeCondition: WriteCondition?,
+                         keepDigests: Bool = false) -> StoreReply<(PutOutcome, ObjectAttributes)> {
         let conditions = Self.sourceConditions(call.head)
         let store = self.store, buckets = self.buckets
         return store.open(source.key).then { opened in
@@ -153,8 +176,8 @@ struct CopyObjectOperation: Sendable {
                     let destination = try ready.get()
                     guard destination.exists else { throw missing }
                     return try Self.copy(value, to: key, store: store, conditions: conditions, request: call.head.headers,
-                                         replacement: replacement, encryption: encryption, range: range,
-                                         checksum: destination.checksum, writeCondition: writeCondition)
+                                         replacement: replacement, encryption: encryption, tagging: tagging, range: range,
+                                         checksum: destination.checksum, writeCondition: writeCondition, keepDigests: keepDigests)
                 } catch {
                     value.close()
                     return .now(.failure(error))
@@ -166,13 +189,15 @@ struct CopyObjectOperation: Sendable {
     /// Streams `value` into a write of `key`, with a checksum in
     /// `checksum`'s algorithm, else the source's (of a whole source: a
     /// range has none), and the encryption the request asks for (an SSE-C
-    /// source is read only with its key, `x-amz-copy-source-…-customer-key`);
-    /// closes `value`.
+    /// source is read only with its key, `x-amz-copy-source-…-customer-key`;
+    /// nil: the source's), and the tags it names (nil: the source's). With
+    /// `keepDigests` the object is rewritten onto itself: its ETag, parts and
+    /// checksum stay, and an SSE-C one needs no key. Closes `value`.
     private static func copy(_ value: StoredValue, to key: StoreKey, store: any ValueStore, conditions: HTTPPreconditions?,
                              request: HTTPHeaders, replacement: (headers: [(name: String, value: String)], contentType: String?)?,
-                             encryption: [(name: String, value: String)],
+                             encryption: [(name: String, value: String)]?, tagging: [(name: String, value: String)]?,
                              range: (first: Int64, last: Int64)?, checksum: ChecksumAlgorithm?,
-                             writeCondition: WriteCondition?) throws -> StoreReply<(PutOutcome, ObjectAttributes)> {
+                             writeCondition: WriteCondition?, keepDigests: Bool) throws -> StoreReply<(PutOutcome, ObjectAttributes)> {
         defer { value.close() }
         let meta = value.metadata
         if let conditions, conditions.evaluate(current: ObjectConditions.current(meta), isReadMethod: true) != .proceed {
@@ -185,10 +210,20 @@ struct CopyObjectOperation: Sendable {
         }
         let (skip, count) = range.map { ($0.first, $0.last - $0.first + 1) } ?? (0, size)
         let kept = meta.s3Attributes
-        try ServerSideEncryption.checkRead(request, kept: kept?.headers ?? [], prefix: ServerSideEncryption.copySourcePrefix)
-        let headers = (replacement?.headers ?? kept?.headers ?? []).filter { !ServerSideEncryption.keptNames.contains($0.name) }
-        var running = (checksum ?? (range == nil ? kept?.checksum?.algorithm : nil)).map(RunningChecksum.init)
-        var attributes = ObjectAttributes(headers: headers + encryption, checksum: running?.algorithm)
+        if !keepDigests {
+            try ServerSideEncryption.checkRead(request, kept: kept?.headers ?? [], prefix: ServerSideEncryption.copySourcePrefix)
+        }
+        // The source's tags unless the request names its own (`tagging`).
+        let sourceTags = (kept?.headers ?? []).filter { $0.name == ObjectTagging.header }
+        let headers = (replacement?.headers ?? kept?.headers ?? [])
+            .filter { !ServerSideEncryption.keptNames.contains($0.name) && $0.name != ObjectTagging.header }
+            + (tagging ?? sourceTags)
+        let sourceEncryption = (kept?.headers ?? []).filter { ServerSideEncryption.keptNames.contains($0.name) }
+        // Rewritten onto itself: the digests stay (a plain API value has none to keep).
+        let digests = keepDigests ? kept : nil
+        var running = digests == nil ? (checksum ?? (range == nil ? kept?.checksum?.algorithm : nil)).map(RunningChecksum.init) : nil
+        var attributes = digests ?? ObjectAttributes(headers: [], checksum: running?.algorithm)
+        attributes.headers = headers + (encryption ?? sourceEncryption)
         let contentType = replacement.map { $0.contentType ?? "binary/octet-stream" } ?? meta.contentType
         let writer = try store.beginUpload(key: key, contentType: contentType, encoding: .identity, expiresNanos: nil,
                                            condition: writeCondition)
@@ -211,7 +246,7 @@ struct CopyObjectOperation: Sendable {
                 try writer.write(piece)
                 left -= Int64(n)
             }
-            attributes.md5 = Array(md5.finalize())
+            if digests == nil { attributes.md5 = Array(md5.finalize()) }
             if let running { attributes.checksum = (running.algorithm, running.finalize()) }
             try writer.setAttributes(attributes.encoded())
         } catch {

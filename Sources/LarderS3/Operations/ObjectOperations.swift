@@ -18,7 +18,7 @@ struct ObjectOperations: Sendable {
     func put(_ key: StoreKey, bucket: String, _ call: S3Call, _ verified: SigV4Authenticator.Verified) throws(S3Error) -> HTTPBodyAction {
         let headers = call.head.headers
         let kept = try ObjectAttributes.headers(of: { headers[$0] }, all: headers.map { (name: $0.name, value: $0.value) })
-            + ServerSideEncryption.kept(headers)
+            + ServerSideEncryption.kept(headers) + ObjectTagging.kept(headers)
         return try receive(into: key, contentType: headers["Content-Type"] ?? "binary/octet-stream", kept: kept,
                            condition: ObjectConditions.writeCondition(call.head, key: key, bucket: bucket), call, verified,
                            ready: { [buckets] in buckets.exists(bucket) }, missing: .noSuchBucket(bucket))

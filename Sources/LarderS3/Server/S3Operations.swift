@@ -13,6 +13,7 @@ struct S3Operations {
     let completion: MultipartCompletion
     let fixed: FixedSubresources
     let objectAttributes: GetObjectAttributesOperation
+    let tagging: ObjectTaggingOperation
 
     init(store: any ValueStore, maxObjectBytes: Int64) {
         buckets = BucketOperations(store: store)
@@ -24,5 +25,6 @@ struct S3Operations {
         completion = MultipartCompletion(store: store, maxObjectBytes: maxObjectBytes)
         fixed = FixedSubresources(store: store, buckets: buckets)
         objectAttributes = GetObjectAttributesOperation(store: store, buckets: buckets)
+        tagging = ObjectTaggingOperation(store: store, buckets: buckets, copyObject: copyObject)
     }
 }

@@ -138,7 +138,9 @@ final class S3Router: Route {
         let (copyObject, multipart, completion) = (operations.copyObject, operations.multipart, operations.completion)
         let readsFixed = call.head.method == .get && path.bucket != nil && (query.has("acl") || query.has("versioning"))
         let writesACL = call.head.method == .put && path.bucket != nil && query.has("acl")
-        if !readsFixed && !writesACL, let name = query.names.first(where: { Self.unsupported.contains($0) }) {
+        var objectTagging = false
+        if case .object = path, query.has("tagging") { objectTagging = true }
+        if !readsFixed && !writesACL && !objectTagging, let name = query.names.first(where: { Self.unsupported.contains($0) }) {
             throw S3Error.notImplemented("the ?\(name) subresource is not supported yet by Larder's S3 face")
         }
         let method = call.head.method
@@ -188,6 +190,15 @@ final class S3Router: Route {
                 case .post: return try completion.complete(storeKey, bucket: bucket, objectKey: objectKey, id: id, call, verified)
                 case .delete: try multipart.abort(bucket: bucket, id: id, call)
                 case .get: try multipart.listParts(bucket: bucket, objectKey: objectKey, id: id, query, call)
+                default: throw S3Error.methodNotAllowed
+                }
+                return .ignore
+            }
+            if objectTagging {
+                switch method {
+                case .get: operations.tagging.get(storeKey, bucket: bucket, objectKey: objectKey, call)
+                case .put: return try operations.tagging.put(storeKey, bucket: bucket, objectKey: objectKey, call, verified)
+                case .delete: operations.tagging.delete(storeKey, bucket: bucket, objectKey: objectKey, call)
                 default: throw S3Error.methodNotAllowed
                 }
                 return .ignore

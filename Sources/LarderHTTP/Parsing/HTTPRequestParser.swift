@@ -16,6 +16,7 @@ package struct HTTPRequestParser {
 
     let maxRequestLineBytes: Int
     let maxHeaderBytes: Int
+    let refusesUnknownExpectations: Bool
     /// Where the search for the end of the head resumes, so a head that
     /// trickles in byte by byte is not rescanned from the start each time.
     private var scanned = 0
@@ -23,6 +24,7 @@ package struct HTTPRequestParser {
     package init(configuration: HTTPServerConfiguration) {
         maxRequestLineBytes = configuration.maxRequestLineBytes
         maxHeaderBytes = configuration.maxHeaderBytes
+        refusesUnknownExpectations = configuration.refusesUnknownExpectations
     }
 
     /// Call with the unconsumed bytes; on `.complete` the next call starts
@@ -82,7 +84,7 @@ package struct HTTPRequestParser {
         }
         do {
             let head = try Self.parseHead(UnsafeRawBufferPointer(rebasing: buffer[start..<end]),
-                                          requestLineEnd: lineEnd - start)
+                                          requestLineEnd: lineEnd - start, refusesUnknownExpectations: refusesUnknownExpectations)
             return .complete(head, consumed: end)
         } catch let error as HTTPError {
             return .failure(error)
@@ -106,7 +108,8 @@ package struct HTTPRequestParser {
     /// Read in place through the raw buffer (each request passes here: a
     /// generic slice operation costs tens of instructions a byte); the bytes
     /// are copied once, for the headers to keep.
-    private static func parseHead(_ head: UnsafeRawBufferPointer, requestLineEnd: Int) throws -> HTTPRequestHead {
+    private static func parseHead(_ head: UnsafeRawBufferPointer, requestLineEnd: Int,
+                                  refusesUnknownExpectations: Bool) throws -> HTTPRequestHead {
         // Request line: method SP target SP version.
         var lineLength = requestLineEnd
         if lineLength > 0 && head[lineLength - 1] == 0x0D { lineLength -= 1 }
@@ -171,10 +174,11 @@ package struct HTTPRequestParser {
                     connectionClose = true
                 }
             case 6 where equalsLower(name, "expect"):
-                guard equalsLower(value, "100-continue") else {
+                if equalsLower(value, "100-continue") {
+                    expectsContinue = true
+                } else if refusesUnknownExpectations {
                     throw HTTPError(.expectationFailed, .expectationFailed, "only 'Expect: 100-continue' is supported", closeConnection: true)
                 }
-                expectsContinue = true
             case 4 where equalsLower(name, "host"):
                 hostCount += 1
                 guard isValidHost(value) else { throw bad("the Host header is not a valid host[:port]") }

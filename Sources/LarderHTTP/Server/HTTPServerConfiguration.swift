@@ -26,6 +26,9 @@ public struct HTTPServerConfiguration: Sendable {
     public var backlog: Int32 = 1024
     /// Seconds a graceful shutdown waits for in-flight requests.
     public var shutdownGrace: Double = 10
+    /// An `Expect` other than `100-continue`: `417` (RFC 9110 10.1.1 allows
+    /// it, and the plain API says so), or ignored as S3 ignores it.
+    public var refusesUnknownExpectations = true
 
     public init() {}
 }

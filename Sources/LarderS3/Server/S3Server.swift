@@ -26,6 +26,8 @@ package final class S3Server: Sendable {
         settings.port = configuration.port
         let maxObjectBytes = settings.maxBodyBytes
         settings.maxBodyBytes = Self.maxRequestBytes(forObjects: maxObjectBytes)
+        // S3 ignores an `Expect` it does not know (s3-tests send `Expect: 200`).
+        settings.refusesUnknownExpectations = false
         let router = S3Router(namespaces: namespaces, configuration: configuration,
                                  keys: configuration.acceptedKeys(tokenRequired: tokenRequired), counts: requestCounts,
                                  maxObjectBytes: maxObjectBytes, logger: logger)

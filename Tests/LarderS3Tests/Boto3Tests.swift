@@ -12,14 +12,14 @@ import Testing
 /// store, signatures refused, checksums and aws-chunked bodies, metadata and
 /// MD5 ETags kept with objects, CopyObject, multipart uploads, virtual-host
 /// style addressing, what generic cleanup code calls: versions, ACLs;
-/// server-side encryption's headers, object tags). One Python process runs every scenario, each against
+/// server-side encryption's headers, object tags, Signature Version 2). One Python process runs every scenario, each against
 /// the server started for it here; a failed scenario is reported by name.
 @Suite(.longBlockingLane) struct Boto3Tests {
     static let accessKey = "test-access-key"
     static let secret = "test-secret-key"
     static let scenarios = ["buckets", "objects", "listing", "folder_keys", "interop", "auth", "checksums", "metadata",
                             "copy", "multipart", "virtual_host", "generic_cleanup", "encryption",
-                            "tagging"]
+                            "tagging", "signature_v2"]
 
     @Test func everyScenarioOnAServerOfItsOwn() async throws {
         try PythonRunner.require([("boto3", "boto3")])

@@ -6,7 +6,8 @@ import LarderSupport
 
 /// Checks a request's SigV4 signature against the configured keys: in an
 /// `Authorization: AWS4-HMAC-SHA256 …` header, or in the query of a
-/// presigned URL (`X-Amz-Signature`, `PresignedQuery`). The key is known,
+/// presigned URL (`X-Amz-Signature`, `PresignedQuery`); and a Version 2
+/// one (`SigV4Authenticator+V2`). The key is known,
 /// the date near the server's clock (and a presigned URL not expired), and
 /// the signature the one its secret makes for this request. What it cannot
 /// check before the body (the payload's hash, a signed chunked body's chain
@@ -40,8 +41,11 @@ struct SigV4Authenticator: Sendable {
         try verify(head, query: S3Query(head.query), nowSeconds: nowSeconds)
     }
 
-    /// `query`: the request's, parsed (`S3Query(head.query)`).
-    func verify(_ head: HTTPRequestHead, query: S3Query, nowSeconds: Int64) throws(S3Error) -> Verified {
+    /// `query`: the request's, parsed (`S3Query(head.query)`);
+    /// `virtualHostBucket`: the bucket a `<bucket>.localhost` Host names
+    /// (Version 2 signs it in front of the path).
+    func verify(_ head: HTTPRequestHead, query: S3Query, nowSeconds: Int64,
+                virtualHostBucket: String? = nil) throws(S3Error) -> Verified {
         guard !credentials.keys.isEmpty else {
             throw S3Error(.forbidden, "InvalidAccessKeyId", "The AWS Access Key Id you provided does not exist in our records: "
                           + "this server requires a token and has no S3 access keys (give --s3-credentials, or "
@@ -50,7 +54,14 @@ struct SigV4Authenticator: Sendable {
         let presigned = head.query != nil && PresignedQuery.isPresigned(query)
         guard let header = head.headers["Authorization"] else {
             if presigned { return try verifyPresigned(head, query, nowSeconds: nowSeconds) }
-            throw S3Error.accessDenied("Access Denied: the request is not signed (no Authorization header)")
+            if head.query != nil && Self.isPresignedV2(query) {
+                return try verifyPresignedV2(head, query, nowSeconds: nowSeconds, virtualHostBucket: virtualHostBucket)
+            }
+            throw S3Error.accessDenied("Access Denied: the request is not signed (no Authorization header, "
+                + "no X-Amz-Signature or Signature in the query)")
+        }
+        if header.hasPrefix("AWS ") {
+            return try verifyV2(head, header: header, nowSeconds: nowSeconds, virtualHostBucket: virtualHostBucket)
         }
         if presigned {
             throw S3Error.invalidArgument("Only one auth mechanism allowed; only the X-Amz-Algorithm query parameter, "
@@ -133,9 +144,6 @@ struct SigV4Authenticator: Sendable {
     static func parse(_ header: String) throws(S3Error) -> Authorization {
         let algorithm = SignatureV4.algorithm + " "
         guard header.hasPrefix(algorithm) else {
-            if header.hasPrefix("AWS ") {
-                throw S3Error.invalidRequest("Signature Version 2 is not supported; sign with AWS4-HMAC-SHA256")
-            }
             throw S3Error.authorizationHeaderMalformed("the Authorization header does not start with \(SignatureV4.algorithm)")
         }
         // By bytes (what matters of the header is ASCII), three fields

@@ -58,7 +58,8 @@ final class S3Router: Route {
         let verified: SigV4Authenticator.Verified
         let namespace: any S3Namespace
         do {
-            verified = try authenticator.verify(head, query: query, nowSeconds: Clock.nowNanos() / 1_000_000_000)
+            verified = try authenticator.verify(head, query: query, nowSeconds: Clock.nowNanos() / 1_000_000_000,
+                                                virtualHostBucket: virtualHost)
             namespace = try self.namespace(of: verified.accessKey)
         } catch {
             responder.observe(with: S3AnswerRecord(op: op, target: target, namespace: refusedNamespace(head), counts: counts))

@@ -28,6 +28,8 @@ enum ServerSideEncryption {
     /// The headers to keep with an object a write (PutObject,
     /// CreateMultipartUpload, CopyObject) asks to encrypt.
     static func kept(_ headers: HTTPHeaders) throws(S3Error) -> [(name: String, value: String)] {
+        // One pass over the names for the common write that asks for none.
+        guard headers.containsName(startingWith: "x-amz-server-side-encryption") else { return [] }
         let customer = try customerKeyMD5(headers, prefix: "")
         if let sse = headers[algorithm] {
             guard algorithms.contains(sse) else {
@@ -82,6 +84,11 @@ enum ServerSideEncryption {
     /// source, with `prefix`): an SSE-C object needs its own key, any
     /// other object no SSE-C key; and a read names no other encryption.
     static func checkRead(_ headers: HTTPHeaders, kept: [(name: String, value: String)], prefix: String = "") throws(S3Error) {
+        // The common read: no SSE-C object, and no encryption header (one pass over the names).
+        if prefix.isEmpty, !kept.contains(where: { $0.name == customerKeyMD5 }),
+           !headers.containsName(startingWith: "x-amz-server-side-encryption") {
+            return
+        }
         if prefix.isEmpty, headers[algorithm] != nil || headers[kmsKeyID] != nil {
             throw S3Error.invalidArgument("x-amz-server-side-encryption is not valid on a read.")
         }

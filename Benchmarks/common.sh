@@ -39,6 +39,20 @@ build_larder() {
   (cd "$ROOT" && swift build -c release --product larder >/dev/null)
 }
 
+# release_larder: sets LARDER to the binary to measure: $LARDER as given,
+# else this checkout's release build, built unless SKIP_BUILD=1 and there
+# (the S3 scripts, which take LARDER=path)
+release_larder() {
+  if [ -z "${LARDER:-}" ]; then
+    LARDER=$ROOT/.build/release/larder
+    if [ -z "${SKIP_BUILD:-}" ] || [ ! -x "$LARDER" ]; then
+      log "building release larder"
+      (cd "$ROOT" && swift build -c release --product larder >/dev/null)
+    fi
+  fi
+  [ -x "$LARDER" ] || { echo "no larder binary at $LARDER" >&2; exit 1; }
+}
+
 # bench_cleanup: the exit trap's work
 bench_cleanup() {
   stop_nginx

@@ -58,14 +58,8 @@ OUT_OF_SCOPE_NAMES="versioning or versioned or object_lock or policy or public_b
 MARKERS=()
 [ "$SCOPE" = in-scope ] && MARKERS=(-m "not ($(echo $OUT_OF_SCOPE))" -k "not ($(echo $OUT_OF_SCOPE_NAMES))")
 
-if [ -z "${LARDER:-}" ]; then
-  LARDER=$ROOT/.build/release/larder
-  if [ -z "${SKIP_BUILD:-}" ] || [ ! -x "$LARDER" ]; then
-    echo "building release larder" >&2
-    swift build -c release --product larder >/dev/null
-  fi
-fi
-[ -x "$LARDER" ] || { echo "no larder binary at $LARDER" >&2; exit 1; }
+. "$ROOT/Benchmarks/common.sh"
+release_larder
 
 need=()
 for pair in boto3=boto3 munch=munch gevent=gevent isodate=isodate requests=requests pytz=pytz \
@@ -82,7 +76,6 @@ WORK=$(mktemp -d)
 PIDS=()
 cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$WORK"; }
 trap cleanup EXIT
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 OUTDIR=$ROOT/.build/benchmarks
 mkdir -p "$OUTDIR"
 STAMP=$(date -u +%Y-%m-%dT%H%M%SZ)

@@ -27,14 +27,8 @@ for arg in "$@"; do
   esac
 done
 
-if [ -z "${LARDER:-}" ]; then
-  LARDER=$ROOT/.build/release/larder
-  if [ -z "${SKIP_BUILD:-}" ] || [ ! -x "$LARDER" ]; then
-    echo "building release larder" >&2
-    swift build -c release --product larder >/dev/null
-  fi
-fi
-[ -x "$LARDER" ] || { echo "no larder binary at $LARDER" >&2; exit 1; }
+. "$ROOT/Benchmarks/common.sh"
+release_larder
 
 python3 -c "import boto3, moto.server, flask, flask_cors" 2>/dev/null || {
   echo "pip installing boto3 'moto[server]'" >&2

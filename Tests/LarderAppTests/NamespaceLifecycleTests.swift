@@ -249,8 +249,9 @@ struct NamespaceLifecycleTests {
             return !names.contains("second")
         }
         #expect(!droppedFirst, "dropped before a namespace written while it was followed")
+        // (Not read back here: on PostgreSQL the dropped schema goes after
+        // the namespace leaves the list, and a read meanwhile reopens it.)
         try Poll.until(15, "the namespace is dropped once nobody follows it") { try Self.names(server).isEmpty }
-        #expect(try Self.client(server, "followed").get("k").status == 404)
     }
 
     @Test func namespacesAndTheirValuesAreKeptOverARestart() throws {

@@ -32,6 +32,7 @@ import botocore.credentials
 import botocore.httpchecksum
 from botocore.client import Config
 
+import post_uploads
 import scenario_support
 from scenario_support import check, error_code, plain_http
 
@@ -631,6 +632,11 @@ def signature_v2():
           "a V2 signature with another secret")
 
 
+def post_object():
+    """Browser uploads by a presigned POST (Tests/s3/post_uploads.py)."""
+    post_uploads.post_object(client, plain)
+
+
 def copy():
     s3 = client()
     s3.create_bucket(Bucket="src")
@@ -949,7 +955,7 @@ def raw_put(bucket, key, data, payload_hash=None, chunked=False, corrupt_trailer
 
 
 SCENARIOS = {f.__name__: f for f in [buckets, objects, listing, folder_keys, interop, auth, checksums, metadata, copy, multipart,
-                                     virtual_host, generic_cleanup, encryption, tagging, signature_v2]}
+                                     virtual_host, generic_cleanup, encryption, tagging, signature_v2, post_object]}
 
 
 

@@ -20,10 +20,14 @@ final class ObjectUploadSink: HTTPTruncatedBodySink {
     /// to refuse before the body); `missing` is the answer when not.
     private let ready: @Sendable () -> StoreReply<Bool>
     private let missing: S3Error
-    private var failed = false
+    /// The answer to a stored upload, made of what is kept with it.
+    private let answer: @Sendable (ObjectAttributes) -> HTTPResponse
+    /// Whether the upload was refused and answered (nothing more is read or written).
+    private(set) var failed = false
 
     init(call: S3Call, writer: ValueWriter, checks: BodyChecks, attributes: ObjectAttributes, chunked: AWSChunkedDecoder?,
-         ready: @escaping @Sendable () -> StoreReply<Bool>, missing: S3Error) {
+         ready: @escaping @Sendable () -> StoreReply<Bool>, missing: S3Error,
+         answer: @escaping @Sendable (ObjectAttributes) -> HTTPResponse = ObjectUploadSink.uploadAnswer) {
         self.call = call
         self.writer = writer
         self.checks = checks
@@ -31,6 +35,12 @@ final class ObjectUploadSink: HTTPTruncatedBodySink {
         self.chunked = chunked
         self.ready = ready
         self.missing = missing
+        self.answer = answer
+    }
+
+    /// PutObject's and UploadPart's answer: 200 with the ETag, checksum and encryption.
+    static func uploadAnswer(_ attributes: ObjectAttributes) -> HTTPResponse {
+        HTTPResponse(status: .ok, headers: attributes.uploadAnswerHeaders)
     }
 
     func write(_ chunk: UnsafeRawBufferPointer) throws {
@@ -87,10 +97,10 @@ final class ObjectUploadSink: HTTPTruncatedBodySink {
             case .failure(let error): writer.writer.abort(); return .now(.failure(error))
             }
         }
-        let answerHeaders = attributes.uploadAnswerHeaders
+        let (attributes, answer) = (self.attributes, self.answer)
         call.answer(published) { outcome in
             _ = try outcome.get()
-            return HTTPResponse(status: .ok, headers: answerHeaders)
+            return answer(attributes)
         }
     }
 

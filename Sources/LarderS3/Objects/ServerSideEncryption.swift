@@ -30,8 +30,13 @@ enum ServerSideEncryption {
     static func kept(_ headers: HTTPHeaders) throws(S3Error) -> [(name: String, value: String)] {
         // One pass over the names for the common write that asks for none.
         guard headers.containsName(startingWith: "x-amz-server-side-encryption") else { return [] }
+        return try kept { headers[$0] }
+    }
+
+    /// `kept(_:)` of the fields `headers` finds by name (a browser upload's form fields).
+    static func kept(_ headers: (String) -> String?) throws(S3Error) -> [(name: String, value: String)] {
         let customer = try customerKeyMD5(headers, prefix: "")
-        if let sse = headers[algorithm] {
+        if let sse = headers(algorithm) {
             guard algorithms.contains(sse) else {
                 throw S3Error.invalidArgument("The encryption method specified is not supported: \(sse)")
             }
@@ -39,7 +44,7 @@ enum ServerSideEncryption {
                 throw S3Error.invalidArgument("Server Side Encryption with Customer provided key is incompatible with the encryption method specified")
             }
             var kept = [(name: algorithm, value: sse)]
-            if let key = headers[kmsKeyID] {
+            if let key = headers(kmsKeyID) {
                 guard sse.hasPrefix("aws:kms") else {
                     throw S3Error.invalidArgument("x-amz-server-side-encryption-aws-kms-key-id is only valid with aws:kms encryption")
                 }
@@ -47,7 +52,7 @@ enum ServerSideEncryption {
             }
             return kept
         }
-        if headers[kmsKeyID] != nil {
+        if headers(kmsKeyID) != nil {
             throw S3Error.invalidArgument("x-amz-server-side-encryption-aws-kms-key-id needs x-amz-server-side-encryption: aws:kms")
         }
         guard let customer else { return [] }
@@ -57,8 +62,12 @@ enum ServerSideEncryption {
     /// The SSE-C key's MD5 (base64) a request names under `prefix`
     /// (`x-amz-copy-source-` for a copy's source), checked; nil: none named.
     static func customerKeyMD5(_ headers: HTTPHeaders, prefix: String) throws(S3Error) -> String? {
+        try customerKeyMD5({ headers[$0] }, prefix: prefix)
+    }
+
+    static func customerKeyMD5(_ headers: (String) -> String?, prefix: String) throws(S3Error) -> String? {
         // `x-amz-server-side-…` becomes `x-amz-copy-source-server-side-…`.
-        func named(_ name: String) -> String? { headers[prefix.isEmpty ? name : prefix + name.dropFirst(6)] }
+        func named(_ name: String) -> String? { headers(prefix.isEmpty ? name : prefix + name.dropFirst(6)) }
         let algorithm = named(customerAlgorithm), key = named(customerKey), md5 = named(customerKeyMD5)
         guard algorithm != nil || key != nil || md5 != nil else { return nil }
         guard let algorithm else {

@@ -58,9 +58,12 @@ struct FixedSubresources: Sendable {
     /// Refuses an `x-amz-acl` that names no canned ACL (CreateBucket,
     /// PutObject and the ACL puts accept the others, and change nothing).
     static func checkCannedACL(_ head: HTTPRequestHead) throws(S3Error) {
-        if let acl = head.headers["x-amz-acl"], !cannedACLs.contains(acl) {
-            throw S3Error.invalidArgument("Invalid canned ACL: \(acl)")
-        }
+        if let acl = head.headers["x-amz-acl"] { try checkCannedACL(acl) }
+    }
+
+    /// `acl`, from a header or a browser upload's field, is one of S3's canned ACLs.
+    static func checkCannedACL(_ acl: String) throws(S3Error) {
+        guard cannedACLs.contains(acl) else { throw S3Error.invalidArgument("Invalid canned ACL: \(acl)") }
     }
 
     /// PutBucketAcl, PutObjectAcl: the bucket (and object) must exist; the

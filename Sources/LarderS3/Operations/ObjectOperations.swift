@@ -47,8 +47,22 @@ struct ObjectOperations: Sendable {
             length = call.head.contentLength ?? (call.head.isChunked ? nil : 0)
         }
         if let length, length > maxObjectBytes { throw S3Error.entityTooLarge(limit: maxObjectBytes) }
-        let checks = try BodyChecks(call.head, payload: verified.payload)
-        let attributes = ObjectAttributes(headers: Self.keeping(kept, encodings: encodings), checksum: checks.checksumAlgorithm)
+        return .receive(try upload(into: key, contentType: contentType, kept: Self.keeping(kept, encodings: encodings),
+                                   checks: try BodyChecks(call.head, payload: verified.payload), length: length,
+                                   condition: condition, call,
+                                   chunked: chunked ? AWSChunkedDecoder(for: verified, expectedBytes: length) : nil,
+                                   ready: ready, missing: missing))
+    }
+
+    /// The sink that streams an object's bytes into a write of `key`, kept
+    /// with `kept` headers and checked by `checks`; published only if `ready`
+    /// (asked now and once the bytes are in), else refused with `missing`.
+    func upload(into key: StoreKey, contentType: String, kept: [(name: String, value: String)], checks: BodyChecks,
+                length: Int64?, condition: WriteCondition?, _ call: S3Call, chunked: AWSChunkedDecoder? = nil,
+                ready: @escaping @Sendable () -> StoreReply<Bool>, missing: S3Error,
+                answer: @escaping @Sendable (ObjectAttributes) -> HTTPResponse = ObjectUploadSink.uploadAnswer)
+        throws(S3Error) -> ObjectUploadSink {
+        let attributes = ObjectAttributes(headers: kept, checksum: checks.checksumAlgorithm)
         // On the disk store the answer is here now: a missing bucket (or
         // a part's wrong checksum) is refused before the body (boto3 waits
         // on `100 Continue`).
@@ -63,9 +77,8 @@ struct ObjectOperations: Sendable {
         } catch {
             throw S3Call.s3Error(error, logger: call.logger, context: "PUT \(key)")
         }
-        return .receive(ObjectUploadSink(call: call, writer: writer, checks: checks, attributes: attributes,
-                                         chunked: chunked ? AWSChunkedDecoder(for: verified, expectedBytes: length) : nil,
-                                         ready: ready, missing: missing))
+        return ObjectUploadSink(call: call, writer: writer, checks: checks, attributes: attributes, chunked: chunked,
+                                ready: ready, missing: missing, answer: answer)
     }
 
     /// The headers kept with an object: `kept`, and its own

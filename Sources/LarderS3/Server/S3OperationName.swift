@@ -52,7 +52,8 @@ enum S3OperationName {
         case .head: return "HeadBucket"
         case .put: return "CreateBucket"
         case .delete: return "DeleteBucket"
-        case .post: return query.has("delete") ? "DeleteObjects" : unknown
+        // Any other POST of a bucket is a browser upload's form.
+        case .post: return query.has("delete") ? "DeleteObjects" : "PostObject"
         default: return unknown
         }
     }

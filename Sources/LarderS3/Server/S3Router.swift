@@ -55,6 +55,11 @@ final class S3Router: Route {
         let query = S3Query(head.query)
         let op = S3OperationName.of(head.method, path, query, copySource: head.headers["x-amz-copy-source"] != nil)
         let target = Self.pathStyleTarget(head, virtualHost)
+        // A browser upload is signed in its form, not its headers.
+        if head.method == .post, case .bucket(let bucket) = path, !query.has("delete"),
+           let boundary = head.headers["Content-Type"].flatMap(FormDataReader.boundary) {
+            return postObject(call, bucket: bucket, boundary: boundary, op: op, target: target)
+        }
         let verified: SigV4Authenticator.Verified
         let namespace: any S3Namespace
         do {
@@ -80,6 +85,24 @@ final class S3Router: Route {
             call.fail(error)
             return .ignore
         }
+    }
+
+    /// PostObject: the form is read, and checked once its fields are in
+    /// (`PostObjectSink`); its namespace is the one its signer's key works
+    /// in, whose journal then records it (until then the default's).
+    private func postObject(_ call: S3Call, bucket: String, boundary: String, op: String, target: String) -> HTTPBodyAction {
+        guard !bucket.hasPrefix("."), !bucket.utf8.contains(0x2F), (try? StoreKey(bucket)) != nil else {
+            call.fail(.noSuchBucket(bucket))
+            return .ignore
+        }
+        let (counts, maxObjectBytes) = (self.counts, self.maxObjectBytes)
+        call.responder.observe(with: S3AnswerRecord(op: op, target: target, namespace: namespaces.defaultNamespace, counts: counts))
+        let context = PostObjectSink.Context(bucket: bucket, credentials: credentials) { [self] accessKey throws(S3Error) in
+            let namespace = try self.namespace(of: accessKey)
+            call.responder.observe(with: S3AnswerRecord(op: op, target: target, namespace: namespace, counts: counts))
+            return S3Operations(store: namespace.store, maxObjectBytes: maxObjectBytes)
+        }
+        return .receive(PostObjectSink(call: call, boundary: boundary, context: context))
     }
 
     /// A request the HTTP layer refuses before `handle` (a body over the

@@ -1,0 +1,137 @@
+import Foundation
+import LarderModel
+
+/// A browser upload's policy (S3's POST policy): the base64 JSON document
+/// the form carries, signed by its owner, saying until when it may be used
+/// and what the form's fields must hold:
+///
+///     {"expiration": "2026-12-01T12:00:00Z",
+///      "conditions": [{"bucket": "b"}, ["starts-with", "$key", "uploads/"],
+///                     ["eq", "$acl", "private"], ["content-length-range", 0, 1048576]]}
+///
+/// As on S3: `expiration` and `conditions` are spelled so (any other case
+/// is a malformed document, 400); operators and field names are
+/// case-insensitive, values are not; an unmet condition or an expired
+/// policy is 403.
+struct PostPolicy {
+    enum Condition: Equatable {
+        /// `{"field": "value"}`, `["eq", "$field", "value"]`.
+        case equals(field: String, value: String)
+        /// `["starts-with", "$field", "prefix"]` (an empty prefix: any value).
+        case startsWith(field: String, prefix: String)
+        /// `["content-length-range", min, max]`: the file's size, in bytes.
+        case contentLength(ClosedRange<Int64>)
+    }
+
+    /// Unix seconds after which the policy is refused.
+    let expiresSeconds: Int64
+    let conditions: [Condition]
+
+    /// The file's allowed sizes, if the policy names them.
+    var contentLengthRange: ClosedRange<Int64>? {
+        for case .contentLength(let range) in conditions { return range }
+        return nil
+    }
+
+    /// The policy field's value (base64 of the JSON document).
+    init(base64 text: String) throws(S3Error) {
+        guard let data = Data(base64Encoded: text.trimmingCharacters(in: .whitespacesAndNewlines)),
+              let object = try? JSONSerialization.jsonObject(with: data), let document = object as? [String: Any] else {
+            throw Self.malformed("Invalid Policy: Invalid JSON.")
+        }
+        guard let expiration = document["expiration"] as? String else {
+            throw Self.malformed("Invalid Policy: Policy missing expiration.")
+        }
+        guard let nanos = ISO8601.parse(expiration) else {
+            throw Self.malformed("Invalid Policy: Invalid 'expiration' value: '\(expiration)'")
+        }
+        guard let list = document["conditions"] as? [Any] else {
+            throw Self.malformed("Invalid Policy: Policy missing conditions.")
+        }
+        expiresSeconds = nanos / 1_000_000_000
+        conditions = try list.map { (entry: Any) throws(S3Error) -> Condition in try Self.condition(entry) }
+    }
+
+    private static func condition(_ entry: Any) throws(S3Error) -> Condition {
+        if let object = entry as? [String: Any] {
+            guard object.count == 1, let (field, value) = object.first, let text = value as? String else {
+                throw malformed("Invalid Policy: Invalid Simple-Condition: Simple-Conditions must have exactly one property specified.")
+            }
+            return .equals(field: field.lowercased(), value: text)
+        }
+        guard let array = entry as? [Any], let name = array.first as? String else {
+            throw malformed("Invalid Policy: Invalid condition: a condition is an object or an array.")
+        }
+        switch name.lowercased() {
+        case "eq", "starts-with":
+            guard array.count == 3, let field = array[1] as? String, field.hasPrefix("$"), let value = array[2] as? String else {
+                throw malformed("Invalid Policy: Invalid '\(name)' condition: [\"\(name)\", \"$field\", \"value\"] expected.")
+            }
+            let lowered = String(field.dropFirst()).lowercased()
+            return name.lowercased() == "eq" ? .equals(field: lowered, value: value) : .startsWith(field: lowered, prefix: value)
+        case "content-length-range":
+            guard array.count == 3, let low = integer(array[1]), let high = integer(array[2]), low >= 0, low <= high else {
+                throw malformed("Invalid Policy: Invalid content-length-range: two sizes from low to high expected.")
+            }
+            return .contentLength(low...high)
+        default:
+            throw malformed("Invalid Policy: Invalid condition: unknown operation '\(name)'.")
+        }
+    }
+
+    private static func integer(_ value: Any) -> Int64? {
+        if let text = value as? String { return Int64(text) }
+        return (value as? NSNumber).flatMap { Int64(exactly: $0.doubleValue) }
+    }
+
+    /// 403 unless the policy is in date and every condition holds of the
+    /// form's fields (names lower-cased) for an upload to `bucket`; and
+    /// unless each field the policy must cover (all but those S3 exempts)
+    /// has a condition.
+    func check(fields: [String: String], bucket: String, nowSeconds: Int64) throws(S3Error) {
+        guard nowSeconds <= expiresSeconds else { throw Self.refused("Invalid according to Policy: Policy expired.") }
+        var values = fields
+        values["bucket"] = bucket
+        var covered: Set<String> = []
+        for condition in conditions {
+            switch condition {
+            case .equals(let field, let value):
+                covered.insert(field)
+                guard values[field] == value else {
+                    throw Self.refused("Invalid according to Policy: Policy Condition failed: [\"eq\", \"$\(field)\", \"\(value)\"]")
+                }
+            case .startsWith(let field, let prefix):
+                covered.insert(field)
+                guard let value = values[field], Self.starts(value, with: prefix, field: field) else {
+                    throw Self.refused("Invalid according to Policy: Policy Condition failed: [\"starts-with\", \"$\(field)\", \"\(prefix)\"]")
+                }
+            case .contentLength:
+                break
+            }
+        }
+        // S3 refuses a policy that does not name its bucket.
+        guard covered.contains("bucket") else {
+            throw Self.refused("Invalid according to Policy: Policy Condition failed: [\"eq\", \"$bucket\", \"\(bucket)\"]")
+        }
+        for field in fields.keys.sorted() where !covered.contains(field) && !Self.exempt(field) {
+            throw Self.refused("Invalid according to Policy: Extra input fields: \(field)")
+        }
+    }
+
+    /// A Content-Type may be a comma-separated list, each of which must start so.
+    private static func starts(_ value: String, with prefix: String, field: String) -> Bool {
+        guard field == "content-type", value.contains(",") else { return value.hasPrefix(prefix) }
+        return value.split(separator: ",").allSatisfy { $0.trimmingCharacters(in: .whitespaces).hasPrefix(prefix) }
+    }
+
+    /// The fields a policy need not name: the signature's own, the file,
+    /// `x-ignore-*` (as S3), and the checksums (the bytes are checked
+    /// against them).
+    static func exempt(_ field: String) -> Bool {
+        ["policy", "signature", "awsaccesskeyid", "x-amz-signature", "file", "bucket"].contains(field)
+            || field.hasPrefix("x-ignore-") || field.hasPrefix("x-amz-checksum-")
+    }
+
+    private static func malformed(_ message: String) -> S3Error { S3Error(.badRequest, "InvalidPolicyDocument", message) }
+    private static func refused(_ message: String) -> S3Error { .accessDenied(message) }
+}

@@ -101,8 +101,11 @@ import Testing
                     == "AccessDenied", "\(why)")
         }
         #expect(Self.code { try policy.check(fields: fields, bucket: "other", nowSeconds: Self.now) } == "AccessDenied")
+        // A field left out is empty: allowed by an empty prefix, not by another.
         var missing = fields
         missing["x-amz-meta-tag"] = nil
+        try policy.check(fields: missing, bucket: "b", nowSeconds: Self.now)
+        missing["acl"] = nil
         #expect(Self.code { try policy.check(fields: missing, bucket: "b", nowSeconds: Self.now) } == "AccessDenied")
         let expired = Self.code { try policy.check(fields: fields, bucket: "b", nowSeconds: 1_900_000_000) }
         #expect(expired == "AccessDenied")

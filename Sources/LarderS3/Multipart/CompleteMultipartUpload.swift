@@ -43,6 +43,12 @@ struct MultipartCompletion: Sendable {
                 }
                 let meta = value.metadata
                 value.close()
+                // An SSE-C upload is completed with its key, as S3 asks.
+                do throws(S3Error) {
+                    try ServerSideEncryption.checkPart(call.head.headers, upload: meta.s3Attributes?.headers ?? [])
+                } catch {
+                    return .now(.failure(error))
+                }
                 return store.list(prefix: MultipartLayout.parts(bucket, id), after: nil, limit: MultipartLayout.partNumbers.count,
                                   groupByDirectory: false).then { listing -> StoreReply<ObjectAttributes> in
                     do {

@@ -1,5 +1,6 @@
 import LarderHTTP
 import LarderStorage
+import LarderSupport
 import LarderValueFile
 import LarderStoreVocabulary
 
@@ -24,15 +25,19 @@ struct MultipartOperations: Sendable {
             if !own.isEmpty { kept.append(("Content-Encoding", own.joined(separator: ", "))) }
         }
         let checksum = try UploadChecksum.requested(algorithm: headers["x-amz-checksum-algorithm"], type: headers["x-amz-checksum-type"])
-        let record = checksum?.record(headers: kept) ?? ObjectAttributes(headers: kept, checksum: nil)
-        let encryption = ServerSideEncryption.echoed(kept)
+        // The bucket's default encryption, for an upload that names none.
+        let asksEncryption = !ServerSideEncryption.echoed(kept).isEmpty
         let id = MultipartLayout.newID()
         let store = self.store
         let contentType = headers["Content-Type"] ?? "binary/octet-stream"
-        let made: StoreReply<PutOutcome> = buckets.exists(bucket).then { exists in
-            guard case .success(true) = exists else {
-                return .now(.failure((try? exists.get()) == false ? S3Error.noSuchBucket(bucket) : exists.failure!))
-            }
+        let encryption = Locked<[(String, String)]>([])
+        let asked = kept
+        let made: StoreReply<PutOutcome> = BucketSettingsOperations(store: store, buckets: buckets).settings(bucket).then { settings in
+            guard case .success(let settings) = settings else { return .now(.failure(settings.failure!)) }
+            var kept = asked
+            if !asksEncryption { kept += settings.encryption?.kept ?? [] }
+            let record = checksum?.record(headers: kept) ?? ObjectAttributes(headers: kept, checksum: nil)
+            encryption.withLock { $0 = ServerSideEncryption.echoed(kept) }
             do {
                 let writer = try store.beginUpload(key: MultipartLayout.record(bucket, id), contentType: contentType,
                                                    encoding: .identity, expiresNanos: nil, condition: nil)
@@ -59,7 +64,7 @@ struct MultipartOperations: Sendable {
             // Echoed as S3 echoes them, the type S3 chose when none was named.
             let echoed = checksum.map { [("x-amz-checksum-algorithm", $0.algorithm.rawValue.uppercased()),
                                          ("x-amz-checksum-type", $0.type.rawValue)] } ?? []
-            return xml.response(headers: echoed + encryption)
+            return xml.response(headers: echoed + encryption.withLock { $0 })
         }
     }
 
@@ -72,15 +77,26 @@ struct MultipartOperations: Sendable {
         let (store, record) = (self.store, MultipartLayout.record(bucket, id))
         // The part's checksum is the upload's (known from the headers, before the body).
         let sent = try BodyChecks(call.head, payload: .unsigned).checksumAlgorithm
+        let headers = call.head.headers
+        // The upload's encryption, learnt with its record: the part's answer names it.
+        let encryption = Locked<[(String, String)]>([])
         let ready: @Sendable () -> StoreReply<Bool> = {
             store.currentMetadata(of: record).map { meta throws -> Bool in
                 guard let meta else { return false }
                 try UploadChecksum(record: meta.s3Attributes)?.check(part: sent)
+                let upload = meta.s3Attributes?.headers ?? []
+                try ServerSideEncryption.checkPart(headers, upload: upload)
+                encryption.withLock { $0 = ServerSideEncryption.echoed(upload) }
                 return true
             }
         }
         return try objects.receive(into: MultipartLayout.part(bucket, id, part), contentType: "application/octet-stream",
-                                   kept: [], condition: nil, call, verified, ready: ready, missing: .noSuchUpload(id))
+                                   kept: [], condition: nil, call, verified, ready: ready, missing: .noSuchUpload(id),
+                                   answer: { attributes in
+                                       var response = ObjectUploadSink.uploadAnswer(attributes)
+                                       response.headers += encryption.withLock { $0 }
+                                       return response
+                                   })
     }
 
     static func partNumber(_ text: String?) throws(S3Error) -> Int {

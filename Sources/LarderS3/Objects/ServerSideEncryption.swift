@@ -116,6 +116,25 @@ enum ServerSideEncryption {
         }
     }
 
+    /// UploadPart, UploadPartCopy: a part of an upload created with SSE-C
+    /// is sent with the upload's key (its headers, checked), a part of any
+    /// other upload with no SSE-C key.
+    static func checkPart(_ headers: HTTPHeaders, upload kept: [(name: String, value: String)]) throws(S3Error) {
+        let asked = try customerKeyMD5(headers, prefix: "")
+        let stored = kept.first { $0.name == customerKeyMD5 }?.value
+        switch (stored, asked) {
+        case (nil, nil): return
+        case (nil, .some):
+            throw S3Error.invalidRequest("The multipart upload was not created with SSE-C: a part is sent without a customer key.")
+        case (.some, nil):
+            throw S3Error.invalidRequest("The multipart upload was created with SSE-C: each part must be sent with the same customer key.")
+        case (.some(let stored), .some(let asked)):
+            guard stored == asked else {
+                throw S3Error.invalidRequest("The provided customer key does not match the one the upload was created with.")
+            }
+        }
+    }
+
     /// The kept encryption headers of an object, as its answers echo them.
     static func echoed(_ kept: [(name: String, value: String)]) -> [(String, String)] {
         kept.filter { keptNames.contains($0.name) }.map { ($0.name, $0.value) }

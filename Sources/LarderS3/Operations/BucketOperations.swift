@@ -36,7 +36,9 @@ struct BucketOperations: Sendable {
                     let (top, markers) = try result.get()
                     var created: [String: Int64] = [:]
                     for value in markers.values {
-                        created[String(value.key.dropFirst(BucketLayout.markerPrefixString.count))] = value.metadata.modifiedNanos
+                        // A marker rewritten for the bucket's settings keeps its first date there.
+                        created[String(value.key.dropFirst(BucketLayout.markerPrefixString.count))] =
+                            BucketSettings(decoding: value.metadata.attributes).createdNanos ?? value.metadata.modifiedNanos
                     }
                     let now = Clock.nowNanos()
                     for prefix in top.prefixes {

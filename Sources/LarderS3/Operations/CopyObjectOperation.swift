@@ -87,7 +87,7 @@ struct CopyObjectOperation: Sendable {
         case "REPLACE": tagging = try ObjectTagging.kept(headers)
         case let other?: throw S3Error.invalidArgument("Unknown tagging directive: \(other)")
         }
-        let ready = buckets.exists(bucket).map { (exists: $0, checksum: named) }
+        let ready = buckets.exists(bucket).map { (exists: $0, checksum: named, encryption: [(name: String, value: String)]?.none) }
         let copied = copying(source, to: key, call, ready: ready, missing: .noSuchBucket(bucket),
                              replacement: replacement, encryption: encryption, tagging: tagging, range: nil,
                              writeCondition: ObjectConditions.writeCondition(call.head, key: key, bucket: bucket))
@@ -113,8 +113,14 @@ struct CopyObjectOperation: Sendable {
             }
             range = (first, last)
         }
-        let ready = store.currentMetadata(of: MultipartLayout.record(bucket, id)).map { meta in
-            (exists: meta != nil, checksum: UploadChecksum(record: meta?.s3Attributes)?.algorithm)
+        // A part of an SSE-C upload is sent with the upload's key, and
+        // answered with the upload's encryption, as S3 does.
+        let headers = call.head.headers
+        let ready = store.currentMetadata(of: MultipartLayout.record(bucket, id)).map { meta throws in
+            let upload = meta?.s3Attributes?.headers ?? []
+            if meta != nil { try ServerSideEncryption.checkPart(headers, upload: upload) }
+            return (exists: meta != nil, checksum: UploadChecksum(record: meta?.s3Attributes)?.algorithm,
+                    encryption: Optional(upload.filter { ServerSideEncryption.keptNames.contains($0.name) }))
         }
         let copied = copying(source, to: MultipartLayout.part(bucket, id, part), call, ready: ready, missing: .noSuchUpload(id),
                              replacement: ([], "application/octet-stream"), encryption: [], tagging: [], range: range, writeCondition: nil)
@@ -132,7 +138,7 @@ struct CopyObjectOperation: Sendable {
                answer: @escaping @Sendable () -> HTTPResponse) {
         let source = Source(bucket: bucket, objectKey: objectKey, key: key)
         let kept = tags.tags.isEmpty ? [] : [(name: ObjectTagging.header, value: tags.query)]
-        let rewritten = copying(source, to: key, call, ready: .now(.success((exists: true, checksum: nil))), missing: .noSuchBucket(bucket),
+        let rewritten = copying(source, to: key, call, ready: .now(.success((exists: true, checksum: nil, encryption: nil))), missing: .noSuchBucket(bucket),
                                 replacement: nil, encryption: nil, tagging: kept, range: nil, writeCondition: nil, keepDigests: true)
         call.answer(rewritten) { result in
             _ = try result.get()
@@ -157,7 +163,8 @@ struct CopyObjectOperation: Sendable {
     /// (`missing` when it answers no; the checksum the copy is to have, if
     /// the destination names one), then copies.
     private func copying(_ source: Source, to key: StoreKey, _ call: S3Call,
-                         ready: StoreReply<(exists: Bool, checksum: ChecksumAlgorithm?)>, missing: S3Error,
+                         ready: StoreReply<(exists: Bool, checksum: ChecksumAlgorithm?, encryption: [(name: String, value: String)]?)>,
+                         missing: S3Error,
                          replacement: (headers: [(name: String, value: String)], contentType: String?)?,
                          encryption: [(name: String, value: String)]?, tagging: [(name: String, value: String)]?,
                          range: (first: Int64, last: Int64)?, writeCondition: WriteCondition?,
@@ -176,7 +183,7 @@ struct CopyObjectOperation: Sendable {
                     let destination = try ready.get()
                     guard destination.exists else { throw missing }
                     return try Self.copy(value, to: key, store: store, conditions: conditions, request: call.head.headers,
-                                         replacement: replacement, encryption: encryption, tagging: tagging, range: range,
+                                         replacement: replacement, encryption: destination.encryption ?? encryption, tagging: tagging, range: range,
                                          checksum: destination.checksum, writeCondition: writeCondition, keepDigests: keepDigests)
                 } catch {
                     value.close()

@@ -17,11 +17,29 @@ struct ObjectOperations: Sendable {
 
     func put(_ key: StoreKey, bucket: String, _ call: S3Call, _ verified: SigV4Authenticator.Verified) throws(S3Error) -> HTTPBodyAction {
         let headers = call.head.headers
+        let encryption = try ServerSideEncryption.kept(headers)
+        let known = try bucketDefaults(bucket, asked: encryption)
         let kept = try ObjectAttributes.headers(of: { headers[$0] }, all: headers.map { (name: $0.name, value: $0.value) })
-            + ServerSideEncryption.kept(headers) + ObjectTagging.kept(headers)
+            + encryption + known.encryption + ObjectTagging.kept(headers)
         return try receive(into: key, contentType: headers["Content-Type"] ?? "binary/octet-stream", kept: kept,
                            condition: ObjectConditions.writeCondition(call.head, key: key, bucket: bucket), call, verified,
-                           ready: { [buckets] in buckets.exists(bucket) }, missing: .noSuchBucket(bucket))
+                           ready: { [buckets] in buckets.exists(bucket) }, missing: .noSuchBucket(bucket),
+                           bucketExists: known.exists)
+    }
+
+    /// What a write into `bucket` learns of it before its body, when the
+    /// store answers at once (the disk store): that it exists (else
+    /// NoSuchBucket, now), and the encryption headers its default
+    /// encryption adds to a write that `asked` for none. A store that
+    /// answers later (PostgreSQL) learns neither now: the bucket is asked
+    /// about as the body starts and ends, and no default is added.
+    func bucketDefaults(_ bucket: String, asked: [(name: String, value: String)])
+        throws(S3Error) -> (exists: Bool, encryption: [(name: String, value: String)]) {
+        switch BucketSettingsOperations(store: store, buckets: buckets).settings(bucket) {
+        case .now(.success(let settings)): return (true, asked.isEmpty ? settings.encryption?.kept ?? [] : [])
+        case .now(.failure(let error as S3Error)): throw error
+        default: return (false, [])
+        }
     }
 
     /// Streams a request's body into a write of `key` (PutObject, UploadPart):
@@ -32,7 +50,9 @@ struct ObjectOperations: Sendable {
     /// else refused with `missing`.
     func receive(into key: StoreKey, contentType: String, kept: [(name: String, value: String)], condition: WriteCondition?,
                  _ call: S3Call, _ verified: SigV4Authenticator.Verified, ready: @escaping @Sendable () -> StoreReply<Bool>,
-                 missing: S3Error) throws(S3Error) -> HTTPBodyAction {
+                 missing: S3Error, bucketExists: Bool = false,
+                 answer: @escaping @Sendable (ObjectAttributes) -> HTTPResponse = ObjectUploadSink.uploadAnswer)
+        throws(S3Error) -> HTTPBodyAction {
         let headers = call.head.headers
         let encodings = (headers["Content-Encoding"] ?? "").split(separator: ",").map { $0.trimmingSpaces }
         let chunked = verified.payload.isAWSChunked || encodings.contains { $0.lowercased() == "aws-chunked" }
@@ -51,22 +71,23 @@ struct ObjectOperations: Sendable {
                                    checks: try BodyChecks(call.head, payload: verified.payload), length: length,
                                    condition: condition, call,
                                    chunked: chunked ? AWSChunkedDecoder(for: verified, expectedBytes: length) : nil,
-                                   ready: ready, missing: missing))
+                                   ready: ready, missing: missing, readyKnown: bucketExists, answer: answer))
     }
 
     /// The sink that streams an object's bytes into a write of `key`, kept
     /// with `kept` headers and checked by `checks`; published only if `ready`
-    /// (asked now and once the bytes are in), else refused with `missing`.
+    /// (asked now, unless `readyKnown` says the caller knows, and once the
+    /// bytes are in), else refused with `missing`.
     func upload(into key: StoreKey, contentType: String, kept: [(name: String, value: String)], checks: BodyChecks,
                 length: Int64?, condition: WriteCondition?, _ call: S3Call, chunked: AWSChunkedDecoder? = nil,
-                ready: @escaping @Sendable () -> StoreReply<Bool>, missing: S3Error,
+                ready: @escaping @Sendable () -> StoreReply<Bool>, missing: S3Error, readyKnown: Bool = false,
                 answer: @escaping @Sendable (ObjectAttributes) -> HTTPResponse = ObjectUploadSink.uploadAnswer)
         throws(S3Error) -> ObjectUploadSink {
         let attributes = ObjectAttributes(headers: kept, checksum: checks.checksumAlgorithm)
         // On the disk store the answer is here now: a missing bucket (or
         // a part's wrong checksum) is refused before the body (boto3 waits
         // on `100 Continue`).
-        switch ready() {
+        switch readyKnown ? .now(.success(true)) : ready() {
         case .now(.success(false)): throw missing
         case .now(.failure(let error as S3Error)): throw error
         default: break

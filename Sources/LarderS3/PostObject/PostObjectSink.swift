@@ -116,7 +116,9 @@ final class PostObjectSink: HTTPTruncatedBodySink {
         let key = try BucketLayout.key(bucket: bucket, objectKey: Array(objectKey.utf8))
         let lookup: (String) -> String? = { [fields] in fields[$0.lowercased()] }
         var kept = try ObjectAttributes.headers(of: lookup, all: fields.map { (name: $0.key, value: $0.value) })
-        kept += try ServerSideEncryption.kept(lookup)
+        let encryption = try ServerSideEncryption.kept(lookup)
+        let known = try operations.objects.bucketDefaults(bucket, asked: encryption)
+        kept += encryption + known.encryption
         if let tagging = fields["tagging"] {
             let tags = try ObjectTagging(xml: Array(tagging.utf8))
             if !tags.tags.isEmpty { kept.append((ObjectTagging.header, tags.query)) }
@@ -128,7 +130,7 @@ final class PostObjectSink: HTTPTruncatedBodySink {
         let buckets = operations.buckets
         upload = try operations.objects.upload(
             into: key, contentType: fields["content-type"] ?? "binary/octet-stream", kept: kept, checks: checks, length: nil,
-            condition: nil, call, ready: { buckets.exists(bucket) }, missing: .noSuchBucket(bucket),
+            condition: nil, call, ready: { buckets.exists(bucket) }, missing: .noSuchBucket(bucket), readyKnown: known.exists,
             answer: { attributes in answer.response(attributes) })
     }
 

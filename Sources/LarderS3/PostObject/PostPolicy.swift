@@ -97,12 +97,13 @@ struct PostPolicy {
             switch condition {
             case .equals(let field, let value):
                 covered.insert(field)
-                guard values[field] == value else {
+                guard values[field] ?? "" == value else {
                     throw Self.refused("Invalid according to Policy: Policy Condition failed: [\"eq\", \"$\(field)\", \"\(value)\"]")
                 }
             case .startsWith(let field, let prefix):
                 covered.insert(field)
-                guard let value = values[field], Self.starts(value, with: prefix, field: field) else {
+                // A field the form leaves out is empty: `["starts-with", "$f", ""]` allows it.
+                guard Self.starts(values[field] ?? "", with: prefix, field: field) else {
                     throw Self.refused("Invalid according to Policy: Policy Condition failed: [\"starts-with\", \"$\(field)\", \"\(prefix)\"]")
                 }
             case .contentLength:

@@ -11,11 +11,23 @@ struct S3Call: Sendable {
     let responder: HTTPResponder
     let requestID: String
     let logger: Logger
+    /// For a browser's request (one naming an `Origin`): its bucket's CORS
+    /// headers, which every answer carries (and waits for).
+    var cors: CORSHeaders? = nil
 
     func respond(_ response: HTTPResponse) {
         var response = response
         response.headers.append(("x-amz-request-id", requestID))
-        responder.respond(response)
+        guard let cors else {
+            responder.respond(response)
+            return
+        }
+        let (responder, answer) = (self.responder, response)
+        cors.whenKnown { headers in
+            var response = answer
+            response.headers += headers
+            responder.respond(response)
+        }
     }
 
     func fail(_ error: S3Error, closeConnection: Bool = false) {

@@ -14,6 +14,7 @@ struct S3Operations {
     let fixed: FixedSubresources
     let objectAttributes: GetObjectAttributesOperation
     let tagging: ObjectTaggingOperation
+    let settings: BucketSettingsOperations
 
     init(store: any ValueStore, maxObjectBytes: Int64) {
         buckets = BucketOperations(store: store)
@@ -26,5 +27,6 @@ struct S3Operations {
         fixed = FixedSubresources(store: store, buckets: buckets)
         objectAttributes = GetObjectAttributesOperation(store: store, buckets: buckets)
         tagging = ObjectTaggingOperation(store: store, buckets: buckets, copyObject: copyObject)
+        settings = BucketSettingsOperations(store: store, buckets: buckets)
     }
 }

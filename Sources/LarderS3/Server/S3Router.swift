@@ -55,6 +55,13 @@ final class S3Router: Route {
         let query = S3Query(head.query)
         let op = S3OperationName.of(head.method, path, query, copySource: head.headers["x-amz-copy-source"] != nil)
         let target = Self.pathStyleTarget(head, virtualHost)
+        // A browser's preflight is never signed: it is answered by the
+        // bucket's CORS rules (in the default namespace: it names no key).
+        if head.method == .options {
+            responder.observe(with: S3AnswerRecord(op: op, target: target, namespace: namespaces.defaultNamespace, counts: counts))
+            preflight(call, path)
+            return .ignore
+        }
         // A browser upload is signed in its form, not its headers.
         if head.method == .post, case .bucket(let bucket) = path, !query.has("delete"),
            let boundary = head.headers["Content-Type"].flatMap(FormDataReader.boundary) {
@@ -79,8 +86,13 @@ final class S3Router: Route {
            let action = S3FaultAnswer.apply(fault, to: &call, path: path) {
             return action
         }
+        let operations = S3Operations(store: namespace.store, maxObjectBytes: maxObjectBytes)
+        if let origin = head.headers["Origin"], let bucket = path.bucket, BucketLayout.isValidName(bucket) {
+            call.cors = CORSHeaders(operations.settings.settings(bucket), origin: origin,
+                                    method: head.headers["Access-Control-Request-Method"] ?? head.method.description)
+        }
         do {
-            return try route(call, verified, path, query, S3Operations(store: namespace.store, maxObjectBytes: maxObjectBytes))
+            return try route(call, verified, path, query, operations)
         } catch {
             call.fail(error)
             return .ignore
@@ -164,7 +176,9 @@ final class S3Router: Route {
         let writesACL = call.head.method == .put && path.bucket != nil && query.has("acl")
         var objectTagging = false
         if case .object = path, query.has("tagging") { objectTagging = true }
-        if !readsFixed && !writesACL && !objectTagging, let name = query.names.first(where: { Self.unsupported.contains($0) }) {
+        var bucketSettings = false
+        if case .bucket = path, query.has("cors") || query.has("encryption") { bucketSettings = true }
+        if !readsFixed && !writesACL && !objectTagging && !bucketSettings, let name = query.names.first(where: { Self.unsupported.contains($0) }) {
             throw S3Error.notImplemented("the ?\(name) subresource is not supported yet by Larder's S3 face")
         }
         let method = call.head.method
@@ -175,6 +189,9 @@ final class S3Router: Route {
             throw method == .put ? S3Error.invalidBucketName(bucket) : S3Error.noSuchBucket(bucket)
         }
         if readsFixed { return try readFixed(call, path, query, operations.fixed) }
+        if bucketSettings, case .bucket(let bucket) = path {
+            return try settings(bucket, call, verified, cors: query.has("cors"), operations.settings)
+        }
         if writesACL { return try operations.fixed.putACL(path, call, verified) }
         if method == .put { try FixedSubresources.checkCannedACL(call.head) }
         // Larder keeps one version of each object, S3's `null` one (as in a
@@ -250,6 +267,31 @@ final class S3Router: Route {
 }
 
 extension S3Router {
+    /// Put/Get/DeleteBucketCors, Put/Get/DeleteBucketEncryption.
+    private func settings(_ bucket: String, _ call: S3Call, _ verified: SigV4Authenticator.Verified, cors: Bool,
+                          _ settings: BucketSettingsOperations) throws(S3Error) -> HTTPBodyAction {
+        switch (call.head.method, cors) {
+        case (.get, true): settings.getCORS(bucket, call)
+        case (.put, true): return try settings.putCORS(bucket, call, verified)
+        case (.delete, true): settings.deleteCORS(bucket, call)
+        case (.get, false): settings.getEncryption(bucket, call)
+        case (.put, false): return try settings.putEncryption(bucket, call, verified)
+        case (.delete, false): settings.deleteEncryption(bucket, call)
+        default: throw S3Error.methodNotAllowed
+        }
+        return .ignore
+    }
+
+    /// A browser's preflight, by its bucket's CORS rules.
+    private func preflight(_ call: S3Call, _ path: S3Path) {
+        guard let bucket = path.bucket, BucketLayout.isValidName(bucket) else {
+            call.fail(S3Error(.badRequest, "BadRequest", "A preflight request names a bucket."))
+            return
+        }
+        let settings = S3Operations(store: namespaces.defaultNamespace.store, maxObjectBytes: maxObjectBytes).settings
+        call.answer(settings.settings(bucket)) { result in try CORSAnswers.preflight(call.head, rules: try result.get().cors) }
+    }
+
     /// GetBucketAcl, GetObjectAcl, GetBucketVersioning: answers that do not depend on the bucket.
     private func readFixed(_ call: S3Call, _ path: S3Path, _ query: S3Query,
                            _ fixed: FixedSubresources) throws(S3Error) -> HTTPBodyAction {

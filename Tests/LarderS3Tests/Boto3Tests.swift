@@ -19,7 +19,7 @@ import Testing
     static let secret = "test-secret-key"
     static let scenarios = ["buckets", "objects", "listing", "folder_keys", "interop", "auth", "checksums", "metadata",
                             "copy", "multipart", "virtual_host", "generic_cleanup", "encryption",
-                            "tagging", "signature_v2", "post_object"]
+                            "tagging", "signature_v2", "post_object", "bucket_settings"]
 
     @Test func everyScenarioOnAServerOfItsOwn() async throws {
         try PythonRunner.require([("boto3", "boto3")])

@@ -32,6 +32,7 @@ import botocore.credentials
 import botocore.httpchecksum
 from botocore.client import Config
 
+import bucket_settings as bucket_settings_scenario
 import post_uploads
 import scenario_support
 from scenario_support import check, error_code, plain_http
@@ -301,6 +302,13 @@ def auth():
     status, body = raw_put("signed", "tampered", b"the real body", payload_hash="0" * 64)
     check(status == 400 and b"XAmzContentSHA256Mismatch" in body, f"a wrong payload hash: {status} {body!r}")
     check(error_code(s3.head_object, Bucket="signed", Key="tampered") == "404", "nothing stored after a hash mismatch")
+    # A request with a Date of its own: botocore signs its time from Date (RFC 2822's `-0000`
+    # zone), without X-Amz-Date.
+    dated = client()
+    dated.meta.events.register("before-call.s3.PutObject", lambda **kw: kw["params"]["headers"].update(
+        {"Date": "Sun, 06 Nov 1994 08:49:37 GMT"}))
+    dated.put_object(Bucket="signed", Key="dated", Body=b"signed by Date")
+    check(s3.get_object(Bucket="signed", Key="dated")["Body"].read() == b"signed by Date", "a PUT signed by its Date header")
 
 
 def checksums():
@@ -461,6 +469,10 @@ def metadata():
     check(error_code(s3.put_object, Bucket="meta", Key="x", Body=b"x", ACL="everyone-writes") == "InvalidArgument",
           "an unknown canned ACL on PutObject")
     s3.put_object(Bucket="meta", Key="public", Body=b"x", ACL="public-read")
+    # `aws-chunked` named on a body not framed so is taken off the kept encoding, as S3 does.
+    for sent, kept in [("gzip, aws-chunked", "gzip"), ("aws-chunked, gzip", "gzip"), ("aws-chunked", None)]:
+        s3.put_object(Bucket="meta", Key="enc", ContentEncoding=sent)
+        check(s3.head_object(Bucket="meta", Key="enc").get("ContentEncoding") == kept, f"Content-Encoding {sent!r} kept as {kept!r}")
 
 
 def generic_cleanup():
@@ -507,7 +519,8 @@ def generic_cleanup():
     # ListObjectsV2 as generic code calls it: an empty continuation token is
     # none, and the owner comes when asked for.
     plain = s3.list_objects_v2(Bucket="gen", ContinuationToken="", FetchOwner=True)
-    check([o["Key"] for o in plain["Contents"]] == ["b/2", "c"] and all(o["Owner"]["ID"] == "larder" for o in plain["Contents"]),
+    check([o["Key"] for o in plain["Contents"]] == ["b/2", "c"] and all(o["Owner"]["ID"] == "larder" for o in plain["Contents"])
+          and plain["ContinuationToken"] == "",
           f"list_objects_v2 with an empty token and the owner {plain}")
     check(all("Owner" not in o for o in s3.list_objects_v2(Bucket="gen")["Contents"]), "no owner unless asked for")
     # An Expect S3 does not know is ignored, as S3 ignores it (the plain API answers 417).
@@ -635,6 +648,11 @@ def signature_v2():
 def post_object():
     """Browser uploads by a presigned POST (Tests/s3/post_uploads.py)."""
     post_uploads.post_object(client, plain)
+
+
+def bucket_settings():
+    """CORS, default encryption, tags, SSE-C parts (Tests/s3/bucket_settings.py)."""
+    bucket_settings_scenario.bucket_settings(client(), S3_URL)
 
 
 def copy():
@@ -955,7 +973,8 @@ def raw_put(bucket, key, data, payload_hash=None, chunked=False, corrupt_trailer
 
 
 SCENARIOS = {f.__name__: f for f in [buckets, objects, listing, folder_keys, interop, auth, checksums, metadata, copy, multipart,
-                                     virtual_host, generic_cleanup, encryption, tagging, signature_v2, post_object]}
+                                     virtual_host, generic_cleanup, encryption, tagging, signature_v2, post_object,
+                                     bucket_settings]}
 
 
 

@@ -18,7 +18,8 @@ extension SigV4Authenticator {
         guard let text = amzDate ?? date, !text.isEmpty else {
             throw S3Error.accessDenied("AWS authentication requires a valid Date or x-amz-date header")
         }
-        guard let signedAt = HTTPDate.parse(text) else {
+        // Before 1970 is no date S3 takes (not a skewed clock).
+        guard let signedAt = Self.httpDateSeconds(text), signedAt >= 0 else {
             throw S3Error.accessDenied("AWS authentication requires a valid Date or x-amz-date header: '\(text)' is not an HTTP date")
         }
         if abs(nowSeconds - signedAt) > maxClockSkewSeconds { throw S3Error.requestTimeTooSkewed }

@@ -69,7 +69,9 @@ struct SigV4Authenticator: Sendable {
         }
         let auth = try Self.parse(header)
         guard let secret = credentials.secret(for: auth.accessKey) else { throw S3Error.invalidAccessKeyId }
-        guard let amzDate = head.headers["x-amz-date"] else {
+        // Without x-amz-date the Date header is the signing time (botocore
+        // signs so when a request carries a Date of its own).
+        guard let amzDate = head.headers["x-amz-date"] ?? head.headers["Date"].flatMap(Self.httpDateSeconds).map(Self.amzDate) else {
             throw S3Error.accessDenied("AWS authentication requires a valid Date or x-amz-date header")
         }
         guard let signedAt = Self.seconds(amzDate: amzDate) else {
@@ -205,6 +207,20 @@ struct SigV4Authenticator: Sendable {
             throw malformed("the Credential's terminal is '\(parts[4])'; this endpoint uses aws4_request")
         }
         return (parts[0], SignatureV4.Scope(date: parts[1], region: parts[2], service: parts[3]))
+    }
+
+    /// A `Date` header as S3 reads it: an HTTP-date, or the same with a
+    /// numeric zone of UTC (`+0000`, `-0000`, as RFC 2822 mailers and
+    /// Python's `formatdate` write it).
+    static func httpDateSeconds(_ text: String) -> Int64? {
+        if let seconds = HTTPDate.parse(text) { return seconds }
+        guard text.hasSuffix(" +0000") || text.hasSuffix(" -0000") else { return nil }
+        return HTTPDate.parse(String(text.dropLast(5)) + "GMT")
+    }
+
+    /// Seconds since 1970 as `20130524T000000Z`.
+    static func amzDate(_ seconds: Int64) -> String {
+        String(ISO8601.format(nanos: seconds * 1_000_000_000).filter { $0 != "-" && $0 != ":" })
     }
 
     /// `20130524T000000Z` as seconds since 1970; nil when it is not one.

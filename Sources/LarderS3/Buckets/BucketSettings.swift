@@ -1,7 +1,8 @@
 import Foundation
 
 /// What a bucket keeps besides its objects: its CORS rules
-/// (PutBucketCors) and its default encryption (PutBucketEncryption). Kept
+/// (PutBucketCors), its default encryption (PutBucketEncryption) and its
+/// tags (PutBucketTagging). Kept
 /// in the attributes of the bucket's marker (`BucketLayout.marker`), which
 /// every write asks about already (does the bucket exist?), so they cost a
 /// write nothing more to learn, and go with the bucket when it is deleted.
@@ -15,6 +16,8 @@ struct BucketSettings: Codable, Equatable {
     var createdNanos: Int64?
     var encryption: DefaultEncryption?
     var cors: [CORSRule]?
+    /// The bucket's tags, in `x-amz-tagging` form (`ObjectTagging.query`).
+    var tags: String?
 
     struct DefaultEncryption: Codable, Equatable {
         /// `AES256`, `aws:kms` or `aws:kms:dsse`.
@@ -30,7 +33,7 @@ struct BucketSettings: Codable, Equatable {
         }
     }
 
-    var isEmpty: Bool { encryption == nil && cors == nil }
+    var isEmpty: Bool { encryption == nil && cors == nil && tags == nil }
 
     private static let magic = Array("LBS1".utf8)
 

@@ -4,7 +4,8 @@ import LarderSupport
 import LarderValueFile
 import LarderStoreVocabulary
 
-/// Put/Get/DeleteBucketCors and Put/Get/DeleteBucketEncryption: a bucket's
+/// Put/Get/DeleteBucketCors, Put/Get/DeleteBucketEncryption and
+/// Put/Get/DeleteBucketTagging: a bucket's
 /// settings (`BucketSettings`), kept in its marker's attributes. A change
 /// rewrites the marker only if it is still the version read, so two
 /// changes at once never lose one another: the later is answered
@@ -57,6 +58,33 @@ struct BucketSettingsOperations: Sendable {
 
     func deleteCORS(_ bucket: String, _ call: S3Call) {
         update(bucket, call, answer: .noContent) { $0.cors = nil }
+    }
+
+    // MARK: - Tags
+
+    func getTagging(_ bucket: String, _ call: S3Call) {
+        call.answer(settings(bucket)) { result in
+            guard let query = try result.get().tags else { throw S3Error(.notFound, "NoSuchTagSet", "The TagSet does not exist") }
+            return try ObjectTagging(query: query).xml().response()
+        }
+    }
+
+    func putTagging(_ bucket: String, _ call: S3Call, _ verified: SigV4Authenticator.Verified) throws(S3Error) -> HTTPBodyAction {
+        .receive(SmallBodySink(call: call, verified: verified, checks: try BodyChecks(call.head, payload: verified.payload),
+                               limit: 64 << 10) { [self] body in
+            do {
+                let tags = try ObjectTagging(xml: body)
+                update(bucket, call, answer: .noContent) { $0.tags = tags.query }
+            } catch let error as S3Error {
+                call.fail(error)
+            } catch {
+                call.fail(.internalError("\(error)"))
+            }
+        })
+    }
+
+    func deleteTagging(_ bucket: String, _ call: S3Call) {
+        update(bucket, call, answer: .noContent) { $0.tags = nil }
     }
 
     // MARK: - Default encryption

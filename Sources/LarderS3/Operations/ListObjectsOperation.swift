@@ -54,8 +54,8 @@ struct ListObjectsOperation: Sendable {
             }
             guard versionMarker == "null" else { throw S3Error.invalidArgument("Invalid version id specified") }
         }
-        // An empty continuation token is none (boto3's paginators send one).
-        let token = kind == .v2 ? query["continuation-token"].flatMap { $0.isEmpty ? nil : $0 } : nil
+        // An empty continuation token is none (boto3's paginators send one), echoed as sent.
+        let token = kind == .v2 ? query["continuation-token"] : nil
         let after = switch kind {
         case .v1: query["marker"]
         case .v2: query["start-after"]
@@ -86,7 +86,7 @@ struct ListObjectsOperation: Sendable {
     /// Where the listing starts: after the continuation token's entry, or
     /// after `start-after` (v1: `marker`); nil: at the start.
     static func cursor(_ request: Request) throws(S3Error) -> ListingCursor? {
-        if let token = request.continuationToken {
+        if let token = request.continuationToken, !token.isEmpty {
             guard let decoded = ListingCursor(token: token) else {
                 throw S3Error.invalidArgument("The continuation token provided is incorrect")
             }

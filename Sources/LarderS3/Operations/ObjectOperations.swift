@@ -55,7 +55,10 @@ struct ObjectOperations: Sendable {
         throws(S3Error) -> HTTPBodyAction {
         let headers = call.head.headers
         let encodings = (headers["Content-Encoding"] ?? "").split(separator: ",").map { $0.trimmingSpaces }
-        let chunked = verified.payload.isAWSChunked || encodings.contains { $0.lowercased() == "aws-chunked" }
+        // `aws-chunked` named on a body that is not framed so (no decoded
+        // length, no streaming hash: an empty PUT that names it) is taken off and ignored.
+        let chunked = verified.payload.isAWSChunked
+            || (encodings.contains { $0.lowercased() == "aws-chunked" } && headers["x-amz-decoded-content-length"] != nil)
         let length: Int64?
         if chunked {
             guard let decoded = headers["x-amz-decoded-content-length"].flatMap({ Int64($0) }) else {

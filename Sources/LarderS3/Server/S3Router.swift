@@ -176,9 +176,9 @@ final class S3Router: Route {
         let writesACL = call.head.method == .put && path.bucket != nil && query.has("acl")
         var objectTagging = false
         if case .object = path, query.has("tagging") { objectTagging = true }
-        var bucketSettings = false
-        if case .bucket = path, query.has("cors") || query.has("encryption") { bucketSettings = true }
-        if !readsFixed && !writesACL && !objectTagging && !bucketSettings, let name = query.names.first(where: { Self.unsupported.contains($0) }) {
+        var bucketSettings: String?
+        if case .bucket = path { bucketSettings = ["cors", "encryption", "tagging"].first { query.has($0) } }
+        if !readsFixed && !writesACL && !objectTagging && bucketSettings == nil, let name = query.names.first(where: { Self.unsupported.contains($0) }) {
             throw S3Error.notImplemented("the ?\(name) subresource is not supported yet by Larder's S3 face")
         }
         let method = call.head.method
@@ -189,8 +189,8 @@ final class S3Router: Route {
             throw method == .put ? S3Error.invalidBucketName(bucket) : S3Error.noSuchBucket(bucket)
         }
         if readsFixed { return try readFixed(call, path, query, operations.fixed) }
-        if bucketSettings, case .bucket(let bucket) = path {
-            return try settings(bucket, call, verified, cors: query.has("cors"), operations.settings)
+        if let subresource = bucketSettings, case .bucket(let bucket) = path {
+            return try settings(bucket, call, verified, subresource, operations.settings)
         }
         if writesACL { return try operations.fixed.putACL(path, call, verified) }
         if method == .put { try FixedSubresources.checkCannedACL(call.head) }
@@ -267,16 +267,19 @@ final class S3Router: Route {
 }
 
 extension S3Router {
-    /// Put/Get/DeleteBucketCors, Put/Get/DeleteBucketEncryption.
-    private func settings(_ bucket: String, _ call: S3Call, _ verified: SigV4Authenticator.Verified, cors: Bool,
+    /// Put/Get/DeleteBucketCors, …Encryption, …Tagging, by the subresource named.
+    private func settings(_ bucket: String, _ call: S3Call, _ verified: SigV4Authenticator.Verified, _ subresource: String,
                           _ settings: BucketSettingsOperations) throws(S3Error) -> HTTPBodyAction {
-        switch (call.head.method, cors) {
-        case (.get, true): settings.getCORS(bucket, call)
-        case (.put, true): return try settings.putCORS(bucket, call, verified)
-        case (.delete, true): settings.deleteCORS(bucket, call)
-        case (.get, false): settings.getEncryption(bucket, call)
-        case (.put, false): return try settings.putEncryption(bucket, call, verified)
-        case (.delete, false): settings.deleteEncryption(bucket, call)
+        switch (call.head.method, subresource) {
+        case (.get, "cors"): settings.getCORS(bucket, call)
+        case (.put, "cors"): return try settings.putCORS(bucket, call, verified)
+        case (.delete, "cors"): settings.deleteCORS(bucket, call)
+        case (.get, "encryption"): settings.getEncryption(bucket, call)
+        case (.put, "encryption"): return try settings.putEncryption(bucket, call, verified)
+        case (.delete, "encryption"): settings.deleteEncryption(bucket, call)
+        case (.get, _): settings.getTagging(bucket, call)
+        case (.put, _): return try settings.putTagging(bucket, call, verified)
+        case (.delete, _): settings.deleteTagging(bucket, call)
         default: throw S3Error.methodNotAllowed
         }
         return .ignore

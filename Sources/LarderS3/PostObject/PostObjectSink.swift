@@ -11,7 +11,8 @@ import LarderSupport
 /// (at most `maxFieldBytes`); at the file's head the form is checked and,
 /// if it passes, the file's bytes stream into the object's write as a
 /// PutObject's do (`ObjectUploadSink`); fields after the file are ignored,
-/// as on S3. A refused form is answered once its body is in (read and
+/// as on S3. The object's type is the `Content-Type` field's, else the file
+/// part's own (a browser names its Blob's), else `binary/octet-stream`. A refused form is answered once its body is in (read and
 /// dropped), so a browser reads the answer rather than a reset.
 ///
 /// Confined to the connection's queue (the HTTP layer calls a sink there).
@@ -28,7 +29,7 @@ final class PostObjectSink: HTTPTruncatedBodySink {
     /// What the fields before the file may take, names and values together.
     static let maxFieldBytes = 64 * 1024
 
-    private let call: S3Call
+    private var call: S3Call
     private let context: Context
     private var reader: FormDataReader
     /// The fields read, by lower-cased name (the first of a repeated name).
@@ -99,6 +100,9 @@ final class PostObjectSink: HTTPTruncatedBodySink {
     private func startFile(_ head: FormDataReader.PartHead) throws {
         let accessKey = try PostFormSignature.verify(fields, credentials: context.credentials)
         let operations = try context.operations(accessKey)
+        if let origin = call.head.headers["Origin"] {
+            call.cors = CORSHeaders(operations.settings.settings(context.bucket), origin: origin, method: "POST")
+        }
         guard let template = fields["key"] else {
             throw S3Error.invalidArgument("Bucket POST must contain a field named 'key'.  If it is specified, please check the order of the fields.")
         }
@@ -129,7 +133,7 @@ final class PostObjectSink: HTTPTruncatedBodySink {
                                       fields: fields)
         let buckets = operations.buckets
         upload = try operations.objects.upload(
-            into: key, contentType: fields["content-type"] ?? "binary/octet-stream", kept: kept, checks: checks, length: nil,
+            into: key, contentType: fields["content-type"] ?? head.contentType ?? "binary/octet-stream", kept: kept, checks: checks, length: nil,
             condition: nil, call, ready: { buckets.exists(bucket) }, missing: .noSuchBucket(bucket), readyKnown: known.exists,
             answer: { attributes in answer.response(attributes) })
     }

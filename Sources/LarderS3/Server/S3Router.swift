@@ -108,6 +108,13 @@ final class S3Router: Route {
             return .ignore
         }
         let (counts, maxObjectBytes) = (self.counts, self.maxObjectBytes)
+        var call = call
+        // A page's upload reads its answer by the bucket's CORS rules: the
+        // default namespace's until the form names its signer's.
+        if let origin = call.head.headers["Origin"] {
+            let settings = S3Operations(store: namespaces.defaultNamespace.store, maxObjectBytes: maxObjectBytes).settings
+            call.cors = CORSHeaders(settings.settings(bucket), origin: origin, method: "POST")
+        }
         call.responder.observe(with: S3AnswerRecord(op: op, target: target, namespace: namespaces.defaultNamespace, counts: counts))
         let context = PostObjectSink.Context(bucket: bucket, credentials: credentials) { [self] accessKey throws(S3Error) in
             let namespace = try self.namespace(of: accessKey)

@@ -57,4 +57,24 @@ import Testing
         #expect(try #require(ObjectAttributes(decoding: old)).checksumType == .fullObject)
         #expect(UploadChecksum(record: ObjectAttributes(decoding: composite.encoded())) == UploadChecksum(algorithm: .crc32, type: .composite))
     }
+
+    @Test func partSizesAndDigestsAreKeptWhenTheyFit() throws {
+        var object = ObjectAttributes(headers: [("x-amz-meta-a", "b")], checksum: .crc32, type: .composite)
+        object.parts = 3
+        object.partSizes = [5 << 20, 127, 1 << 40]
+        object.partDigests = [[1, 2, 3, 4], [5, 6, 7, 8], [9, 10, 11, 12]]
+        let decoded = try #require(ObjectAttributes(decoding: object.encoded()))
+        #expect(decoded == object)
+        // Without digests (a part had none): the sizes alone.
+        object.partDigests = nil
+        #expect(try #require(ObjectAttributes(decoding: object.encoded())).partSizes == [5 << 20, 127, 1 << 40])
+        // Too many to keep: none, and the rest as before (the count, the headers).
+        object.partSizes = Array(repeating: 5 << 20, count: 2000)
+        object.parts = 2000
+        let many = try #require(ObjectAttributes(decoding: object.encoded()))
+        #expect(many.partSizes == nil && many.parts == 2000 && many.headers.first?.value == "b")
+        // Written before parts were kept: the headers end the value.
+        object.partSizes = nil
+        #expect(try #require(ObjectAttributes(decoding: object.encoded())).partSizes == nil)
+    }
 }

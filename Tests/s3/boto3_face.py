@@ -854,15 +854,24 @@ def multipart_checksums(s3):
     check(error_code(s3.complete_multipart_upload, Bucket="parts", Key="sums/sha", UploadId=upload,
                      MultipartUpload={"Parts": [parts[0], dict(parts[1], ChecksumSHA256=b64(sha1))]}) == "InvalidPart",
           "a part's wrong checksum in Complete")
-    check(error_code(s3.complete_multipart_upload, Bucket="parts", Key="sums/sha", UploadId=upload,
-                     MultipartUpload={"Parts": [{k: v for k, v in p.items() if k != "ChecksumSHA256"} for p in parts]})
-          == "InvalidRequest", "a composite upload's Complete without the parts' checksums")
-    done = s3.complete_multipart_upload(Bucket="parts", Key="sums/sha", UploadId=upload, MultipartUpload={"Parts": parts})
+    # Parts named without their checksums are taken with the ones they were uploaded with (as Ceph
+    # does; AWS asks for each).
+    done = s3.complete_multipart_upload(Bucket="parts", Key="sums/sha", UploadId=upload,
+                                        MultipartUpload={"Parts": [{k: v for k, v in p.items() if k != "ChecksumSHA256"} for p in parts]})
     composite = b64(hashlib.sha256(sha1 + sha2).digest()) + "-2"
     check((done.get("ChecksumSHA256"), done.get("ChecksumType")) == (composite, "COMPOSITE"), f"Complete's checksum {done}")
     got = s3.get_object(Bucket="parts", Key="sums/sha", ChecksumMode="ENABLED")
     check(got["Body"].read() == whole and (got.get("ChecksumSHA256"), got.get("ChecksumType")) == (composite, "COMPOSITE"),
           f"GetObject's composite SHA256 {got.get('ChecksumSHA256')}")
+    # Each part by its number: its bytes, the part count, its own checksum; and listed with its size.
+    second = s3.get_object(Bucket="parts", Key="sums/sha", PartNumber=2, ChecksumMode="ENABLED")
+    check(second["Body"].read() == last and second["PartsCount"] == 2 and second["ContentRange"] ==
+          f"bytes {len(first)}-{len(whole) - 1}/{len(whole)}" and second.get("ChecksumSHA256") == b64(sha2), f"part 2 {second}")
+    check(s3.head_object(Bucket="parts", Key="sums/sha", PartNumber=1)["ContentLength"] == len(first), "part 1's length")
+    check(error_code(s3.get_object, Bucket="parts", Key="sums/sha", PartNumber=3) == "InvalidPart", "a part past the last")
+    listed = s3.get_object_attributes(Bucket="parts", Key="sums/sha", ObjectAttributes=["ObjectParts"], MaxParts=1)["ObjectParts"]
+    check(listed["TotalPartsCount"] == 2 and listed["IsTruncated"] and listed["NextPartNumberMarker"] == 1
+          and listed["Parts"] == [{"PartNumber": 1, "Size": len(first), "ChecksumSHA256": b64(sha1)}], f"the parts listed {listed}")
     # A copy's checksum is the whole object's, as on S3: the composite one becomes full-object.
     copied = s3.copy_object(Bucket="parts", Key="sums/sha-copy", CopySource={"Bucket": "parts", "Key": "sums/sha"})
     check(copied["CopyObjectResult"].get("ChecksumSHA256") == b64(hashlib.sha256(whole).digest()), f"the copy's SHA256 {copied}")

@@ -176,8 +176,10 @@ struct MultipartCompletion: Sendable {
                 throw S3Error.invalidPart("One or more of the specified parts could not be found. The part may not have been "
                                           + "uploaded, or the specified entity tag may not match the part's entity tag. (part \(number))")
             }
-            // A composite checksum is made of the parts': the request names each, as S3 asks.
-            if let checksum, checksum.type == .composite, sum == nil {
+            // A composite checksum is made of the parts': a part the request
+            // names without its checksum is taken with the one it was uploaded
+            // with (as Ceph does; AWS asks for each), and must have one.
+            if let checksum, checksum.type == .composite, sum == nil, kept?.checksum?.algorithm != checksum.algorithm {
                 throw S3Error.invalidRequest("The upload was created using a \(checksum.algorithm.rawValue) checksum. The complete "
                                              + "request must include the checksum for each part. It was missing for part \(number) "
                                              + "in the request.")
@@ -222,6 +224,10 @@ struct MultipartCompletion: Sendable {
         for part in chosen { md5s.update(data: part.metadata.s3Attributes?.md5 ?? []) }
         attributes.md5 = Array(md5s.finalize())
         attributes.parts = UInt32(chosen.count)
+        // Each part's size and checksum, for GetObject's partNumber and GetObjectAttributes.
+        attributes.partSizes = chosen.map(\.metadata.size)
+        let partSums = chosen.compactMap { part in part.metadata.s3Attributes?.checksum.flatMap { $0.algorithm == checksum?.algorithm ? $0.digest : nil } }
+        attributes.partDigests = partSums.count == chosen.count ? partSums : nil
         if let checksum, checksum.type == .composite {
             var digests: [[UInt8]] = []
             for part in chosen {

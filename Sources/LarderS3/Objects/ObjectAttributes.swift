@@ -12,6 +12,13 @@ import LarderValueFile
 ///
 ///     format(1)=1 | md5(16) | parts(4, 0: one PUT) | checksum(1, 0: none) digest(n)
 ///     | headers(2) { name(2+n) value(2+n) }...
+///     [ 'P' | count(2) | { size(varint) }... | digest length(1, 0: none) | { digest }... ]
+///
+/// The last section, a multipart object's part sizes (and each part's
+/// checksum, in the object's algorithm, when every part had one), is there
+/// when it fits (`maxPartBytes`): GetObject's `partNumber` and
+/// GetObjectAttributes' parts need it. Values written before it have none
+/// (their decoder stopped after the headers).
 ///
 /// The checksum's byte is its algorithm's code, with 0x80 set for a
 /// composite checksum of a multipart object (older values never set it:
@@ -29,6 +36,13 @@ struct ObjectAttributes: Equatable {
     var checksumType: ChecksumType = .fullObject
     /// Names as S3 answers them: lower-case `x-amz-meta-*`, the content headers as named.
     var headers: [(name: String, value: String)] = []
+    /// A multipart object's parts, in order: each one's size, and its
+    /// checksum's digest when every part had one; nil when not kept.
+    var partSizes: [UInt64]?
+    var partDigests: [[UInt8]]?
+
+    /// The most the part section may take of the attributes.
+    static let maxPartBytes = 4096
 
     /// The headers kept with an object besides `Content-Type` (the value's own).
     static let contentHeaders = ["Content-Encoding", "Content-Disposition", "Content-Language", "Cache-Control", "Expires"]
@@ -45,6 +59,7 @@ struct ObjectAttributes: Equatable {
         a.md5 == b.md5 && a.parts == b.parts && a.checksum?.algorithm == b.checksum?.algorithm
             && a.checksum?.digest == b.checksum?.digest && a.checksumType == b.checksumType
             && a.headers.map(\.name) == b.headers.map(\.name) && a.headers.map(\.value) == b.headers.map(\.value)
+            && a.partSizes == b.partSizes && a.partDigests == b.partDigests
     }
 
     /// The kept headers of a request: user metadata (`MetadataTooLarge`
@@ -100,8 +115,31 @@ struct ObjectAttributes: Equatable {
                 out += field
             }
         }
+        // Only where it fits beside the headers (they may take most of the room).
+        if let section = partSection(), out.count + section.count <= ValueMetadata.maxAttributeBytes { out += section }
         return out
     }
+
+    /// The part section, or nil when there are no parts kept or they do not fit.
+    private func partSection() -> [UInt8]? {
+        guard let partSizes, !partSizes.isEmpty, partSizes.count <= 0xFFFF else { return nil }
+        var out: [UInt8] = [Self.partTag]
+        Self.append(&out, UInt64(partSizes.count), bytes: 2)
+        for size in partSizes {
+            var v = size
+            while v >= 0x80 {
+                out.append(UInt8(v & 0x7F) | 0x80)
+                v >>= 7
+            }
+            out.append(UInt8(v))
+        }
+        let digests = partDigests.flatMap { $0.count == partSizes.count && Set($0.map(\.count)).count == 1 ? $0 : nil }
+        out.append(UInt8(digests?.first?.count ?? 0))
+        for digest in digests ?? [] { out += digest }
+        return out.count <= Self.maxPartBytes ? out : nil
+    }
+
+    private static let partTag: UInt8 = 0x50
 
     /// nil for attributes that are not the S3 face's (or damaged).
     init?(decoding bytes: [UInt8]) {
@@ -128,6 +166,26 @@ struct ObjectAttributes: Equatable {
             guard let n = integer(2), let name = take(n), let m = integer(2), let value = take(m) else { return nil }
             headers.append((String(decoding: name, as: UTF8.self), String(decoding: value, as: UTF8.self)))
         }
+        guard take(1) == [Self.partTag], let parts = integer(2) else { return }
+        var sizes: [UInt64] = []
+        for _ in 0..<parts {
+            var size: UInt64 = 0, shift: UInt64 = 0
+            while true {
+                guard let byte = take(1)?.first, shift < 64 else { return }
+                size |= UInt64(byte & 0x7F) << shift
+                shift += 7
+                if byte & 0x80 == 0 { break }
+            }
+            sizes.append(size)
+        }
+        partSizes = sizes
+        guard let length = take(1)?.first, length > 0 else { return }
+        var digests: [[UInt8]] = []
+        for _ in 0..<parts {
+            guard let digest = take(Int(length)) else { return }
+            digests.append(Array(digest))
+        }
+        partDigests = digests
     }
 
     init(headers: [(name: String, value: String)], checksum: ChecksumAlgorithm?, type: ChecksumType = .fullObject) {

@@ -19,14 +19,24 @@ enum ObjectRepresentation {
         let meta = value.metadata
         let length = Int64(meta.size)
         let attributes = meta.s3Attributes  // decoded once
+        // The part asked for is checked first: a part past the last is InvalidPart whatever the key.
+        let query = head.query == nil ? nil : S3Query(head.query)
+        let part: (start: Int64, count: Int64, digest: [UInt8]?)?
+        do { part = try query?["partNumber"].map { try Self.part($0, of: attributes, length: length, head) } } catch { value.close(); throw error }
         do { try ServerSideEncryption.checkRead(head.headers, kept: attributes?.headers ?? []) } catch { value.close(); throw error }
         let etag = attributes?.etag ?? meta.etag
         let lastModified = HTTPDate.format(secondsSince1970: meta.modifiedSeconds)
         var headers: [(String, String)] = [("Content-Type", meta.contentType), ("Last-Modified", lastModified), ("Accept-Ranges", "bytes")]
         let wantsChecksum = head.headers["x-amz-checksum-mode"]?.uppercased() == "ENABLED" && head.headers["Range"] == nil
-        headers += attributes?.responseHeaders(checksumMode: wantsChecksum, etag: etag) ?? [("ETag", etag)]
-        if head.query != nil {
-            let query = S3Query(head.query)
+        headers += attributes?.responseHeaders(checksumMode: wantsChecksum && part == nil, etag: etag) ?? [("ETag", etag)]
+        if let part, let attributes, attributes.parts > 0 {
+            headers.append(("x-amz-mp-parts-count", String(attributes.parts)))
+            if wantsChecksum, let algorithm = attributes.checksum?.algorithm, let digest = part.digest {
+                headers.append((algorithm.header, digest.base64))
+                headers.append(("x-amz-checksum-type", attributes.checksumType.rawValue))
+            }
+        }
+        if let query {
             for (parameter, header) in overrides {
                 guard let value = query[parameter] else { continue }
                 headers.removeAll { $0.0 == header }
@@ -46,7 +56,10 @@ enum ObjectRepresentation {
             }
         }
         var (start, count, status) = (Int64(0), length, HTTPStatus.ok)
-        if let range = head.headers["Range"] {
+        if let part, attributes?.parts ?? 0 > 0 {
+            (start, count, status) = (part.start, part.count, .partialContent)
+            headers.append(("Content-Range", ByteRangeRequest.contentRange(start: part.start, end: part.start + part.count - 1, length: length)))
+        } else if let range = head.headers["Range"] {
             switch ByteRangeRequest.evaluate(range, length: length) {
             case .full:
                 break
@@ -75,6 +88,30 @@ enum ObjectRepresentation {
         do { stream = try value.identityStream() } catch { value.close(); throw error }
         do { try stream.skip(start) } catch { stream.close(); throw error }
         return HTTPResponse(status: status, headers: headers, body: .stream(ValueBodyStream(stream), length: count))
+    }
+}
+
+extension ObjectRepresentation {
+    /// The bytes `partNumber` names: a multipart object's part (its
+    /// offset, size and checksum, as Complete kept them), or the whole of
+    /// any other object as its part 1; `InvalidPart` past the last part.
+    static func part(_ text: String, of attributes: ObjectAttributes?, length: Int64,
+                     _ head: HTTPRequestHead) throws(S3Error) -> (start: Int64, count: Int64, digest: [UInt8]?) {
+        guard let number = Int(text), MultipartLayout.partNumbers.contains(number) else {
+            throw S3Error.invalidArgument("Part number must be an integer between 1 and 10000, inclusive")
+        }
+        guard head.headers["Range"] == nil else {
+            throw S3Error.invalidRequest("Cannot specify both Range header and partNumber query parameter")
+        }
+        let count = Int(attributes?.parts ?? 0)
+        guard number <= max(count, 1) else { throw S3Error.invalidPart("The requested partnumber is not satisfiable") }
+        guard count > 0 else { return (0, length, nil) }
+        guard let sizes = attributes?.partSizes, sizes.count == count else {
+            throw S3Error.invalidRequest("Larder did not keep this object's part sizes (it was completed before it kept them, "
+                                         + "or has too many parts): read it by Range")
+        }
+        let start = sizes.prefix(number - 1).reduce(0, +)
+        return (Int64(start), Int64(sizes[number - 1]), attributes?.partDigests?[number - 1])
     }
 }
 

@@ -89,6 +89,17 @@ def buckets():
     names = [b["Name"] for b in s3.list_buckets()["Buckets"]]
     check(names == ["beta", "gamma"], f"list_buckets with a plain-API bucket: {names}")
     s3.head_bucket(Bucket="gamma")
+    # A page at a time, by prefix; a bucket made in another region says so, and keeps its date when made again.
+    s3.create_bucket(Bucket="delta", CreateBucketConfiguration={"LocationConstraint": "eu-west-1"})
+    check(s3.get_bucket_location(Bucket="delta")["LocationConstraint"] == "eu-west-1", "a bucket's region given back")
+    first = s3.list_buckets(MaxBuckets=2)
+    check([b["Name"] for b in first["Buckets"]] == ["beta", "delta"] and first.get("ContinuationToken"), f"a page {first}")
+    rest = s3.list_buckets(MaxBuckets=2, ContinuationToken=first["ContinuationToken"])
+    check([b["Name"] for b in rest["Buckets"]] == ["gamma"] and "ContinuationToken" not in rest, f"the last page {rest}")
+    check([b["Name"] for b in s3.list_buckets(Prefix="de")["Buckets"]] == ["delta"], "buckets by prefix")
+    made = {b["Name"]: b["CreationDate"] for b in s3.list_buckets()["Buckets"]}["delta"]
+    s3.create_bucket(Bucket="delta", CreateBucketConfiguration={"LocationConstraint": "eu-west-1"})
+    check({b["Name"]: b["CreationDate"] for b in s3.list_buckets()["Buckets"]}["delta"] == made, "made again: the same date")
 
 
 def objects():
@@ -599,7 +610,7 @@ def tagging():
     got = s3.get_object(Bucket="tags", Key="t")
     check(got["TagCount"] == 2 and got["Body"].read() == b"tagged", f"the tag count on get {got}")
     tags = s3.get_object_tagging(Bucket="tags", Key="t")["TagSet"]
-    check(tags == [{"Key": "team", "Value": "core"}, {"Key": "stage", "Value": "dev box"}], f"tags {tags}")
+    check(tags == [{"Key": "stage", "Value": "dev box"}, {"Key": "team", "Value": "core"}], f"tags, by key {tags}")
     s3.put_object_tagging(Bucket="tags", Key="t", Tagging={"TagSet": [{"Key": "k" * 128, "Value": "v" * 256}]})
     check(s3.get_object_tagging(Bucket="tags", Key="t")["TagSet"] == [{"Key": "k" * 128, "Value": "v" * 256}], "tags replaced")
     head = s3.head_object(Bucket="tags", Key="t")

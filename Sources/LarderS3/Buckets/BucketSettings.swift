@@ -18,6 +18,9 @@ struct BucketSettings: Codable, Equatable {
     var cors: [CORSRule]?
     /// The bucket's tags, in `x-amz-tagging` form (`ObjectTagging.query`).
     var tags: String?
+    /// The region CreateBucket named (`LocationConstraint`), given back by
+    /// GetBucketLocation; nil: us-east-1's empty one. Nothing else depends on it.
+    var location: String?
 
     struct DefaultEncryption: Codable, Equatable {
         /// `AES256`, `aws:kms` or `aws:kms:dsse`.
@@ -33,7 +36,7 @@ struct BucketSettings: Codable, Equatable {
         }
     }
 
-    var isEmpty: Bool { encryption == nil && cors == nil && tags == nil }
+    var isEmpty: Bool { encryption == nil && cors == nil && tags == nil && location == nil }
 
     private static let magic = Array("LBS1".utf8)
 

@@ -97,12 +97,12 @@ struct ObjectTagging: Equatable {
     /// No tags.
     init() { tags = [] }
 
-    /// GetObjectTagging's answer.
+    /// GetObjectTagging's answer: the tags by key, as S3 keeps them (a set, not a list).
     func xml() -> S3XML {
         var xml = S3XML()
         xml.open("Tagging", namespaced: true)
         xml.open("TagSet")
-        for (key, value) in tags {
+        for (key, value) in tags.sorted(by: { Array($0.key.utf8).lexicographicallyPrecedes(Array($1.key.utf8)) }) {
             xml.open("Tag")
             xml.element("Key", key)
             xml.element("Value", value)

@@ -26,7 +26,18 @@ struct BucketOperations: Sendable {
 
     // MARK: - ListBuckets
 
-    func listBuckets(_ call: S3Call) {
+    /// Every bucket, by name; a page of `max-buckets` after
+    /// `continuation-token` (the last name of the page before, as the
+    /// answer's `ContinuationToken` gives it), of the names with `prefix`.
+    func listBuckets(_ call: S3Call, _ query: S3Query) throws(S3Error) {
+        var maxBuckets: Int?
+        if let text = query["max-buckets"] {
+            guard let n = Int(text), (1...10_000).contains(n) else {
+                throw S3Error.invalidArgument("max-buckets must be an integer between 1 and 10000")
+            }
+            maxBuckets = n
+        }
+        let page = (max: maxBuckets, after: query["continuation-token"].flatMap { $0.isEmpty ? nil : $0 }, prefix: query["prefix"])
         // Top-level prefixes (buckets with keys) and markers (created
         // buckets), merged; a marker's time is the bucket's creation date.
         FullListing.collect(store, prefix: .root, group: true) { topLevel in
@@ -52,13 +63,19 @@ struct BucketOperations: Sendable {
                     xml.element("DisplayName", S3Owner.displayName)
                     xml.close("Owner")
                     xml.open("Buckets")
-                    for name in created.keys.sorted(by: { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) }) {
+                    var names = created.keys.sorted(by: { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) })
+                    if let prefix = page.prefix { names = names.filter { $0.hasPrefix(prefix) } }
+                    if let after = page.after { names = names.filter { Array(after.utf8).lexicographicallyPrecedes(Array($0.utf8)) } }
+                    let shown = page.max.map { Array(names.prefix($0)) } ?? names
+                    for name in shown {
                         xml.open("Bucket")
                         xml.element("Name", name)
                         xml.element("CreationDate", S3Time.iso8601(nanos: created[name]!))
                         xml.close("Bucket")
                     }
                     xml.close("Buckets")
+                    if shown.count < names.count, let last = shown.last { xml.element("ContinuationToken", last) }
+                    if let prefix = page.prefix { xml.element("Prefix", prefix) }
                     xml.close("ListAllMyBucketsResult")
                     return xml.response()
                 }
@@ -76,26 +93,45 @@ struct BucketOperations: Sendable {
     func create(_ bucket: String, _ call: S3Call, _ verified: SigV4Authenticator.Verified) throws(S3Error) -> HTTPBodyAction {
         guard BucketLayout.isValidName(bucket) else { throw S3Error.invalidBucketName(bucket) }
         let store = self.store
-        let write: @Sendable () -> Void = {
+        let write: @Sendable ([UInt8]) -> Void = { body in
+            var settings = BucketSettings()
+            settings.location = Self.locationConstraint(body)
             let written: StoreReply<PutOutcome>
             do {
+                // Only a new marker: an existing bucket keeps its date and settings.
                 let writer = try store.beginUpload(key: BucketLayout.marker(bucket), contentType: Self.markerContentType,
-                                                   encoding: .identity, expiresNanos: nil, condition: nil)
+                                                   encoding: .identity, expiresNanos: nil, condition: WriteConditions.mustNotExist)
+                if !settings.isEmpty {
+                    do { try writer.setAttributes(settings.encoded()) } catch { writer.abort(); throw error }
+                }
                 written = writer.finish()
             } catch {
                 written = .now(.failure(error))
             }
             call.answer(written) { result in
-                _ = try result.get()
+                do {
+                    _ = try result.get()
+                } catch StoreError.preconditionFailed {
+                    // There already: 200, as S3 answers its owner in us-east-1.
+                }
                 return HTTPResponse(status: .ok, headers: [("Location", "/" + bucket)])
             }
         }
         guard call.head.hasBody else {
-            write()
+            write([])
             return .ignore
         }
         return .receive(SmallBodySink(call: call, verified: verified, checks: try BodyChecks(call.head, payload: verified.payload),
-                                      limit: 64 * 1024) { _ in write() })
+                                      limit: 64 * 1024) { body in write(body) })
+    }
+
+    /// A `CreateBucketConfiguration`'s `LocationConstraint`; nil for none
+    /// or us-east-1's (written as none, as S3 does).
+    static func locationConstraint(_ body: [UInt8]) -> String? {
+        guard !body.isEmpty,
+              let value = try? S3XMLReader.values("LocationConstraint", in: Substring(String(decoding: body, as: UTF8.self))).first,
+              !value.isEmpty, value != S3Owner.region else { return nil }
+        return value
     }
 
     // MARK: - HeadBucket, GetBucketLocation
@@ -108,11 +144,11 @@ struct BucketOperations: Sendable {
     }
 
     func location(_ bucket: String, _ call: S3Call) {
-        call.answer(exists(bucket)) { exists in
-            guard try exists.get() else { throw S3Error.noSuchBucket(bucket) }
+        call.answer(BucketSettingsOperations(store: store, buckets: self).settings(bucket)) { settings in
+            let location = try settings.get().location ?? ""
             var xml = S3XML()
             // us-east-1 is written as an empty constraint, as S3 does.
-            xml.text += "<LocationConstraint xmlns=\"\(S3XML.namespace)\"></LocationConstraint>"
+            xml.text += "<LocationConstraint xmlns=\"\(S3XML.namespace)\">\(S3XML.escape(location))</LocationConstraint>"
             return xml.response()
         }
     }

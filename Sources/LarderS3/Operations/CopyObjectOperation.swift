@@ -213,7 +213,7 @@ struct CopyObjectOperation: Sendable {
         }
         let size = Int64(meta.size)
         if let range, range.last >= size {
-            throw S3Error.invalidArgument("Range specified is not valid for source object of size: \(size)")
+            throw S3Error(.badRequest, "InvalidRange", "Range specified is not valid for source object of size: \(size)")
         }
         let (skip, count) = range.map { ($0.first, $0.last - $0.first + 1) } ?? (0, size)
         let kept = meta.s3Attributes

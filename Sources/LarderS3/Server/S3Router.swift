@@ -209,7 +209,7 @@ final class S3Router: Route {
         switch path {
         case .service:
             guard method == .get || method == .head else { throw S3Error.methodNotAllowed }
-            buckets.listBuckets(call)
+            try buckets.listBuckets(call, query)
             return .ignore
         case .bucket(let bucket):
             switch method {

@@ -77,6 +77,18 @@ final class S3Router: Route {
             responder.observe(with: S3AnswerRecord(op: op, target: target, namespace: refusedNamespace(head), counts: counts))
             // A refused request's body is not read: the HTTP layer skips it
             // or closes the connection (never waiting for an upload).
+            // An unsigned request naming a bucket there is not is told so
+            // (404 NoSuchBucket), as S3 tells anonymous callers; not where no
+            // key is accepted (a token turned them off): nothing is open there.
+            if !credentials.keys.isEmpty, head.headers["Authorization"] == nil, !query.has("X-Amz-Signature"), !query.has("Signature"),
+               let bucket = path.bucket, BucketLayout.isValidName(bucket) {
+                let buckets = BucketOperations(store: namespaces.defaultNamespace.store)
+                call.answer(buckets.exists(bucket)) { exists in
+                    guard try exists.get() else { throw S3Error.noSuchBucket(bucket) }
+                    throw error
+                }
+                return .ignore
+            }
             call.fail(error)
             return .ignore
         }

@@ -94,9 +94,10 @@ import Glibc
     static let runWithoutOutput = ["docs/sharing.md cas", "docs/sharing.md watch", "docs/sharing.md events"]
 
     /// The examples that need a server or tools this suite does not start,
-    /// run by the suite named: docs/s3.md's aws CLI example needs the S3
-    /// listener and awscli (LarderS3Tests' S3ClientsTests).
-    static let runElsewhere = ["docs/s3.md aws-cli"]
+    /// run by the suite named: docs/s3.md's aws CLI and presigned POST
+    /// examples need the S3 listener, awscli and boto3 (LarderS3Tests'
+    /// S3ClientsTests).
+    static let runElsewhere = ["docs/s3.md aws-cli", "docs/s3.md presigned-post"]
 
     @Test func fourCompareAndSwapLoopsCountToForty() throws {
         let server = try TestServer()

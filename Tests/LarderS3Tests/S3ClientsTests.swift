@@ -72,6 +72,24 @@ import Testing
         #expect(Self.normalized(result.stdoutText) == Self.normalized(expected), "printed:\n\(result.stdoutText)\(result.stderr)")
     }
 
+    /// docs/s3.md's presigned POST example, run with python3 as written
+    /// (its localhost:9000 the S3 listener): the upload is 204 and the
+    /// object keeps the file part's type.
+    @Test func thePresignedPostExampleUploadsAsDocsS3Says() async throws {
+        try PythonRunner.require([("boto3", "boto3"), ("urllib3", "urllib3")])
+        let server = try await S3ChildServer.start()
+        defer { server.stop() }
+        let home = TestServer.makeTempDirectory()
+        defer { try? FileManager.default.removeItem(atPath: home) }
+        let s3Address = try #require(server.s3URL.split(separator: "/").last)
+        let script = try DocExample.block("docs/s3.md", "example: presigned-post")
+            .replacingOccurrences(of: "localhost:9000", with: String(s3Address))
+        let result = try await PythonRunner.run(["-c", script], environment: S3ChildServer.clientEnvironment(home: home),
+                                                timeout: 120)
+        #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
+        #expect(result.stdout.split(separator: "\n").map(String.init) == ["204", "image/png"], "printed:\n\(result.stdout)")
+    }
+
     /// `aws s3 ls`'s local date and time made equal.
     static func normalized(_ text: String) -> String {
         DocExample.normalized(text).replacingOccurrences(of: #"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d"#, with: "<time>",

@@ -152,7 +152,7 @@ struct ObjectAttributes: Equatable {
         func integer(_ n: Int) -> Int? {
             take(n).map { $0.reversed().reduce(0) { $0 << 8 | Int($1) } }
         }
-        guard take(1) == [1], let md5 = take(16), let parts = integer(4), let code = take(1)?.first else { return nil }
+        guard take(1)?.first == 1, let md5 = take(16), let parts = integer(4), let code = take(1)?.first else { return nil }
         self.md5 = Array(md5)
         self.parts = UInt32(parts)
         if code != 0 {
@@ -166,7 +166,10 @@ struct ObjectAttributes: Equatable {
             guard let n = integer(2), let name = take(n), let m = integer(2), let value = take(m) else { return nil }
             headers.append((String(decoding: name, as: UTF8.self), String(decoding: value, as: UTF8.self)))
         }
-        guard take(1) == [Self.partTag], let parts = integer(2) else { return }
+        // Compared as a byte: an array literal here cost every GetObject an allocation.
+        guard p < bytes.count, bytes[p] == Self.partTag else { return }
+        p += 1
+        guard let parts = integer(2) else { return }
         var sizes: [UInt64] = []
         for _ in 0..<parts {
             var size: UInt64 = 0, shift: UInt64 = 0

@@ -1,32 +1,28 @@
 import LarderStorage
 
 /// The operations over one namespace's store, made per request for the
-/// store of the namespace the request's key works in (a few references:
-/// namespaces come and go, so nothing is kept per namespace here).
+/// store of the namespace the request's key works in (namespaces come and
+/// go, so nothing is kept per namespace here). Each is made when asked
+/// for: a request uses one or two, and making all eleven was a dozen
+/// reference counts on every GetObject.
 struct S3Operations {
-    let buckets: BucketOperations
-    let objects: ObjectOperations
-    let listing: ListObjectsOperation
-    let deleteObjects: DeleteObjectsOperation
-    let copyObject: CopyObjectOperation
-    let multipart: MultipartOperations
-    let completion: MultipartCompletion
-    let fixed: FixedSubresources
-    let objectAttributes: GetObjectAttributesOperation
-    let tagging: ObjectTaggingOperation
-    let settings: BucketSettingsOperations
+    let store: any ValueStore
+    let maxObjectBytes: Int64
 
     init(store: any ValueStore, maxObjectBytes: Int64) {
-        buckets = BucketOperations(store: store)
-        objects = ObjectOperations(store: store, buckets: buckets, maxObjectBytes: maxObjectBytes)
-        listing = ListObjectsOperation(store: store, buckets: buckets)
-        deleteObjects = DeleteObjectsOperation(store: store, buckets: buckets)
-        copyObject = CopyObjectOperation(store: store, buckets: buckets)
-        multipart = MultipartOperations(store: store, buckets: buckets, objects: objects)
-        completion = MultipartCompletion(store: store, maxObjectBytes: maxObjectBytes)
-        fixed = FixedSubresources(store: store, buckets: buckets)
-        objectAttributes = GetObjectAttributesOperation(store: store, buckets: buckets)
-        tagging = ObjectTaggingOperation(store: store, buckets: buckets, copyObject: copyObject)
-        settings = BucketSettingsOperations(store: store, buckets: buckets)
+        self.store = store
+        self.maxObjectBytes = maxObjectBytes
     }
+
+    var buckets: BucketOperations { BucketOperations(store: store) }
+    var objects: ObjectOperations { ObjectOperations(store: store, buckets: buckets, maxObjectBytes: maxObjectBytes) }
+    var listing: ListObjectsOperation { ListObjectsOperation(store: store, buckets: buckets) }
+    var deleteObjects: DeleteObjectsOperation { DeleteObjectsOperation(store: store, buckets: buckets) }
+    var copyObject: CopyObjectOperation { CopyObjectOperation(store: store, buckets: buckets) }
+    var multipart: MultipartOperations { MultipartOperations(store: store, buckets: buckets, objects: objects) }
+    var completion: MultipartCompletion { MultipartCompletion(store: store, maxObjectBytes: maxObjectBytes) }
+    var fixed: FixedSubresources { FixedSubresources(store: store, buckets: buckets) }
+    var objectAttributes: GetObjectAttributesOperation { GetObjectAttributesOperation(store: store, buckets: buckets) }
+    var tagging: ObjectTaggingOperation { ObjectTaggingOperation(store: store, buckets: buckets, copyObject: copyObject) }
+    var settings: BucketSettingsOperations { BucketSettingsOperations(store: store, buckets: buckets) }
 }

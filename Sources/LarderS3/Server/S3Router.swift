@@ -188,15 +188,14 @@ final class S3Router: Route {
 
     private func route(_ call: S3Call, _ verified: SigV4Authenticator.Verified, _ path: S3Path, _ query: S3Query,
                        _ operations: S3Operations) throws(S3Error) -> HTTPBodyAction {
-        let (buckets, objects, listing, deleteObjects) = (operations.buckets, operations.objects, operations.listing,
-                                                          operations.deleteObjects)
-        let (copyObject, multipart, completion) = (operations.copyObject, operations.multipart, operations.completion)
         let readsFixed = call.head.method == .get && path.bucket != nil && (query.has("acl") || query.has("versioning"))
         let writesACL = call.head.method == .put && path.bucket != nil && query.has("acl")
         var objectTagging = false
         if case .object = path, query.has("tagging") { objectTagging = true }
         var bucketSettings: String?
-        if case .bucket = path { bucketSettings = ["cors", "encryption", "tagging"].first { query.has($0) } }
+        if case .bucket = path, query.has("cors") || query.has("encryption") || query.has("tagging") {
+            bucketSettings = query.has("cors") ? "cors" : query.has("encryption") ? "encryption" : "tagging"
+        }
         if !readsFixed && !writesACL && !objectTagging && bucketSettings == nil, let name = query.names.first(where: { Self.unsupported.contains($0) }) {
             throw S3Error.notImplemented("the ?\(name) subresource is not supported yet by Larder's S3 face")
         }
@@ -221,20 +220,20 @@ final class S3Router: Route {
         switch path {
         case .service:
             guard method == .get || method == .head else { throw S3Error.methodNotAllowed }
-            try buckets.listBuckets(call, query)
+            try operations.buckets.listBuckets(call, query)
             return .ignore
         case .bucket(let bucket):
             switch method {
-            case .put: return try buckets.create(bucket, call, verified)
-            case .post where query.has("delete"): return try deleteObjects.delete(bucket, call, verified)
-            case .get where query.has("uploads"): multipart.listUploads(bucket: bucket, query, call)
-            case .head: buckets.head(bucket, call)
-            case .delete: buckets.delete(bucket, call)
+            case .put: return try operations.buckets.create(bucket, call, verified)
+            case .post where query.has("delete"): return try operations.deleteObjects.delete(bucket, call, verified)
+            case .get where query.has("uploads"): operations.multipart.listUploads(bucket: bucket, query, call)
+            case .head: operations.buckets.head(bucket, call)
+            case .delete: operations.buckets.delete(bucket, call)
             case .get:
                 if query.has("location") {
-                    buckets.location(bucket, call)
+                    operations.buckets.location(bucket, call)
                 } else {
-                    try listing.list(bucket, query, call)
+                    try operations.listing.list(bucket, query, call)
                 }
             default: throw S3Error.methodNotAllowed
             }
@@ -245,11 +244,11 @@ final class S3Router: Route {
             if let id = query["uploadId"] {
                 switch method {
                 case .put where call.head.headers["x-amz-copy-source"] != nil:
-                    try copyObject.copyPart(bucket: bucket, id: id, number: query["partNumber"], call)
-                case .put: return try multipart.uploadPart(bucket: bucket, id: id, number: query["partNumber"], call, verified)
-                case .post: return try completion.complete(storeKey, bucket: bucket, objectKey: objectKey, id: id, call, verified)
-                case .delete: try multipart.abort(bucket: bucket, id: id, call)
-                case .get: try multipart.listParts(bucket: bucket, objectKey: objectKey, id: id, query, call)
+                    try operations.copyObject.copyPart(bucket: bucket, id: id, number: query["partNumber"], call)
+                case .put: return try operations.multipart.uploadPart(bucket: bucket, id: id, number: query["partNumber"], call, verified)
+                case .post: return try operations.completion.complete(storeKey, bucket: bucket, objectKey: objectKey, id: id, call, verified)
+                case .delete: try operations.multipart.abort(bucket: bucket, id: id, call)
+                case .get: try operations.multipart.listParts(bucket: bucket, objectKey: objectKey, id: id, query, call)
                 default: throw S3Error.methodNotAllowed
                 }
                 return .ignore
@@ -265,17 +264,17 @@ final class S3Router: Route {
             }
             switch method {
             case .post where query.has("uploads"):
-                try multipart.create(bucket: bucket, objectKey: objectKey, call)
+                try operations.multipart.create(bucket: bucket, objectKey: objectKey, call)
             case .put:
                 if call.head.headers["x-amz-copy-source"] != nil {
-                    try copyObject.copy(to: storeKey, bucket: bucket, call)
+                    try operations.copyObject.copy(to: storeKey, bucket: bucket, call)
                     return .ignore
                 }
-                return try objects.put(storeKey, bucket: bucket, call, verified)
+                return try operations.objects.put(storeKey, bucket: bucket, call, verified)
             case .get where query.has("attributes"):
                 try operations.objectAttributes.attributes(storeKey, bucket: bucket, objectKey: objectKey, call)
-            case .get, .head: objects.get(storeKey, bucket: bucket, objectKey: objectKey, call)
-            case .delete: objects.delete(storeKey, bucket: bucket, call)
+            case .get, .head: operations.objects.get(storeKey, bucket: bucket, objectKey: objectKey, call)
+            case .delete: operations.objects.delete(storeKey, bucket: bucket, call)
             default: throw S3Error.methodNotAllowed
             }
             return .ignore

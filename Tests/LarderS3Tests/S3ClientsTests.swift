@@ -9,8 +9,9 @@ import Testing
 /// The S3 clients people point at a test bucket, each against the built
 /// `larder` binary run as a user runs it (`larder --ephemeral --s3-port 0`,
 /// the default keys of docs/s3.md): the aws CLI (Tests/s3/test_awscli.py),
-/// s3fs/fsspec (test_s3fs.py) and the MinIO SDK (test_minio.py), each a
-/// pytest suite in a scratch HOME with no AWS configuration of the machine.
+/// s3fs/fsspec (test_s3fs.py), the MinIO SDK (test_minio.py), s3cmd
+/// (test_s3cmd.py) and rclone (test_rclone.py), each a pytest suite in a
+/// scratch HOME with no AWS configuration of the machine.
 /// What the face does not do yet (keys ending in `/`) is a test there
 /// skipped with its reason.
 @Suite(.longBlockingLane) struct S3ClientsTests {
@@ -20,12 +21,18 @@ import Testing
         "awscli": ([("awscli", "awscli")], 20),
         "s3fs": ([("s3fs", "s3fs"), ("fsspec", "fsspec")], 13),
         "minio": ([("minio", "minio")], 11),
+        "s3cmd": ([("S3", "s3cmd")], 3),
+        "rclone": ([], 2),
     ]
 
-    @Test(arguments: ["awscli", "s3fs", "minio"])
+    @Test(arguments: ["awscli", "s3fs", "minio", "s3cmd", "rclone"])
     func pytestSuite(_ name: String) async throws {
         let suite = try #require(Self.suites[name])
         try PythonRunner.require([("pytest", "pytest"), ("boto3", "boto3")] + suite.modules)
+        if name == "rclone" {
+            try #require(FileManager.default.isExecutableFile(atPath: "/usr/bin/rclone"),
+                         "rclone is missing: apt-get install rclone (bash .ci/run installs it)")
+        }
         let server = try await S3ChildServer.start()
         defer { server.stop() }
         let home = TestServer.makeTempDirectory()

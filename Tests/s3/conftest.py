@@ -1,4 +1,4 @@
-"""Shared by the S3 client suites (test_awscli.py, test_s3fs.py, test_minio.py).
+"""Shared by the S3 client suites (test_awscli.py, test_s3fs.py, test_minio.py, test_s3cmd.py, test_rclone.py).
 
 They run against a real `larder --ephemeral --s3-port 0` started by
 Tests/LarderS3Tests/S3ClientsTests.swift, which passes its addresses in

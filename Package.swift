@@ -188,7 +188,7 @@ let package = Package(
         // StoreChoice building the disk store, with and without fixtures, and its namespaces' stores.
         .testTarget(name: "LarderBackendsTests", dependencies: [
             "LarderBackends", "LarderDiskStore", "LarderFixtures", "LarderStorage", "LarderStoreVocabulary", "LarderValueFile", "LarderSupport",
-            "LarderTestSupport",
+            "LarderTestSupport", "LarderServer", "LarderWire",
         ]),
         // LarderWire's blocking client against a plain HTTPServer, and its response parser.
         .testTarget(name: "LarderWireTests", dependencies: ["LarderWire", "LarderHTTP", "LarderSupport", "LarderTestSupport"]),

@@ -17,9 +17,13 @@ import Synchronization
 /// Locking: the `worlds` mutex guards the dictionary only. It is held for a
 /// lookup, an insertion (opening the new namespace's store included, so two
 /// first requests for one name never open its directory twice; that is a
-/// few directory creations) and a removal. It is never held while a request
-/// runs, a store closes or a dropped namespace's files are removed; a
-/// world taken out of the dictionary under it is closed after it is let go.
+/// few directory creations) and a removal, with a dropped namespace's data
+/// moved out of its name's way (`NamespaceStores.drop`: a rename, or a row
+/// of PostgreSQL's registry), so that a request making the name again
+/// right after never opens the old data, nor has its new store removed
+/// from under it. It is never held while a request runs, a store closes or
+/// a dropped namespace's files are deleted; a world's watches and streams
+/// end after it is let go.
 /// A `Locked` (a pthread mutex), not `Synchronization.Mutex`: that one's
 /// futex waits are invisible to ThreadSanitizer, which then reports the
 /// worlds handed out under it, and their fields, as races.
@@ -70,7 +74,7 @@ package final class Namespaces: @unchecked Sendable {
     private func droppedElsewhere(_ name: String) {
         guard let world = worlds.withLock({ $0.removeValue(forKey: name) }) else { return }
         logger.notice("namespace \(name): dropped through another server")
-        close(world, drop: false)
+        close(world)
     }
 
     private func open(_ name: String) throws -> NamespaceWorld {
@@ -136,10 +140,12 @@ package final class Namespaces: @unchecked Sendable {
     func drop(_ name: String) -> Bool {
         let found = worlds.withLock { worlds -> NamespaceWorld? in
             guard let world = worlds[name], world.exists else { return nil }
-            return worlds.removeValue(forKey: name)
+            worlds[name] = nil
+            stores.drop(name, store: world.store, logger: logger)
+            return world
         }
         guard let world = found else { return false }
-        close(world, drop: true)
+        end(world)
         return true
     }
 
@@ -147,22 +153,24 @@ package final class Namespaces: @unchecked Sendable {
     func dropAll() -> Int {
         let all = worlds.withLock { worlds -> [NamespaceWorld] in
             defer { worlds = [:] }
+            for world in worlds.values { stores.drop(world.name, store: world.store, logger: logger) }
             return Array(worlds.values)
         }
-        for world in all { close(world, drop: true) }
+        for world in all { end(world) }
         return all.count
     }
 
-    /// Ends the world's watches and streams, closes its store, and with
-    /// `drop` removes its data.
-    private func close(_ world: NamespaceWorld, drop: Bool) {
+    /// Ends the world's watches and streams (its store is closed, or
+    /// handed to `NamespaceStores.drop`, apart).
+    private func end(_ world: NamespaceWorld) {
         world.hub.close()
         world.journal?.close()
-        if drop {
-            stores.drop(world.name, store: world.store, logger: logger)
-        } else {
-            world.store.close()
-        }
+    }
+
+    /// Ends the world's watches and streams and closes its store (its data stays).
+    private func close(_ world: NamespaceWorld) {
+        end(world)
+        world.store.close()
     }
 
     /// Drops, every quarter of `seconds` (at most every 5 s, at least every
@@ -190,12 +198,15 @@ package final class Namespaces: @unchecked Sendable {
                 // follower that polls again at once never finds it gone.
                 if world.listenerCount > 0 { world.touch(now) } else if world.idleTicks(now: now) >= ticks { idle.append(world) }
             }
-            for world in idle { worlds[world.name] = nil }
+            for world in idle {
+                worlds[world.name] = nil
+                stores.drop(world.name, store: world.store, logger: logger)
+            }
             return idle
         }
         for world in idle {
             logger.notice("namespace \(world.name): dropped after \(seconds) s without a request")
-            close(world, drop: true)
+            end(world)
         }
     }
 
@@ -208,7 +219,14 @@ package final class Namespaces: @unchecked Sendable {
             defer { worlds = [:] }
             return Array(worlds.values)
         }
-        for world in all { close(world, drop: !world.exists) }
+        for world in all {
+            if world.exists {
+                close(world)
+            } else {
+                stores.drop(world.name, store: world.store, logger: logger)
+                end(world)
+            }
+        }
         stores.close()
     }
 }

@@ -61,6 +61,19 @@ def keys_under(bucket, prefix=""):
             return [k[len(bucket) + 1:] for k in keys]
 
 
+def command(program, *leading, env=None):
+    """A command-line client: `run(*arguments, check=True)` runs `program *leading *arguments` and
+    answers its CompletedProcess (text), asserting it exited 0 unless `check` is false."""
+    import subprocess
+
+    def run(*arguments, check=True):
+        result = subprocess.run([program, *leading, *arguments], capture_output=True, text=True, env=env, timeout=120)
+        if check:
+            assert result.returncode == 0, f"{program} {' '.join(arguments)}: {result.returncode}\n{result.stdout}{result.stderr}"
+        return result
+    return run
+
+
 def payload(size, seed=0):
     """`size` bytes that differ from one offset to the next (a shifted range would show)."""
     return bytes((i * 31 + seed * 7 + (i >> 8)) % 251 for i in range(size))

@@ -3,11 +3,10 @@ provider: `type = s3`, `provider = Other`, the endpoint, path-style addressing. 
 by environment variables (RCLONE_CONFIG_LARDER_*), so no config file of the machine is read.
 """
 import os
-import subprocess
 
 import pytest
 
-from conftest import ACCESS_KEY, S3_URL, SECRET, keys_under, payload, stored
+from conftest import ACCESS_KEY, S3_URL, SECRET, command, keys_under, payload, stored
 
 
 @pytest.fixture
@@ -18,13 +17,7 @@ def rclone(tmp_path):
                        RCLONE_CONFIG_LARDER_PROVIDER="Other", RCLONE_CONFIG_LARDER_ACCESS_KEY_ID=ACCESS_KEY,
                        RCLONE_CONFIG_LARDER_SECRET_ACCESS_KEY=SECRET, RCLONE_CONFIG_LARDER_ENDPOINT=S3_URL,
                        RCLONE_CONFIG_LARDER_REGION="us-east-1", RCLONE_CONFIG_LARDER_FORCE_PATH_STYLE="true")
-
-    def run(*arguments, check=True):
-        result = subprocess.run(["rclone", *arguments], capture_output=True, text=True, env=environment, timeout=120)
-        if check:
-            assert result.returncode == 0, f"rclone {' '.join(arguments)}: {result.returncode}\n{result.stdout}{result.stderr}"
-        return result
-    return run
+    return command("rclone", env=environment)
 
 
 def test_copy_a_tree_list_cat_and_check(rclone, bucket_name, tmp_path):

@@ -6,11 +6,9 @@ what landed through the plain API or boto3 as well as through s3cmd.
 """
 import hashlib
 import os
-import subprocess
-
 import pytest
 
-from conftest import ACCESS_KEY, S3_URL, SECRET, keys_under, payload, stored
+from conftest import ACCESS_KEY, S3_URL, SECRET, command, keys_under, payload, stored
 
 HOST = S3_URL.split("://", 1)[1]
 
@@ -28,13 +26,7 @@ signature_v2 = False
 bucket_location = us-east-1
 """)
 
-    def run(*arguments, check=True):
-        result = subprocess.run(["s3cmd", "-c", str(config), "--no-progress", *arguments], capture_output=True, text=True,
-                                timeout=120)
-        if check:
-            assert result.returncode == 0, f"s3cmd {' '.join(arguments)}: {result.returncode}\n{result.stdout}{result.stderr}"
-        return result
-    return run
+    return command("s3cmd", "-c", str(config), "--no-progress")
 
 
 def test_make_put_list_get_delete(s3cmd, bucket_name, tmp_path):

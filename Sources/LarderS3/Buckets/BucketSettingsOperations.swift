@@ -43,17 +43,10 @@ struct BucketSettingsOperations: Sendable {
     }
 
     func putCORS(_ bucket: String, _ call: S3Call, _ verified: SigV4Authenticator.Verified) throws(S3Error) -> HTTPBodyAction {
-        .receive(SmallBodySink(call: call, verified: verified, checks: try BodyChecks(call.head, payload: verified.payload),
-                               limit: 64 << 10) { [self] body in
-            do {
-                let rules = try CORSRule.rules(xml: body)
-                update(bucket, call, answer: .ok) { $0.cors = rules }
-            } catch let error as S3Error {
-                call.fail(error)
-            } catch {
-                call.fail(.internalError("\(error)"))
-            }
-        })
+        try put(bucket, call, verified, answer: .ok) { body throws(S3Error) in
+            let rules = try CORSRule.rules(xml: body)
+            return { $0.cors = rules }
+        }
     }
 
     func deleteCORS(_ bucket: String, _ call: S3Call) {
@@ -70,17 +63,10 @@ struct BucketSettingsOperations: Sendable {
     }
 
     func putTagging(_ bucket: String, _ call: S3Call, _ verified: SigV4Authenticator.Verified) throws(S3Error) -> HTTPBodyAction {
-        .receive(SmallBodySink(call: call, verified: verified, checks: try BodyChecks(call.head, payload: verified.payload),
-                               limit: 64 << 10) { [self] body in
-            do {
-                let tags = try ObjectTagging(xml: body)
-                update(bucket, call, answer: .noContent) { $0.tags = tags.query }
-            } catch let error as S3Error {
-                call.fail(error)
-            } catch {
-                call.fail(.internalError("\(error)"))
-            }
-        })
+        try put(bucket, call, verified, answer: .noContent) { body throws(S3Error) in
+            let tags = try ObjectTagging(xml: body).query
+            return { $0.tags = tags }
+        }
     }
 
     func deleteTagging(_ bucket: String, _ call: S3Call) {
@@ -110,17 +96,10 @@ struct BucketSettingsOperations: Sendable {
     }
 
     func putEncryption(_ bucket: String, _ call: S3Call, _ verified: SigV4Authenticator.Verified) throws(S3Error) -> HTTPBodyAction {
-        .receive(SmallBodySink(call: call, verified: verified, checks: try BodyChecks(call.head, payload: verified.payload),
-                               limit: 64 << 10) { [self] body in
-            do {
-                let encryption = try Self.encryption(xml: body)
-                update(bucket, call, answer: .ok) { $0.encryption = encryption }
-            } catch let error as S3Error {
-                call.fail(error)
-            } catch {
-                call.fail(.internalError("\(error)"))
-            }
-        })
+        try put(bucket, call, verified, answer: .ok) { body throws(S3Error) in
+            let encryption = try Self.encryption(xml: body)
+            return { $0.encryption = encryption }
+        }
     }
 
     func deleteEncryption(_ bucket: String, _ call: S3Call) {
@@ -144,6 +123,21 @@ struct BucketSettingsOperations: Sendable {
     }
 
     // MARK: - The marker's rewrite
+
+    /// A Put…: the configuration document (64 KiB at most) read, and the
+    /// change `parse` makes of it (or its refusal) applied by `update`.
+    private func put(_ bucket: String, _ call: S3Call, _ verified: SigV4Authenticator.Verified, answer: HTTPStatus,
+                     _ parse: @escaping @Sendable ([UInt8]) throws(S3Error) -> @Sendable (inout BucketSettings) -> Void)
+        throws(S3Error) -> HTTPBodyAction {
+        .receive(SmallBodySink(call: call, verified: verified, checks: try BodyChecks(call.head, payload: verified.payload),
+                               limit: 64 << 10) { [self] body in
+            do throws(S3Error) {
+                update(bucket, call, answer: answer, try parse(body))
+            } catch {
+                call.fail(error)
+            }
+        })
+    }
 
     /// Rewrites the bucket's marker with `change` made to its settings,
     /// keeping the bucket's creation date, if the marker is still the
@@ -171,17 +165,9 @@ struct BucketSettingsOperations: Sendable {
                         "The bucket's configurations take \(encoded.count) bytes; Larder keeps at most \(ValueMetadata.maxAttributeBytes) with a bucket.")
                 }
                 let version = current?.version
-                let writer = try store.beginUpload(key: marker, contentType: BucketOperations.markerContentType, encoding: .identity,
-                                                   expiresNanos: nil, condition: { now in
-                                                       guard now?.version == version else { throw StoreError.preconditionFailed }
-                                                   })
-                do {
-                    try writer.setAttributes(encoded)
-                } catch {
-                    writer.abort()
-                    throw error
-                }
-                return writer.finish()
+                return try store.beginS3Write(marker, contentType: BucketOperations.markerContentType, condition: { now in
+                    guard now?.version == version else { throw StoreError.preconditionFailed }
+                }, attributes: encoded).finish()
             } catch {
                 return .now(.failure(error))
             }

@@ -57,15 +57,9 @@ struct MultipartCompletion: Sendable {
                         let chosen = try Self.check(requested, against: uploaded, checksum: checksum, maxObjectBytes: maxObjectBytes)
                         let attributes = try Self.attributes(of: chosen, headers: meta.s3Attributes?.headers ?? [], checksum: checksum,
                                                              sent: sent, sentType: sentType)
-                        let writer = try store.beginUpload(key: key, contentType: meta.contentType, encoding: .identity,
-                                                           expiresNanos: nil, condition: condition)
-                        do {
-                            try writer.setAttributes(attributes.encoded())
-                            try writer.expect(bytes: Int64(chosen.reduce(0) { $0 + $1.metadata.size }))
-                        } catch {
-                            writer.abort()
-                            throw error
-                        }
+                        let writer = try store.beginS3Write(key, contentType: meta.contentType, condition: condition,
+                                                            attributes: attributes.encoded(),
+                                                            length: Int64(chosen.reduce(0) { $0 + $1.metadata.size }))
                         // A full-object checksum is the bytes': computed as they stream in.
                         let running = RunningBox(checksum?.type == .fullObject ? checksum.map { RunningChecksum($0.algorithm) } : nil)
                         let box = WriterBox(writer)

@@ -39,10 +39,9 @@ struct MultipartOperations: Sendable {
             let record = checksum?.record(headers: kept) ?? ObjectAttributes(headers: kept, checksum: nil)
             encryption.withLock { $0 = ServerSideEncryption.echoed(kept) }
             do {
-                let writer = try store.beginUpload(key: MultipartLayout.record(bucket, id), contentType: contentType,
-                                                   encoding: .identity, expiresNanos: nil, condition: nil)
+                let writer = try store.beginS3Write(MultipartLayout.record(bucket, id), contentType: contentType, condition: nil,
+                                                    attributes: record.encoded())
                 do {
-                    try writer.setAttributes(record.encoded())
                     try Array(objectKey.utf8).withUnsafeBytes { try writer.write($0) }
                 } catch {
                     writer.abort()

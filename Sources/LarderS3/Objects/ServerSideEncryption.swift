@@ -101,37 +101,32 @@ enum ServerSideEncryption {
         if prefix.isEmpty, headers[algorithm] != nil || headers[kmsKeyID] != nil {
             throw S3Error.invalidArgument("x-amz-server-side-encryption is not valid on a read.")
         }
-        let asked = try customerKeyMD5(headers, prefix: prefix)
-        let stored = kept.first { $0.name == customerKeyMD5 }?.value
-        switch (stored, asked) {
-        case (nil, nil): return
-        case (nil, .some):
-            throw S3Error.invalidRequest("The encryption parameters are not applicable to this object.")
-        case (.some, nil):
-            throw S3Error.invalidRequest("The object was stored using a form of Server Side Encryption. The correct parameters must be provided to retrieve the object.")
-        case (.some(let stored), .some(let asked)):
-            guard stored == asked else {
-                throw S3Error.invalidRequest("The provided customer key does not match the one the object was stored with.")
-            }
-        }
+        try sameCustomerKey(asked: customerKeyMD5(headers, prefix: prefix), kept: kept,
+                            notApplicable: "The encryption parameters are not applicable to this object.",
+                            missing: "The object was stored using a form of Server Side Encryption. The correct parameters must be provided to retrieve the object.",
+                            other: "The provided customer key does not match the one the object was stored with.")
     }
 
     /// UploadPart, UploadPartCopy: a part of an upload created with SSE-C
     /// is sent with the upload's key (its headers, checked), a part of any
     /// other upload with no SSE-C key.
     static func checkPart(_ headers: HTTPHeaders, upload kept: [(name: String, value: String)]) throws(S3Error) {
-        let asked = try customerKeyMD5(headers, prefix: "")
-        let stored = kept.first { $0.name == customerKeyMD5 }?.value
-        switch (stored, asked) {
+        try sameCustomerKey(asked: customerKeyMD5(headers, prefix: ""), kept: kept,
+                            notApplicable: "The multipart upload was not created with SSE-C: it takes no customer key.",
+                            missing: "The multipart upload was created with SSE-C: each part must be sent with the same customer key.",
+                            other: "The provided customer key does not match the one the upload was created with.")
+    }
+
+    /// `asked` (an SSE-C key's MD5, or nil) is the key `kept` headers name,
+    /// or none where they name none; else `InvalidRequest` with the message for the case.
+    private static func sameCustomerKey(asked: String?, kept: [(name: String, value: String)], notApplicable: String,
+                                        missing: String, other: String) throws(S3Error) {
+        switch (kept.first { $0.name == customerKeyMD5 }?.value, asked) {
         case (nil, nil): return
-        case (nil, .some):
-            throw S3Error.invalidRequest("The multipart upload was not created with SSE-C: a part is sent without a customer key.")
-        case (.some, nil):
-            throw S3Error.invalidRequest("The multipart upload was created with SSE-C: each part must be sent with the same customer key.")
+        case (nil, .some): throw S3Error.invalidRequest(notApplicable)
+        case (.some, nil): throw S3Error.invalidRequest(missing)
         case (.some(let stored), .some(let asked)):
-            guard stored == asked else {
-                throw S3Error.invalidRequest("The provided customer key does not match the one the upload was created with.")
-            }
+            guard stored == asked else { throw S3Error.invalidRequest(other) }
         }
     }
 

@@ -99,12 +99,9 @@ struct BucketOperations: Sendable {
             let written: StoreReply<PutOutcome>
             do {
                 // Only a new marker: an existing bucket keeps its date and settings.
-                let writer = try store.beginUpload(key: BucketLayout.marker(bucket), contentType: Self.markerContentType,
-                                                   encoding: .identity, expiresNanos: nil, condition: WriteConditions.mustNotExist)
-                if !settings.isEmpty {
-                    do { try writer.setAttributes(settings.encoded()) } catch { writer.abort(); throw error }
-                }
-                written = writer.finish()
+                written = try store.beginS3Write(BucketLayout.marker(bucket), contentType: Self.markerContentType,
+                                                 condition: WriteConditions.mustNotExist,
+                                                 attributes: settings.isEmpty ? nil : settings.encoded()).finish()
             } catch {
                 written = .now(.failure(error))
             }

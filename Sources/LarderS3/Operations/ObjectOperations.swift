@@ -97,7 +97,8 @@ struct ObjectOperations: Sendable {
         }
         let writer: ValueWriter
         do {
-            writer = try beginWrite(key, contentType: contentType, condition: condition, attributes: attributes, length: length)
+            writer = try store.beginS3Write(key, contentType: contentType, condition: condition, attributes: attributes.encoded(),
+                                            length: length)
         } catch {
             throw S3Call.s3Error(error, logger: call.logger, context: "PUT \(key)")
         }
@@ -114,22 +115,6 @@ struct ObjectOperations: Sendable {
         let encoding = encodings.filter { $0.lowercased() != "aws-chunked" && !$0.isEmpty }.joined(separator: ", ")
         if !encoding.isEmpty { headers.append(("Content-Encoding", encoding)) }
         return headers
-    }
-
-    /// A write of `key` with room for `attributes` (their digests still
-    /// zero: the final ones have the same length).
-    private func beginWrite(_ key: StoreKey, contentType: String, condition: WriteCondition?, attributes: ObjectAttributes,
-                            length: Int64?) throws -> ValueWriter {
-        let writer = try store.beginUpload(key: key, contentType: contentType, encoding: .identity, expiresNanos: nil,
-                                           condition: condition)
-        do {
-            try writer.setAttributes(attributes.encoded())
-            if let length { try writer.expect(bytes: length) }
-        } catch {
-            writer.abort()
-            throw error
-        }
-        return writer
     }
 
     // MARK: - GetObject, HeadObject

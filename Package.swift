@@ -174,8 +174,10 @@ let package = Package(
         // not tests: every test target that needs them imports it.
         .target(name: "LarderTestSupport", dependencies: ["LarderStoreVocabulary", 
             "LarderApp", "LarderServer", "LarderRouting", "LarderBackends", "LarderHTTP", "LarderModel", "LarderPostgres", "LarderStorage", "LarderValueFile", "LarderDiskStore",
-            "LarderFixtures", "LarderSupport", "LarderWire", "CZlib",
+            "LarderFixtures", "LarderSupport", "LarderWire", "CZlib", "CLarderTestScratch",
         ], path: "Tests/LarderTestSupport"),
+        // Chooses the test process's scratch directory (a tmpfs) before `main`.
+        .target(name: "CLarderTestScratch", path: "Tests/CLarderTestScratch"),
         // One test target per module, named after it.
         .testTarget(name: "LarderModelTests", dependencies: ["LarderModel"]),
         // The seam's own logic, pure: the listing merge, the change history, write conditions.

@@ -384,14 +384,21 @@ package final class TestPostgres: Sendable {
 
     /// Once per process: servers left by a test process that is gone (killed
     /// at a deadline, so no exit handler ran) are stopped and removed, so
-    /// reruns do not pile up servers.
+    /// reruns do not pile up servers (`TestScratch.staleSwept`, and the temp
+    /// folder of runs from before it).
     private static let staleSwept: Void = {
-        guard let bin = binDirectory else { return }
-        let temp = NSTemporaryDirectory()
-        for name in (try? FileManager.default.contentsOfDirectory(atPath: temp)) ?? [] where name.hasPrefix("larder-testpg-") {
-            guard let pid = Int32(name.split(separator: "-").dropFirst(2).first ?? ""), pid != getpid() else { continue }
-            if kill(pid, 0) == 0 || errno == EPERM { continue }
-            destroy(directory: temp + name, bin: bin)
-        }
+        _ = TestScratch.staleSwept
+        destroyStale(in: "/tmp/")
     }()
+
+    /// Stops and removes the servers in `directory` (ending in "/") whose
+    /// test process is gone.
+    static func destroyStale(in directory: String) {
+        guard let bin = binDirectory else { return }
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [] where name.hasPrefix("larder-testpg-") {
+            guard let pid = Int32(name.split(separator: "-").dropFirst(2).first ?? ""), pid != getpid(),
+                  !TestScratch.isRunning(pid) else { continue }
+            destroy(directory: directory + name, bin: bin)
+        }
+    }
 }

@@ -137,10 +137,11 @@ package final class TestServer {
         return options
     }
 
-    /// A fresh directory under the system's temp folder, `prefix` then a UUID:
-    /// the one temp-directory maker of the tests.
+    /// A fresh directory in this process's scratch directory (`TestScratch`),
+    /// `prefix` then a UUID: the one temp-directory maker of the tests.
     package static func makeTempDirectory(prefix: String = "larder-test-") -> String {
-        let path = NSTemporaryDirectory() + prefix + UUID().uuidString
+        _ = TestScratch.staleSwept
+        let path = TestScratch.root + prefix + UUID().uuidString
         try! FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
         return path
     }

@@ -10,7 +10,7 @@ package enum FixtureDirectories {
         let dir = TestServer.makeTempDirectory()
         try FileManager.default.createDirectory(atPath: dir + "/f", withIntermediateDirectories: true)
         for i in 0..<count {
-            FileManager.default.createFile(atPath: dir + "/f/\(String(format: "%04d", i)).json", contents: Data("{\"i\":\(i)}".utf8))
+            try Data("{\"i\":\(i)}".utf8).write(to: URL(fileURLWithPath: dir + "/f/\(String(format: "%04d", i)).json"))
         }
         return dir
     }

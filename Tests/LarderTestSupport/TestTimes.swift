@@ -12,7 +12,8 @@ import Testing
 /// the variable is unset.
 enum TestTimes {
     private static let file: FileHandle? = ProcessInfo.processInfo.environment["LARDER_TEST_TIMES"].flatMap { path in
-        FileManager.default.createFile(atPath: path, contents: nil)
+        // No file, no times: FileHandle answers nil below.
+        _ = FileManager.default.createFile(atPath: path, contents: nil)
         return FileHandle(forWritingAtPath: path)
     }
     private static let lock = Lock()

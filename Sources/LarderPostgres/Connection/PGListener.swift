@@ -67,7 +67,7 @@ final class PGListener: @unchecked Sendable {
         guard let connection else { return }
         pool.executor.run { [self] in
             do {
-                try await withTurn(on: connection) { try await $0.query("LISTEN \"\(channel)\"") }
+                _ = try await withTurn(on: connection) { try await $0.query("LISTEN \"\(channel)\"") }
                 subscriber.connected()
             } catch {
                 logger.debug("postgres: LISTEN \(channel) failed: \(error)")
@@ -151,7 +151,7 @@ final class PGListener: @unchecked Sendable {
                 guard let channels else { connection.close(); return }
                 connection.onBreak { [weak self] reason in self?.broke(connection, reason) }
                 for (channel, subscriber) in channels {
-                    try await withTurn(on: connection) { try await $0.query("LISTEN \"\(channel)\"") }
+                    _ = try await withTurn(on: connection) { try await $0.query("LISTEN \"\(channel)\"") }
                     subscriber.connected()
                 }
             } catch {

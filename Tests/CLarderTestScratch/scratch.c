@@ -17,7 +17,7 @@
 // writable tmpfs with 2 GiB free, else TMPDIR or /tmp as before. It is
 // removed at exit (registered first, so it runs after every other exit
 // handler, TestPostgres's server stops included); a root whose process was
-// killed is swept by the next run (TestScratch.sweepStale, in Swift).
+// killed is swept by the next run (TestScratch.sweepStale(), in Swift).
 #define _GNU_SOURCE
 #include "CLarderTestScratch.h"
 #include <ftw.h>

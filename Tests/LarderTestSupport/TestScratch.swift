@@ -17,11 +17,14 @@ package enum TestScratch {
         return chosen.isEmpty ? NSTemporaryDirectory() : chosen
     }()
 
-    /// Once per process: the scratch directories of test processes that are
+    /// Once per process: `sweepStale()`.
+    package static let staleSwept: Void = sweepStale()
+
+    /// The scratch directories beside this one of test processes that are
     /// gone (killed at a deadline, so their exit handler never ran) are
     /// removed, the PostgreSQL servers in them stopped first, so reruns pile
     /// up neither files in memory nor servers.
-    package static let staleSwept: Void = {
+    package static func sweepStale() {
         let ownName = URL(fileURLWithPath: root).lastPathComponent
         guard ownName.hasPrefix("larder-tests-") else { return }
         let parent = URL(fileURLWithPath: root).deletingLastPathComponent().path + "/"
@@ -31,7 +34,7 @@ package enum TestScratch {
             TestPostgres.destroyStale(in: stale)
             try? FileManager.default.removeItem(atPath: stale)
         }
-    }()
+    }
 
     /// Whether a process `pid` is alive (one of another user's counts).
     package static func isRunning(_ pid: Int32) -> Bool { kill(pid, 0) == 0 || errno == EPERM }

@@ -25,7 +25,7 @@ Scenarios (full / quick):
 Exit 1 when a bound is broken (the bounds are in BOUNDS). The p99 bound
 is a figure of time, judged in the full run only: `--quick` (the test
 suite's run, on a machine that may be busy with other tests) prints it and
-judges the behaviour, with shorter windows for the normal client.
+judges the behaviour, with shorter windows for the normal client, paced.
 """
 import argparse, http.client, json, os, resource, selectors, signal, socket, statistics, subprocess, sys, tempfile, threading, time
 

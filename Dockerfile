@@ -8,11 +8,18 @@
 #   docker run --rm -p 127.0.0.1:8080:8080 -v larder-data:/data -e LARDER_TOKEN=secret larder
 #
 # All stages are Debian 12 (bookworm), so the binary runs on the glibc it was
-# linked against. The Swift runtime is linked in statically; the binary needs
-# only libc, libstdc++, libgcc_s, zlib and libpq (the postgres store) at run
-# time, and what libpq5 pulls in: the `files` stage copies exactly what `ldd`
-# names. Works with Docker 20.10's legacy builder (no BuildKit features).
-# Tests/containers builds and runs it for real (docs/docker.md).
+# linked against. The binary is the one the wheel and the npm package carry
+# (packaging/build-binary.sh): the Swift runtime linked in statically, no
+# Foundation ICU data, so it needs only libc, libm, libstdc++, libgcc_s and
+# zlib at run time; the `files` stage copies exactly what `ldd` names.
+# libpq is loaded only by the PostgreSQL store: the default image (the last
+# stage) has none, and the `postgres` target adds libpq5 and what it loads
+# (about 17 MB):
+#
+#   docker build --target postgres -t larder:postgres .
+#
+# Works with Docker 20.10's legacy builder (no BuildKit features).
+# Tests/containers builds and runs both for real (docs/docker.md).
 
 # The toolchain of the tests (Swift 6.3); Package.swift asks for 6.0 or later.
 ARG SWIFT_IMAGE=swift:6.3-bookworm
@@ -38,9 +45,8 @@ COPY Public ./Public
 # edited test does not rebuild the image; SwiftPM warns that they are empty).
 COPY Tests ./Tests
 COPY Fuzz/Harness ./Fuzz/Harness
-RUN swift build -c release --static-swift-stdlib --product larder \
-    && install -D -m 0755 .build/release/larder /out/larder \
-    && strip /out/larder
+COPY packaging/build-binary.sh ./packaging/build-binary.sh
+RUN LARDER_STATIC_SCRATCH=.build bash packaging/build-binary.sh /out
 
 # ---- the runtime's files ----------------------------------------------------
 # Debian's runtime packages, then the binary and every library it loads
@@ -49,9 +55,9 @@ RUN swift build -c release --static-swift-stdlib --product larder \
 FROM ${RUNTIME_IMAGE} AS files
 RUN export DEBIAN_FRONTEND=noninteractive \
     && apt-get -q update \
-    && apt-get -q install -y --no-install-recommends zlib1g libpq5 libstdc++6 libgcc-s1 \
+    && apt-get -q install -y --no-install-recommends zlib1g libstdc++6 libgcc-s1 \
     && rm -rf /var/lib/apt/lists/*
-COPY --from=build /out/larder /rootfs/usr/local/bin/larder
+COPY --from=build /out/bin/larder /rootfs/usr/local/bin/larder
 RUN set -e; cd /rootfs \
     && ! ldd usr/local/bin/larder | grep 'not found' \
     && for lib in $(ldd usr/local/bin/larder | grep -o '/[^ ]*'); do cp -L --parents "$lib" /rootfs/; done \
@@ -60,8 +66,22 @@ RUN set -e; cd /rootfs \
     && printf 'root:x:0:\nlarder:x:10001:\n' > etc/group \
     && chown 10001:10001 data && chmod 1777 tmp
 
+# libpq5 and every library it loads that /rootfs does not have yet, in
+# /pqroot, for the `postgres` target.
+FROM files AS postgres-files
+RUN export DEBIAN_FRONTEND=noninteractive \
+    && apt-get -q update \
+    && apt-get -q install -y --no-install-recommends libpq5 \
+    && rm -rf /var/lib/apt/lists/* \
+    && libpq=$(ldconfig -p | awk '/libpq\.so\.5 .*x86-64/ {print $NF; exit}') \
+    && ! ldd "$libpq" | grep 'not found' \
+    && mkdir /pqroot \
+    && for lib in "$libpq" $(ldd "$libpq" | grep -o '/[^ ]*'); do \
+         [ -e "/rootfs$lib" ] || cp -L --parents "$lib" /pqroot/; done
+
 # ---- run --------------------------------------------------------------------
-FROM scratch
+# The image: the disk store (and everything but `--store postgres://`).
+FROM scratch AS larder
 COPY --from=files /rootfs /
 # The viewer is in the binary (the EmbedViewer plugin built Public/ into it):
 # no copy of Public/ here, and no LARDER_PUBLIC_DIR to drift from it.
@@ -84,3 +104,10 @@ HEALTHCHECK --interval=1s --timeout=3s --start-period=30s --retries=3 \
     CMD ["larder", "healthcheck", "--timeout", "2"]
 ENTRYPOINT ["larder"]
 CMD ["serve"]
+
+# ---- postgres: the same, with libpq (`--target postgres`) ------------------
+FROM larder AS postgres
+COPY --from=postgres-files /pqroot /
+
+# The default target is the last stage: the image without libpq.
+FROM larder

@@ -18,7 +18,7 @@ let package = Package(
         // app that embeds Larder gets its lines in its own logging backend.
         .package(url: "https://github.com/apple/swift-log", from: "1.16.0"),
         // Digests (SHA-256 for the viewer's entity tags).
-        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.0"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "4.0.0"),
         // `swift package generate-documentation --target LarderKit`: the DocC catalogue of the Swift API.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.4.0"),
     ],
@@ -29,13 +29,17 @@ let package = Package(
             pkgConfig: "zlib",
             providers: [.apt(["zlib1g-dev"])]
         ),
-        // The system libpq (PostgreSQL's C client), found through pkg-config
-        // (Debian: libpq-dev), for the PostgreSQL store.
+        // The system libpq's header (PostgreSQL's C client; Debian: libpq-dev)
+        // for the PostgreSQL store. Not linked, and so no pkg-config here (it
+        // would add -lpq): CLibPQLoader loads the library when the store is used.
         .systemLibrary(
             name: "CLibPQ",
-            pkgConfig: "libpq",
             providers: [.apt(["libpq-dev"])]
         ),
+        // libpq loaded with dlopen when the PostgreSQL store is first used
+        // (CLibPQ's functions, forwarded): a larder that never uses it runs
+        // without libpq and the libraries it pulls in.
+        .target(name: "CLibPQLoader", dependencies: ["CLibPQ"], linkerSettings: [.linkedLibrary("dl")]),
         // Linux's epoll and eventfd (in the C library; the Glibc module
         // leaves them out), for the PostgreSQL store's event loop.
         .systemLibrary(name: "CEpoll"),
@@ -63,7 +67,7 @@ let package = Package(
         .target(name: "LarderFixtures", dependencies: ["LarderStoreVocabulary", "LarderDiskStore", "LarderStorage", "LarderValueFile", "LarderSupport"]),
         // The same store on PostgreSQL (`--store postgres://…`): libpq driven
         // by Dispatch sources, several servers on one database. No HTTP here.
-        .target(name: "LarderPostgres", dependencies: ["LarderStoreVocabulary", "CLibPQ", "CEpoll", "LarderStorage", "LarderValueFile", "LarderSupport", "LarderModel"]),
+        .target(name: "LarderPostgres", dependencies: ["LarderStoreVocabulary", "CLibPQ", "CLibPQLoader", "CEpoll", "LarderStorage", "LarderValueFile", "LarderSupport", "LarderModel"]),
         // Which store a server runs on, chosen once from its flags: the disk
         // store or PostgreSQL, under the fixtures or not, and the stores of its
         // namespaces on the same backend (`DiskNamespaceStores`,
@@ -93,7 +97,7 @@ let package = Package(
         .target(name: "LarderRouting", dependencies: ["LarderHTTP", "LarderSupport", "LarderModel"]),
         // The S3-compatible face: one route on the core (SigV4, S3's XML,
         // aws-chunked bodies) over the same store seam. No Larder routes here.
-        .target(name: "LarderS3", dependencies: ["LarderStoreVocabulary", 
+        .target(name: "LarderS3", dependencies: ["LarderStoreVocabulary", "LarderJSON",
             // CZlib: CRC32 of x-amz-checksum-crc32.
             "CZlib", "LarderHTTP", "LarderRouting", "LarderModel", "LarderStorage", "LarderValueFile", "LarderSupport",
             .product(name: "Crypto", package: "swift-crypto"),
@@ -119,7 +123,7 @@ let package = Package(
         // A raw-socket HTTP/1.1 client: blocking for protocol tests and
         // `larder healthcheck` (no libcurl in the image), async on Dispatch
         // for `LarderClient`.
-        .target(name: "LarderWire", dependencies: ["LarderModel"]),
+        .target(name: "LarderWire", dependencies: ["LarderModel", "LarderSupport"]),
         // The Swift API: one `Larder` protocol (async, Codable, CAS update, watch,
         // change feed), its conveniences (Persistible, bundled fallback). Foundation only.
         .target(name: "LarderKit", dependencies: ["LarderModel"]),

@@ -1,4 +1,7 @@
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+import FoundationEssentials
 import LarderDiskStore
 import LarderFixtures
 import LarderPostgres
@@ -44,7 +47,7 @@ package struct StoreChoice {
             let connections = PostgresConnectionsOnce(options: postgres)
             let fixtures = fixturesDirectory.map {
                 SharedFixtures(directory: $0,
-                               cacheDirectory: NSTemporaryDirectory() + "larder-fixtures-\(getpid())-\(UInt32.random(in: 0...UInt32.max))",
+                               cacheDirectory: TemporaryDirectory.path + "larder-fixtures-\(getpid())-\(UInt32.random(in: 0...UInt32.max))",
                                cacheBytes: disk.cacheBytes / 4)
             }
             let factory: ValueStoreFactory = { changes, logger in

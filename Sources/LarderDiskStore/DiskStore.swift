@@ -1,7 +1,7 @@
 import LarderStorage
 import LarderValueFile
 import Dispatch
-import Foundation
+import FoundationEssentials
 import LarderSupport
 import Synchronization
 import LarderStoreVocabulary
@@ -158,7 +158,7 @@ public final class DiskStore: ValueStore, @unchecked Sendable {
         } catch let error as CocoaError where error.code == .fileReadNoSuchFile {
             return 0
         }
-        guard let value = UInt64(text.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+        guard let value = UInt64(text.trimmingWhitespaceAndNewlines()) else {
             logger.warning("\(path) holds no version number; versions continue from the clock")
             return 0
         }

@@ -1,7 +1,7 @@
 import LarderStorage
 import LarderValueFile
 import Dispatch
-import Foundation
+import FoundationEssentials
 import LarderModel
 import LarderSupport
 import Synchronization

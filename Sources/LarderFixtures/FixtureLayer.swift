@@ -1,7 +1,7 @@
 import LarderDiskStore
 import LarderStorage
 import LarderValueFile
-import Foundation
+import FoundationEssentials
 import LarderSupport
 import LarderStoreVocabulary
 #if canImport(Glibc)
@@ -70,7 +70,7 @@ package final class FixtureLayer: Sendable {
         self.index = index
         self.keys = keys.sorted { $0.bytes.lexicographicallyPrecedes($1.bytes) }
         let ms = Double(Clock.nowNanos() - started) / 1e6
-        logger.notice("fixtures: \(index.count) values from \(directory) in \(String(format: "%.0f", ms)) ms\(skipped > 0 ? ", \(skipped) files skipped" : "")")
+        logger.notice("fixtures: \(index.count) values from \(directory) in \(Int(ms.rounded())) ms\(skipped > 0 ? ", \(skipped) files skipped" : "")")
     }
 
     /// How many fixtures there are.

@@ -1,7 +1,7 @@
 import LarderDiskStore
 import LarderStorage
 import LarderValueFile
-import Foundation
+import FoundationEssentials
 import LarderStoreVocabulary
 #if canImport(Glibc)
 import Glibc

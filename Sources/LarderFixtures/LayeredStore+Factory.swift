@@ -1,6 +1,7 @@
-import Foundation
+import FoundationEssentials
 import LarderDiskStore
 import LarderStorage
+import LarderSupport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -20,7 +21,7 @@ extension LayeredStore {
     package static func factory(fixturesDirectory: String, cacheBytes: Int,
                                over open: @escaping ValueStoreFactory) -> ValueStoreFactory {
         { changes, logger in
-            let cache = NSTemporaryDirectory() + "larder-fixtures-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+            let cache = TemporaryDirectory.path + "larder-fixtures-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
             return try LayeredStore(fixturesDirectory: fixturesDirectory, cacheDirectory: cache, cacheBytes: cacheBytes,
                                     logger: logger, changes: changes) { filter in try open(filter, logger) }
         }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The one JSON coding of the model's wire types, for the server that
 /// encodes them (`OrderedJSONEncoder`: members in declaration order, as

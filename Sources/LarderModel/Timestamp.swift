@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A moment as Unix time in nanoseconds, the store's own precision. On the
 /// wire it is an RFC 3339 date-time in UTC (`2026-11-20T10:00:00Z`: whole

@@ -5,7 +5,7 @@ import LarderS3
 import LarderSharing
 import LarderSupport
 import LarderStorage
-import Foundation
+import FoundationEssentials
 
 /// A running Larder, composed here: a store, the change hub, the Larder
 /// API face (`LarderAPI`) on the HTTP listener and the S3 face

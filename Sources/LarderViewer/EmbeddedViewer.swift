@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The viewer's files as built into the binary by the EmbedViewer plugin
 /// (`encodedFiles` is generated from `Public/`), decoded once on first use.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Where the viewer's files come from: the copy built into the binary, or
 /// a directory on disk (`--public-dir`, for working on the viewer without

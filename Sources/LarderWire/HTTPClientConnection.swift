@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -20,11 +20,6 @@ public struct ClientResponse: Sendable {
     }
 
     public var text: String { String(decoding: body, as: UTF8.self) }
-
-    /// The body parsed as a JSON object (nil if it is not one).
-    public var json: [String: Any]? {
-        (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any]
-    }
 }
 
 public struct ClientError: Error, CustomStringConvertible {
@@ -156,7 +151,7 @@ public final class HTTPClientConnection {
                 let line = try readLine()
                 if line.isEmpty { break }
                 guard let colon = line.firstIndex(of: ":") else { throw ClientError("bad header line: \(line)") }
-                headers.append((String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)))
+                headers.append((String(line[..<colon]), line[line.index(after: colon)...].trimmingWhitespace()))
             }
             let reason = parts.count > 2 ? String(parts[2]) : ""
             let partial = ClientResponse(status: status, reason: reason, headers: headers, body: [])

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import LarderModel
 
 /// A small blocking client for Larder's HTTP API over one keep-alive

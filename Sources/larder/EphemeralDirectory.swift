@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -27,7 +27,7 @@ struct EphemeralDirectory {
         do {
             try FileManager.default.removeItem(atPath: path)
         } catch {
-            FileHandle.standardError.write(Data("larder: cannot remove the ephemeral data directory \(path): \(error)\n".utf8))
+            StandardError.write("larder: cannot remove the ephemeral data directory \(path): \(error)\n")
         }
     }
 }

@@ -1,5 +1,5 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 import LarderWire
 #if canImport(Glibc)
 import Glibc
@@ -43,14 +43,14 @@ struct Healthcheck: ParsableCommand {
             defer { connection.close() }
             let response = try connection.request("GET", target.path, headers: [("Connection", "close")])
             guard response.status == 200 else {
-                FileHandle.standardError.write(Data("larder healthcheck: \(target.description) answered \(response.status): \(response.text)\n".utf8))
+                StandardError.write("larder healthcheck: \(target.description) answered \(response.status): \(response.text)\n")
                 throw ExitCode.failure
             }
             print("ok: \(target.description) answered 200")
         } catch let exit as ExitCode {
             throw exit
         } catch {
-            FileHandle.standardError.write(Data("larder healthcheck: \(target.description): \(error)\n".utf8))
+            StandardError.write("larder healthcheck: \(target.description): \(error)\n")
             throw ExitCode.failure
         }
     }

@@ -1,6 +1,6 @@
 import ArgumentParser
 import Dispatch
-import Foundation
+import FoundationEssentials
 import LarderApp
 import LarderRouting
 import LarderServer
@@ -25,6 +25,7 @@ struct Larder: ParsableCommand {
         commandName: "larder",
         abstract: "A local HTTP/1.1 storage server: values by key over plain HTTP, gzip files on disk.",
         discussion: "Every option can also be set with the environment variable named in its help; the flag wins.",
+        version: LarderVersion.current,
         subcommands: [Serve.self, Healthcheck.self]
     )
 
@@ -288,7 +289,7 @@ struct ServeOptions: ParsableArguments {
         if !corsOrigin.isEmpty {
             config.corsOrigins = corsOrigin
         } else if let list = env["LARDER_CORS_ORIGIN"] {
-            config.corsOrigins = list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+            config.corsOrigins = list.split(separator: ",").map { $0.trimmingWhitespace() }.filter { !$0.isEmpty }
         }
         if let v = try value(publicDir, "LARDER_PUBLIC_DIR", { $0 }) { config.publicDirectory = v }
         if let port = try value(s3Port, "LARDER_S3_PORT", { Int($0) }) {
@@ -356,9 +357,9 @@ struct ServeOptions: ParsableArguments {
             server = try LarderServer(configuration: config)
             try server.start()
         } catch {
-            FileHandle.standardError.write(Data("larder: \(error)\n".utf8))
+            StandardError.write("larder: \(error)\n")
             ephemeralDirectory?.remove()
-            Foundation.exit(1)
+            Glibc.exit(1)
         }
         // The URL, alone on the first line of stdout (logs go to stderr), so
         // a harness that started us with --port 0 reads where we are. One
@@ -377,7 +378,7 @@ struct ServeOptions: ParsableArguments {
         server.shutdown()
         ephemeralDirectory?.remove()
         server.logger.notice("stopped")
-        Foundation.exit(0)
+        Glibc.exit(0)
     }
 }
 

@@ -55,7 +55,11 @@ private typealias S = StoreTestSupport
         let server = try TestServer()
         let client = server.client()
         for method in ["GET", "DELETE", "POST"] {
-            S.expectError(try client.send(method, "/faults"), status: 404, code: "not_found")
+            let answer = try client.send(method, "/faults")
+            S.expectError(answer, status: 404, code: "not_found")
+            // The 404 says how to turn faults on, at the top level and in a namespace.
+            #expect(answer.text.contains("--allow-faults"), "\(answer.text)")
+            #expect(try client.send(method, "/ns/some-team/faults").text.contains("--allow-faults"))
         }
         let put = try client.send("PUT", "/faults", body: Array(#"[{"prefix":"","status":503}]"#.utf8))
         S.expectError(put, status: 404, code: "not_found")

@@ -7,12 +7,14 @@
 //
 // The server: LARDER_URL when set (e.g. a docker compose sidecar), else a
 // `larder --ephemeral --port 0 --no-fsync` started for this process
-// (LARDER_BIN, else `larder` on PATH). `node --test` runs each file in a
+// (LARDER_BIN, else the binary the npm package carries, else `larder` on PATH). `node --test` runs each file in a
 // process of its own, so with LARDER_URL the files share one server and
 // never see each other's writes: each process has its own namespace.
 
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { accessSync, constants } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { createInterface } from 'node:readline';
 import { after, before, beforeEach } from 'node:test';
 
@@ -134,8 +136,19 @@ export class Larder {
   }
 }
 
+/** The binary the npm package carries (`bin/larder` beside this file), if this is the package. */
+function packagedBinary() {
+  const path = fileURLToPath(new URL('./bin/larder', import.meta.url));
+  try {
+    accessSync(path, constants.X_OK);
+    return path;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Starts `larder --ephemeral --port 0 --no-fsync`; resolves to `{ url, stop() }` once it is healthy. */
-export async function startLarder({ binary = process.env.LARDER_BIN || 'larder', fixtures, args = [] } = {}) {
+export async function startLarder({ binary = process.env.LARDER_BIN || packagedBinary() || 'larder', fixtures, args = [] } = {}) {
   const argv = ['--ephemeral', '--port', '0', '--host', '127.0.0.1', '--no-fsync', '--allow-faults'];
   if (fixtures) argv.push('--fixtures', fixtures);
   const child = spawn(binary, [...argv, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });

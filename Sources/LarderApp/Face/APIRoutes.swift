@@ -20,7 +20,7 @@ enum APIRoutes {
             (.exact("/snapshot"), SnapshotRoute(store: store, maxValueBytes: settings.maxBodyBytes, logger: logger)),
             (.exact("/journal"), JournalRoute(journal: journal)),
         ]
-        if let faults { routes.append((.exact("/faults"), FaultsRoute(book: faults))) }
+        routes.append((.exact("/faults"), faults.map { FaultsRoute(book: $0) as any Route } ?? FaultsOffRoute()))
         return routes
     }
 

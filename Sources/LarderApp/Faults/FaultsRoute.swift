@@ -3,8 +3,8 @@ import LarderHTTP
 import LarderRouting
 import LarderJSON
 
-/// `/faults` (only with `--allow-faults`; otherwise there is no such route
-/// and it is a 404 like any unknown path):
+/// `/faults` (only with `--allow-faults`; otherwise `FaultsOffRoute`
+/// answers 404 naming the flag):
 ///
 /// - `PUT` replaces the rules with a JSON array of rules, or with
 ///   `{"rules": [...], "seed": N}` to make the probability and jitter draws

@@ -111,9 +111,17 @@ struct MetricsRoute: Route {
     /// A label value escaped as the text format wants (`\\`, `\"`, `\n`):
     /// a rule's id may hold any visible ASCII.
     static func labelValue(_ value: String) -> String {
-        guard value.contains(where: { $0 == "\\" || $0 == "\"" || $0 == "\n" }) else { return value }
-        return value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
-            .replacingOccurrences(of: "\n", with: "\\n")
+        // By scalar: a `\r\n` is one Character, which a Character-wise replace of "\n" would miss.
+        var escaped = String.UnicodeScalarView()
+        for scalar in value.unicodeScalars {
+            switch scalar {
+            case "\\": escaped.append(contentsOf: #"\\"#.unicodeScalars)
+            case "\"": escaped.append(contentsOf: #"\""#.unicodeScalars)
+            case "\n": escaped.append(contentsOf: #"\n"#.unicodeScalars)
+            default: escaped.append(scalar)
+            }
+        }
+        return String(escaped)
     }
 
     /// A number as Prometheus clients write it: whole numbers without a

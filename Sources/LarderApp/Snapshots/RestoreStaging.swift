@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import LarderStorage
 import LarderValueFile
 import LarderSupport
@@ -43,7 +43,7 @@ final class RestoreStaging: @unchecked Sendable {
     /// Bytes read from the spool per write into the store.
     private static let chunk = 256 << 10
 
-    init(directory: String = NSTemporaryDirectory()) {
+    init(directory: String = TemporaryDirectory.path) {
         self.directory = directory
     }
 

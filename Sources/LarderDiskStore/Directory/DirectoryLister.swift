@@ -1,7 +1,7 @@
 import LarderStorage
 import LarderValueFile
 import LarderModel
-import Foundation
+import FoundationEssentials
 import LarderSupport
 import LarderStoreVocabulary
 #if canImport(Glibc)

@@ -1,6 +1,6 @@
 import LarderStorage
 import LarderValueFile
-import Foundation
+import FoundationEssentials
 import LarderStoreVocabulary
 #if canImport(Glibc)
 import Glibc
@@ -20,7 +20,7 @@ final class FileLock {
             var holder = "unknown process"
             var buffer = [UInt8](repeating: 0, count: 64)
             let n = buffer.withUnsafeMutableBytes { Glibc.pread(fd, $0.baseAddress!, 64, 0) }
-            if n > 0, let pid = Int(String(decoding: buffer[0..<n], as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) {
+            if n > 0, let pid = Int(String(decoding: buffer[0..<n], as: UTF8.self).trimmingWhitespaceAndNewlines()) {
                 holder = "pid \(pid)"
             }
             Glibc.close(fd)

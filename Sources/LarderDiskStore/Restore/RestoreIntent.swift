@@ -1,6 +1,6 @@
 import LarderStorage
 import LarderValueFile
-import Foundation
+import FoundationEssentials
 import LarderSupport
 import LarderStoreVocabulary
 #if canImport(Glibc)

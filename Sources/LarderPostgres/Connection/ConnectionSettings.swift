@@ -1,5 +1,6 @@
 import CLibPQ
-import Foundation
+import CLibPQLoader
+import FoundationEssentials
 import LarderSupport
 
 /// A `--store` value as libpq reads it: a `postgres://` / `postgresql://`
@@ -21,8 +22,13 @@ struct ConnectionSettings {
         text.hasPrefix("postgres://") || text.hasPrefix("postgresql://")
     }
 
-    /// - Throws: `PostgresStoreError.invalidURL` with libpq's reason.
+    /// - Throws: `PostgresStoreError.libpqMissing` when libpq does not
+    ///   load (the first use of it); `.invalidURL` with libpq's reason.
     init(_ text: String) throws {
+        var loadError: UnsafePointer<CChar>?
+        guard larder_libpq_load(&loadError) == 0 else {
+            throw PostgresStoreError.libpqMissing(loadError.map { String(cString: $0) } ?? "libpq did not load")
+        }
         var settings: any SettingsText = Self.isURI(text) ? URISettings(text) : KeywordSettings(text)
         schema = settings.remove("schema")
         for (name, value) in Self.keepalives where !settings.has(name) { settings.add(name, value) }
@@ -97,7 +103,7 @@ private struct KeywordSettings: SettingsText {
             guard !rest.isEmpty else { return }
             let start = rest.startIndex
             guard let equals = rest.firstIndex(of: "=") else { unparsed = String(rest); return }
-            let name = rest[..<equals].trimmingCharacters(in: .whitespaces)
+            let name = rest[..<equals].trimmingWhitespace()
             rest = rest[rest.index(after: equals)...].drop { $0 == " " || $0 == "\t" }
             var value = ""
             if rest.first == "'" {

@@ -2,7 +2,7 @@
 
 import CLibPQ
 import Dispatch
-import Foundation
+import FoundationEssentials
 import LarderSupport
 import Synchronization
 #if canImport(Glibc)
@@ -64,7 +64,7 @@ extension PGConnection {
 
     static func errorMessage(_ pg: OpaquePointer?) -> String {
         guard let pg, let raw = PQerrorMessage(pg) else { return "unknown libpq error" }
-        return String(cString: raw).trimmingCharacters(in: .whitespacesAndNewlines)
+        return String(cString: raw).trimmingWhitespaceAndNewlines()
     }
 
     /// The loop watches the socket (and holds this object) until `fail`.

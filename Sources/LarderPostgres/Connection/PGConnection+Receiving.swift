@@ -2,7 +2,7 @@
 
 import CLibPQ
 import Dispatch
-import Foundation
+import FoundationEssentials
 import LarderSupport
 import Synchronization
 #if canImport(Glibc)

@@ -1,6 +1,6 @@
 import CLibPQ
 import Dispatch
-import Foundation
+import FoundationEssentials
 import LarderSupport
 import Synchronization
 #if canImport(Glibc)

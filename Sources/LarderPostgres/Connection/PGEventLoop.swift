@@ -1,6 +1,6 @@
 import CEpoll
 import Dispatch
-import Foundation
+import FoundationEssentials
 import LarderSupport
 #if canImport(Glibc)
 import Glibc
@@ -58,11 +58,8 @@ final class PGEventLoop: @unchecked Sendable {
         event.events = EPOLLIN.rawValue
         event.data.fd = wake
         precondition(epoll_ctl(epoll, EPOLL_CTL_ADD, wake, &event) == 0, "epoll_ctl failed: errno \(errno)")
-        let thread = Thread { [self] in run() }
-        thread.name = "larder.postgres"
-        // Swift's default: JSON nested hundreds deep is parsed in tasks here.
-        thread.stackSize = 8 << 20
-        thread.start()
+        // Swift's default stack: JSON nested hundreds deep is parsed in tasks here.
+        DetachedThread.start(name: "larder.postgres", stackSize: 8 << 20) { [self] in run() }
     }
 
     /// Whether the caller runs on the loop's thread.

@@ -1,5 +1,5 @@
 import CLibPQ
-import Foundation
+import FoundationEssentials
 
 /// A query parameter. Text goes in PostgreSQL's text format, bytes in
 /// binary (a `bytea` without escaping); the server infers each type from
@@ -118,7 +118,7 @@ enum PGError: Error, CustomStringConvertible {
     static func server(_ result: OpaquePointer) -> PGError {
         let state = PQresultErrorField(result, Int32(UInt8(ascii: "C"))).map { String(cString: $0) } ?? "XX000"
         let message = PQresultErrorMessage(result).map { String(cString: $0) } ?? "unknown error"
-        return .server(state: state, message: message.trimmingCharacters(in: .whitespacesAndNewlines))
+        return .server(state: state, message: message.trimmingWhitespaceAndNewlines())
     }
 
     /// Whether the statement failed because the database is going away

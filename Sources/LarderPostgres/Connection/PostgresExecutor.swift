@@ -2,7 +2,7 @@ import Dispatch
 #if canImport(Glibc)
 import Glibc
 #endif
-import Foundation
+import FoundationEssentials
 import LarderSupport
 import LarderValueFile
 import Synchronization
@@ -128,9 +128,7 @@ final class PostgresExecutor: TaskExecutor, @unchecked Sendable {
     /// Runs blocking work (libpq's connect handshake, polled) on a thread
     /// of its own: rare, and never on the loop the tasks need.
     static func runBlocking(_ work: @escaping @Sendable () -> Void) {
-        let thread = Thread { work() }
-        thread.stackSize = 512 << 10
-        thread.start()
+        DetachedThread.start(name: "larder.pg-connect", stackSize: 512 << 10, work)
     }
 }
 

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import LarderStorage
 import LarderValueFile
 import LarderSupport

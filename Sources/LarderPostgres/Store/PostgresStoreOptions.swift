@@ -1,6 +1,7 @@
-import Foundation
+import FoundationEssentials
 import LarderModel
 import LarderStorage
+import LarderSupport
 import LarderValueFile
 
 /// How to reach and use the database (`--store postgres://…`).
@@ -21,7 +22,7 @@ package struct PostgresStoreOptions: Sendable {
     package var maxValueSize: Int64 = ServerDefaults.maxValueSize
     /// Where uploads are encoded and large values read back to before
     /// they go out (unlinked files: bounded memory for any size).
-    package var spoolDirectory: String = NSTemporaryDirectory()
+    package var spoolDirectory: String = TemporaryDirectory.path
     /// Values whose stored file is at most this big sit in their row;
     /// larger ones go in parts of this size.
     package var partSize: Int = 1 << 20
@@ -87,9 +88,9 @@ package struct PostgresStoreOptions: Sendable {
             #"((?:^|\s)password\s*=\s*)(?:'(?:[^'\\]|\\.)*'|\S+)"#,  // password = 'se cret'
         ]
         for (index, pattern) in patterns.enumerated() {
-            guard let regex = try? NSRegularExpression(pattern: pattern) else { continue }
-            let template = index == 0 ? "$1***@" : "$1***"
-            text = regex.stringByReplacingMatches(in: text, range: NSRange(text.startIndex..., in: text), withTemplate: template)
+            guard let regex = try? Regex(pattern) else { continue }
+            let mask = index == 0 ? "***@" : "***"
+            text = text.replacing(regex) { match in (match.output[1].substring.map(String.init) ?? "") + mask }
         }
         return text
     }
@@ -98,12 +99,15 @@ package struct PostgresStoreOptions: Sendable {
 /// A PostgreSQL store that cannot start.
 package enum PostgresStoreError: Error, CustomStringConvertible {
     case invalidURL(String)
+    /// libpq, loaded on the store's first use, is not there (or too old).
+    case libpqMissing(String)
     /// The database was reached, but its schema is from a newer Larder.
     case schemaTooNew(found: Int, known: Int)
 
     package var description: String {
         switch self {
         case .invalidURL(let why): return "--store: \(why)"
+        case .libpqMissing(let why): return "--store: \(why)"
         case .schemaTooNew(let found, let known):
             return "the database holds Larder schema version \(found); this larder knows up to \(known): upgrade larder"
         }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The access keys the S3 face accepts, each with its secret.
 ///
@@ -38,7 +38,7 @@ package struct S3Credentials: Sendable {
         var keys: [String: String] = [:]
         var namespaces: [String: String] = [:]
         for (number, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-            let line = raw.trimmingCharacters(in: .whitespacesAndNewlines)
+            let line = raw.trimmingWhitespaceAndNewlines()
             if line.isEmpty || line.hasPrefix("#") { continue }
             let fields = line.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
             let at = "\(path):\(number + 1)"

@@ -1,5 +1,5 @@
 import Crypto
-import Foundation
+import FoundationEssentials
 import LarderHTTP
 import LarderValueFile
 
@@ -35,7 +35,7 @@ enum SignatureV2 {
         for (name, value) in head.headers {
             let lower = name.lowercased()
             guard lower.hasPrefix("x-amz-") else { continue }
-            amz[lower, default: []].append(value.trimmingCharacters(in: .whitespaces))
+            amz[lower, default: []].append(value.trimmingWhitespace())
         }
         var text = head.method.description + "\n"
         text += (head.headers["Content-MD5"] ?? "") + "\n"

@@ -1,6 +1,6 @@
 import LarderSupport
 import Crypto
-import Foundation
+import FoundationEssentials
 
 /// Takes the `aws-chunked` framing off a body as it streams in:
 /// `hex-size[;chunk-signature=sig]\r\n` data `\r\n` … `0…\r\n`, trailer
@@ -136,8 +136,8 @@ struct AWSChunkedDecoder {
             guard let colon = line.firstIndex(of: 0x3A) else {
                 throw S3Error.incompleteBody("an aws-chunked trailer line has no ':'")
             }
-            let name = String(decoding: line[..<colon], as: UTF8.self).trimmingCharacters(in: .whitespaces).lowercased()
-            let value = String(decoding: line[(colon + 1)...], as: UTF8.self).trimmingCharacters(in: .whitespaces)
+            let name = String(decoding: line[..<colon], as: UTF8.self).trimmingWhitespace().lowercased()
+            let value = String(decoding: line[(colon + 1)...], as: UTF8.self).trimmingWhitespace()
             if name == Self.trailerSignatureName {
                 trailerSignature = value
             } else {
@@ -170,7 +170,7 @@ struct AWSChunkedDecoder {
     /// The value of `chunk-signature=` among a size line's extensions (`;a=b;…`).
     private static func chunkSignature(in extensions: ArraySlice<UInt8>) -> String? {
         for item in extensions.split(separator: 0x3B) {
-            let text = String(decoding: item, as: UTF8.self).trimmingCharacters(in: .whitespaces)
+            let text = String(decoding: item, as: UTF8.self).trimmingWhitespace()
             if text.hasPrefix("chunk-signature=") { return String(text.dropFirst("chunk-signature=".count)) }
         }
         return nil

@@ -1,6 +1,6 @@
 import Crypto
 import LarderHTTP
-import Foundation
+import FoundationEssentials
 
 /// What a request body must match once it is all in, and the digests kept
 /// with the object: the SHA-256 the signature covers

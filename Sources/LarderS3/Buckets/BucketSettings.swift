@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// What a bucket keeps besides its objects: its CORS rules
 /// (PutBucketCors), its default encryption (PutBucketEncryption) and its

@@ -291,8 +291,8 @@ struct MultipartCompletion: Sendable {
         guard text.contains("<CompleteMultipartUpload") else { throw DeleteRequest.malformed }
         var parts: [RequestedPart] = []
         var rest = Substring(text)
-        while let open = rest.range(of: "<Part>") {
-            guard let close = rest.range(of: "</Part>", range: open.upperBound..<rest.endIndex) else { throw DeleteRequest.malformed }
+        while let open = rest.firstRange(of: "<Part>") {
+            guard let close = rest[open.upperBound..<rest.endIndex].firstRange(of: "</Part>") else { throw DeleteRequest.malformed }
             let part = rest[open.upperBound..<close.lowerBound]
             guard let number = Self.element("PartNumber", in: part).flatMap({ Int($0) }),
                   MultipartLayout.partNumbers.contains(number),
@@ -314,7 +314,7 @@ struct MultipartCompletion: Sendable {
     }
 
     private static func element(_ name: String, in text: Substring) -> Substring? {
-        guard let open = text.range(of: "<\(name)>"), let close = text.range(of: "</\(name)>", range: open.upperBound..<text.endIndex)
+        guard let open = text.firstRange(of: "<\(name)>"), let close = text[open.upperBound..<text.endIndex].firstRange(of: "</\(name)>")
         else { return nil }
         return text[open.upperBound..<close.lowerBound]
     }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import LarderValueFile
 
 /// What the S3 face keeps with an object, in its value's attributes

@@ -1,5 +1,6 @@
-import Foundation
+import FoundationEssentials
 import LarderHTTP
+import LarderSupport
 
 /// An object's tags, S3's way: up to 10, keys of 1–128 characters and
 /// values of up to 256, each key once; sent as `x-amz-tagging` (a URL
@@ -25,7 +26,7 @@ struct ObjectTagging: Equatable {
         for pair in query.split(separator: "&", omittingEmptySubsequences: true) {
             let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
             func decoded(_ text: Substring) -> String {
-                String(text).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String(text)
+                PercentDecoding.decodeString(Substring(text.replacing("+", with: " "))) ?? String(text)
             }
             tags.append((decoded(parts[0]), parts.count > 1 ? decoded(parts[1]) : ""))
         }
@@ -38,8 +39,8 @@ struct ObjectTagging: Equatable {
         guard text.contains("<Tagging") else { throw DeleteRequest.malformed }
         var tags: [(key: String, value: String)] = []
         var rest = Substring(text)
-        while let open = rest.range(of: "<Tag>") {
-            guard let close = rest.range(of: "</Tag>", range: open.upperBound..<rest.endIndex) else { throw DeleteRequest.malformed }
+        while let open = rest.firstRange(of: "<Tag>") {
+            guard let close = rest[open.upperBound..<rest.endIndex].firstRange(of: "</Tag>") else { throw DeleteRequest.malformed }
             let tag = rest[open.upperBound..<close.lowerBound]
             guard let key = Self.element("Key", in: tag) else { throw DeleteRequest.malformed }
             tags.append((try DeleteRequest.unescape(key), try DeleteRequest.unescape(Self.element("Value", in: tag) ?? "")))
@@ -66,7 +67,7 @@ struct ObjectTagging: Equatable {
     private static func invalid(_ message: String) -> S3Error { S3Error(.badRequest, "InvalidTag", message) }
 
     private static func element(_ name: String, in text: Substring) -> Substring? {
-        guard let open = text.range(of: "<\(name)>"), let close = text.range(of: "</\(name)>", range: open.upperBound..<text.endIndex)
+        guard let open = text.firstRange(of: "<\(name)>"), let close = text[open.upperBound..<text.endIndex].firstRange(of: "</\(name)>")
         else { return nil }
         return text[open.upperBound..<close.lowerBound]
     }

@@ -1,5 +1,5 @@
 import Crypto
-import Foundation
+import FoundationEssentials
 import LarderHTTP
 
 /// S3's server-side-encryption headers, taken as S3 takes them and kept

@@ -87,13 +87,13 @@ struct DeleteRequest: Sendable {
         let text = String(decoding: body, as: UTF8.self)
         guard text.contains("<Delete") else { throw Self.malformed }
         var rest = Substring(text)
-        while let open = rest.range(of: "<Object>") {
-            guard let close = rest.range(of: "</Object>", range: open.upperBound..<rest.endIndex) else { throw Self.malformed }
+        while let open = rest.firstRange(of: "<Object>") {
+            guard let close = rest[open.upperBound..<rest.endIndex].firstRange(of: "</Object>") else { throw Self.malformed }
             let object = rest[open.upperBound..<close.lowerBound]
-            guard let keyOpen = object.range(of: "<Key>"), let keyClose = object.range(of: "</Key>"), keyOpen.upperBound <= keyClose.lowerBound
+            guard let keyOpen = object.firstRange(of: "<Key>"), let keyClose = object.firstRange(of: "</Key>"), keyOpen.upperBound <= keyClose.lowerBound
             else { throw Self.malformed }
             keys.append(try Self.unescape(object[keyOpen.upperBound..<keyClose.lowerBound]))
-            if let open = object.range(of: "<VersionId>"), let close = object.range(of: "</VersionId>"), open.upperBound <= close.lowerBound {
+            if let open = object.firstRange(of: "<VersionId>"), let close = object.firstRange(of: "</VersionId>"), open.upperBound <= close.lowerBound {
                 versionIds.append(try Self.unescape(object[open.upperBound..<close.lowerBound]))
             } else {
                 versionIds.append(nil)

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import LarderHTTP
 import LarderStorage
 import LarderValueFile

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Glibc
 
 /// Reads a `multipart/form-data` body (RFC 7578) as it streams in, piece
@@ -45,7 +45,7 @@ struct FormDataReader {
     /// The boundary a `multipart/form-data` Content-Type names; nil for
     /// any other type.
     static func boundary(contentType: String) -> String? {
-        let parameters = contentType.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }
+        let parameters = contentType.split(separator: ";").map { $0.trimmingWhitespace() }
         guard let type = parameters.first, type.lowercased() == "multipart/form-data" else { return nil }
         for parameter in parameters.dropFirst() {
             let (name, value) = Self.parameter(parameter)
@@ -136,8 +136,8 @@ struct FormDataReader {
         var contentType: String?
         for line in lines.components(separatedBy: "\r\n") where !line.isEmpty {
             guard let colon = line.firstIndex(of: ":") else { throw malformed("a part's head line has no colon") }
-            let field = line[..<colon].trimmingCharacters(in: .whitespaces).lowercased()
-            let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            let field = line[..<colon].trimmingWhitespace().lowercased()
+            let value = line[line.index(after: colon)...].trimmingWhitespace()
             switch field {
             case "content-disposition":
                 let parameters = Self.split(value)
@@ -169,21 +169,21 @@ struct FormDataReader {
         for c in value {
             if c == "\"" { quoted.toggle() }
             if c == ";" && !quoted {
-                parts.append(current.trimmingCharacters(in: .whitespaces))
+                parts.append(current.trimmingWhitespace())
                 current = ""
             } else {
                 current.append(c)
             }
         }
-        parts.append(current.trimmingCharacters(in: .whitespaces))
+        parts.append(current.trimmingWhitespace())
         return parts
     }
 
     /// `name=value` or `name="value"` (a quoted value's `\"` and `\\` undone), the name lower-cased.
     private static func parameter(_ text: String) -> (String, String?) {
         guard let eq = text.firstIndex(of: "=") else { return (text.lowercased(), nil) }
-        let name = text[..<eq].trimmingCharacters(in: .whitespaces).lowercased()
-        var value = Substring(text[text.index(after: eq)...].trimmingCharacters(in: .whitespaces))
+        let name = text[..<eq].trimmingWhitespace().lowercased()
+        var value = Substring(text[text.index(after: eq)...].trimmingWhitespace())
         guard value.count >= 2, value.first == "\"", value.last == "\"" else { return (name, String(value)) }
         value = value.dropFirst().dropLast()
         var unescaped = ""

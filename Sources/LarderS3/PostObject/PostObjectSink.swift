@@ -107,7 +107,7 @@ final class PostObjectSink: HTTPTruncatedBodySink {
             throw S3Error.invalidArgument("Bucket POST must contain a field named 'key'.  If it is specified, please check the order of the fields.")
         }
         // `${filename}` is the file's own name, as a browser sends it.
-        let objectKey = template.replacingOccurrences(of: "${filename}", with: head.filename ?? "")
+        let objectKey = template.replacing("${filename}", with: head.filename ?? "")
         guard !objectKey.isEmpty else { throw S3Error.invalidArgument("User key must have a length greater than 0.") }
         var checked = fields
         checked["key"] = objectKey

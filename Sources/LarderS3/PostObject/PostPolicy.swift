@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import LarderJSON
 import LarderModel
 
 /// A browser upload's policy (S3's POST policy): the base64 JSON document
@@ -35,36 +36,40 @@ struct PostPolicy {
 
     /// The policy field's value (base64 of the JSON document).
     init(base64 text: String) throws(S3Error) {
-        guard let data = Data(base64Encoded: text.trimmingCharacters(in: .whitespacesAndNewlines)),
-              let object = try? JSONSerialization.jsonObject(with: data), let document = object as? [String: Any] else {
+        guard let data = Data(base64Encoded: text.trimmingWhitespaceAndNewlines()),
+              let document = try? JSONValue.parse([UInt8](data)), case .object(let members) = document else {
             throw Self.malformed("Invalid Policy: Invalid JSON.")
         }
-        guard let expiration = document["expiration"] as? String else {
+        guard case .string(let expiration)? = Self.member("expiration", of: members) else {
             throw Self.malformed("Invalid Policy: Policy missing expiration.")
         }
         guard let nanos = ISO8601.parse(expiration) else {
             throw Self.malformed("Invalid Policy: Invalid 'expiration' value: '\(expiration)'")
         }
-        guard let list = document["conditions"] as? [Any] else {
+        guard case .array(let list)? = Self.member("conditions", of: members) else {
             throw Self.malformed("Invalid Policy: Policy missing conditions.")
         }
         expiresSeconds = nanos / 1_000_000_000
-        conditions = try list.map { (entry: Any) throws(S3Error) -> Condition in try Self.condition(entry) }
+        conditions = try list.map { (entry: JSONValue) throws(S3Error) -> Condition in try Self.condition(entry) }
     }
 
-    private static func condition(_ entry: Any) throws(S3Error) -> Condition {
-        if let object = entry as? [String: Any] {
-            guard object.count == 1, let (field, value) = object.first, let text = value as? String else {
+    private static func member(_ name: String, of members: [(key: String, value: JSONValue)]) -> JSONValue? {
+        members.first { $0.key == name }?.value
+    }
+
+    private static func condition(_ entry: JSONValue) throws(S3Error) -> Condition {
+        if case .object(let object) = entry {
+            guard object.count == 1, case .string(let text) = object[0].value else {
                 throw malformed("Invalid Policy: Invalid Simple-Condition: Simple-Conditions must have exactly one property specified.")
             }
-            return .equals(field: field.lowercased(), value: text)
+            return .equals(field: object[0].key.lowercased(), value: text)
         }
-        guard let array = entry as? [Any], let name = array.first as? String else {
+        guard case .array(let array) = entry, case .string(let name)? = array.first else {
             throw malformed("Invalid Policy: Invalid condition: a condition is an object or an array.")
         }
         switch name.lowercased() {
         case "eq", "starts-with":
-            guard array.count == 3, let field = array[1] as? String, field.hasPrefix("$"), let value = array[2] as? String else {
+            guard array.count == 3, case .string(let field) = array[1], field.hasPrefix("$"), case .string(let value) = array[2] else {
                 throw malformed("Invalid Policy: Invalid '\(name)' condition: [\"\(name)\", \"$field\", \"value\"] expected.")
             }
             let lowered = String(field.dropFirst()).lowercased()
@@ -79,9 +84,13 @@ struct PostPolicy {
         }
     }
 
-    private static func integer(_ value: Any) -> Int64? {
-        if let text = value as? String { return Int64(text) }
-        return (value as? NSNumber).flatMap { Int64(exactly: $0.doubleValue) }
+    /// A size as a number (`1048576`, `1e6`) or a string of digits, as S3 takes it.
+    private static func integer(_ value: JSONValue) -> Int64? {
+        switch value {
+        case .string(let text): return Int64(text)
+        case .number(let text): return Int64(text) ?? Double(text).flatMap { Int64(exactly: $0) }
+        default: return nil
+        }
     }
 
     /// 403 unless the policy is in date and every condition holds of the
@@ -122,7 +131,7 @@ struct PostPolicy {
     /// A Content-Type may be a comma-separated list, each of which must start so.
     private static func starts(_ value: String, with prefix: String, field: String) -> Bool {
         guard field == "content-type", value.contains(",") else { return value.hasPrefix(prefix) }
-        return value.split(separator: ",").allSatisfy { $0.trimmingCharacters(in: .whitespaces).hasPrefix(prefix) }
+        return value.split(separator: ",").allSatisfy { $0.trimmingWhitespace().hasPrefix(prefix) }
     }
 
     /// The fields a policy need not name: the signature's own, the file,

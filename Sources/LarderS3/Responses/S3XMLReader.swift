@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Reads the few documents clients send S3 (a CORS or encryption
 /// configuration) the way the rest of the face reads its documents: by
@@ -10,7 +10,7 @@ enum S3XMLReader {
     static func elements(_ name: String, in text: Substring) throws(S3Error) -> [Substring] {
         var found: [Substring] = []
         var rest = text
-        while let open = rest.range(of: "<\(name)") {
+        while let open = rest.firstRange(of: "<\(name)") {
             let after = rest[open.upperBound...]
             guard let next = after.first else { throw DeleteRequest.malformed }
             // `<CORSRules>` is not `<CORSRule>`.
@@ -19,7 +19,7 @@ enum S3XMLReader {
                 continue
             }
             guard let end = after.firstIndex(of: ">"),
-                  let close = rest.range(of: "</\(name)>", range: end..<rest.endIndex) else { throw DeleteRequest.malformed }
+                  let close = rest[end..<rest.endIndex].firstRange(of: "</\(name)>") else { throw DeleteRequest.malformed }
             found.append(rest[rest.index(after: end)..<close.lowerBound])
             rest = rest[close.upperBound...]
         }
@@ -29,7 +29,7 @@ enum S3XMLReader {
     /// The unescaped, trimmed text of each `<name>` element.
     static func values(_ name: String, in text: Substring) throws(S3Error) -> [String] {
         try elements(name, in: text).map { (value: Substring) throws(S3Error) -> String in
-            try DeleteRequest.unescape(Substring(value.trimmingCharacters(in: .whitespacesAndNewlines)))
+            try DeleteRequest.unescape(Substring(value.trimmingWhitespaceAndNewlines()))
         }
     }
 }

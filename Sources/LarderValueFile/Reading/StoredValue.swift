@@ -1,5 +1,5 @@
 import LarderModel
-import Foundation
+import FoundationEssentials
 import LarderStoreVocabulary
 #if canImport(Glibc)
 import Glibc

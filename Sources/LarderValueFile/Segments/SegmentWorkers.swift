@@ -1,5 +1,5 @@
 import Dispatch
-import Foundation
+import FoundationEssentials
 import LarderSupport
 
 /// Runs segment jobs of large values (deflate on upload, inflate on

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import LarderStoreVocabulary
 #if canImport(Glibc)
 import Glibc

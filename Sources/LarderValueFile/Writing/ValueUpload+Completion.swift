@@ -1,7 +1,7 @@
 // ValueUpload's end: the value file completed and handed to the store that publishes it.
 
 import Dispatch
-import Foundation
+import FoundationEssentials
 import LarderSupport
 import LarderStoreVocabulary
 #if canImport(Glibc)

@@ -1,7 +1,7 @@
 // ValueUpload's codecs: the compression mode chosen from a sample, deflating in segments or as one stream, and gzip input verified.
 
 import Dispatch
-import Foundation
+import FoundationEssentials
 import LarderSupport
 import LarderStoreVocabulary
 #if canImport(Glibc)

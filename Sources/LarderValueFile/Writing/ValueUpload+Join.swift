@@ -1,7 +1,7 @@
 // ValueUpload's join: a finished value's segments appended as they lie on disk, without inflating them.
 
 import Dispatch
-import Foundation
+import FoundationEssentials
 import LarderSupport
 import LarderStoreVocabulary
 #if canImport(Glibc)

@@ -1,7 +1,7 @@
 // ValueUpload's output: bytes gathered in `pending` after the header's placeholder, and written to the temp file (opened when first needed).
 
 import Dispatch
-import Foundation
+import FoundationEssentials
 import LarderSupport
 #if canImport(Glibc)
 import Glibc

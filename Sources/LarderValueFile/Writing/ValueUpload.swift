@@ -1,5 +1,5 @@
 import Dispatch
-import Foundation
+import FoundationEssentials
 import LarderSupport
 import LarderStoreVocabulary
 #if canImport(Glibc)

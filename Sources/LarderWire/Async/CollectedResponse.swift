@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A `ResponseSink` that keeps the whole answer: its head and its body.
 ///

@@ -1,5 +1,6 @@
 import Dispatch
-import Foundation
+import FoundationEssentials
+import LarderSupport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -39,7 +40,7 @@ public final class WireConnection: @unchecked Sendable {
 
     private static let receiveCapacity = 64 * 1024
 
-    private let lock = NSLock()
+    private let lock = Lock()
     private let fd: Int32
     private let queue: DispatchQueue
     private let address: WireAddress

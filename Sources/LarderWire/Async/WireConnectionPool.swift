@@ -1,5 +1,6 @@
 import Dispatch
-import Foundation
+import FoundationEssentials
+import LarderSupport
 
 /// Keep-alive `WireConnection`s to one server, reused most recently used
 /// first, and the watchdog that ends exchanges idle past their timeout.
@@ -23,7 +24,7 @@ public final class WireConnectionPool: @unchecked Sendable {
     public let port: Int
     public let maximumIdle: Int
 
-    private let lock = NSLock()
+    private let lock = Lock()
     /// The host's addresses once resolved, and the one connections go to
     /// (the last that worked).
     private var addresses: [WireAddress]?

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// One HTTP/1.1 request for a `WireConnection`: its head is written as
 /// given (plus `Host` and, with a body, `Content-Length`), its body after it.

@@ -240,7 +240,7 @@ let package = Package(
         // The Dockerfile and docker-compose.yml, checked offline.
         .testTarget(name: "DeploymentTests", dependencies: ["LarderWire", "LarderTestSupport"]),
         // The examples of README.md and docs/, run as written.
-        .testTarget(name: "DocumentationTests", dependencies: ["LarderTestSupport"]),
+        .testTarget(name: "DocumentationTests", dependencies: ["LarderTestSupport", "LarderModel"]),
         // Runs CAS `update` increments through LarderClient, so a test can make
         // two processes race on one key (LarderCounterWorkerTests).
         .executableTarget(name: "LarderCounterWorker", dependencies: ["LarderClient"], path: "Tests/LarderCounterWorker"),

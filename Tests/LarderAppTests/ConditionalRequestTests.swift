@@ -455,7 +455,7 @@ private typealias S = StoreTestSupport
             Background { try PythonRunner.run(code: script, arguments: [port, "counter", "50", gate], timeout: 120) }
         }
         // All four are up (or soon); let them go at once.
-        FileManager.default.createFile(atPath: gate, contents: Data())
+        _ = FileManager.default.createFile(atPath: gate, contents: Data())
         var conflicts = 0
         for (i, run) in runs.enumerated() {
             let result = try run.wait(150)

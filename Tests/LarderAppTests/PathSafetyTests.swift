@@ -49,8 +49,8 @@ private typealias S = StoreTestSupport
             switch response.status {
             case 201, 204:
                 accepted[key] = value
-            case 400, 405 where key.last == UInt8(ascii: "/"):
-                // 405: a path ending in `/` names a prefix, which cannot be PUT.
+            // 405 only for a path ending in `/`, which names a prefix and cannot be PUT.
+            case let status where status == 400 || (status == 405 && key.last == UInt8(ascii: "/")):
                 refused += 1
                 let code = response.json?["error"] as? String
                 #expect(["invalid_key", "invalid_prefix", "method_not_allowed"].contains(code), "key \(key): \(response.text)")

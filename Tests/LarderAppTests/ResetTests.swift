@@ -58,7 +58,7 @@ import Testing
         // Ahead of it in the reaper's queue, a big leftover keeps gen-2 around
         // while the reset below runs.
         try FileManager.default.createDirectory(atPath: dir + "/gen-10", withIntermediateDirectories: false)
-        for i in 0..<3000 { FileManager.default.createFile(atPath: dir + "/gen-10/f\(i)", contents: nil) }
+        for i in 0..<3000 { _ = FileManager.default.createFile(atPath: dir + "/gen-10/f\(i)", contents: nil) }
 
         let server = try TestServer(dataDirectory: dir)
         let client = server.client()

@@ -161,7 +161,7 @@ private typealias S = StoreTestSupport
         let first = try TestServer(dataDirectory: dir)
         try first.client().put("k", "v")
         first.stop(keepData: true)
-        FileManager.default.createFile(atPath: dir + "/version", contents: Data())
+        _ = FileManager.default.createFile(atPath: dir + "/version", contents: Data())
         let second = try TestServer(dataDirectory: dir)
         defer { second.stop() }
         #expect(try second.client().get("k").text == "v")

@@ -203,7 +203,7 @@ private typealias S = StoreTestSupport
         let baseline = try S.listAll(client).keys
         for i in 0..<40 { try client.put("scratch/\(i)", "v\(i)") }
         try client.put("users/1.json", "{\"changed\":1}")
-        try client.send("POST", "/store/list.json", body: Array("[7,8]".utf8))
+        _ = try client.send("POST", "/store/list.json", body: Array("[7,8]".utf8))
 
         let reset = try client.deletePrefix("")
         #expect(reset.status == 200)
@@ -322,7 +322,7 @@ private typealias S = StoreTestSupport
             let client = server.client()
             for key in ["users/1.json", "users/2.json", "list.json", "docs/readme.txt", "img/dot.png", "new/key"] {
                 try client.put(key, "overwritten")
-                try client.send("POST", "/store/" + key + "x", body: Array("1".utf8))
+                _ = try client.send("POST", "/store/" + key + "x", body: Array("1".utf8))
                 try client.delete(key)
                 try client.delete(key)
             }

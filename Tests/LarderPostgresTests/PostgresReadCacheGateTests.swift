@@ -53,7 +53,6 @@ import LarderStoreVocabulary
     @Test func aWriteHoldsOnlyItsStripeAndAResetHoldsThemAll() throws {
         let cache = PostgresReadCache(capacity: 1 << 20)
         cache.feedRead(began: Clock.monotonicNanos(), clean: true)
-        let key = try StoreKey("k")
         let stripe = { (name: String) in PostgresReadCache.stripe(Array(name.utf8)) }
         let otherName = try #require((0..<100).map { "other/\($0)" }.first { stripe($0) != stripe("k") })
         let other = try StoreKey(otherName)

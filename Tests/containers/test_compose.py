@@ -13,7 +13,7 @@ import uuid
 
 import pytest
 
-from conftest import ROOT, answers, docker, http, wait_for
+from conftest import ROOT, answers, docker, http, inspect, wait_for
 
 COMPOSE = shlex.split(os.environ.get("LARDER_COMPOSE", "docker-compose"))
 
@@ -77,6 +77,9 @@ def test_the_larder_service_is_published_on_loopback_only(project):
     # The project's own network, not the default bridge.
     networks = docker("inspect", "-f", "{{range $k, $v := .NetworkSettings.Networks}}{{$k}} {{end}}", container).stdout.split()
     assert networks == [f"{project}_default"], networks
+    # A test sidecar: fault injection is on (the helpers' fault() works against it).
+    auth = {"Authorization": "Bearer t"}
+    assert http("GET", "http://127.0.0.1:8080/faults", headers=auth)[0] == 200
 
 
 def test_the_pytest_plugin_uses_the_compose_sidecar_through_larder_url(project, tmp_path):
@@ -128,3 +131,36 @@ def test_the_postgres_profile_shares_a_write_between_two_larders(project):
                         {**auth, "If-Match": headers["ETag"], "Content-Type": "application/json"})
     assert status == 204
     assert http("GET", "http://127.0.0.1:8081/store/shared/1", headers=auth)[2] == b'{"via":"b"}'
+    # Both run the Dockerfile's `postgres` target: the default image and libpq.
+    print(f"\nlarder:postgres image size: {inspect('larder:postgres')['Size']:,} bytes")
+
+
+def up(*args, env=None):
+    """docker/up.sh, the README's container line."""
+    return subprocess.run(["bash", str(ROOT / "docker" / "up.sh"), *args], cwd=ROOT, capture_output=True, text=True,
+                          timeout=600, env={**os.environ, **(env or {})})
+
+
+def test_up_runs_compose_v1_where_only_v1_is_installed(image):
+    """Compose v1 (docker-compose) here, no v2 plugin: up.sh picks v1, after
+    its checks found the port free and the base images there."""
+    assert docker("compose", "version", check=False).returncode != 0, "Compose v2 is installed: this test is for v1"
+    result = up("--print")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "docker-compose up --build"
+    result = up("--print", "--profile", "postgres", "-d", "postgres")
+    assert result.stdout.strip() == "docker-compose --profile postgres up --build -d postgres", result.stderr
+
+
+def test_up_reports_a_taken_port_before_building(image):
+    """A port already taken (a `swift run larder` left on 8080, say) is
+    reported at once, naming the port and the way out, with nothing built."""
+    import socket
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        port = listener.getsockname()[1]
+        result = up("--print", env={"LARDER_HOST_PORT": str(port)})
+    assert result.returncode == 1
+    assert f"127.0.0.1:{port} is taken" in result.stderr and "LARDER_HOST_PORT" in result.stderr, result.stderr
+    assert result.stdout == ""

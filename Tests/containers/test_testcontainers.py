@@ -53,3 +53,21 @@ def test_testcontainers_starts_the_image_and_a_value_goes_in_and_out(image):
     # Stopped and removed.
     from conftest import docker
     assert docker("inspect", container_id, check=False).returncode != 0
+
+
+def test_the_python_snippet_of_docs_docker_md_runs_as_printed(image):
+    """The page's Python snippet, as printed, in a process of its own whose
+    environment has no TESTCONTAINERS_* setting: complete as it stands
+    (the reaper off, the connection mode, faults on in the sidecar)."""
+    import re
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+    page = (ROOT / "docs" / "docker.md").read_text()
+    snippet = re.search(r"Python \(`pip install testcontainers`\).*?```python\n(.*?)```", page, re.S).group(1)
+    assert '"larder:latest"' in snippet
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TESTCONTAINERS_")}
+    result = subprocess.run([sys.executable, "-c", snippet.replace('"larder:latest"', repr(IMAGE))],
+                            capture_output=True, text=True, timeout=300, env=env)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]

@@ -21,6 +21,7 @@ command -v gzip >/dev/null || need+=(gzip)
 command -v curl >/dev/null || need+=(curl)
 command -v python3 >/dev/null || need+=(python3)
 python3 -c "import venv, ensurepip" 2>/dev/null || need+=(python3-venv)
+python3 -m pip --version >/dev/null 2>&1 || need+=(python3-pip)
 # The node:test helper's tests (clients/node).
 command -v node >/dev/null || need+=(nodejs)
 # npm packs and installs the npm package (.ci/packages).
@@ -60,5 +61,7 @@ for line in open(sys.argv[1]):
 PY
 then
   echo "provision: pip installing Tests/requirements.txt"
-  as_root python3 -m pip install -q -r Tests/requirements.txt
+  # Debian's own python3 is "externally managed" (PEP 668): these go in
+  # beside its packages all the same, as the tests run `python3` itself.
+  as_root env PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install -q -r Tests/requirements.txt
 fi

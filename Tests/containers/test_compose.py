@@ -164,3 +164,18 @@ def test_up_reports_a_taken_port_before_building(image):
     assert result.returncode == 1
     assert f"127.0.0.1:{port} is taken" in result.stderr and "LARDER_HOST_PORT" in result.stderr, result.stderr
     assert result.stdout == ""
+
+
+def test_up_prefers_compose_v2_where_it_is_installed(image, tmp_path):
+    """With the Compose plugin (v2) installed, up.sh runs `docker compose`:
+    here a `docker` in front of the real one answers `compose version` as
+    the plugin would (v2 is not installed on this machine)."""
+    import shutil
+    real = shutil.which("docker")
+    shim = tmp_path / "docker"
+    shim.write_text(f'#!/bin/sh\n[ "$1 $2" = "compose version" ] && {{ echo "Docker Compose version v2.29.0"; exit 0; }}\n'
+                    f'exec {real} "$@"\n')
+    shim.chmod(0o755)
+    result = up("--print", env={"PATH": f"{tmp_path}:{os.environ['PATH']}"})
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "docker compose up --build"

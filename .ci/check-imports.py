@@ -6,6 +6,11 @@ something else happened to build it first, so a missing dependency hides
 until a build order changes. This reads `swift package dump-package` and
 each target's Swift files, and fails on an import the target does not list.
 
+The binary stays small: no target the `larder` executable links imports
+Foundation itself (FoundationEssentials, Dispatch and Glibc only), since one
+`import Foundation` there links Foundation's ICU data, two thirds of a 65 MB
+binary (issue 36; docs/install.md).
+
 It also keeps the faces apart: the Larder API (LarderApp) and S3 (LarderS3)
 stand on one routing core (LarderRouting) and never import each other;
 only the composition root (LarderServer) and what is above it see both.
@@ -32,6 +37,27 @@ for target in pkg["targets"]:
             m = re.match(r"(?:@\w+ )*(?:public |package |internal )?import ([A-Z]\w*)\s*$", line)
             if m and m.group(1) not in declared | SYSTEM | {name}:
                 problems.append(f"{file}: imports {m.group(1)}, which target {name} does not declare")
+by_name = {t["name"]: t for t in pkg["targets"]}
+def closure(name, seen):
+    if name in seen or name not in by_name:
+        return seen
+    seen.add(name)
+    for dependency in by_name[name]["dependencies"]:
+        for value in dependency.values():
+            if isinstance(value, list) and len(value) > 1 and value[1]:
+                continue  # a product of another package
+            closure(value[0] if isinstance(value, list) else value, seen)
+    return seen
+for name in sorted(closure("larder", set())):
+    target = by_name[name]
+    if target["type"] in ("system", "plugin"):
+        continue
+    path = target.get("path") or "Sources/" + name
+    for file in sorted(glob.glob(path + "/**/*.swift", recursive=True)):
+        for line in open(file, encoding="utf-8"):
+            if re.match(r"(?:@\w+ )*(?:public |package |internal )?import (Foundation|FoundationNetworking)\s*$", line):
+                problems.append(f"{file}: imports {line.split()[-1]}, but {name} is linked into the larder binary: "
+                                "import FoundationEssentials (Foundation brings its ICU data, tens of MB)")
 FACES = {"LarderApp", "LarderS3"}
 for target in pkg["targets"]:
     if target["name"] in FACES:

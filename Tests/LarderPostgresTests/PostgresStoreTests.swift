@@ -149,4 +149,31 @@ struct PostgresStoreTests {
         #expect(options?.conninfo == "postgres://u:secret@h:5/db?sslmode=disable&keepalives_idle=30&keepalives_interval=10&keepalives_count=3")
         #expect(options?.redactedURL.contains("secret") == false)
     }
+
+    /// The password is masked in each form libpq takes it, the rest kept.
+    @Test func theRedactedURLMasksEveryFormOfThePassword() throws {
+        #expect(try PostgresStoreOptions(url: "postgres://u:secret@h:5/db").redactedURL == "postgres://u:***@h:5/db")
+        #expect(try PostgresStoreOptions(url: "postgres://u@h/db?password=secret&sslmode=disable").redactedURL
+                == "postgres://u@h/db?password=***&sslmode=disable")
+        #expect(try PostgresStoreOptions(url: "host=h password='se cret' dbname=db").redactedURL == "host=h password=*** dbname=db")
+    }
+
+    /// libpq is loaded on the PostgreSQL store's first use, not linked: a
+    /// `larder` where it does not load says so and how to fix it, and the
+    /// disk store needs none of it.
+    @Test(.blockingLane) func aMissingLibpqIsAClearErrorAndTheDiskStoreNeedsNone() throws {
+        let missing = ["LARDER_LIBPQ": "/nonexistent/libpq.so.5"]
+        let result = try ProcessRunner.run(ChildServer.binaryPath, ["--store", "postgres://u@127.0.0.1:1/db", "--port", "0"],
+                                           environment: missing, timeout: 60)
+        #expect(result.status != 0)
+        #expect(result.stderr.contains("the PostgreSQL store needs libpq"), "\(result.stderr)")
+        #expect(result.stderr.contains("apt-get install libpq5") && result.stderr.contains("LARDER_LIBPQ"), "\(result.stderr)")
+        // The disk store runs and never maps libpq (the system's is there, unused).
+        let disk = try ChildServer(dataDirectory: TestServer.makeTempDirectory(), arguments: ["--no-fsync"])
+        #expect(try disk.client().send("GET", "/healthz").status == 200)
+        let maps = try String(contentsOfFile: "/proc/\(disk.process.processIdentifier)/maps", encoding: .utf8)
+        #expect(!maps.contains("libpq"))
+        disk.kill(SIGTERM)
+        #expect(disk.waitForExit() == 0)
+    }
 }

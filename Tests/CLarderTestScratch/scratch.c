@@ -40,7 +40,8 @@ static int is_roomy_tmpfs(const char *path) {
     struct statfs fs;
     struct statvfs vfs;
     if (statfs(path, &fs) != 0 || fs.f_type != TMPFS_MAGIC_NUMBER) return 0;
-    if (statvfs(path, &vfs) != 0) return 0;
+    // Not a noexec mount (a container's /dev/shm is one): tests run binaries copied there.
+    if (statvfs(path, &vfs) != 0 || (vfs.f_flag & ST_NOEXEC)) return 0;
     return access(path, W_OK | X_OK) == 0 && (unsigned long long)vfs.f_bavail * vfs.f_frsize >= (2ULL << 30);
 }
 

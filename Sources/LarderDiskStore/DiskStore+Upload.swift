@@ -8,6 +8,9 @@ import LarderStoreVocabulary
 /// barrier (with the write condition checked there), and the rename is made
 /// durable before the write is acknowledged.
 extension DiskStore: UploadDestination {
+    /// A value file under a page takes one block whatever its bytes.
+    package var storesSmallValuesUncompressed: Bool { true }
+
     /// With fsync off, publishes now. With it on, answers later, once
     /// flushes have made the value durable, without holding the caller's
     /// thread while they run.

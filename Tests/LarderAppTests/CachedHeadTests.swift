@@ -33,7 +33,8 @@ import Testing
         return answers
     }
 
-    static let text = String(repeating: "a cached value, compressible; ", count: 40)
+    /// Compressible, and above the size the disk store keeps as one stored block.
+    static let text = String(repeating: "a cached value, compressible; ", count: 160)
 
     @Test func everyReadOfEachRepresentationCarriesTheSameFields() throws {
         let server = try TestServer()

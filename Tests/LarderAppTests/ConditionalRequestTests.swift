@@ -144,7 +144,7 @@ private typealias S = StoreTestSupport
         let server = try TestServer()
         defer { server.stop() }
         let client = server.client()
-        let tag = try Self.store(client, "g", String(repeating: "gzip me ", count: 100))
+        let tag = try Self.store(client, "g", String(repeating: "gzip me ", count: 1000))
         let gz = try client.get("g", headers: [("Accept-Encoding", "gzip")])
         #expect(gz.status == 200)
         #expect(gz.header("Content-Encoding") == "gzip")

@@ -51,7 +51,7 @@ struct EdgeSuiteTests {
         Self.expectAllPassed(result, "disk")
     }
 
-    @Test(.enabled(if: TestPostgres.isAvailable, "needs the PostgreSQL server binaries (bash .ci/run installs postgresql)"))
+    @Test(.enabled(if: TestPostgres.isAvailable, "needs the PostgreSQL server binaries (bash Tests/provision.sh installs postgresql)"))
     func edgeBehavioursOnThePostgresStore() async throws {
         let url = try TestPostgres.shared().url(schema: TestPostgres.makeSchemaName())
         let result = try await Self.run(["--store-url", url])

@@ -136,9 +136,10 @@ private typealias S = StoreTestSupport
         let server = try TestServer()
         defer { server.stop() }
         let client = server.client()
-        // "small" compresses: a value whose gzip form is no smaller goes out
-        // as identity (SendfileTests).
-        for (key, value) in [("small", Array(String(repeating: "hello, gzip ", count: 40).utf8)),
+        // "small" compresses (above the size under which the disk store
+        // keeps a value as one stored block: SmallValueTests): a value whose
+        // gzip form is no smaller goes out as identity (SendfileTests).
+        for (key, value) in [("small", Array(String(repeating: "hello, gzip ", count: 400).utf8)),
                              ("json", Array(String(repeating: "[1,2,3],", count: 10_000).utf8)),
                              ("large", Bytes.random(count: 1 << 20, seed: 5, alphabetBits: 6))] {
             let put = try client.put(key, value, contentType: "application/x-test")
@@ -164,7 +165,8 @@ private typealias S = StoreTestSupport
         let server = try TestServer()
         defer { server.stop() }
         let client = server.client()
-        let value = Array(String(repeating: "abc", count: 100).utf8)
+        // Compressible and above the size the disk store keeps uncompressed.
+        let value = Array(String(repeating: "abc", count: 2000).utf8)
         #expect(try client.put("k", value).status == 201)
         let cases: [(String, Bool)] = [("gzip", true), ("GZIP", true), ("deflate, gzip;q=0.5", true), ("*", true),
                                        ("x-gzip", true), ("br, gzip", true), ("gzip;q=0", false), ("identity", false),
@@ -253,8 +255,9 @@ private typealias S = StoreTestSupport
     @Test func acceptEncodingOnSeparateHeaderLinesIsCombined() throws {
         let server = try TestServer()
         defer { server.stop() }
-        // Long and repetitive, so gzip is smaller and is sent when accepted.
-        let value = String(repeating: "value ", count: 100)
+        // Long and repetitive (and above the disk store's stored-block size),
+        // so gzip is smaller and is sent when accepted.
+        let value = String(repeating: "value ", count: 1000)
         try server.client().put("k", value)
         let response = try server.client().get("k", headers: [("Accept-Encoding", "br"), ("Accept-Encoding", "gzip")])
         #expect(response.header("Content-Encoding") == "gzip")

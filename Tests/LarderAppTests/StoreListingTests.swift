@@ -98,7 +98,7 @@ private typealias S = StoreTestSupport
         let server = try TestServer()
         defer { server.stop() }
         let client = server.client()
-        let value = Array(String(repeating: "metadata ", count: 300).utf8)
+        let value = Array(String(repeating: "metadata ", count: 1000).utf8)
         let put = try client.put("meta/one", value, contentType: "application/json")
         #expect(try client.put("meta/two", []).status == 201)
         let response = try client.list("meta/")

@@ -11,7 +11,7 @@ import Testing
 /// least 3 s), so its
 /// key lock and the change feed's watermark are not held until the network
 /// heals (PartitionTests cuts a real cable; this makes the idle gap certain).
-@Suite(.blockingLane, .enabled(if: TestPostgres.isAvailable, "PostgreSQL is not installed (.ci/run installs it)"))
+@Suite(.blockingLane, .enabled(if: TestPostgres.isAvailable, "PostgreSQL is not installed (bash Tests/provision.sh installs it)"))
 struct AbandonedTransactionTests {
     @Test func aTransactionLeftIdleIsEndedByTheDatabase() async throws {
         // A server of its own: the transaction it leaves open would hold back every

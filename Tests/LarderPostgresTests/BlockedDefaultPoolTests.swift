@@ -15,7 +15,7 @@ import LarderStoreVocabulary
 /// on `.global()`, they queued behind the blocked callers until libdispatch
 /// added threads, a few a second, and a loaded test process stalled for a
 /// minute (clients' 0.5 s timeouts firing after 33 s).
-@Suite(.blockingLane, .enabled(if: TestPostgres.isAvailable, "PostgreSQL is not installed (.ci/run installs it)"))
+@Suite(.blockingLane, .enabled(if: TestPostgres.isAvailable, "PostgreSQL is not installed (bash Tests/provision.sh installs it)"))
 struct BlockedDefaultPoolTests {
     final class NoObserver: StoreChangeObserver {
         func storeDidChange(_ change: StoreChange) {}

@@ -42,7 +42,7 @@ import Testing
 
 /// The hosts of a multi-host URI are tried in order: with the first one
 /// refusing connections, the store opens on the second.
-@Suite(.blockingLane, .enabled(if: TestPostgres.isAvailable, "PostgreSQL is not installed (.ci/run installs it)"))
+@Suite(.blockingLane, .enabled(if: TestPostgres.isAvailable, "PostgreSQL is not installed (bash Tests/provision.sh installs it)"))
 struct MultiHostStoreTests {
     @Test func aServerWhoseFirstHostIsDownUsesTheNext() throws {
         let database = try TestPostgres.shared()

@@ -12,7 +12,7 @@ import Glibc
 /// died to the synchronous standby promoted in its place, without a
 /// restart, and nothing it acknowledged is lost; its event stream goes on
 /// across the failover with no change missing or repeated.
-@Suite(.blockingLane, .enabled(if: TestPostgres.isAvailable, "PostgreSQL is not installed (.ci/run installs it)"))
+@Suite(.blockingLane, .enabled(if: TestPostgres.isAvailable, "PostgreSQL is not installed (bash Tests/provision.sh installs it)"))
 struct FailoverTests {
     @Test func writesResumeOnThePromotedStandbyWithNothingLost() throws {
         let primary = try TestPostgres.makePrivate()

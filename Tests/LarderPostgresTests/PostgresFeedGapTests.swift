@@ -13,7 +13,7 @@ import Glibc
 /// was trimmed: it says so with a `reset` on every event stream, in place
 /// of the first change it can deliver, drops every value it cached, and
 /// goes on from there.
-@Suite(.longBlockingLane, .enabled(if: TestPostgres.isAvailable, "PostgreSQL is not installed (.ci/run installs it)"))
+@Suite(.longBlockingLane, .enabled(if: TestPostgres.isAvailable, "PostgreSQL is not installed (bash Tests/provision.sh installs it)"))
 struct PostgresFeedGapTests {
     static let history = 20
 

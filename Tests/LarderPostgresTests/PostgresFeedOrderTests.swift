@@ -11,7 +11,7 @@ import Glibc
 /// Writes to different keys commit side by side (each locks its own key),
 /// so they may commit out of version order; every server's change feed
 /// must still deliver every version once, in order, and the same sequence.
-@Suite(.blockingLane, .serialized, .enabled(if: TestPostgres.isAvailable, "PostgreSQL is not installed (.ci/run installs it)"))
+@Suite(.blockingLane, .serialized, .enabled(if: TestPostgres.isAvailable, "PostgreSQL is not installed (bash Tests/provision.sh installs it)"))
 struct PostgresFeedOrderTests {
     /// A transaction that took its version first and commits last holds
     /// back the changes after it, then comes out first: never skipped.

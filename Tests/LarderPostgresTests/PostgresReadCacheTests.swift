@@ -12,7 +12,7 @@ import Glibc
 /// write through another server replaces the cached value once the feed
 /// brings it; while the feed is held back, or cannot read at all, reads go
 /// to the database again.
-@Suite(.blockingLane, .enabled(if: TestPostgres.isAvailable, "PostgreSQL is not installed (.ci/run installs it)"))
+@Suite(.blockingLane, .enabled(if: TestPostgres.isAvailable, "PostgreSQL is not installed (bash Tests/provision.sh installs it)"))
 struct PostgresReadCacheTests {
     static let cached = ["--pg-cache-mb", "8"]
 

@@ -11,7 +11,7 @@ import LarderStoreVocabulary
 /// servers (each drops what the restore replaced, once it commits), and
 /// nothing outside its store's schema (a namespace is a store in a schema
 /// of its own, on connections it shares with the others).
-@Suite(.blockingLane, .serialized, .enabled(if: TestPostgres.isAvailable, "PostgreSQL is not installed (.ci/run installs it)"))
+@Suite(.blockingLane, .serialized, .enabled(if: TestPostgres.isAvailable, "PostgreSQL is not installed (bash Tests/provision.sh installs it)"))
 struct PostgresRestoreScopeTests {
     /// Two servers with read caches hold a value; a restore through one
     /// replaces it. Before the commit both keep answering the old value;

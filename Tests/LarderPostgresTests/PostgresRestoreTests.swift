@@ -12,7 +12,7 @@ import LarderStoreVocabulary
 /// nothing at all when it fails part way. Against real PostgreSQL servers
 /// of the tests' own (a restore's transaction holds every feed on its
 /// server back while it runs; a failing one is made to stop part way).
-@Suite(.longBlockingLane, .serialized, .enabled(if: TestPostgres.isAvailable, "PostgreSQL is not installed (.ci/run installs it)"))
+@Suite(.longBlockingLane, .serialized, .enabled(if: TestPostgres.isAvailable, "PostgreSQL is not installed (bash Tests/provision.sh installs it)"))
 struct PostgresRestoreTests {
     static let attributes = Array("restored attributes".utf8)
 

@@ -11,7 +11,7 @@ import Glibc
 /// Several `larder` processes on one PostgreSQL database (issue 11): a CAS
 /// counter driven through both, watchers and event streams on one woken by
 /// writes through the other, and the database stopped under load.
-@Suite(.blockingLane, .serialized, .enabled(if: TestPostgres.isAvailable, "PostgreSQL is not installed (.ci/run installs it)"))
+@Suite(.blockingLane, .serialized, .enabled(if: TestPostgres.isAvailable, "PostgreSQL is not installed (bash Tests/provision.sh installs it)"))
 struct PostgresSharingTests {
     /// Two real `larder` processes on one schema of `database`.
     static func twoServers(on database: TestPostgres, schema: String = TestPostgres.makeSchemaName(),

@@ -17,7 +17,7 @@ import Glibc
 /// What is particular to the PostgreSQL store, against a real server in
 /// this process on the throwaway database (the API suites cover the rest
 /// when run with `LARDER_TEST_STORE=postgres`).
-@Suite(.blockingLane, .enabled(if: TestPostgres.isAvailable, "PostgreSQL is not installed (.ci/run installs it)"))
+@Suite(.blockingLane, .enabled(if: TestPostgres.isAvailable, "PostgreSQL is not installed (bash Tests/provision.sh installs it)"))
 struct PostgresStoreTests {
     static func server(schema: String = TestPostgres.makeSchemaName(),
                        _ configure: (inout TestServer.Setup) -> Void = { _ in }) throws -> TestServer {

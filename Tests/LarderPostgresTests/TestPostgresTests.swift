@@ -9,7 +9,7 @@ import Glibc
 /// starts, keeps committed rows across a restart on its port, hands out
 /// distinct schemas and a URL that Larder and libpq both read. Real
 /// servers, real psql.
-@Suite(.blockingLane, .enabled(if: TestPostgres.isAvailable, "needs PostgreSQL's server binaries (`bash .ci/run` installs postgresql)"))
+@Suite(.blockingLane, .enabled(if: TestPostgres.isAvailable, "needs PostgreSQL's server binaries (`bash Tests/provision.sh` installs postgresql)"))
 struct TestPostgresTests {
     @Test func theSharedServerAnswersWithTheSettingsTheTestsNeed() throws {
         let pg = try TestPostgres.shared()

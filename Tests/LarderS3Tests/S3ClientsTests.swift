@@ -35,7 +35,7 @@ import Testing
     @Test func theClientSuitesPass() async throws {
         try PythonRunner.require([("pytest", "pytest"), ("boto3", "boto3")] + Self.suites.flatMap(\.modules))
         try #require(FileManager.default.isExecutableFile(atPath: "/usr/bin/rclone"),
-                     "rclone is missing: apt-get install rclone (bash .ci/run installs it)")
+                     "rclone is missing: apt-get install rclone (bash Tests/provision.sh installs it)")
         let server = try await S3ChildServer.start()
         defer { server.stop() }
         let home = TestServer.makeTempDirectory()

@@ -5,7 +5,7 @@ import LarderWire
 import Glibc
 #endif
 
-/// Runs `python3` (the first on PATH, as `bash .ci/run` installs it) with a
+/// Runs `python3` (the first on PATH, as `bash Tests/provision.sh` installs it) with a
 /// script file or code on stdin, and collects stdout and stderr. For the
 /// checks that Python's tooling does best: JSON Schema (Compose), OpenAPI
 /// validation, schemathesis.
@@ -58,7 +58,7 @@ package enum PythonRunner {
             do {
                 result = try run(code: code, arguments: names, timeout: 180)
             } catch {
-                throw ClientError("python3 could not be started (\(error)); `bash .ci/run` installs it")
+                throw ClientError("python3 could not be started (\(error)); `bash Tests/provision.sh` installs it")
             }
         } while result.status != 0 && result.stderr.isEmpty && attempt < 2
         guard result.status == 0 else {
@@ -68,7 +68,7 @@ package enum PythonRunner {
             modules.first { $0.module == name }?.package ?? String(name)
         }
         guard missing.isEmpty else {
-            throw ClientError("python3 lacks \(missing.joined(separator: ", ")): `python3 -m pip install \(missing.joined(separator: " "))` (`bash .ci/run` installs them)")
+            throw ClientError("python3 lacks \(missing.joined(separator: ", ")): `python3 -m pip install \(missing.joined(separator: " "))` (`bash Tests/provision.sh` installs them)")
         }
     }
 }

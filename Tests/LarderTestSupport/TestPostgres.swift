@@ -28,7 +28,7 @@ package final class TestPostgres: Sendable {
 
     /// Whether a server can be started here: the binaries are found and, as
     /// root, there is a `postgres` user to run them as. Locally a suite is
-    /// `.enabled(if: TestPostgres.isAvailable)`; `bash .ci/run` installs postgresql.
+    /// `.enabled(if: TestPostgres.isAvailable)`; `bash Tests/provision.sh` installs postgresql.
     package static var isAvailable: Bool { binDirectory != nil && (geteuid() != 0 || getpwnam("postgres") != nil) }
 
     /// The one server of this test process, started on first use and stopped
@@ -60,7 +60,7 @@ package final class TestPostgres: Sendable {
 
     /// What a server or the template cannot start without.
     private static let noServerBinaries =
-        ClientError("no PostgreSQL server binaries (initdb, pg_ctl, postgres); `bash .ci/run` installs postgresql")
+        ClientError("no PostgreSQL server binaries (initdb, pg_ctl, postgres); `bash Tests/provision.sh` installs postgresql")
 
     /// One initdb per test process, never started: every server's data
     /// directory is a copy of it. A copy costs a tenth of an initdb's 0.8 s

@@ -34,6 +34,8 @@ import Glibc
 /// Used by one thread at a time (`RestoreTransaction`); `commit` hands it
 /// to the flush callbacks, each of which starts after the one before.
 final class DiskRestore: RestoreTransaction, UploadDestination, @unchecked Sendable {
+    /// As the store's own uploads (`DiskStore.storesSmallValuesUncompressed`).
+    var storesSmallValuesUncompressed: Bool { true }
     let prefix: StorePrefix
     let replace: Bool
     private let store: DiskStore

@@ -24,6 +24,11 @@ public enum CompressionMode: String, Sendable, CaseIterable {
 
     /// The bytes looked at before choosing: the first 64 KiB of the value.
     public static let sampleBytes = 64 * 1024
+    /// A whole value shorter than this is one stored block where the store
+    /// says so (`UploadDestination.storesSmallValuesUncompressed`): its file
+    /// (Larder's header, 5 bytes of block header, the value, 8 of trailer)
+    /// then fits one 4 KiB page.
+    public static let storedWholeBelow = 4096 - 512
     /// Values that end before this many bytes keep the configured level
     /// without looking: deciding would cost about what compressing them does.
     public static let minimumSampledBytes = 4 * 1024

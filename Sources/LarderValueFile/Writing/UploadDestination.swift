@@ -13,4 +13,15 @@ package protocol UploadDestination: AnyObject, Sendable {
     /// checking its write condition atomically with the publish: now, or
     /// later without holding the caller's thread while it waits.
     func finishUpload(_ upload: ValueUpload) -> StoreReply<PutOutcome>
+    /// Whether a value that arrives whole and is shorter than
+    /// `CompressionMode.storedWholeBelow` is kept as one stored deflate
+    /// block, with no zlib stream at all: where its file takes one disk
+    /// block whatever its bytes (the disk store), deflating it saves no
+    /// space and was a third of a small PUT's instructions. Where the bytes
+    /// themselves are the cost (PostgreSQL's rows), no.
+    var storesSmallValuesUncompressed: Bool { get }
+}
+
+extension UploadDestination {
+    package var storesSmallValuesUncompressed: Bool { false }
 }

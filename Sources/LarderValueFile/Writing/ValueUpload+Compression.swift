@@ -20,6 +20,7 @@ extension ValueUpload {
 
     /// Runs deflate over `input` straight into `pending`.
     func compress(_ input: UnsafeRawBufferPointer, finish: Bool) throws {
+        if storedWhole { return try appendStoredBlock(input, finish: finish) }
         var offset = 0
         while true {
             if pending.room < 1024 && !pending.grow() { try flush() }
@@ -28,6 +29,22 @@ extension ValueUpload {
             pending.count += r.produced
             if finish ? r.ended : (offset == input.count && pending.room > 0) { return }
         }
+    }
+
+    /// A whole small value as the deflate stream's one final stored block
+    /// (RFC 1951 3.2.4: BFINAL 1 and BTYPE 00, then LEN and its complement,
+    /// then the bytes): what zlib writes at level 0, without its stream's
+    /// set-up. The value's bytes come in one call (it was whole in the
+    /// sample); the finishing call writes an empty block for an empty value.
+    private func appendStoredBlock(_ input: UnsafeRawBufferPointer, finish: Bool) throws {
+        if storedBlockWritten {
+            precondition(input.isEmpty, "a stored-block value arrived in pieces")
+            return
+        }
+        let length = UInt16(input.count)
+        try append([0x01, UInt8(length & 0xFF), UInt8(length >> 8), UInt8(~length & 0xFF), UInt8(~length >> 8)])
+        if !input.isEmpty { try append(input) }
+        storedBlockWritten = true
     }
 
     /// Copies the start of `chunk` into `sample`, up to the sample's size;
@@ -49,6 +66,12 @@ extension ValueUpload {
     /// parameters to match, before any byte is deflated. A small value that
     /// is already whole gets a small stream (`Deflater.smallValueBytes`).
     func decide(from bytes: UnsafeRawBufferPointer, wholeValue: Bool) throws {
+        if wholeValue && segments == nil && bytes.count < CompressionMode.storedWholeBelow
+            && destination.storesSmallValuesUncompressed {
+            storedWhole = true
+            mode = .stored
+            return
+        }
         let chosen = bytes.count >= CompressionMode.minimumSampledBytes ? CompressionMode.choose(sample: bytes) : .deflate
         if let segments {
             segmenter = SegmentedDeflater(zlib: destination.zlib, mode: chosen, segmentSize: segments.segmentSize)

@@ -49,6 +49,11 @@ public final class ValueUpload: ValueWriter {
     @exclusivity(unchecked) package internal(set) var written: Int64 = 0
     @exclusivity(unchecked) var crc: UInt32 = 0
     @exclusivity(unchecked) var deflater: Deflater?
+    /// The value is one stored deflate block written here, no zlib
+    /// (`UploadDestination.storesSmallValuesUncompressed`), and whether
+    /// that block is written yet.
+    @exclusivity(unchecked) var storedWhole = false
+    @exclusivity(unchecked) var storedBlockWritten = false
     /// identity mode: how the value is compressed, nil until the sample is
     /// in (nothing is deflated before, so the choice covers every byte).
     @exclusivity(unchecked) var mode: CompressionMode?

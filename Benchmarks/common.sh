@@ -151,6 +151,32 @@ rate() {
   grep -E 'Non-2xx|Socket errors' <<<"$out" | sed "s|^ *|[wrk ${*: -1}] |" >&2 || true
   awk '/Requests\/sec/ {print int($2)}' <<<"$out"
 }
+# server_pids NAME -> the processes serving NAME: a larder started by
+# start_larder/start_binary, or nginx's master and workers.
+server_pids() {
+  if [ "$1" = nginx ]; then
+    local master; master=$(cat "$WORK/nginx.pid")
+    echo "$master" $(pgrep -P "$master")
+  else
+    local v=PID_$1; echo "${!v}"
+  fi
+}
+# proc_ticks PID... -> their CPU so far (user + system, every thread), in clock ticks.
+proc_ticks() { local t=0 p; for p in "$@"; do t=$((t + $(awk '{print $14 + $15}' "/proc/$p/stat"))); done; echo "$t"; }
+# cpu_rate NAME wrk-args... -> "req/s µs" : wrk's rate, and the server's CPU
+# (user + system, kernel included, from /proc/PID/stat: every thread) per
+# request over that run. Steadier than req/s on a shared machine.
+cpu_rate() {
+  local pids out before after
+  pids=$(server_pids "$1"); shift
+  before=$(proc_ticks $pids)
+  out=$(wrk -t2 -c"$CONNS" -d"${DURATION}s" "$@")
+  after=$(proc_ticks $pids)
+  grep -E 'Non-2xx|Socket errors' <<<"$out" | sed "s|^ *|[wrk ${*: -1}] |" >&2 || true
+  awk -v t=$((after - before)) -v hz="$(getconf CLK_TCK)" '
+    /requests in/ {n = $1} /Requests\/sec/ {rps = int($2)}
+    END {printf "%d %.1f\n", rps, (n > 0 ? t / hz * 1e6 / n : 0)}' <<<"$out"
+}
 # latency URL -> "p50_us p99_us"
 latency() {
   wrk -t1 -c1 -d"${DURATION}s" --latency "$1" | awk '

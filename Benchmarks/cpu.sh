@@ -27,15 +27,14 @@ start_binary "$BASELINE" old --data-dir "$WORK/old" "${FSYNC[@]}"
 one_kib_value "$WORK/value"
 for url in "$URL_new" "$URL_old"; do curl -sf -T "$WORK/value" "$url/store/bench/get" -o /dev/null; done
 
-ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 HZ=$(getconf CLK_TCK)
 # measure PID ARGS...: "µs-per-request req/s"
 measure() {
   local pid=$1; shift
   local before after out
-  before=$(ticks "$pid")
+  before=$(proc_ticks "$pid")
   out=$(wrk -t2 -c"$CONNS" -d"${DURATION}s" "$@")
-  after=$(ticks "$pid")
+  after=$(proc_ticks "$pid")
   echo "$out" | awk -v t=$((after - before)) -v hz="$HZ" \
     '/requests in/ {n=$1} /Requests\/sec/ {r=$2} END {printf "%.2f %d\n", t / hz * 1e6 / n, r}'
 }

@@ -2,7 +2,9 @@
 # Larder against nginx WebDAV on this machine, in one session, and against
 # zlib itself on the same bytes: every figure and ratio of issue 9, and the
 # by-the-clock ones of issue 21 (1 KiB GETs of 1,000 random JSON keys, the
-# durable PUT beside nginx's PUT; its instruction counts are callgrind.sh's).
+# durable PUT beside nginx's PUT; its instruction counts are callgrind.sh's),
+# and issue 37's server CPU per request (user + system from /proc, every
+# thread and nginx's every worker, over each wrk run) for both servers.
 #
 #   bash Benchmarks/run.sh                 # ~8 minutes: 3 alternating rounds, 10 s each, 64 MiB, 100,000 keys
 #   QUICK=1 bash Benchmarks/run.sh         # ~2 minutes smoke run: 1 round, 3 s, 16 MiB, 20,000 keys
@@ -70,9 +72,10 @@ for round in $(seq "$ROUNDS"); do
   # the 1 KiB rounds take the older build too (its place rotating)
   small=$order
   if [ -n "${BASELINE:-}" ]; then three=(fast nginx basefast); k=$(( (round - 1) % 3 )); small="${three[*]:k} ${three[*]:0:k}"; fi
-  for s in $small; do u=URL_$s; add "$s.get" "$(rate "${!u}/store/bench/get")"; done
-  for s in $small; do u=URL_$s; add "$s.jget" "$(rate -s "$JSONLUA" "${!u}")"; done
-  for s in $small; do u=URL_$s; add "$s.put" "$(rate -s "$PUTLUA" "${!u}")"; done
+  # req/s, and the server's CPU per request over the same run (issue 37)
+  for s in $small; do u=URL_$s; read -r v c < <(cpu_rate "$s" "${!u}/store/bench/get"); add "$s.get" "$v"; add "$s.cpu.get" "$c"; done
+  for s in $small; do u=URL_$s; read -r v c < <(cpu_rate "$s" -s "$JSONLUA" "${!u}"); add "$s.jget" "$v"; add "$s.cpu.jget" "$c"; done
+  for s in $small; do u=URL_$s; read -r v c < <(cpu_rate "$s" -s "$PUTLUA" "${!u}"); add "$s.put" "$v"; add "$s.cpu.put" "$c"; done
   for s in $order; do
     u=URL_$s; read -r p50 p99 < <(latency "${!u}/store/bench/get")
     add "$s.p50" "$p50"; add "$s.p99" "$p99"
@@ -139,6 +142,9 @@ row "1 KiB GET, 1,000 random JSON keys (req/s)" "$(med fast.jget)" "$(med nginx.
 [ -n "${BASELINE:-}" ] && row "  same, BASELINE build (req/s)" "$(med basefast.jget)" "-"
 row "1 KiB PUT --no-fsync, wrk -t2 -c$CONNS (req/s)" "$(med fast.put)" "$(med nginx.put)"
 [ -n "${BASELINE:-}" ] && row "  same, BASELINE build (req/s)" "$(med basefast.put)" "-"
+row "  server CPU per 1 KiB GET (us)" "$(med fast.cpu.get)" "$(med nginx.cpu.get)"
+row "  server CPU per JSON-key GET (us)" "$(med fast.cpu.jget)" "$(med nginx.cpu.jget)"
+row "  server CPU per 1 KiB PUT --no-fsync (us)" "$(med fast.cpu.put)" "$(med nginx.cpu.put)"
 row "1 KiB GET, 1 connection, p50 (us)" "$(med fast.p50)" "$(med nginx.p50)"
 row "1 KiB GET, 1 connection, p99 (us)" "$(med fast.p99)" "$(med nginx.p99)"
 row "1 KiB PUT durable (fsync), c$CONNS (req/s)" "$(med durable.dput)" "$(med nginx.put)"
@@ -187,6 +193,11 @@ done
 check "1,000-key listing page, $KEYS keys stored (ms)" "$(med list)" "<" 20
 check "start-up with $KEYS keys (s; target is for 1,000,000)" "$(med startup)" "<" 2
 check "peak RSS (MiB)" "$(awk -v k="$PEAK" 'BEGIN {printf "%.1f", k/1024}')" "<" 64
+echo
+printf '%-56s %8s %10s  %s\n' "ratio (issue 37 target: server CPU per request)" "value" "target" "verdict"
+check "CPU per 1 KiB GET, Larder / nginx" "$(r "$(med fast.cpu.get)" "$(med nginx.cpu.get)")" "<=" 1.0
+check "CPU per JSON-key GET, Larder / nginx" "$(r "$(med fast.cpu.jget)" "$(med nginx.cpu.jget)")" "<=" 1.0
+check "CPU per 1 KiB PUT --no-fsync, Larder / nginx" "$(r "$(med fast.cpu.put)" "$(med nginx.cpu.put)")" "<=" 1.0
 echo
 printf '%-56s %8s %10s  %s\n' "ratio (issue 21 target; instructions: callgrind.sh)" "value" "target" "verdict"
 check "1 KiB GET, 1,000 random JSON keys, Larder / nginx" "$(r "$(med fast.jget)" "$(med nginx.jget)")" ">=" 1.1

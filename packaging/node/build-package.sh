@@ -5,22 +5,17 @@
 #
 #   bash packaging/node/build-package.sh [DIST]     # default: packaging/dist
 #
-# The binary and its libraries as in the wheel (packaging/build-binary.sh,
-# packaging/bundle-libs.sh; LARDER_STATIC_BINARY=path reuses a binary).
+# The binary and its libraries as in the wheel (packaging/stage.sh;
+# LARDER_STATIC_BINARY=path reuses a binary).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 dist=$(realpath -m "${1:-packaging/dist}")
 stage=$(mktemp -d /tmp/larder-npm.XXXXXX)
 trap 'rm -rf "$stage"' EXIT
 
-bash packaging/build-binary.sh "$stage"
-bash packaging/bundle-libs.sh "$stage"
-cp clients/node/package.json clients/node/larder.mjs clients/node/README.md "$stage/"
-
-binary_version=$("$stage/bin/larder" --version)
 package_version=$(node -p 'require(process.argv[1]).version' "$PWD/clients/node/package.json")
-[ "$binary_version" = "$package_version" ] || {
-  echo "build-package: larder --version says $binary_version, package.json says $package_version" >&2; exit 1; }
+bash packaging/stage.sh "$stage" "$package_version"
+cp clients/node/package.json clients/node/larder.mjs clients/node/README.md "$stage/"
 
 mkdir -p "$dist"
 tarball=$(cd "$stage" && npm pack --silent --pack-destination "$dist" | tail -1)

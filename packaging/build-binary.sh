@@ -29,5 +29,6 @@ if ldd "$out/bin/larder" | grep -E 'libswift|libFoundation|libdispatch|libBlocks
   echo "build-binary: $out/bin/larder links the Swift toolchain's libraries (above)" >&2
   exit 1
 fi
-readelf -d "$out/bin/larder" | grep -q 'RPATH.*\$ORIGIN/../lib/larder' || {
+# grep without -q: -q stops at the first match and can SIGPIPE readelf.
+readelf -d "$out/bin/larder" | grep 'RPATH.*\$ORIGIN/../lib/larder' >/dev/null || {
   echo "build-binary: $out/bin/larder has no RPATH \$ORIGIN/../lib/larder" >&2; exit 1; }

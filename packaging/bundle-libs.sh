@@ -8,7 +8,9 @@
 #   bash packaging/bundle-libs.sh OUT
 set -euo pipefail
 out=${1:?usage: bundle-libs.sh OUT}
-libpq=$(ldconfig -p | awk '/libpq\.so\.5 .*x86-64/ {print $NF; exit}')
+# awk reads to the end (no `exit`): an early exit would SIGPIPE ldconfig,
+# and under pipefail that fails the script (CI saw exit 141 here).
+libpq=$(ldconfig -p | awk '/libpq\.so\.5 .*x86-64/ && !found {print $NF; found = 1}')
 [ -n "$libpq" ] || { echo "bundle-libs: libpq.so.5 not found (apt-get install libpq5)" >&2; exit 1; }
 mkdir -p "$out/lib/larder"
 system='^(linux-vdso|ld-linux|libc|libm|libdl|librt|libpthread|libresolv|libutil|libnsl|libgcc_s|libstdc\+\+)\.so'

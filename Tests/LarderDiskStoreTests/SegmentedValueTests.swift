@@ -81,6 +81,36 @@ import LarderStoreVocabulary
         #expect(try t.readGzip("big") == file)
     }
 
+    /// Random bytes are stored inline (`StoredSegments`), not deflated on
+    /// workers: stored blocks cost a few bytes per 64 KiB, every segment
+    /// still reads alone and by range, and a value of whole segments is
+    /// still joinable. Sizes on and around segment and block boundaries,
+    /// in pieces that split blocks.
+    @Test(arguments: [4 * SegmentTable.baseSegmentSize, 4 * SegmentTable.baseSegmentSize + 1,
+                      SegmentTable.baseSegmentSize * 5 + 65_535, (1 << 20) + 3 * 65_535])
+    func randomBytesAreStoredBlocksInTheirSegments(size: Int) throws {
+        let t = try TempStore()
+        let value = Self.random(size, seed: UInt64(size))
+        try t.put("raw", value, pieces: 7, expected: Int64(size))
+        let file = try Self.file(t, "raw")
+        let (table, headerLength) = try Self.table(of: file)
+        let segments = try #require(table)
+        let s = SegmentTable.baseSegmentSize
+        #expect(segments.lengths.count == (size + s - 1) / s)
+        #expect(headerLength + segments.lengths.reduce(0, { $0 + Int($1) }) + 8 == file.count)
+        // Stored: the value's bytes plus block headers, nothing deflated.
+        let overhead = file.count - headerLength - 8 - size
+        #expect(overhead > 0 && overhead < size / 1000 + 64, "overhead \(overhead) bytes")
+        #expect(StoreTestSupport.gunzip(file) == value)
+        let stream = try t.store.open(try StoreKey("raw")).get().identityStream()
+        #expect(stream is SegmentedInflatingStream)
+        #expect(try t.drain(stream) == value)
+        for offset in [0, s - 1, s, 2 * s + 65_534, size - 3] {
+            #expect(try Self.range(t, "raw", from: offset, count: 7) == Array(value[offset..<min(size, offset + 7)]))
+        }
+        #expect(try t.read("raw") == value)
+    }
+
     @Test func rangesStartAtTheirSegment() throws {
         let t = try TempStore()
         let s = SegmentTable.baseSegmentSize

@@ -20,6 +20,9 @@ import Glibc
 final class SocketChannel: @unchecked Sendable {
     private static let inputCapacityFloor = 64 * 1024
     static let outputCapacity = 64 * 1024
+    /// The most one readable event takes from the socket before it lets
+    /// the other connections' events run (`onReadable`).
+    static let readBudgetPerEvent = 4 << 20
     static let lingerNanos: UInt64 = 2_000_000_000
 
     /// A file region goes out in pieces of at most this many bytes, so one

@@ -6,6 +6,10 @@ import CZlib
 /// Used from one thread at a time (the upload's). At most
 /// `SegmentWorkers.depthPerStream` segments are started and not yet
 /// emitted, plus the one being filled: a few segments of memory per upload.
+///
+/// Stored mode (random bytes) makes its segments inline instead
+/// (`StoredSegments`): storing is a copy, cheaper than handing a segment to
+/// a worker and waiting for it, and it needs no zlib.
 final class SegmentedDeflater {
     private let zlib: ZlibPool
     private let mode: CompressionMode
@@ -15,17 +19,27 @@ final class SegmentedDeflater {
     private var started: [SegmentJob] = []
     private var spare: [SegmentJob] = []
     private var filling: SegmentJob
+    /// Stored mode: the segments written inline, with no job or worker.
+    private var stored: StoredSegments?
     /// Compressed bytes of each segment emitted so far.
     private(set) var lengths: [UInt32] = []
     /// CRC-32 of the value so far (of the segments emitted).
     private(set) var crc: UInt32 = 0
+    /// Whether `emit` receives small pieces best gathered before writing
+    /// (stored mode's block headers), not whole segments.
+    var emitsSmallPieces: Bool { stored != nil }
 
     init(zlib: ZlibPool, mode: CompressionMode, segmentSize: Int, workers: SegmentWorkers = .shared) {
         self.zlib = zlib
         self.mode = mode
         self.segmentSize = segmentSize
         self.workers = workers
-        filling = Self.makeJob(segmentSize)
+        if mode == .stored {
+            stored = StoredSegments(segmentSize: segmentSize)
+            filling = SegmentJob(inputCapacity: 0, outputCapacity: 0)
+        } else {
+            filling = Self.makeJob(segmentSize)
+        }
     }
 
     deinit { cancel() }
@@ -39,6 +53,7 @@ final class SegmentedDeflater {
     /// Takes the next bytes of the value; `emit` receives compressed bytes
     /// in file order.
     func write(_ chunk: UnsafeRawBufferPointer, emit: (UnsafeRawBufferPointer) throws -> Void) throws {
+        if stored != nil { return try stored!.write(chunk, into: &self.crc, lengths: &lengths, emit: emit) }
         var offset = 0
         while offset < chunk.count {
             // A full segment starts only once more bytes come: the last
@@ -53,6 +68,7 @@ final class SegmentedDeflater {
 
     /// Deflates the last segment and emits everything left.
     func finish(emit: (UnsafeRawBufferPointer) throws -> Void) throws {
+        if stored != nil { return try stored!.finish(lengths: &lengths, emit: emit) }
         filling.isLast = true
         try startFilling(emit: emit)
         while !started.isEmpty { try emitOldest(emit) }

@@ -79,7 +79,7 @@ extension ValueUpload {
                 if mode == nil { try compressSample(wholeValue: true) }
                 if let segmenter {
                     // Its segments follow any joined ones.
-                    try segmenter.finish(emit: writeThrough)
+                    try segmenter.finish(emit: segmenter.emitsSmallPieces ? append : writeThrough)
                     guard joinedLengths.count + segmenter.lengths.count <= segments!.reserved else {
                         throw StoreError.corrupt(path: tempPath, reason: "the body is longer than its announced size")
                     }

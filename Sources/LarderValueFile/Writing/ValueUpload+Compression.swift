@@ -12,7 +12,9 @@ extension ValueUpload {
     /// Deflates the next bytes of the value: in segments, or as one stream.
     func deflateMore(_ input: UnsafeRawBufferPointer) throws {
         if let segmenter {
-            try segmenter.write(input, emit: writeThrough)
+            // Stored mode's block headers and bytes are gathered before
+            // writing; a deflated segment is written as it is.
+            try segmenter.write(input, emit: segmenter.emitsSmallPieces ? append : writeThrough)
         } else {
             try compress(input, finish: false)
         }

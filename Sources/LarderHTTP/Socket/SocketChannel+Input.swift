@@ -34,6 +34,7 @@ extension SocketChannel {
     /// 64 MiB upload read one buffer per event paid that 1,000 times.
     func onReadable() {
         guard !closed else { return }
+        readableEvents &+= 1
         now = DispatchTime.now().uptimeNanoseconds
         if buffersReleased {
             // Busy again after an idle spell: look again once it is over.

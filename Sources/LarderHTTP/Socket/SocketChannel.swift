@@ -80,6 +80,9 @@ final class SocketChannel: @unchecked Sendable {
     var lingering = false
     var lingerDeadline: UInt64 = 0
     var lastSendQueue: Int32 = 0
+    /// Readable events handled so far (`onReadable` calls): what each costs
+    /// in Dispatch is why one event reads on while input keeps coming.
+    var readableEvents = 0
     /// The buffers' pages were given back and not used since.
     var buffersReleased = false
 

@@ -77,7 +77,7 @@ let package = Package(
             "LarderDiskStore", "LarderFixtures", "LarderPostgres", "LarderStorage", "LarderValueFile", "LarderSupport",
         ]),
         // Sockets, the incremental parser, connections and responses. No storage here.
-        .target(name: "LarderHTTP", dependencies: ["LarderSupport", "LarderModel"]),
+        .target(name: "LarderHTTP", dependencies: ["LarderSupport", "LarderModel", "CEpoll"]),
         // JSON values for atomic append and merge patch: strict parsing, exact numbers, no dependencies.
         .target(name: "LarderJSON"),
         // The browser viewer's files: built into the binary from Public/ by the

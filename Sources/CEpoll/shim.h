@@ -1,4 +1,5 @@
 // Linux's epoll and eventfd, which the Glibc module does not expose: the
-// PostgreSQL store's event loop (PGEventLoop) waits on its sockets with them.
+// HTTP server's event loops (EventLoop) and the PostgreSQL store's
+// (PGEventLoop) wait on their sockets with them.
 #include <sys/epoll.h>
 #include <sys/eventfd.h>

@@ -15,7 +15,7 @@ private final class NullOwner: HTTPResponderOwner, @unchecked Sendable {
         let owner = NullOwner()
         weak var weakResponder: HTTPResponder?
         do {
-            let r = HTTPResponder(owner: owner, queue: DispatchQueue(label: "t"))
+            let r = HTTPResponder(owner: owner, executor: DispatchQueue(label: "t"))
             weakResponder = r
             _ = r.endInline()
             r.answer(at: .now() + 30, with: HTTPResponse(status: .notModified))
@@ -30,7 +30,7 @@ private final class NullOwner: HTTPResponderOwner, @unchecked Sendable {
         let owner = NullOwner()
         weak var weakResponder: HTTPResponder?
         do {
-            let r = HTTPResponder(owner: owner, queue: DispatchQueue(label: "t"))
+            let r = HTTPResponder(owner: owner, executor: DispatchQueue(label: "t"))
             weakResponder = r
             _ = r.endInline()
             let h = Holder(r)                      // like KeyWatch holding its responder

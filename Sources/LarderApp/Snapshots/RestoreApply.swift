@@ -17,7 +17,7 @@ import LarderStoreVocabulary
 ///
 /// Staging answers now or later (a store may stage over the network); the
 /// commit answers later once the restore is durable, and no thread waits.
-/// Used by one thread at a time: the connection's queue, then each thread
+/// Used by one thread at a time: the connection's loop, then each thread
 /// a later answer moves it to.
 final class RestoreApply: @unchecked Sendable {
     /// Handed over by the restore once its body is complete; used only here.

@@ -25,7 +25,7 @@ import Glibc
 /// value ends. The file has no name from the moment it is made, so nothing
 /// is left behind however the process ends.
 ///
-/// Used by one thread at a time: the connection's queue while the body is
+/// Used by one thread at a time: the connection's loop while the body is
 /// read, then the thread `apply` runs on (it is handed over).
 final class RestoreStaging: @unchecked Sendable {
     /// Values staged (lines that will be restored).
@@ -49,7 +49,7 @@ final class RestoreStaging: @unchecked Sendable {
 
     deinit { discard() }
 
-    // MARK: - Staging (the connection's queue)
+    // MARK: - Staging (the connection's loop)
 
     /// Stages one whole value.
     func add(_ header: SnapshotLine.Header, value: [UInt8]) throws {

@@ -34,7 +34,7 @@ import Glibc
 /// - applying goes on from wherever the store's answers come, with no
 ///   thread waiting for them (`RestoreApply`).
 ///
-/// Used by one thread at a time (the connection's queue).
+/// Used by one thread at a time (the connection's loop).
 final class SnapshotRestore: HTTPRequestBodySink {
     static let maxBufferedLine = 4 << 20
     static let streamAfter = 1 << 20

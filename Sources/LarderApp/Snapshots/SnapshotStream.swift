@@ -19,7 +19,7 @@ import LarderStoreVocabulary
 /// value read is always one whole version (an open file is never mixed with
 /// a later write).
 ///
-/// Used by one thread at a time (the connection's queue).
+/// Used by one thread at a time (the connection's loop).
 final class SnapshotStream: HTTPBodyStream {
     static let pageSize = 1000
     /// Bytes of a large value encoded at a time: a multiple of 3, so every

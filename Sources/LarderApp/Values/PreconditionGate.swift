@@ -39,7 +39,7 @@ final class PreconditionGate: HTTPContinueGate, @unchecked Sendable {
         /// Answered (the refusal went out) or handed to the write (`finish`).
         case settled
     }
-    /// Moves forward only; read and set from the connection's queue and the
+    /// Moves forward only; read and set from the connection's loop and the
     /// thread the store's answer comes on.
     private let phase = Locked(Phase.looking(proceed: nil))
     private let inner: HTTPRequestBodySink

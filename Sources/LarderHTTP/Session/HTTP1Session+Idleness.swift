@@ -3,7 +3,7 @@ import Synchronization
 
 /// Idleness, for the connection cap: the session says when it has nothing
 /// in flight (`idleSince`), and closes when the listener picks it to make
-/// room (`evict`). On the channel's queue, but for `evict`'s claim.
+/// room (`evict`). On the channel's loop, but for `evict`'s claim.
 extension HTTP1Session {
     /// `idleSince` while a request is in flight (read, parked, answered or
     /// its answer still going out).
@@ -24,7 +24,7 @@ extension HTTP1Session {
     func evict(idleSince since: UInt64) -> Bool {
         // Claimed by one eviction only: it reads as busy from here.
         guard idleSince.compareExchange(expected: since, desired: Self.busy, ordering: .relaxed).exchanged else { return false }
-        channel.queue.async { [self] in
+        channel.loop.post { [self] in
             guard !channel.closed else { return }
             if responder == nil && outgoing == nil && channel.output.isEmpty && state.request == nil {
                 channel.close()

@@ -2,9 +2,9 @@ import Dispatch
 import LarderSupport
 
 /// Bodies the application pushes as it goes (an event stream): taken on
-/// the channel's queue when the application says there is more.
+/// the channel's loop when the application says there is more.
 extension HTTP1Session {
-    /// Sends what the application pushed since the last look (on the queue).
+    /// Sends what the application pushed since the last look (on the loop).
     func pushed() {
         channel.refreshNow()
         takePushed()

@@ -3,19 +3,19 @@ import LarderSupport
 
 /// Request bodies: read into the request's sink (at a fault's rate when
 /// one is set), `100 Continue` when a sink asks for its body, and the
-/// answer to a body that broke. On the channel's queue.
+/// answer to a body that broke. On the channel's loop.
 extension HTTP1Session {
     /// `Expect: 100-continue` with a sink that decides later: `100 Continue`
     /// goes out when it says so, if the request is still waiting for its
     /// body by then (not answered, its body not already sent).
     func askBeforeContinue(_ gate: HTTPContinueGate, _ responder: HTTPResponder) {
-        gate.whenBodyWanted { [weak self, queue = channel.queue] in
+        gate.whenBodyWanted { [weak self, loop = channel.loop] in
             guard let session = self else { return }
-            queue.async { session.continueWanted(by: responder) }
+            loop.execute { session.continueWanted(by: responder) }
         }
     }
 
-    /// On the queue: sends `100 Continue` if the request is still waiting for its body.
+    /// On the loop: sends `100 Continue` if the request is still waiting for its body.
     func continueWanted(by responder: HTTPResponder) {
         guard !channel.closed, self.responder === responder, !responder.isFinished,
               case .body = state.inputUse else { return }

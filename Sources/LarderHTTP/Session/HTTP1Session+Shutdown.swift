@@ -7,7 +7,7 @@ extension HTTP1Session {
     /// request, an event stream), else after the current answer; a lingering
     /// close (now or after that answer) lasts at most `shutdownLingerNanos`.
     func beginShutdown() {
-        channel.queue.async { [self] in
+        channel.loop.post { [self] in
             guard !channel.closed else { return }
             if channel.lingering {
                 _ = state.shutdown(traffic, hasUnread: channel.hasUnread)
@@ -20,6 +20,6 @@ extension HTTP1Session {
 
     /// Closes at once (shutdown after the grace period).
     func forceClose() {
-        channel.queue.async { [self] in channel.close() }
+        channel.loop.post { [self] in channel.close() }
     }
 }

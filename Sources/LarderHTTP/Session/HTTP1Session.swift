@@ -14,10 +14,10 @@ import Synchronization
 /// responder's own deadline instead), and a client that hangs up is noticed
 /// by the channel's EOF.
 ///
-/// All mutable state is confined to the channel's queue, hence `@unchecked Sendable`.
+/// All mutable state is confined to the channel's loop, hence `@unchecked Sendable`.
 /// Its members are internal, not private, only so that its extensions
 /// (`HTTP1Session+Idleness`, `+NetworkFaults`, `+PushedBodies`) reach them;
-/// nothing outside the session touches them but through its queue.
+/// nothing outside the session touches them but through its loop.
 final class HTTP1Session: SocketChannelDelegate, HTTPResponderOwner, @unchecked Sendable {
     /// How long a connection lingers after its last answer once the server
     /// is stopping, instead of up to 2 s: long enough for the answer to
@@ -31,9 +31,9 @@ final class HTTP1Session: SocketChannelDelegate, HTTPResponderOwner, @unchecked 
     let onClose: @Sendable (HTTP1Session) -> Void
     let log: AccessLog
     // `@exclusivity(unchecked)` on the hot per-request state: it is confined
-    // to the channel's queue, and nothing called while it is being changed
+    // to the channel's loop, and nothing called while it is being changed
     // (the parser, a route's body limit, a sink's write, a body stream's
-    // read) can reach this session on that queue (answers from elsewhere
+    // read) can reach this session on that loop (answers from elsewhere
     // hop through `answerArrived`), so the runtime's access tracking on
     // every use would only cost instructions on each request.
     @exclusivity(unchecked) var state: HTTP1ConnectionState
@@ -75,16 +75,16 @@ final class HTTP1Session: SocketChannelDelegate, HTTPResponderOwner, @unchecked 
 
     /// Call once, from any thread.
     func start() {
-        channel.queue.async { [self] in channel.start(deadline: min(deadline(), now + SocketChannel.releaseAfterNanos)) }
+        channel.loop.post { [self] in channel.start(deadline: min(deadline(), now + SocketChannel.releaseAfterNanos)) }
     }
 
     var now: UInt64 { channel.now }
 
     /// When the connection last had no request in flight (it connected, or
     /// its last answer went out); `busy` while it has one. Written on the
-    /// channel's queue, read by the listener at the connection cap to pick
+    /// channel's loop, read by the listener at the connection cap to pick
     /// the longest-idle connection to close (`HTTPServer`): relaxed, since
-    /// `evict` checks again on the queue before it closes anything.
+    /// `evict` checks again on the loop before it closes anything.
     let idleSince: Atomic<UInt64>
 
     var traffic: HTTP1ConnectionState.Traffic {
@@ -370,9 +370,9 @@ final class HTTP1Session: SocketChannelDelegate, HTTPResponderOwner, @unchecked 
         }
         pendingLog = AccessLog.Pending(request: request, status: code, bytes: bytes)
         if case .push(let p, _) = body {
-            p.bind { [weak self, queue = channel.queue] in
+            p.bind { [weak self, loop = channel.loop] in
                 guard let session = self else { return }
-                queue.async { session.pushed() }
+                loop.execute { session.pushed() }
             }
             takePushed()
         }
@@ -387,7 +387,7 @@ final class HTTP1Session: SocketChannelDelegate, HTTPResponderOwner, @unchecked 
             reused.resetForNextRequest()
             return reused
         }
-        return HTTPResponder(owner: self, queue: channel.queue)
+        return HTTPResponder(owner: self, executor: channel.loop)
     }
 
     /// The body going out is complete: its log line.

@@ -1,4 +1,4 @@
-/// Told of the answer a request got, on the connection's queue, before
+/// Told of the answer a request got, on the connection's loop, before
 /// any of it is written to the socket (so a client that has its answer
 /// finds it recorded): what a request journal records. The
 /// application sets one per request (`HTTPResponder.observe(with:)`);

@@ -14,7 +14,7 @@
 /// wins: once it answered, `finish` must not write.
 /// Without `Expect: 100-continue` the gate is not asked.
 public protocol HTTPContinueGate: HTTPRequestBodySink {
-    /// Called once, on the connection's queue; `proceed` may be called
+    /// Called once, on the connection's loop; `proceed` may be called
     /// from any thread, at most once.
     func whenBodyWanted(_ proceed: @escaping @Sendable () -> Void)
 }

@@ -79,7 +79,7 @@ package final class HTTPInProcessExchange: HTTPResponderOwner, @unchecked Sendab
         }
         guard let head = parsed else { return }
         request = head
-        let responder = HTTPResponder(owner: self, queue: queue)
+        let responder = HTTPResponder(owner: self, executor: queue)
         self.responder = responder
         // The connection's limit, and the route's for a larger body (`HTTP1ConnectionState.begin`).
         var limit = configuration.maxBodyBytes

@@ -14,7 +14,7 @@ public enum HTTPBodyAction {
     case answer(HTTPResponse)
 }
 
-/// Receives a request body piece by piece, on the connection's queue.
+/// Receives a request body piece by piece, on the connection's loop.
 public protocol HTTPRequestBodySink: AnyObject {
     /// A piece of the body. Throwing ends the request: an `HTTPError` is sent
     /// as is, anything else as 500, and the connection closes.
@@ -25,7 +25,7 @@ public protocol HTTPRequestBodySink: AnyObject {
     func abort()
 }
 
-/// The application side of the server, called on the connection's queue
+/// The application side of the server, called on the connection's loop
 /// with each request head and the responder that answers it. The handler
 /// answers through `responder` at once (before returning: the common case,
 /// with no thread hop) or later from any thread. It must not block for long:

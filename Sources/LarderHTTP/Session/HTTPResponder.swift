@@ -6,9 +6,9 @@ import LarderSupport
 ///
 /// The connection creates one per request and hands it to the handler. An
 /// answer given while the handler (or a body sink) is still running on the
-/// connection's queue is picked up directly when it returns, with no thread
+/// connection's loop is picked up directly when it returns, with no thread
 /// hop: the common case costs one uncontended lock. An answer given later
-/// hops onto the connection's queue. Only the first answer counts.
+/// hops onto the connection's loop. Only the first answer counts.
 ///
 /// Middleware wraps a responder with `intercept` to see or change the final
 /// response, whichever path produced it (a GET, a PUT after its body, a
@@ -47,24 +47,25 @@ public final class HTTPResponder: Sendable {
     /// handled, read when the answer is queued, both on the connection's
     /// queue, and only on the connection's responder (`shared`).
     nonisolated(unsafe) private var observer: (any HTTPAnswerObserver)?
-    /// The connection, told on its queue when an answer or deadline arrives
+    /// The connection, told on its loop when an answer or deadline arrives
     /// later. Strong (a weak reference costs more per request than the whole
     /// lock): the connection drops its responder when the request ends, and
     /// a route that keeps one does so only until the answer or cancellation.
     private let owner: (any HTTPResponderOwner)?
-    private let queue: DispatchQueue?
+    /// Where `owner` is told (its connection's event loop).
+    private let executor: (any ConnectionExecutor)?
     /// Read the request body at most this fast (a fault of the network);
     /// 0: as fast as it comes. Apart from `state`, so that the connection
     /// reads it only for a request whose body it is about to read: a GET
     /// pays nothing for it.
     private let bodyPace = Atomic<Int>(0)
 
-    init(owner: any HTTPResponderOwner, queue: DispatchQueue) {
+    init(owner: any HTTPResponderOwner, executor: any ConnectionExecutor) {
         root = nil
         forward = nil
         state = Locked(State())
         self.owner = owner
-        self.queue = queue
+        self.executor = executor
     }
 
     private init(root: HTTPResponder, forward: @escaping @Sendable (HTTPResponse) -> Void) {
@@ -72,7 +73,7 @@ public final class HTTPResponder: Sendable {
         self.forward = forward
         state = root.state
         self.owner = nil
-        self.queue = nil
+        self.executor = nil
     }
 
     private var shared: HTTPResponder { root ?? self }
@@ -83,8 +84,8 @@ public final class HTTPResponder: Sendable {
     public var isConnections: Bool { root == nil }
 
     private func wake() {
-        guard let owner, let queue else { return }
-        queue.async { owner.answerArrived() }
+        guard let owner, let executor else { return }
+        executor.execute { owner.answerArrived() }
     }
 
     /// Sends `response` as the answer. Later calls are ignored (their
@@ -173,7 +174,7 @@ public final class HTTPResponder: Sendable {
 
     /// `observer` is told of the answer just before it is sent (replacing
     /// one set before; nil: no one is). Only while the request is being handled, on the
-    /// connection's queue: from middleware or a route, before they return.
+    /// connection's loop: from middleware or a route, before they return.
     public func observe(with observer: (any HTTPAnswerObserver)?) {
         shared.observer = observer
     }
@@ -197,7 +198,7 @@ public final class HTTPResponder: Sendable {
     /// Whether an answer was given (or the request ended).
     public var isFinished: Bool { shared.state.withLock { st in st.answered || st.ended } }
 
-    // MARK: - The connection's side (on its queue)
+    // MARK: - The connection's side (on its loop)
 
     func beginInline() { shared.state.withLock { st in st.inline = true } }
 
@@ -230,7 +231,7 @@ public final class HTTPResponder: Sendable {
     }
 
     /// The rate the request body is to be read at (0: unpaced), as the
-    /// handler set it with `paceRequestBody` (on this queue, so relaxed).
+    /// handler set it with `paceRequestBody` (on this loop, so relaxed).
     var bodyBytesPerSecond: Int { shared.bodyPace.load(ordering: .relaxed) }
 
     /// An answer that arrived later, if any.
@@ -274,7 +275,7 @@ public final class HTTPResponder: Sendable {
     }
 }
 
-/// The connection side of a responder: told, on its queue, that an answer
+/// The connection side of a responder: told, on its loop, that an answer
 /// (or a deadline) arrived from another thread.
 protocol HTTPResponderOwner: AnyObject, Sendable {
     func answerArrived()

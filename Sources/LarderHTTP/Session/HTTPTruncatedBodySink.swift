@@ -5,7 +5,7 @@
 /// that means in its protocol's words (S3's `400 IncompleteBody`), and the
 /// connection closes after the answer.
 public protocol HTTPTruncatedBodySink: HTTPRequestBodySink {
-    /// Called on the connection's queue instead of more `write`s or
+    /// Called on the connection's loop instead of more `write`s or
     /// `finish`; answer through the request's responder, at once.
     func bodyEndedEarly()
 }

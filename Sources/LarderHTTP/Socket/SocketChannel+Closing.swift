@@ -61,19 +61,10 @@ extension SocketChannel {
     func close() {
         guard !closed else { return }
         closed = true
-        timer?.cancel()
+        if let timer { loop.cancel(timer) }
         timer = nil
-        if let rs = readSource {
-            if readSourceSuspended { rs.resume() }
-            rs.cancel()
-            readSource = nil
-        }
-        if let ws = writeSource {
-            if writeSuspended { ws.resume() }
-            ws.cancel()
-            writeSource = nil
-        }
-        if liveSources == 0 { Glibc.close(fd) }
+        if started { loop.unregister(fd) }
+        Glibc.close(fd)
         delegate.channelClosed()
     }
 }

@@ -29,9 +29,8 @@ extension SocketChannel {
     /// One readable event: receives into the input buffer and hands it to
     /// the session, and again while the buffer keeps filling to the brim
     /// (a large body arriving faster than it is stored), up to
-    /// `readBudgetPerEvent` bytes. Every event costs libdispatch an
-    /// `epoll_wait`, two `epoll_ctl`, an `ioctl` and a thread wake-up; a
-    /// 64 MiB upload read one buffer per event paid that 1,000 times.
+    /// `readBudgetPerEvent` bytes, after which the rest is read in a job
+    /// of its own, so that the loop's other connections get their turn.
     func onReadable() {
         guard !closed else { return }
         readableEvents &+= 1
@@ -70,7 +69,13 @@ extension SocketChannel {
             budget -= received
             // More is likely waiting only when the last recv filled the
             // buffer; and only while reading is not paused for a reason.
-            guard filled, budget > 0, !closed, !readSourceSuspended, !lingering else { return }
+            guard filled, !closed, !readingPaused, !lingering else { return }
+            if budget <= 0 {
+                // No new edge will come for what is already there: read on
+                // after the loop's other work.
+                loop.post { [self] in if !closed && !readingPaused { onReadable() } }
+                return
+            }
         }
     }
 
@@ -90,7 +95,9 @@ extension SocketChannel {
             if n > 0 {
                 inEnd += n
                 received += n
-                if n < space { break }
+                // Short: the socket is drained, unless the peer's end came
+                // too (epoll said so once: read on to the EOF).
+                if n < space && !endPending { break }
                 filled = true
                 continue
             }
@@ -129,16 +136,17 @@ extension SocketChannel {
         inEnd = live
     }
 
-    /// Resumes or suspends the read source to match why reading may be paused.
+    /// Stops or resumes reading to match why reading may be paused. Events
+    /// are edge-triggered: input that came while reading was stopped raised
+    /// its only event then, so resuming reads at once (after the current
+    /// work).
     func updateReading() {
-        guard let rs = readSource else { return }
+        guard started else { return }
         let paused = waitingForWritable || inputFull || peerClosed || inputHeld
-        if paused && !readSourceSuspended {
-            rs.suspend()
-            readSourceSuspended = true
-        } else if !paused && readSourceSuspended {
-            rs.resume()
-            readSourceSuspended = false
+        guard paused != readingPaused else { return }
+        readingPaused = paused
+        if !paused {
+            loop.post { [self] in if !closed && !readingPaused { onReadable() } }
         }
     }
 

@@ -18,7 +18,7 @@ extension SocketChannel {
 
     /// Sends queued output, then `remaining` bytes of `file` from `offset`
     /// with `sendfile(2)` (both advanced by what went out). True when all of
-    /// it is sent; false when waiting for the socket (the write source
+    /// it is sent; false when waiting for the socket (the loop
     /// resumes it: `channelWritable`) or closed. Never blocks on the socket;
     /// a short file closes the connection (its head promised the length).
     func flush(file: Int32, offset: inout Int64, remaining: inout Int64) -> Bool {
@@ -100,32 +100,19 @@ extension SocketChannel {
         return .failed(errno: code)
     }
 
+    /// The socket is full: stop reading until it takes more (the loop's
+    /// next room-to-write event: `onWritable`).
     private func waitForWritable() {
         waitingForWritable = true
         updateReading()
-        if let ws = writeSource {
-            if writeSuspended { ws.resume(); writeSuspended = false }
-            return
-        }
-        let ws = DispatchSource.makeWriteSource(fileDescriptor: fd, queue: queue)
-        ws.setEventHandler { [self] in onWritable() }
-        ws.setCancelHandler { [self] in sourceCancelled() }
-        liveSources += 1
-        writeSource = ws
-        writeSuspended = false
-        ws.resume()
     }
 
     private func stopWaitingForWritable() {
         waitingForWritable = false
-        if let ws = writeSource, !writeSuspended {
-            ws.suspend()
-            writeSuspended = true
-        }
         updateReading()
     }
 
-    private func onWritable() {
+    func onWritable() {
         guard !closed else { return }
         now = DispatchTime.now().uptimeNanoseconds
         lastActivity = now

@@ -1,22 +1,23 @@
+import CEpoll
 import Dispatch
 import LarderSupport
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// The socket half of a connection: a non-blocking socket driven by
-/// DispatchSource read and write sources and one timer, all on the
-/// connection's serial queue (which targets the global pool: no extra
-/// thread hop per request). It owns the input and output buffers, sends,
-/// waits for writability when the socket is full, and lingers after a final
-/// answer. It knows nothing of HTTP.
+/// The socket half of a connection: a non-blocking socket on one of the
+/// server's event loops (`EventLoop`), which tells it of input, of room to
+/// write and of its timer, all on the loop's thread. It owns the input and
+/// output buffers, sends, waits for writability when the socket is full,
+/// and lingers after a final answer. It knows nothing of HTTP.
 ///
 /// Reading stops while output waits for the socket (a client that does not
 /// read cannot make the server buffer without bound), when the input buffer
 /// is full and the session is not consuming it (a parked request), and after
-/// the peer's EOF.
+/// the peer's EOF. Events are edge-triggered: input that came while reading
+/// was stopped is read when it resumes (`updateReading`).
 ///
-/// All mutable state is confined to `queue`, hence `@unchecked Sendable`.
+/// All mutable state is confined to the loop's thread, hence `@unchecked Sendable`.
 final class SocketChannel: @unchecked Sendable {
     private static let inputCapacityFloor = 64 * 1024
     static let outputCapacity = 64 * 1024
@@ -37,19 +38,22 @@ final class SocketChannel: @unchecked Sendable {
     static let resetPollNanos: UInt64 = 5_000_000
     static let resetWaitNanos: UInt64 = 2_000_000_000
 
-    let queue: DispatchQueue
+    /// The loop the connection lives on: every call below is made there.
+    let loop: EventLoop
     let fd: Int32
     unowned(unsafe) var delegate: SocketChannelDelegate!
     let logger: Logger
     /// Where the bytes moved in each direction are counted.
     let meter: HTTPServerMetrics.Shard
 
-    var readSource: DispatchSourceRead?
-    var writeSource: DispatchSourceWrite?
-    var timer: DispatchSourceTimer?
-    var readSourceSuspended = false
-    var writeSuspended = false
-    var liveSources = 0
+    /// Registered with the loop (from `start` until `close`).
+    var started = false
+    var timer: LoopTimer?
+    /// Reading is stopped (see `updateReading`).
+    var readingPaused = false
+    /// epoll reported the peer's end of input (or a failure): reads go on
+    /// to the EOF or error, which no later event would report.
+    var endPending = false
     var closed = false
     var peerClosed = false
     var waitingForWritable = false
@@ -90,7 +94,7 @@ final class SocketChannel: @unchecked Sendable {
         self.fd = fd
         self.logger = logger
         self.meter = meter
-        self.queue = DispatchQueue(label: "larder.connection", target: .global())
+        self.loop = EventLoop.next()
         self.input = PageMemory.allocate(max(Self.inputCapacityFloor, inputCapacity))
         self.lastActivity = now
     }
@@ -100,24 +104,16 @@ final class SocketChannel: @unchecked Sendable {
         output.deallocate()
     }
 
-    /// Starts the read source and the timer (on the queue).
+    /// Registers with the loop and sets the timer (on the loop).
     func start(deadline: UInt64) {
-        let rs = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
-        rs.setEventHandler { [self] in onReadable() }
-        rs.setCancelHandler { [self] in sourceCancelled() }
-        liveSources += 1
-        readSource = rs
-        let t = DispatchSource.makeTimerSource(queue: queue)
-        t.setEventHandler { [self] in onTimer() }
-        timer = t
+        timer = LoopTimer { [weak self] in self?.onTimer() }
+        guard loop.register(fd, self) else {
+            logger.error("connection \(fd): the event loop refused the socket, errno \(errno)")
+            close()
+            return
+        }
+        started = true
         schedule(deadline)
-        t.resume()
-        rs.resume()
-    }
-
-    func sourceCancelled() {
-        liveSources -= 1
-        if liveSources == 0 && closed { Glibc.close(fd) }
     }
 
     // MARK: - Timer
@@ -125,7 +121,7 @@ final class SocketChannel: @unchecked Sendable {
     /// Sets the timer to `deadline` (uptime nanoseconds).
     func schedule(_ deadline: UInt64) {
         timerDeadline = deadline
-        timer?.schedule(deadline: DispatchTime(uptimeNanoseconds: deadline), leeway: .milliseconds(50))
+        if let timer { loop.schedule(timer, at: deadline) }
     }
 
     /// Moves the timer earlier when `deadline` comes first.
@@ -135,6 +131,7 @@ final class SocketChannel: @unchecked Sendable {
 
     private func onTimer() {
         guard !closed else { return }
+        timerDeadline = .max
         now = DispatchTime.now().uptimeNanoseconds
         if lingering {
             if now >= lingerDeadline { close() } else { schedule(lingerDeadline) }
@@ -145,5 +142,20 @@ final class SocketChannel: @unchecked Sendable {
             return
         }
         delegate.channelTimerFired()
+    }
+}
+
+extension SocketChannel: EventLoopSocket {
+    /// What epoll reported for the socket (each change once: edge-triggered).
+    func socketEvent(_ events: UInt32) {
+        guard !closed else { return }
+        let failed = events & (EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0
+        if failed || events & EPOLLRDHUP.rawValue != 0 { endPending = true }
+        if events & (EPOLLIN.rawValue | EPOLLRDHUP.rawValue) != 0 || failed {
+            // While reading is stopped, what came waits in the kernel: it is
+            // read when reading resumes.
+            if !readingPaused { onReadable() }
+        }
+        if !closed && waitingForWritable && (events & EPOLLOUT.rawValue != 0 || failed) { onWritable() }
     }
 }

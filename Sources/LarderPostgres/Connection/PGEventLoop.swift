@@ -178,15 +178,3 @@ final class PGEventLoop: @unchecked Sendable {
         for job in batch { job() }
     }
 }
-
-/// A mark on the current thread (a pthread key): set once, on the thread
-/// that it marks.
-final class ThreadMark: @unchecked Sendable {
-    private var key = pthread_key_t()
-
-    init() { pthread_key_create(&key, nil) }
-
-    var isSet: Bool { pthread_getspecific(key) != nil }
-
-    func set(_ on: Bool = true) { pthread_setspecific(key, on ? UnsafeRawPointer(bitPattern: 1) : nil) }
-}

@@ -15,8 +15,36 @@ extension DiskStore {
 
     /// Deletes one key if `condition` holds for its current value; returns
     /// whether it existed (an expired value counts as absent).
+    ///
+    /// With fsync on, the file is unlinked now and the answer comes once a
+    /// flush has made that durable, without holding the caller's thread
+    /// while it runs (a connection's event loop serves others meanwhile),
+    /// as a PUT's does (`finishUpload`).
     public func delete(_ key: StoreKey, condition: WriteCondition? = nil) -> StoreReply<Bool> {
-        .catching { try deleteValue(key, condition: condition) }
+        guard let commit else { return .catching { try deleteValue(key, condition: condition) } }
+        let unlinked: UnlinkedValue?
+        do {
+            unlinked = try unlinkValue(key) { current in
+                try condition?(current)
+                return current != nil
+            }
+        } catch {
+            return .now(.failure(error))
+        }
+        guard let unlinked else { return .now(.success(false)) }
+        return .later { pending in
+            commit.afterDurable { error in
+                if let error { return pending.fulfil(.failure(error)) }
+                self.durability?.addWrite()
+                // The committer's queue must stay free for flushing: the
+                // directories' removal (I/O) runs elsewhere, before the
+                // answer, so that a listing after it shows none of them.
+                DispatchQueue.global().async {
+                    self.pruneEmptyDirectories(root: unlinked.root, directories: unlinked.directories)
+                    pending.fulfil(.success(unlinked.wasLive))
+                }
+            }
+        }
     }
 
     /// `delete`, on the caller's thread.
@@ -38,6 +66,26 @@ extension DiskStore {
     /// metadata) says so, or when its value expired; the change is reported
     /// as a delete, or as an expiry for an expired value.
     func remove(_ key: StoreKey, _ decide: (ValueMetadata?) throws -> Bool) throws -> (removed: Bool, wasLive: Bool) {
+        guard let unlinked = try unlinkValue(key, decide) else { return (false, false) }
+        if let commit {
+            try commit.waitDurable()
+            durability?.addWrite()
+        }
+        pruneEmptyDirectories(root: unlinked.root, directories: unlinked.directories)
+        return (true, unlinked.wasLive)
+    }
+
+    /// A value file `unlinkValue` removed: where its directories are, for
+    /// removing those left empty, and whether the value was live.
+    struct UnlinkedValue: Sendable {
+        let root: String
+        let directories: [String]
+        let wasLive: Bool
+    }
+
+    /// `remove`'s part under the key's barrier: the unlink and everything
+    /// that changes with it; nil when nothing was removed. Not durable yet.
+    func unlinkValue(_ key: StoreKey, _ decide: (ValueMetadata?) throws -> Bool) throws -> UnlinkedValue? {
         var wasLive = false
         let (existed, root) = try locked(rootQueue) { () -> (Bool, String) in
             let path = valuesRoot + "/" + DiskNames.relativePath(of: key)
@@ -63,14 +111,8 @@ extension DiskStore {
             }
             return (removed, valuesRoot)
         }
-        guard existed else { return (false, false) }
-        let directories = DiskNames.relativeDirectories(key.segments.dropLast())
-        if let commit {
-            try commit.waitDurable()
-            durability?.addWrite()
-        }
-        pruneEmptyDirectories(root: root, directories: directories)
-        return (true, wasLive)
+        guard existed else { return nil }
+        return UnlinkedValue(root: root, directories: DiskNames.relativeDirectories(key.segments.dropLast()), wasLive: wasLive)
     }
 
     /// Removes now-empty directories from the deepest up. A writer that

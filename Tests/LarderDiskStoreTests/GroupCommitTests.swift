@@ -139,6 +139,40 @@ import Glibc
         #expect(leftovers.isEmpty, "\(leftovers)")
     }
 
+    /// A durable DELETE unlinks now and answers once a flush has made that
+    /// durable, without holding its caller meanwhile (a connection's event
+    /// loop, which serves other connections): with the flush held, the
+    /// call returns and no answer comes until the flush is let go.
+    @Test func aDurableDeleteAnswersAfterItsFlushWithoutHoldingItsCaller() throws {
+        let directory = Self.makeDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let store = try Self.open(directory)
+        _ = try Self.put(store, "d/k", Self.value(1))
+        let (holding, release) = Self.holdFirstFlush(store.commit!)
+        let returned = DispatchSemaphore(value: 0), answered = DispatchSemaphore(value: 0)
+        let answer = Locked<Result<Bool, any Error>?>(nil)
+        let key = try StoreKey("d/k")
+        Thread {
+            let reply = store.delete(key)
+            returned.signal()
+            reply.whenDone { result in
+                answer.withLock { $0 = result }
+                answered.signal()
+            }
+        }.start()
+        #expect(holding.wait(timeout: .now() + 60) == .success, "the delete's flush began")
+        let returnedWhileHeld = returned.wait(timeout: .now() + 60) == .success
+        #expect(returnedWhileHeld, "the delete held its caller until the flush")
+        #expect(answer.withLock { $0 } == nil, "answered before its flush")
+        release.signal()
+        if !returnedWhileHeld { _ = returned.wait(timeout: .now() + 60) }
+        #expect(answered.wait(timeout: .now() + 60) == .success)
+        #expect(try answer.withLock { $0 }?.get() == true, "the key existed")
+        #expect(throws: StoreError.notFound) { try Self.read(store, "d/k") }
+        // Its directory went before the answer, as it was left empty.
+        #expect(!FileManager.default.fileExists(atPath: store.currentRoot() + "/" + DiskNames.relativeDirectories(["d"])[0]))
+    }
+
     @Test func aFailingFlushFailsEveryWriteOfItsBatch() throws {
         let directory = Self.makeDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }

@@ -28,7 +28,7 @@ logging=.build/checkouts/swift-log/Sources/Logging
 stamp="$out/sources.sha"
 http_sources=$(find Sources/LarderHTTP -name '*.swift' | sort)
 sum=$(cat "$logging"/*.swift "$logging"/*/*.swift Sources/LarderModel/*.swift Sources/LarderSupport/*.swift \
-          $http_sources Fuzz/Harness/*.swift Fuzz/HTTPParserFuzz/*.swift Fuzz/build.sh | sha256sum | cut -d' ' -f1)
+          $http_sources Sources/CEpoll/* Fuzz/Harness/*.swift Fuzz/HTTPParserFuzz/*.swift Fuzz/build.sh | sha256sum | cut -d' ' -f1)
 if [ -x "$out/http-parser-fuzz" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$sum" ]; then
   echo "fuzz: $out/http-parser-fuzz is up to date"
   exit 0
@@ -51,7 +51,8 @@ echo "fuzz: building $out/http-parser-fuzz"
 # working directory. ld.gold's "Cannot export local symbol" notes about
 # ASan's helpers are noise and filtered out.
 root=$PWD
-fuzzflags=(-O -g -parse-as-library -wmo -package-name larder -sanitize=fuzzer,address)
+# LarderHTTP's event loops import CEpoll (a module map over epoll's headers).
+fuzzflags=(-O -g -parse-as-library -wmo -package-name larder -sanitize=fuzzer,address -I "$root/Sources/CEpoll")
 if ! (cd "$out" && "$swiftc" "${fuzzflags[@]}" -module-name LarderHTTP -I . \
         -emit-module -emit-module-path LarderHTTP.swiftmodule \
         -c $(printf '%s\n' $http_sources | sed "s|^|$root/|") -o LarderHTTP.o \

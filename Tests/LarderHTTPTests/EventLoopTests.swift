@@ -15,18 +15,6 @@ import Testing
         var early: [String] = []
     }
 
-    /// Runs `body` on `loop` and waits for its result.
-    static func onLoop<T>(_ loop: EventLoop, _ body: @escaping () -> T) -> T {
-        let done = DispatchSemaphore(value: 0)
-        nonisolated(unsafe) var result: T?
-        loop.post {
-            result = body()
-            done.signal()
-        }
-        done.wait()
-        return result!
-    }
-
     @Test func jobsFromOtherThreadsRunOnTheLoopInOrder() {
         let loop = EventLoop.next()
         let trace = Trace()
@@ -38,7 +26,7 @@ import Testing
             }
         }
         done.wait()
-        #expect(Self.onLoop(loop) { trace.events } == (0..<100).map { "\($0)" })
+        #expect(loop.runAndWait { trace.events } == (0..<100).map { "\($0)" })
         #expect(!loop.isCurrent)
     }
 
@@ -47,7 +35,7 @@ import Testing
         let trace = Trace()
         let done = DispatchSemaphore(value: 0)
         let ms: UInt64 = 1_000_000
-        Self.onLoop(loop) {
+        loop.runAndWait {
             let start = DispatchTime.now().uptimeNanoseconds
             func timer(_ name: String, at deadline: UInt64, last: Bool = false) -> LoopTimer {
                 LoopTimer {
@@ -76,8 +64,22 @@ import Testing
         }
         done.wait()
         // A stale entry that fired late would show after "c": look once more.
-        let (events, early) = Self.onLoop(loop) { (trace.events, trace.early) }
+        let (events, early) = loop.runAndWait { (trace.events, trace.early) }
         #expect(events == ["earlier", "a", "b", "later", "c"])
         #expect(early.isEmpty, "fired before their deadline: \(early)")
+    }
+}
+
+extension EventLoop {
+    /// Runs `body` on the loop and waits for its result (tests only).
+    func runAndWait<T>(_ body: @escaping () -> T) -> T {
+        let done = DispatchSemaphore(value: 0)
+        nonisolated(unsafe) var result: T?
+        post {
+            result = body()
+            done.signal()
+        }
+        done.wait()
+        return result!
     }
 }

@@ -41,18 +41,6 @@ import Glibc
         func channelClosed() {}
     }
 
-    /// Runs `body` on `loop` and waits for its result.
-    static func onLoop<T>(_ loop: EventLoop, _ body: @escaping () -> T) -> T {
-        let done = DispatchSemaphore(value: 0)
-        nonisolated(unsafe) var result: T?
-        loop.post {
-            result = body()
-            done.signal()
-        }
-        done.wait()
-        return result!
-    }
-
     /// Fills the socket pair's kernel buffers from `writer` until they take
     /// no more or `limit` bytes are in; returns how many bytes went in.
     static func fill(_ writer: Int32, limit: Int) -> Int {
@@ -90,12 +78,12 @@ import Glibc
         channel.loop.execute { channel.start(deadline: .max) }
         #expect(done.wait(timeout: .now() + 60) == .success, "the waiting bytes were all delivered")
 
-        let (events, received, deliveries) = Self.onLoop(channel.loop) { (channel.readableEvents, consumer.received, consumer.deliveries) }
+        let (events, received, deliveries) = channel.loop.runAndWait { (channel.readableEvents, consumer.received, consumer.deliveries) }
         #expect(received == waiting)
         // One event took them all, handing them over one buffer at a time.
         #expect(events == 1, "\(waiting) waiting bytes took \(events) readable events, \(deliveries) deliveries")
         #expect(deliveries >= (waiting + buffer - 1) / buffer)
-        Self.onLoop(channel.loop) { channel.close() }
+        channel.loop.runAndWait { channel.close() }
         withExtendedLifetime(consumer) {}
     }
 }

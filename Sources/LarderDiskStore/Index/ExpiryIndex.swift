@@ -11,13 +11,9 @@ import LarderStoreVocabulary
 /// dictionary remembers the latest time per key, so stale entries are
 /// skipped when they surface, and the heap is rebuilt when they pile up.
 final class ExpiryIndex: @unchecked Sendable {
-    private struct Entry {
-        let expires: Int64
-        let key: StoreKey
-    }
     // Everything below is guarded by `lock`.
     private let lock = Lock()
-    private var heap: [Entry] = []
+    private var heap = MinHeap<Int64, StoreKey>()
     /// The expiry of each key's latest known write, and that write's version.
     private var latest: [StoreKey: (expires: Int64, version: UInt64)] = [:]
 
@@ -30,9 +26,9 @@ final class ExpiryIndex: @unchecked Sendable {
         lock.withLock {
             if let known = latest[key], known.version > version { return }
             latest[key] = (expires, version)
-            push(Entry(expires: expires, key: key))
+            heap.push(expires, key)
             if heap.count > 2 * latest.count + 1024 { rebuild() }
-            if heap[0].expires == expires { schedule(expires) }
+            if heap.first?.priority == expires { schedule(expires) }
         }
     }
 
@@ -44,13 +40,13 @@ final class ExpiryIndex: @unchecked Sendable {
     func takeDue(now: Int64, schedule: (Int64) -> Void) -> [(key: StoreKey, version: UInt64)] {
         lock.withLock {
             var due: [(key: StoreKey, version: UInt64)] = []
-            while let top = heap.first, top.expires <= now {
-                pop()
-                if let known = latest[top.key], known.expires == top.expires {
-                    due.append((top.key, known.version))
+            while let (expires, key) = heap.first, expires <= now {
+                heap.removeFirst()
+                if let known = latest[key], known.expires == expires {
+                    due.append((key, known.version))
                 }
             }
-            if let next = heap.first { schedule(next.expires) }
+            if let next = heap.first { schedule(next.priority) }
             return due
         }
     }
@@ -76,34 +72,7 @@ final class ExpiryIndex: @unchecked Sendable {
     }
 
     private func rebuild() {
-        heap = []
-        for (key, known) in latest { push(Entry(expires: known.expires, key: key)) }
-    }
-
-    private func push(_ entry: Entry) {
-        heap.append(entry)
-        var i = heap.count - 1
-        while i > 0 {
-            let parent = (i - 1) / 2
-            guard heap[i].expires < heap[parent].expires else { break }
-            heap.swapAt(i, parent)
-            i = parent
-        }
-    }
-
-    private func pop() {
-        let last = heap.removeLast()
-        guard !heap.isEmpty else { return }
-        heap[0] = last
-        var i = 0
-        while true {
-            let l = 2 * i + 1, r = l + 1
-            var smallest = i
-            if l < heap.count && heap[l].expires < heap[smallest].expires { smallest = l }
-            if r < heap.count && heap[r].expires < heap[smallest].expires { smallest = r }
-            if smallest == i { return }
-            heap.swapAt(i, smallest)
-            i = smallest
-        }
+        heap.removeAll()
+        for (key, known) in latest { heap.push(known.expires, key) }
     }
 }

@@ -74,7 +74,7 @@ final class EventLoop: ConnectionExecutor, @unchecked Sendable {
     /// Loop thread only: jobs the loop posted to itself.
     private var local: [() -> Void] = []
     /// Loop thread only: the timers, earliest first.
-    private var timers = TimerHeap()
+    private var timers = MinHeap<UInt64, LoopTimer>()
     /// Set on the loop's thread.
     private let onLoop = ThreadMark()
 
@@ -160,7 +160,7 @@ final class EventLoop: ConnectionExecutor, @unchecked Sendable {
         while let (at, timer) = timers.first {
             let now = DispatchTime.now().uptimeNanoseconds
             if at > now { return Int32(min(UInt64(Int32.max), (at - now + 999_999) / 1_000_000)) }
-            timers.pop()
+            timers.removeFirst()
             // A stale entry: the timer has a newer one queued.
             guard timer.queuedAt == at else { continue }
             timer.queuedAt = .max
@@ -240,38 +240,4 @@ final class LoopTimer {
     let fire: () -> Void
 
     init(_ fire: @escaping () -> Void) { self.fire = fire }
-}
-
-/// A binary min-heap of timer entries by deadline.
-private struct TimerHeap {
-    private var entries: [(at: UInt64, timer: LoopTimer)] = []
-
-    var first: (UInt64, LoopTimer)? { entries.first.map { ($0.at, $0.timer) } }
-
-    mutating func push(_ at: UInt64, _ timer: LoopTimer) {
-        entries.append((at, timer))
-        var i = entries.count - 1
-        while i > 0 {
-            let parent = (i - 1) / 2
-            guard entries[parent].at > entries[i].at else { break }
-            entries.swapAt(parent, i)
-            i = parent
-        }
-    }
-
-    mutating func pop() {
-        let last = entries.removeLast()
-        guard !entries.isEmpty else { return }
-        entries[0] = last
-        var i = 0
-        while true {
-            let l = 2 * i + 1, r = l + 1
-            var smallest = i
-            if l < entries.count && entries[l].at < entries[smallest].at { smallest = l }
-            if r < entries.count && entries[r].at < entries[smallest].at { smallest = r }
-            if smallest == i { return }
-            entries.swapAt(smallest, i)
-            i = smallest
-        }
-    }
 }

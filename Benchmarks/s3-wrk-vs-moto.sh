@@ -9,7 +9,11 @@
 # cycles through them, each thread from its own place), over keep-alive
 # connections, and only the server's work differs. PUTs to one key queue on
 # that key in Larder (a key takes one write at a time); over 1000 keys they
-# do not. Larder runs --no-fsync, as moto keeps everything in memory.
+# do not. Larder runs --no-fsync, as moto keeps everything in memory; it
+# runs twice, with its data on the disk under $TMPDIR and on /dev/shm
+# (tmpfs), since a PUT's cost here is mostly the file system's: an ext4
+# mounted with `discard` frees the replaced value's blocks with a
+# synchronous discard on each rename over it.
 #
 #   bash Benchmarks/s3-wrk-vs-moto.sh          # builds .build/release/larder (SKIP_BUILD=1 uses the one there)
 #   SECONDS_EACH=10 CONNECTIONS=32 bash Benchmarks/s3-wrk-vs-moto.sh
@@ -30,7 +34,8 @@ python3 -c "import boto3, moto.server" 2>/dev/null || python3 -m pip install -q 
 
 WORK=$(mktemp -d)
 PIDS=()
-trap 'for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$WORK"' EXIT
+# Servers started inside $(...) write their pid to $WORK/pids, which the trap reads too.
+trap 'for p in "${PIDS[@]}" $(cat "$WORK/pids" 2>/dev/null); do kill "$p" 2>/dev/null || true; done; rm -rf "$WORK"' EXIT
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 cat > "$WORK/put.lua" <<'LUA'
 wrk.method = "PUT"
@@ -99,12 +104,21 @@ measure() {
   echo "$name $get $put $many"
 }
 
-port=$(free_port); s3port=$(free_port)
-"$LARDER" --ephemeral --no-fsync --port "$port" --s3-port "$s3port" --log-level error >"$WORK/larder.log" 2>&1 &
-PIDS+=($!)
-wait_for "http://127.0.0.1:$port/healthz"
-larder=$(measure larder "http://127.0.0.1:$s3port")
-kill "${PIDS[0]}"
+# run_larder NAME [TMPDIR]: measures a fresh --ephemeral server.
+run_larder() {
+  local port s3port pid
+  port=$(free_port); s3port=$(free_port)
+  TMPDIR=${2:-${TMPDIR:-/tmp}} "$LARDER" --ephemeral --no-fsync --port "$port" --s3-port "$s3port" --log-level error \
+    >"$WORK/$1.log" 2>&1 &
+  pid=$!
+  echo "$pid" >>"$WORK/pids"
+  wait_for "http://127.0.0.1:$port/healthz"
+  measure "$1" "http://127.0.0.1:$s3port"
+  kill "$pid"
+}
+larder=$(run_larder larder)
+larder_shm=""
+[ -d /dev/shm ] && [ -w /dev/shm ] && larder_shm=$(run_larder larder-shm /dev/shm)
 
 mport=$(free_port)
 moto_server -H 127.0.0.1 -p "$mport" >"$WORK/moto.log" 2>&1 &
@@ -115,7 +129,14 @@ moto=$(measure moto "http://127.0.0.1:$mport")
 read -r _ lget lput lmany <<<"$larder"
 read -r _ mget mput mmany <<<"$moto"
 printf '%s, wrk -t2 -c%s -d%ss on presigned URLs, 1 KiB objects\n' "$(date -u +%Y-%m-%dT%H:%MZ)" "$CONNECTIONS" "$SECONDS_EACH"
+printf 'larder data under %s (%s)\n' "${TMPDIR:-/tmp}" "$(findmnt -n -o FSTYPE,OPTIONS -T "${TMPDIR:-/tmp}" 2>/dev/null || echo '?')"
 printf '| requests/s | larder --no-fsync | moto | larder / moto |\n| --- | ---: | ---: | ---: |\n'
 printf '| GetObject | %s | %s | %.1f× |\n' "$lget" "$mget" "$(echo "$lget / $mget" | bc -l)"
 printf '| PutObject, one key | %s | %s | %.1f× |\n' "$lput" "$mput" "$(echo "$lput / $mput" | bc -l)"
 printf '| PutObject, 1000 keys | %s | %s | %.1f× |\n' "$lmany" "$mmany" "$(echo "$lmany / $mmany" | bc -l)"
+if [ -n "$larder_shm" ]; then
+  read -r _ sget sput smany <<<"$larder_shm"
+  printf '| GetObject, data on /dev/shm | %s | %s | %.1f× |\n' "$sget" "$mget" "$(echo "$sget / $mget" | bc -l)"
+  printf '| PutObject, one key, data on /dev/shm | %s | %s | %.1f× |\n' "$sput" "$mput" "$(echo "$sput / $mput" | bc -l)"
+  printf '| PutObject, 1000 keys, data on /dev/shm | %s | %s | %.1f× |\n' "$smany" "$mmany" "$(echo "$smany / $mmany" | bc -l)"
+fi

@@ -90,6 +90,14 @@ def memory_kib(pid):
     return fields
 
 
+def cpu_ticks(pid):
+    """The process's CPU so far, user + system over every thread, in clock
+    ticks (/proc/PID/stat fields 14 and 15; the name in field 2 has no spaces here)."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])
+
+
 def client(port):
     return boto3.client("s3", endpoint_url=f"http://127.0.0.1:{port}", region_name="us-east-1",
                         aws_access_key_id=ACCESS_KEY, aws_secret_access_key=SECRET,
@@ -213,9 +221,12 @@ def measure(name, command, port, args, ceiling=False):
             up_path, down_path = os.path.join(scratch, "up.bin"), os.path.join(scratch, "down.bin")
             with open(up_path, "wb") as f:
                 f.write(big)
+            upload_ticks = 0
             for _ in range(args.rounds):
                 t = time.perf_counter()
+                ticks = cpu_ticks(process.pid)
                 main.upload_file(up_path, "bench", "large", Config=transfer)
+                upload_ticks += cpu_ticks(process.pid) - ticks
                 ups.append(time.perf_counter() - t)
                 t = time.perf_counter()
                 main.download_file("bench", "large", down_path, Config=transfer)
@@ -225,6 +236,7 @@ def measure(name, command, port, args, ceiling=False):
                 os.remove(down_path)
         result["up"] = args.large_mib * 1.048576 / statistics.median(ups)
         result["down"] = args.large_mib * 1.048576 / statistics.median(downs)
+        result["upcpu"] = upload_ticks / os.sysconf("SC_CLK_TCK") * 1000 / (args.large_mib * args.rounds)
         if ceiling:
             return result
         memory = memory_kib(process.pid)
@@ -298,6 +310,7 @@ def main():
         ("1 KiB GetObject/s, 8 threads", "get8", "{:.0f}", True),
         (f"{args.large_mib} MiB upload_file MB/s", "up", "{:.0f}", True),
         (f"{args.large_mib} MiB download_file MB/s", "down", "{:.0f}", True),
+        ("server CPU per MiB uploaded, ms", "upcpu", "{:.2f}", False),
         ("start to first answer, ms", "start", "{:.0f}", False),
         ("RSS after the run, MiB", "rss", "{:.1f}", False),
         ("peak RSS, MiB", "hwm", "{:.1f}", False),
@@ -314,7 +327,7 @@ def main():
         for n in larders:
             a, b = results[n][key], results["moto"][key]
             ratio = a / b if higher_better else b / a  # over 1: Larder does better
-            better, worse = ("smaller", "larger") if key in ("rss", "hwm") else ("faster", "slower")
+            better, worse = ("smaller", "larger") if key in ("rss", "hwm", "upcpu") else ("faster", "slower")
             said = f"{ratio:.1f}x {better}" if ratio >= 1 else f"{1 / ratio:.1f}x {worse}"
             cells.append(f"{said:>{width[n + ' vs moto']}}")
         out("| " + " | ".join([f"{label:34}"] + cells) + " |")

@@ -18,6 +18,8 @@ struct JournalFilter: Sendable {
     var limit: Int
     /// Seconds to wait for an entry when there is none yet (0: answer at once).
     var waitSeconds: Int = 0
+    /// `?format=har`: the page as an HTTP Archive (`JournalHAR`), not as entries.
+    var har = false
 
     /// `?wait` is capped at five minutes, as a key watch's is.
     static let maxWait = 300
@@ -51,6 +53,11 @@ struct JournalFilter: Sendable {
         limit = try q.integer("limit", default: limit, range: 1...limit, clampUpper: true)
         waitSeconds = try q.integer("wait", default: 0, range: 0...Int.max, clampUpper: true)
         waitSeconds = min(waitSeconds, Self.maxWait)
+        switch q["format"] {
+        case nil, "json": break
+        case "har": har = true
+        default: throw HTTPError(.badRequest, .invalidArgument, "'format' must be json or har")
+        }
     }
 
     /// The key of an S3 request's path (path style): `b/k` of `/b/k`, the

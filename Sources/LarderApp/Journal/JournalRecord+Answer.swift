@@ -29,7 +29,9 @@ extension JournalRecord {
         let target = request.target.utf8.count <= Self.maxTarget
             ? request.target : String(decoding: request.target.utf8.prefix(Self.maxTarget), as: UTF8.self)
         self.init(startedNanos: Clock.nowNanos() - duration, durationNanos: duration, method: request.method,
-                  target: target, pathOffset: pathOffset, status: status, bytesIn: request.bodyBytes,
+                  target: target, sentTarget: nil, version: request.version, requestHeaders: request.headers,
+                  pathOffset: pathOffset, status: status, reason: response.status.reason,
+                  responseHeaders: response.headers, responseBlock: response.headerBlock, bytesIn: request.bodyBytes,
                   bytesOut: bytesOut, etag: etag, fault: fault, op: nil)
     }
 

@@ -6,7 +6,10 @@ import LarderModel
 /// in a compact form that costs no allocation to make. The target is the
 /// head's own string (a reference), with where the path inside the
 /// namespace starts; the query is redacted and the time formatted only
-/// when the entry is read.
+/// when the entry is read. The header fields of both sides are kept as the
+/// references the connection had (the head's bytes, the response's
+/// array), for the HAR form (`JournalHAR`), and made into strings, redacted,
+/// only then.
 struct JournalRecord: Sendable {
     var seq: UInt64 = 0
     /// Wall clock at the head, nanoseconds since 1970.
@@ -14,17 +17,29 @@ struct JournalRecord: Sendable {
     /// From the head to the answer.
     let durationNanos: Int64
     let method: HTTPMethod
-    /// The request target as sent (`/ns/w1/store/a?x=1`).
-    let target: String
+    /// The request target as sent (`/ns/w1/store/a?x=1`); an S3 request's
+    /// in path style (`/bucket/key?x`).
+    var target: String
+    /// An S3 request's target as sent when it differs from `target` (a
+    /// virtual-hosted request's `/key?x`): the HAR's URL is made of it.
+    var sentTarget: String?
+    let version: HTTPVersion
+    let requestHeaders: HTTPHeaders
     /// UTF-8 offset in `target` of the path inside the namespace (`/store/a`).
     let pathOffset: Int32
     /// 0: no answer was sent (a connection reset before the request was handled).
     let status: Int16
+    /// The status line's reason phrase as sent.
+    let reason: String
+    /// The answer's header fields as the application gave them (the
+    /// connection adds its framing fields, `Date` and `Connection`).
+    let responseHeaders: [(String, String)]
+    let responseBlock: HTTPHeaderBlock?
     let bytesIn: Int64
     let bytesOut: Int64
     let etag: String?
     let fault: String?
-    let op: String?
+    var op: String?
 
     /// The path inside the namespace, without the query.
     var path: Substring {

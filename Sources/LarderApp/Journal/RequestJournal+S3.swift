@@ -8,13 +8,13 @@ extension RequestJournal {
     /// whole of it (the S3 listener has no `/ns/<name>` prefix). Never a
     /// reset of the journal: S3 has no request that empties a namespace.
     package func recordS3(_ request: borrowing HTTPAnsweredRequest, _ response: borrowing HTTPResponse, op: String, target: String) {
-        let answered = JournalRecord(request, response, pathOffset: 0)
-        let kept = target.utf8.count <= JournalRecord.maxTarget
-            ? target : String(decoding: target.utf8.prefix(JournalRecord.maxTarget), as: UTF8.self)
-        var record = JournalRecord(startedNanos: answered.startedNanos, durationNanos: answered.durationNanos,
-                                   method: answered.method, target: kept, pathOffset: 0, status: answered.status,
-                                   bytesIn: answered.bytesIn, bytesOut: answered.bytesOut, etag: answered.etag,
-                                   fault: answered.fault, op: op)
+        var record = JournalRecord(request, response, pathOffset: 0)
+        if target != request.target {
+            record.sentTarget = record.target
+            record.target = target.utf8.count <= JournalRecord.maxTarget
+                ? target : String(decoding: target.utf8.prefix(JournalRecord.maxTarget), as: UTF8.self)
+        }
+        record.op = op
         self.record(&record)
     }
 }

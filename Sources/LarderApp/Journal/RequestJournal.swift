@@ -111,7 +111,7 @@ package final class RequestJournal: HTTPAnswerObserver {
             st.waiters = waiting
             return woken
         }
-        for (responder, selection) in woken { responder.respond(Self.response(selection.page)) }
+        for (responder, selection) in woken { responder.respond(selection.response) }
     }
 
     /// Empties the ring (`DELETE /journal`, a reset of the namespace); the
@@ -143,10 +143,12 @@ package final class RequestJournal: HTTPAnswerObserver {
             st.waiters.append(Waiter(filter: filter, responder: responder))
             return nil
         }
-        if let now { return responder.respond(Self.response(now.page)) }
+        if let now { return responder.respond(now.response) }
         responder.whenCancelled { [weak self] in self?.forget(responder) }
-        let empty = state.withLock { st in JournalPage(requests: [], next: max(filter.since, st.lastSeq), dropped: st.dropped) }
-        responder.answer(at: .now() + .seconds(filter.waitSeconds), with: Self.response(empty))
+        let empty = state.withLock { st in
+            Selection(records: [], next: max(filter.since, st.lastSeq), dropped: st.dropped, har: filter.har)
+        }
+        responder.answer(at: .now() + .seconds(filter.waitSeconds), with: empty.response)
     }
 
     /// Waiting requests now (tests, metrics).
@@ -160,7 +162,7 @@ package final class RequestJournal: HTTPAnswerObserver {
             defer { st.waiters = [] }
             return st.waiters.map { ($0.responder, Self.select(st, $0.filter)) }
         }
-        for (responder, selection) in waiters { responder.respond(Self.response(selection.page)) }
+        for (responder, selection) in waiters { responder.respond(selection.response) }
     }
 
     private func forget(_ responder: HTTPResponder) {
@@ -174,8 +176,12 @@ package final class RequestJournal: HTTPAnswerObserver {
         var records: [JournalRecord]
         let next: UInt64
         let dropped: UInt64
+        /// Answered as an HTTP Archive.
+        let har: Bool
 
         var page: JournalPage { JournalPage(requests: records.map(\.entry), next: next, dropped: dropped) }
+
+        var response: HTTPResponse { har ? JournalHAR(records).response : RequestJournal.response(page) }
     }
 
     /// The records after `filter.since` that match it, oldest first, up to
@@ -195,7 +201,7 @@ package final class RequestJournal: HTTPAnswerObserver {
             }
             records.append(record)
         }
-        return Selection(records: records, next: next, dropped: st.dropped)
+        return Selection(records: records, next: next, dropped: st.dropped, har: filter.har)
     }
 
     static func response(_ page: JournalPage) -> HTTPResponse {

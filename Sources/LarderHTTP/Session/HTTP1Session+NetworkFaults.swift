@@ -15,7 +15,8 @@ extension HTTP1Session {
             let (request, abort) = state.abandon()
             abort?.abort()
             if let observer, let request {
-                observer.answered(HTTPAnsweredRequest(method: request.method, target: request.target, bodyBytes: bodyBytesRead,
+                observer.answered(HTTPAnsweredRequest(method: request.method, target: request.target,
+                                                  version: request.http11 ? .http11 : .http10, headers: request.headers, bodyBytes: bodyBytesRead,
                                                       nanos: latency(since: request.started), responseBodyBytes: 0),
                                   with: response)
             }
@@ -49,7 +50,8 @@ extension HTTP1Session {
             // The answer as the application gave it, its network fault too.
             var full: Int64 = 0
             if case .length = start.framing { full = length ?? 0 }
-            observer.answered(HTTPAnsweredRequest(method: request.method, target: request.target, bodyBytes: bodyBytesRead,
+            observer.answered(HTTPAnsweredRequest(method: request.method, target: request.target,
+                                                  version: request.http11 ? .http11 : .http10, headers: request.headers, bodyBytes: bodyBytesRead,
                                                   nanos: nanos, responseBodyBytes: full), with: response)
         }
         start.abort?.abort()

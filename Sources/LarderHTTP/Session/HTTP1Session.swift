@@ -359,7 +359,8 @@ final class HTTP1Session: SocketChannelDelegate, HTTPResponderOwner, @unchecked 
         let (body, bytes) = OutgoingBody.start(response.body, framing: start.framing, into: &channel.output)
         // Before anything of the answer is written to the socket (that is `pump`'s).
         if let observer, let request {
-            observer.answered(HTTPAnsweredRequest(method: request.method, target: request.target, bodyBytes: bodyBytesRead,
+            observer.answered(HTTPAnsweredRequest(method: request.method, target: request.target,
+                                                  version: request.http11 ? .http11 : .http10, headers: request.headers, bodyBytes: bodyBytesRead,
                                                   nanos: latency, responseBodyBytes: bytes), with: response)
         }
         outgoing = body

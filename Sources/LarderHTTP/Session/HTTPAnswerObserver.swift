@@ -14,6 +14,9 @@ public struct HTTPAnsweredRequest: Sendable {
     public let method: HTTPMethod
     /// The target as sent.
     public let target: String
+    public let version: HTTPVersion
+    /// The request's header fields as they came (a reference to the head's bytes).
+    public let headers: HTTPHeaders
     /// Request body bytes read by the time of the answer (the whole body,
     /// unless the answer came before it).
     public let bodyBytes: Int64

@@ -161,7 +161,8 @@ package final class HTTPInProcessExchange: HTTPResponderOwner, @unchecked Sendab
         let body = Self.read(response.body)
         if let observer = responder?.answerObserver, let request {
             let now = DispatchTime.now().uptimeNanoseconds
-            observer.answered(HTTPAnsweredRequest(method: request.method, target: request.target, bodyBytes: bodyBytes,
+            observer.answered(HTTPAnsweredRequest(method: request.method, target: request.target,
+                                                  version: request.version, headers: request.headers, bodyBytes: bodyBytes,
                                                   nanos: now > started ? now - started : 0, responseBodyBytes: Int64(body.count)),
                               with: response)
         }

@@ -28,17 +28,33 @@ extension DiskStore {
 
     /// Called with the index's lock held, so two schedules never cross.
     func scheduleSweep(at nanos: Int64) {
-        let delay = max(Self.minimumSweepInterval, UInt64(max(0, nanos - Self.nowNanos())))
+        let delay = max(Self.minimumSweepInterval, UInt64(max(0, nanos - nowNanos())))
         sweepTimer?.schedule(deadline: .now() + .nanoseconds(Int(min(delay, UInt64(Int.max)))), leeway: .milliseconds(20))
     }
 
     func sweep() {
-        let due = expiries.takeDue(now: Self.nowNanos()) { scheduleSweep(at: $0) }
+        let due = expiries.takeDue(now: nowNanos()) { scheduleSweep(at: $0) }
         for (key, version) in due {
             do { try removeIfExpired(key) } catch {
                 logger.warning("expiry sweep: cannot remove \(key): \(error)")
             }
             expiries.settle(key, version: version)
+        }
+    }
+}
+
+extension DiskStore {
+    /// Moves the clock, then sweeps on the sweep queue (which also
+    /// reschedules the timer by the new time) and answers after it: the
+    /// keys it passed are gone, with their `expire` changes, by the answer.
+    public func moveClock(_ move: StoreClock.Move) -> StoreReply<StoreClock.Reading> {
+        let reading: StoreClock.Reading
+        do { reading = try clock.apply(move) } catch { return .now(.failure(error)) }
+        return .later { pending in
+            sweepQueue.async { [self] in
+                sweep()
+                pending.fulfil(.success(reading))
+            }
         }
     }
 }

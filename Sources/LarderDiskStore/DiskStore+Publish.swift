@@ -120,14 +120,14 @@ extension DiskStore {
                 if let condition {
                     // A condition needs the metadata: a damaged header fails the write.
                     let current = try old?.metadata.get()
-                    let live = current.flatMap { $0.isExpired(nowNanos: Self.nowNanos()) ? nil : $0 }
+                    let live = current.flatMap { $0.isExpired(nowNanos: nowNanos()) ? nil : $0 }
                     try condition(live)
                     liveBefore = live != nil
                 } else if case .success(let current)? = old?.metadata {
                     // A value that expired but is not swept yet was absent to every reader.
-                    liveBefore = !current.isExpired(nowNanos: Self.nowNanos())
+                    liveBefore = !current.isExpired(nowNanos: nowNanos())
                 } else {
-                    liveBefore = old != nil && !expiries.hasExpired(key, nowNanos: Self.nowNanos())
+                    liveBefore = old != nil && !expiries.hasExpired(key, nowNanos: nowNanos())
                 }
                 try place(tempPath: tempPath, fd: fd, key: key, metadata: metadata, fileSize: fileSize,
                           finalPath: finalPath, stripe: stripe)
@@ -148,7 +148,7 @@ extension DiskStore {
         let liveBefore = try locked(stripes[stripe], barrier: true) { () -> Bool in
             let old = index.replaced(key.bytes)
             // A value that expired but is not swept yet was absent to every reader.
-            let liveBefore = old.map { $0.expiresNanos.map { $0 > Self.nowNanos() } ?? true } ?? false
+            let liveBefore = old.map { $0.expiresNanos.map { $0 > nowNanos() } ?? true } ?? false
             try place(tempPath: tempPath, fd: fd, key: key, metadata: metadata, fileSize: fileSize,
                       finalPath: finalPath, stripe: stripe)
             totals.add(keys: old == nil ? 1 : 0, logical: Int64(metadata.size) - Int64(old?.size ?? 0),

@@ -11,6 +11,8 @@ extension DiskStore: UploadDestination {
     /// A value file under a page takes one block whatever its bytes.
     package var storesSmallValuesUncompressed: Bool { true }
 
+    package func modifiedNanos() -> Int64 { clock.nowNanos() }
+
     /// With fsync off, publishes now. With it on, answers later, once
     /// flushes have made the value durable, without holding the caller's
     /// thread while they run.

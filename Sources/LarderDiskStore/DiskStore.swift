@@ -107,7 +107,7 @@ public final class DiskStore: ValueStore, @unchecked Sendable {
         _ = try recoverRestores()
         removeLeftovers()
         lastVersion = try Self.readVersionCeiling(dataDirectory, logger: logger)
-        try saveVersionCeiling(max(lastVersion, UInt64(max(0, Self.nowNanos()))) + Self.ceilingStep)
+        try saveVersionCeiling(max(lastVersion, UInt64(max(0, Clock.nowNanos()))) + Self.ceilingStep)
         // The scan runs later; an unreadable values directory still fails here.
         guard let dir = opendir(valuesRoot) else { throw StoreError.posix("opendir", valuesRoot) }
         closedir(dir)
@@ -134,7 +134,8 @@ public final class DiskStore: ValueStore, @unchecked Sendable {
     /// A unique, increasing version for each write: nanoseconds of the wall
     /// clock, bumped when two writes share one.
     package func nextVersion() throws -> UInt64 {
-        let now = UInt64(max(0, Self.nowNanos()))
+        // The system clock, never the namespace's: versions rise whatever a test does to its time.
+        let now = UInt64(max(0, Clock.nowNanos()))
         return try counterLock.withLock {
             let next = max(lastVersion + 1, now)
             if next >= versionCeiling {
@@ -178,7 +179,12 @@ public final class DiskStore: ValueStore, @unchecked Sendable {
         versionCeiling = ceiling
     }
 
-    static func nowNanos() -> Int64 { Clock.nowNanos() }
+    /// The time expiry and modification times read: the namespace's clock.
+    @inline(__always)
+    func nowNanos() -> Int64 { clock.nowNanos() }
+
+    /// Its namespace's clock, which a test may move (`moveClock`).
+    public let clock = StoreClock()
 
     /// Values and bytes stored right now (no lock: see `StoreTotals`).
     public var stats: StoreStats { totals.stats }
@@ -203,7 +209,7 @@ public final class DiskStore: ValueStore, @unchecked Sendable {
             // set before it or after it, never the index half-way.
             return rootQueue.sync {
                 index.list(prefix: Array(prefix.string.utf8), after: after.map { Array($0.utf8) }, limit: limit,
-                           groupByDirectory: groupByDirectory, nowNanos: Self.nowNanos())
+                           groupByDirectory: groupByDirectory, nowNanos: nowNanos())
             }
         }
         return try listDirectories(prefix: prefix, after: after, limit: limit, groupByDirectory: groupByDirectory)
@@ -211,10 +217,10 @@ public final class DiskStore: ValueStore, @unchecked Sendable {
 
     /// The listing by walking the directories and opening each value file.
     func listDirectories(prefix: StorePrefix, after: String?, limit: Int, groupByDirectory: Bool,
-                         nowNanos: Int64 = DiskStore.nowNanos()) throws -> StoreListing {
+                         nowNanos: Int64? = nil) throws -> StoreListing {
         let root = currentRoot()
         var lister = DirectoryLister(after: after.map { Array($0.utf8) }, limit: limit,
-                                     groupByDirectory: groupByDirectory, nowNanos: nowNanos, logger: logger)
+                                     groupByDirectory: groupByDirectory, nowNanos: nowNanos ?? self.nowNanos(), logger: logger)
         let directory = prefix.segments.isEmpty ? root : root + "/" + DiskNames.relativePath(of: prefix)
         try lister.walk(directory, keyPrefix: Array(prefix.string.utf8))
         return lister.finish()

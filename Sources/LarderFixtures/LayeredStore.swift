@@ -178,6 +178,11 @@ package final class LayeredStore: ValueStore, Sendable {
     package var durability: DurabilityCounts? { store.durability }
     package var isIndexReady: Bool { store.isIndexReady && fixtures.disk.isIndexReady }
 
+    /// The writable layer's: fixtures have no expiry, and keep their own times.
+    package var clock: StoreClock { store.clock }
+
+    package func moveClock(_ move: StoreClock.Move) -> StoreReply<StoreClock.Reading> { store.moveClock(move) }
+
     /// The fixtures' totals (their compiled gzip files for `storedBytes`).
     package var fixtureStats: StoreStats? { fixtures.disk.stats }
 

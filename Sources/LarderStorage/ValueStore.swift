@@ -82,6 +82,14 @@ public protocol ValueStore: AnyObject, Sendable {
     /// Whether start-up work is done: listings are fast and `stats` exact
     /// (a `DiskStore` scans its values in the background after opening).
     var isIndexReady: Bool { get }
+    /// The clock its expiry and modification times read (its namespace's):
+    /// the system's until a test moves it.
+    var clock: StoreClock { get }
+    /// Moves the clock, then removes what expired by its new time, each
+    /// with its `expire` change, and answers once they are gone (so a
+    /// client that moved time sees the expiry done). `StoreClock.Backwards`
+    /// for a `set` before now.
+    func moveClock(_ move: StoreClock.Move) -> StoreReply<StoreClock.Reading>
 }
 
 extension ValueStore {

@@ -66,7 +66,7 @@ import LarderStoreVocabulary
         store.waitForIndex()
         var rng = SeededGenerator(seed: 42)
         let keys = Self.randomKeys(&rng, count: 600)
-        let now = DiskStore.nowNanos()
+        let now = Clock.nowNanos()
         let types = ["application/json", "text/plain", "application/octet-stream"]
         for (i, key) in keys.enumerated() {
             // Every fifth expires in an hour: listed now, hidden two hours from now.
@@ -91,7 +91,7 @@ import LarderStoreVocabulary
             let after: String? = rng.below(3) == 0 ? nil : cursors[rng.below(cursors.count)]
             let limit = 1 + rng.below(rng.below(2) == 0 ? 5 : 80)
             let group = rng.below(2) == 0
-            let at = rng.below(4) == 0 ? now + 7_200_000_000_000 : DiskStore.nowNanos()
+            let at = rng.below(4) == 0 ? now + 7_200_000_000_000 : Clock.nowNanos()
             let fromIndex = store.index.list(prefix: Array(prefix.string.utf8), after: after.map { Array($0.utf8) },
                                              limit: limit, groupByDirectory: group, nowNanos: at)
             let fromDisk = try store.listDirectories(prefix: prefix, after: after, limit: limit, groupByDirectory: group, nowNanos: at)

@@ -1,3 +1,4 @@
+import LarderSupport
 import Foundation
 @testable import LarderDiskStore
 @testable import LarderStorage
@@ -90,7 +91,7 @@ import LarderStoreVocabulary
         // A value that expires is counted until the sweep removes its file.
         do {  // (an upload holds its store: let it go before the reopen below)
             let expiring = try t.store.beginUpload(key: try StoreKey("s/ttl"), contentType: "t", encoding: .identity,
-                                                   expiresNanos: DiskStore.nowNanos() + 200_000_000, condition: nil)
+                                                   expiresNanos: Clock.nowNanos() + 200_000_000, condition: nil)
             try Array("gone soon".utf8).withUnsafeBytes { try expiring.write($0) }
             _ = try expiring.finish().get()
         }

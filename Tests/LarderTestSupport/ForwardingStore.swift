@@ -43,6 +43,8 @@ extension ForwardingStore {
     package var fixtureStats: StoreStats? { inner.fixtureStats }
     package func close() { inner.close() }
     package var isIndexReady: Bool { inner.isIndexReady }
+    package var clock: StoreClock { inner.clock }
+    package func moveClock(_ move: StoreClock.Move) -> StoreReply<StoreClock.Reading> { inner.moveClock(move) }
 }
 
 /// A `ForwardingStore` that changes nothing: an app's layer over Larder's

@@ -90,15 +90,5 @@ struct FaultMiddleware: LarderMiddleware {
     }
 
     /// The status line for a rule's code.
-    static func status(_ code: Int) -> HTTPStatus {
-        HTTPStatus(code, reasons[code] ?? (code < 500 ? "Client Error" : "Server Error"))
-    }
-
-    private static let reasons: [Int: String] = [
-        400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found", 405: "Method Not Allowed",
-        408: "Request Timeout", 409: "Conflict", 410: "Gone", 412: "Precondition Failed", 413: "Content Too Large",
-        415: "Unsupported Media Type", 422: "Unprocessable Content", 423: "Locked", 425: "Too Early",
-        429: "Too Many Requests", 500: "Internal Server Error", 501: "Not Implemented", 502: "Bad Gateway",
-        503: "Service Unavailable", 504: "Gateway Timeout", 507: "Insufficient Storage",
-    ]
+    static func status(_ code: Int) -> HTTPStatus { HTTPStatus(code: code) }
 }

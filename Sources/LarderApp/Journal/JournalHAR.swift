@@ -95,8 +95,8 @@ struct JournalHAR: Encodable {
     }
 
     static func entry(_ record: JournalRecord) -> Entry {
-        let requestFields = record.requestHeaders.map { NameValue(name: $0.name, value: redacted($0.name, $0.value)) }
-        let host = record.requestHeaders["Host"] ?? "localhost"
+        let requestFields = fields(ofHead: record.head).map { NameValue(name: $0.name, value: redacted($0.name, $0.value)) }
+        let host = requestFields.first { $0.name.lowercased() == "host" }?.value ?? "localhost"
         let target = TargetRedaction.redact(record.sentTarget ?? record.target)
         var responseFields = record.responseHeaders
         if let block = record.responseBlock { responseFields += block.fields }
@@ -110,12 +110,30 @@ struct JournalHAR: Encodable {
             time: ms,
             request: Request(method: record.method.description, url: "http://\(host)\(target)", httpVersion: version,
                              headers: requestFields, queryString: queryString(target), bodySize: record.bytesIn),
-            response: Response(status: Int(record.status), statusText: answered ? record.reason : "",
+            response: Response(status: Int(record.status), statusText: answered ? HTTPStatus.reasonPhrase(Int(record.status)) : "",
                                httpVersion: answered ? version : "",
                                headers: responseFields.map { NameValue(name: $0.0, value: redacted($0.0, $0.1)) },
                                content: Content(size: record.bytesOut, mimeType: mimeType), redirectURL: location,
                                bodySize: answered ? record.bytesOut : -1),
             timings: Timings(wait: ms), _seq: record.seq, _fault: record.fault, _op: record.op)
+    }
+
+    /// The header fields of a head the parser took (request line first,
+    /// every line ending in CRLF, names without spaces): its lines after
+    /// the first, split at the first colon, the value's spaces trimmed.
+    static func fields(ofHead head: [UInt8]) -> [(name: String, value: String)] {
+        var fields: [(name: String, value: String)] = []
+        var lines = head.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: true).dropFirst()[...]
+        while let line = lines.popFirst() {
+            let text = line.last == UInt8(ascii: "\r") ? line.dropLast() : line
+            guard let colon = text.firstIndex(of: UInt8(ascii: ":")) else { continue }
+            let isSpace = { (c: UInt8) in c == UInt8(ascii: " ") || c == UInt8(ascii: "\t") }
+            var value = text[(colon + 1)...]
+            while let c = value.first, isSpace(c) { value = value.dropFirst() }
+            while let c = value.last, isSpace(c) { value = value.dropLast() }
+            fields.append((String(decoding: text[..<colon], as: UTF8.self), String(decoding: value, as: UTF8.self)))
+        }
+        return fields
     }
 
     static func redacted(_ name: String, _ value: String) -> String {

@@ -29,8 +29,8 @@ extension JournalRecord {
         let target = request.target.utf8.count <= Self.maxTarget
             ? request.target : String(decoding: request.target.utf8.prefix(Self.maxTarget), as: UTF8.self)
         self.init(startedNanos: Clock.nowNanos() - duration, durationNanos: duration, method: request.method,
-                  target: target, sentTarget: nil, version: request.version, requestHeaders: request.headers,
-                  pathOffset: pathOffset, status: status, reason: response.status.reason,
+                  target: target, sentTarget: nil, version: request.version, head: request.head,
+                  pathOffset: pathOffset, status: status,
                   responseHeaders: response.headers, responseBlock: response.headerBlock, bytesIn: request.bodyBytes,
                   bytesOut: bytesOut, etag: etag, fault: fault, op: nil)
     }

@@ -24,13 +24,12 @@ struct JournalRecord: Sendable {
     /// virtual-hosted request's `/key?x`): the HAR's URL is made of it.
     var sentTarget: String?
     let version: HTTPVersion
-    let requestHeaders: HTTPHeaders
+    /// The request's head as it came (`HTTPAnsweredRequest.head`).
+    let head: [UInt8]
     /// UTF-8 offset in `target` of the path inside the namespace (`/store/a`).
     let pathOffset: Int32
     /// 0: no answer was sent (a connection reset before the request was handled).
     let status: Int16
-    /// The status line's reason phrase as sent.
-    let reason: String
     /// The answer's header fields as the application gave them (the
     /// connection adds its framing fields, `Date` and `Connection`).
     let responseHeaders: [(String, String)]

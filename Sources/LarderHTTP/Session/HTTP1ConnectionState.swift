@@ -32,8 +32,8 @@ struct HTTP1ConnectionState {
     struct Request {
         let method: HTTPMethod
         let target: String
-        /// The head's fields, for the answer's observer (a journal's HAR).
-        let headers: HTTPHeaders
+        /// The head's bytes, for the answer's observer (a journal's HAR).
+        let head: [UInt8]
         let started: UInt64
         let keepAlive: Bool
         let http11: Bool
@@ -122,7 +122,7 @@ struct HTTP1ConnectionState {
     /// the server's limit (`HTTPRequestHandler.maxBodyBytes(for:)`).
     mutating func begin(_ head: HTTPRequestHead, now: UInt64, routeLimit: () -> Int64?) -> Begin {
         heardFrom = true
-        request = Request(method: head.method, target: head.target, headers: head.headers, started: now,
+        request = Request(method: head.method, target: head.target, head: head.headers.bytes, started: now,
                           keepAlive: head.keepAlive && !shuttingDown, http11: head.version == .http11)
         var bodyLimit = configuration.maxBodyBytes
         if head.isChunked || (head.contentLength ?? 0) > bodyLimit, let own = routeLimit() {

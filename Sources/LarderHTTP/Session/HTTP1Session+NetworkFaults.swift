@@ -16,7 +16,7 @@ extension HTTP1Session {
             abort?.abort()
             if let observer, let request {
                 observer.answered(HTTPAnsweredRequest(method: request.method, target: request.target,
-                                                  version: request.http11 ? .http11 : .http10, headers: request.headers, bodyBytes: bodyBytesRead,
+                                                  version: request.http11 ? .http11 : .http10, head: request.head, bodyBytes: bodyBytesRead,
                                                       nanos: latency(since: request.started), responseBodyBytes: 0),
                                   with: response)
             }
@@ -51,7 +51,7 @@ extension HTTP1Session {
             var full: Int64 = 0
             if case .length = start.framing { full = length ?? 0 }
             observer.answered(HTTPAnsweredRequest(method: request.method, target: request.target,
-                                                  version: request.http11 ? .http11 : .http10, headers: request.headers, bodyBytes: bodyBytesRead,
+                                                  version: request.http11 ? .http11 : .http10, head: request.head, bodyBytes: bodyBytesRead,
                                                   nanos: nanos, responseBodyBytes: full), with: response)
         }
         start.abort?.abort()

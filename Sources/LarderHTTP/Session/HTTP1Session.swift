@@ -360,7 +360,7 @@ final class HTTP1Session: SocketChannelDelegate, HTTPResponderOwner, @unchecked 
         // Before anything of the answer is written to the socket (that is `pump`'s).
         if let observer, let request {
             observer.answered(HTTPAnsweredRequest(method: request.method, target: request.target,
-                                                  version: request.http11 ? .http11 : .http10, headers: request.headers, bodyBytes: bodyBytesRead,
+                                                  version: request.http11 ? .http11 : .http10, head: request.head, bodyBytes: bodyBytesRead,
                                                   nanos: latency, responseBodyBytes: bytes), with: response)
         }
         outgoing = body

@@ -15,8 +15,10 @@ public struct HTTPAnsweredRequest: Sendable {
     /// The target as sent.
     public let target: String
     public let version: HTTPVersion
-    /// The request's header fields as they came (a reference to the head's bytes).
-    public let headers: HTTPHeaders
+    /// The request's head as it came: the request line and the header
+    /// fields, each ending in CRLF (a reference to the parser's copy; one
+    /// reference, not the parsed fields' two, as a journal keeps it).
+    public let head: [UInt8]
     /// Request body bytes read by the time of the answer (the whole body,
     /// unless the answer came before it).
     public let bodyBytes: Int64

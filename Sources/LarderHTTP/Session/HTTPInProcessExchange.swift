@@ -162,7 +162,7 @@ package final class HTTPInProcessExchange: HTTPResponderOwner, @unchecked Sendab
         if let observer = responder?.answerObserver, let request {
             let now = DispatchTime.now().uptimeNanoseconds
             observer.answered(HTTPAnsweredRequest(method: request.method, target: request.target,
-                                                  version: request.version, headers: request.headers, bodyBytes: bodyBytes,
+                                                  version: request.version, head: request.headers.bytes, bodyBytes: bodyBytes,
                                                   nanos: now > started ? now - started : 0, responseBodyBytes: Int64(body.count)),
                               with: response)
         }

@@ -8,7 +8,7 @@ extension PostgresStore {
     /// before its body is asked for, and no thread waits meanwhile.
     package func currentMetadata(of key: StoreKey) -> StoreReply<ValueMetadata?> {
         pool.executor.reply { [self] in
-            let now = Self.nowNanos()
+            let now = nowNanos()
             return try await pool.read { db in
                 self.currentRow(from: try await db.pipeline([self.currentRow(key.string)])[0], key: key.string, now: now)
             }?.live

@@ -77,7 +77,7 @@ extension PostgresStore {
     private func restoreTransaction(_ db: PGConnection, values: [RestoreSpool.Entry], blobs: [Int64?], spool: RestoreSpool,
                                     prefix: String, replace: Bool, committing: Locked<Bool>) async throws -> Int64 {
         var versions = RestoreVersions(first: try await locks.lockAll(db), locks: locks)
-        let now = Self.nowNanos()
+        let now = nowNanos()
         var last: Int64 = 0
         if replace {
             let deleted = try await deleteRows(db, under: prefix)

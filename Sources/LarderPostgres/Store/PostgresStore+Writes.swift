@@ -123,7 +123,7 @@ extension PostgresStore {
         let created: (Bool, Int64)
         do {
             created = try await pool.transaction { db in
-                let now = Self.nowNanos()
+                let now = nowNanos()
                 if upload.condition == nil && upload.generatedKeyPrefix == nil {
                     // Nothing to check before writing: the whole write in one round trip.
                     committing.withLock { $0 = true }
@@ -271,7 +271,7 @@ extension PostgresStore {
         readCache.writeBegins(key)
         defer { readCache.writeEnds(key) }
         let existed = try await pool.transaction { db -> (Bool, Int64?) in
-            let now = Self.nowNanos()
+            let now = nowNanos()
             let (version, found) = try await lockAndRead(db, key: key, now: now)
             // The condition sees the key as a client does: absent (or, over
             // fixtures, the fixture: `LayeredStore` wraps it so).
@@ -324,7 +324,7 @@ extension PostgresStore {
         defer { made?.abort() }
         do {
             let (upload, created) = try await pool.transaction { db -> (ValueUpload, Bool) in
-                let now = Self.nowNanos()
+                let now = nowNanos()
                 let (version, old) = try await lockAndRead(db, key: key.string, now: now)
                 let value = old?.live == nil ? nil : try await readValue(db, key: key.string, now: now)
                 defer { value?.close() }

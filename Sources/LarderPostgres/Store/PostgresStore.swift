@@ -128,7 +128,14 @@ package final class PostgresStore: ValueStore, UploadDestination, @unchecked Sen
     package var isIndexReady: Bool { true }
     package var stats: StoreStats { changes.stats }
 
-    static func nowNanos() -> Int64 { Clock.nowNanos() }
+    /// The time expiry and modification times read: the namespace's clock
+    /// (this server's copy of it).
+    @inline(__always)
+    func nowNanos() -> Int64 { clock.nowNanos() }
+
+    package let clock = StoreClock()
+
+    package func modifiedNanos() -> Int64 { clock.nowNanos() }
 
     // MARK: - Reads
 
@@ -136,7 +143,7 @@ package final class PostgresStore: ValueStore, UploadDestination, @unchecked Sen
     package func open(_ key: StoreKey) -> StoreReply<StoredValue> {
         if readCache.isEnabled {
             if let entry = readCache.lookup(key) {
-                if entry.metadata.isExpired(nowNanos: Self.nowNanos()) { return .now(.failure(StoreError.notFound)) }
+                if entry.metadata.isExpired(nowNanos: nowNanos()) { return .now(.failure(StoreError.notFound)) }
                 return .now(.success(StoredValue(cached: entry, zlib: zlib)))
             }
         }
@@ -144,7 +151,7 @@ package final class PostgresStore: ValueStore, UploadDestination, @unchecked Sen
     }
 
     func openValue(_ key: StoreKey) async throws -> StoredValue {
-        let now = Self.nowNanos()
+        let now = nowNanos()
         guard readCache.isEnabled else {
             return try await pool.read { db in try await readValue(db, key: key.string, now: now) }
         }
@@ -176,7 +183,7 @@ package final class PostgresStore: ValueStore, UploadDestination, @unchecked Sen
     /// A page in key byte order. With `groupByDirectory`, each directory
     /// under the prefix is one entry, and the scan jumps past it.
     func listPage(prefix: String, after: String?, limit: Int, groupByDirectory: Bool) async throws -> StoreListing {
-        let now = Self.nowNanos()
+        let now = nowNanos()
         let limit = max(1, limit)
         return try await pool.read { db in
             var listing = StoreListing()
@@ -267,17 +274,19 @@ package final class PostgresStore: ValueStore, UploadDestination, @unchecked Sen
     /// lock, taken exclusively, makes concurrent sweeps take turns (the
     /// second finds nothing) and keeps key writes out meanwhile.
     private func sweepOnce() {
-        let now = Self.nowNanos()
+        let now = nowNanos()
         pool.executor.run { [self] in
             do {
-                try await self.sweep(now: now)
+                _ = try await self.sweep(now: now)
             } catch {
                 self.logger.debug("postgres: sweep failed: \(error)")
             }
         }
     }
 
-    func sweep(now: Int64) async throws {
+    /// Answers whether it removed any (a full batch may leave more due).
+    @discardableResult
+    func sweep(now: Int64) async throws -> Bool {
         // The change table is trimmed every tenth sweep: a scan of the
         // newest `changeHistory` entries each time would cost more than
         // the rows it saves. Before the expiry: its changes (up to 1,024
@@ -320,6 +329,19 @@ package final class PostgresStore: ValueStore, UploadDestination, @unchecked Sen
         // A change whose server stopped between its commit and its
         // announcement is read here at the latest.
         changes.readChanges()
+        return expired
+    }
+
+    /// Moves this server's copy of the namespace's clock, then sweeps until
+    /// nothing is due by its new time (a batch at a time, each its own
+    /// transaction, so writers wait one batch at most), answering after.
+    package func moveClock(_ move: StoreClock.Move) -> StoreReply<StoreClock.Reading> {
+        let reading: StoreClock.Reading
+        do { reading = try clock.apply(move) } catch { return .now(.failure(error)) }
+        return pool.executor.reply { [self] in
+            while try await sweep(now: clock.nowNanos()) {}
+            return reading
+        }
     }
 }
 

@@ -1,3 +1,4 @@
+import LarderSupport
 import LarderStoreVocabulary
 /// Where a `ValueUpload` ends up. The upload encodes the body into a temp
 /// file (gzip, Larder's header, segments) the same way for every store;
@@ -20,8 +21,12 @@ package protocol UploadDestination: AnyObject, Sendable {
     /// space and was a third of a small PUT's instructions. Where the bytes
     /// themselves are the cost (PostgreSQL's rows), no.
     var storesSmallValuesUncompressed: Bool { get }
+    /// The value's modification time, now (its namespace's clock, which a
+    /// test may have moved).
+    func modifiedNanos() -> Int64
 }
 
 extension UploadDestination {
     package var storesSmallValuesUncompressed: Bool { false }
+    package func modifiedNanos() -> Int64 { Clock.nowNanos() }
 }

@@ -100,7 +100,7 @@ extension ValueUpload {
         }
         metadata.size = size
         metadata.version = try destination.nextVersion()
-        metadata.modifiedNanos = Clock.nowNanos()
+        metadata.modifiedNanos = destination.modifiedNanos()
         let header = ValueFileHeader.encode(metadata, segments: segments)
         precondition(header.count == headerLength, "header length changed")
         if flushedAny {

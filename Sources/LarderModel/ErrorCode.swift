@@ -23,6 +23,7 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, Codable, CustomSt
     public static let invalidContentType = ErrorCode("invalid_content_type")
     public static let invalidJSON = ErrorCode("invalid_json")
     public static let invalidSnapshot = ErrorCode("invalid_snapshot")
+    public static let clockBackwards = ErrorCode("clock_backwards")
     public static let notJSON = ErrorCode("not_json")
     public static let notFound = ErrorCode("not_found")
     public static let methodNotAllowed = ErrorCode("method_not_allowed")

@@ -19,6 +19,7 @@ enum APIRoutes {
             (.exact(HealthRoute.path), HealthRoute(store: store, logger: logger)),
             (.exact("/snapshot"), SnapshotRoute(store: store, maxValueBytes: settings.maxBodyBytes, logger: logger)),
             (.exact("/journal"), JournalRoute(journal: journal)),
+            (.exact("/clock"), ClockRoute(store: store)),
         ]
         routes.append((.exact("/faults"), faults.map { FaultsRoute(book: $0) as any Route } ?? FaultsOffRoute()))
         return routes
@@ -36,7 +37,8 @@ enum APIRoutes {
         let store: any ValueStore
         do { store = try open(firstWrite) } catch { hub.close(); throw error }
         let faults = settings.allowFaults ? FaultBook(namespace: name, counts: faultCounts ?? FaultCounts()) : nil
-        let journal = settings.journal > 0 ? RequestJournal(capacity: settings.journal, sequence: journalSequence, namespace: name) : nil
+        let journal = settings.journal > 0 ? RequestJournal(capacity: settings.journal, sequence: journalSequence, clock: store.clock,
+                                                                namespace: name) : nil
         let routes = make(store: store, hub: hub, faults: faults, journal: journal, settings: settings, logger: logger)
         let table = RouteTable(routes, middleware: faults.map { [FaultMiddleware(book: $0)] } ?? [])
         return NamespaceWorld(name: name, store: store, hub: hub, table: table, journal: journal, firstWrite: firstWrite,

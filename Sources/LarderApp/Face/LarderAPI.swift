@@ -29,7 +29,7 @@ package final class LarderAPI: Sendable {
         self.hub = hub
         faults = middleware.faults
         let sequence = JournalSequence()
-        let journal = settings.journal > 0 ? RequestJournal(capacity: settings.journal, sequence: sequence) : nil
+        let journal = settings.journal > 0 ? RequestJournal(capacity: settings.journal, sequence: sequence, clock: store.clock) : nil
         self.journal = journal
         let apiRoutes = APIRoutes.make(store: store, hub: hub, faults: middleware.faults, journal: journal, settings: settings,
                                        logger: logger)

@@ -6,9 +6,10 @@ extension JournalRecord {
     /// Bytes of a request target an entry keeps at most.
     static let maxTarget = 1024
 
-    /// The record of a request answered with `response`, now; its path
-    /// inside the namespace starts `pathOffset` bytes into the target.
-    init(_ request: borrowing HTTPAnsweredRequest, _ response: borrowing HTTPResponse, pathOffset: Int32) {
+    /// The record of a request answered with `response` at `nowNanos` (by
+    /// its namespace's clock); its path inside the namespace starts
+    /// `pathOffset` bytes into the target.
+    init(_ request: borrowing HTTPAnsweredRequest, _ response: borrowing HTTPResponse, pathOffset: Int32, nowNanos: Int64) {
         var (etag, fault) = response.headers.withUnsafeBufferPointer(Self.etagAndFault)
         // A block's fields are formatted once and never a fault's.
         if let tag = response.headerBlock?.etag { etag = tag }
@@ -28,7 +29,7 @@ extension JournalRecord {
         // may be 8 KiB): an entry's memory stays bounded.
         let target = request.target.utf8.count <= Self.maxTarget
             ? request.target : String(decoding: request.target.utf8.prefix(Self.maxTarget), as: UTF8.self)
-        self.init(startedNanos: Clock.nowNanos() - duration, durationNanos: duration, method: request.method,
+        self.init(startedNanos: nowNanos - duration, durationNanos: duration, method: request.method,
                   target: target, sentTarget: nil, version: request.version, head: request.head,
                   pathOffset: pathOffset, status: status,
                   responseHeaders: response.headers, responseBlock: response.headerBlock, bytesIn: request.bodyBytes,

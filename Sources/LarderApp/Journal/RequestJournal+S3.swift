@@ -8,7 +8,7 @@ extension RequestJournal {
     /// whole of it (the S3 listener has no `/ns/<name>` prefix). Never a
     /// reset of the journal: S3 has no request that empties a namespace.
     package func recordS3(_ request: borrowing HTTPAnsweredRequest, _ response: borrowing HTTPResponse, op: String, target: String) {
-        var record = JournalRecord(request, response, pathOffset: 0)
+        var record = JournalRecord(request, response, pathOffset: 0, nowNanos: clock.nowNanos())
         if target != request.target {
             record.sentTarget = record.target
             record.target = target.utf8.count <= JournalRecord.maxTarget

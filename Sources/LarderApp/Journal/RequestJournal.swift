@@ -3,6 +3,7 @@ import LarderHTTP
 import LarderRouting
 import LarderModel
 import LarderSupport
+import LarderStorage
 
 /// One namespace's request journal: the last `capacity` answered requests
 /// in a ring, and the `GET /journal?wait=` requests waiting for the next.
@@ -43,13 +44,16 @@ package final class RequestJournal: HTTPAnswerObserver {
     /// Bytes of a request's target before the path inside the namespace
     /// (`/ns/w1`; 0 in the default namespace).
     private let pathOffset: Int32
+    /// The namespace's clock: an entry's time is by it.
+    let clock: StoreClock
     private let state = Locked(State())
 
     /// `namespace`: the name of the namespace it records (nil: the default one).
-    init(capacity: Int, sequence: JournalSequence, namespace: String? = nil) {
+    init(capacity: Int, sequence: JournalSequence, clock: StoreClock, namespace: String? = nil) {
         precondition(capacity > 0)
         self.capacity = capacity
         self.sequence = sequence
+        self.clock = clock
         pathOffset = namespace.map { Int32(NamespacePath.prefix.utf8.count + $0.utf8.count) } ?? 0
     }
 
@@ -61,7 +65,7 @@ package final class RequestJournal: HTTPAnswerObserver {
         if request.method == .delete, (200..<300).contains(response.status.code), isReset(request.target) {
             clear()
         } else {
-            var record = JournalRecord(request, response, pathOffset: pathOffset)
+            var record = JournalRecord(request, response, pathOffset: pathOffset, nowNanos: clock.nowNanos())
             self.record(&record)
         }
     }

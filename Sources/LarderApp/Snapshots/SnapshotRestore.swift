@@ -310,7 +310,7 @@ final class SnapshotRestore: HTTPRequestBodySink {
     }
 
     private func isExpired(_ header: SnapshotLine.Header) -> Bool {
-        header.expiresNanos.map { $0 <= Clock.nowNanos() } ?? false
+        header.expiresNanos.map { $0 <= store.clock.nowNanos() } ?? false
     }
 
     /// The answer for a failed line: the line number, why, and that the store was not touched.

@@ -52,7 +52,7 @@ struct StoreRoutes: Route {
     private func create(under prefix: StorePrefix, _ request: RouteRequest) throws(HTTPError) -> RouteAnswer {
         let head = request.head
         let encoding = try ValueRoutes.bodyEncoding(head)
-        let expires = try ValueRoutes.expiry(head)
+        let expires = try ValueRoutes.expiry(head, clock: store.clock)
         let upload = try ErrorMapping.run(logger) { () throws -> ValueWriter in
             let upload = try store.beginCreate(under: prefix, contentType: head.headers["Content-Type"] ?? "application/octet-stream",
                                                encoding: encoding, expiresNanos: expires)

@@ -73,7 +73,7 @@ struct ValueRoutes: Sendable {
     private func put(_ key: StoreKey, _ request: RouteRequest) throws(HTTPError) -> RouteAnswer {
         let head = request.head
         let encoding = try Self.bodyEncoding(head)
-        let expires = try Self.expiry(head)
+        let expires = try Self.expiry(head, clock: store.clock)
         let condition = Preconditions.writeCondition(head)
         let look = try PreconditionGate.look(key, condition, in: store, request: request, logger: logger)
         let upload = try ErrorMapping.run(logger) {
@@ -109,11 +109,12 @@ struct ValueRoutes: Sendable {
         }
     }
 
-    /// `?ttl=SECONDS` as an absolute time in nanoseconds.
-    static func expiry(_ head: HTTPRequestHead) throws(HTTPError) -> Int64? {
+    /// `?ttl=SECONDS` as an absolute time in nanoseconds, by the
+    /// namespace's clock (`clock`: its store's).
+    static func expiry(_ head: HTTPRequestHead, clock: StoreClock) throws(HTTPError) -> Int64? {
         let query = try QueryParameters(head.query)
         guard let ttl = try query.optionalInteger("ttl", range: 1...Int(ExpiryLimit.maximumTTLSeconds)) else { return nil }
-        return Clock.nowNanos() + Int64(ttl) * 1_000_000_000
+        return clock.nowNanos() + Int64(ttl) * 1_000_000_000
     }
 
     // MARK: - JSON updates

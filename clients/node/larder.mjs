@@ -16,7 +16,7 @@ import { randomBytes } from 'node:crypto';
 import { accessSync, constants } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { createInterface } from 'node:readline';
-import { after, before, beforeEach } from 'node:test';
+import { after, afterEach, before, beforeEach } from 'node:test';
 
 export class LarderError extends Error {
   constructor(method, url, status, body) {
@@ -134,6 +134,49 @@ export class Larder {
   async clearRequests() {
     await this.#expect('DELETE', '/journal', [204]);
   }
+
+  /**
+   * This namespace's clock (`/clock`): move time instead of sleeping. Expiry
+   * (`?ttl=`), `Last-Modified` and the journal's times read it. `useLarder`
+   * puts it back on the system clock after each test.
+   */
+  get clock() {
+    return new Clock(this);
+  }
+
+  /** @internal: the body of a 2xx answer, parsed as JSON. */
+  async expectJSON(method, path, ok, init) {
+    return JSON.parse((await this.#expect(method, path, ok, init)).body);
+  }
+}
+
+/**
+ * A namespace's clock. Durations are `'500ms'`, `'90s'`, `'15m'`, `'2h'`,
+ * `'3d'` (or combined: `'1h30m'`) or a number of milliseconds; every call
+ * answers the state, `{ now, offsetMs, frozen }`.
+ */
+export class Clock {
+  #larder;
+  constructor(larder) {
+    this.#larder = larder;
+  }
+
+  #move(move) {
+    return this.#larder.expectJSON('POST', '/clock', [200],
+      { body: JSON.stringify(move), headers: { 'Content-Type': 'application/json' } });
+  }
+
+  state() { return this.#larder.expectJSON('GET', '/clock', [200]); }
+  /** The clock's time as a `Date`. */
+  async now() { return new Date((await this.state()).now); }
+  /** Forward; keys whose ttl it passes are gone, with their `expire` events, when it resolves. */
+  advance(duration) { return this.#move({ advance: duration }); }
+  /** Forward to `when` (a `Date` or an RFC 3339 string); never backwards. */
+  set(when) { return this.#move({ set: when instanceof Date ? when.toISOString() : when }); }
+  freeze() { return this.#move({ freeze: true }); }
+  unfreeze() { return this.#move({ freeze: false }); }
+  /** Back on the system clock (what expired while it was ahead stays gone). */
+  reset() { return this.#larder.expectJSON('DELETE', '/clock', [200]); }
 }
 
 /** The binary the npm package carries (`bin/larder` beside this file), if this is the package. */
@@ -199,6 +242,9 @@ export function useLarder(options = {}) {
   });
   beforeEach(async () => {
     await larder.reset();
+  });
+  afterEach(async () => {
+    await larder.clock.reset();
   });
   after(async () => {
     if (base) await fetch(larder.url, { method: 'DELETE' }).catch(() => {});

@@ -39,3 +39,21 @@ test('requests: what this test sent, filtered', async () => {
   await larder.clearRequests();
   assert.deepEqual(await larder.requests(), []);
 });
+
+test('the clock: a session that expires after 30 minutes, tested at once', async () => {
+  assert.equal((await larder.request('PUT', '/store/sessions/abc?ttl=1800', { body: '{"user":1}' })).status, 201);
+  await larder.clock.advance('29m');
+  assert.deepEqual(await larder.getJSON('sessions/abc'), { user: 1 });
+  const state = await larder.clock.advance(2 * 60 * 1000);
+  assert.ok(state.offsetMs >= 31 * 60 * 1000 && !state.frozen);
+  assert.equal(await larder.getJSON('sessions/abc'), null);
+  await larder.clock.freeze();
+  await larder.clock.set(new Date(Date.UTC(2030, 0, 2, 3, 4, 5)));
+  assert.equal((await larder.clock.now()).toISOString(), '2030-01-02T03:04:05.000Z');
+});
+
+test('the clock is the system clock again in the next test', async () => {
+  const state = await larder.clock.state();
+  assert.equal(state.offsetMs, 0);
+  assert.equal(state.frozen, false);
+});

@@ -147,3 +147,33 @@ def _get(url):
     import urllib.request
     with urllib.request.urlopen(url, timeout=10) as resp:
         return resp.read()
+
+
+def test_a_session_that_expires_after_30_minutes_is_tested_without_waiting(pytester, fixtures_dir):
+    pytester.makepyfile(textwrap.dedent("""
+        import datetime
+
+        def test_the_session_expires(larder):
+            larder.request("PUT", "/store/sessions/abc?ttl=1800", b'{"user": 1}')
+            larder.clock.advance("29m")
+            assert larder.get_json("sessions/abc") == {"user": 1}
+            larder.clock.advance(datetime.timedelta(minutes=2))
+            assert larder.get_json("sessions/abc") is None
+            assert larder.clock.state()["offsetMs"] >= 31 * 60 * 1000
+
+        def test_the_clock_is_the_system_clock_again(larder):
+            state = larder.clock.state()
+            assert state["offsetMs"] == 0 and not state["frozen"]
+            now = datetime.datetime.now(datetime.timezone.utc)
+            assert abs((larder.clock.now() - now).total_seconds()) < 60
+
+        def test_freeze_and_set(larder):
+            larder.clock.freeze()
+            larder.clock.set(datetime.datetime(2030, 1, 2, 3, 4, 5))
+            assert larder.clock.now() == datetime.datetime(2030, 1, 2, 3, 4, 5, tzinfo=datetime.timezone.utc)
+            larder.put_json("doc", {"v": 1})
+            status, headers, _ = larder.request("GET", "/store/doc")
+            assert headers["Last-Modified"] == "Wed, 02 Jan 2030 03:04:05 GMT"
+    """))
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=3)

@@ -1,5 +1,6 @@
 """A small Larder client on the standard library, bound to one namespace."""
 
+import datetime
 import json
 import urllib.error
 import urllib.parse
@@ -155,6 +156,12 @@ class Larder:
         """Empties this namespace's journal, so ``requests()`` sees only what follows."""
         self._expect("DELETE", "/journal", (204,))
 
+    @property
+    def clock(self):
+        """This namespace's clock (``/clock``): move time instead of sleeping.
+        The ``larder`` fixture puts it back on the system clock when the test ends."""
+        return Clock(self)
+
     def drop(self):
         """Drops the namespace (its values, feed and faults); True when it existed."""
         base, _, name = self.url.rpartition("/ns/")
@@ -165,3 +172,61 @@ class Larder:
 
     def __repr__(self):
         return f"Larder({self.url!r})"
+
+
+class Clock:
+    """A namespace's clock. Expiry (``ttl``), ``Last-Modified`` and the journal's
+    times read it; real waits (``wait=``, delay faults) stay real.
+
+    Durations are ``"500ms"``, ``"90s"``, ``"15m"``, ``"2h"``, ``"3d"`` (or
+    combined: ``"1h30m"``), a number of milliseconds, or a ``datetime.timedelta``.
+    Every call answers the clock's state: ``{"now": ..., "offsetMs": ..., "frozen": ...}``.
+    """
+
+    def __init__(self, larder):
+        self._larder = larder
+
+    def _move(self, move):
+        _, _, data = self._larder._expect("POST", "/clock", (200,), json.dumps(move), {"Content-Type": "application/json"})
+        return json.loads(data)
+
+    def state(self):
+        _, _, data = self._larder._expect("GET", "/clock", (200,))
+        return json.loads(data)
+
+    def now(self):
+        """The clock's time, as an aware ``datetime`` in UTC."""
+        return _parse_time(self.state()["now"])
+
+    def advance(self, duration):
+        """Moves time forward; keys whose ``ttl`` it passes are gone, with their
+        ``expire`` events, when this returns."""
+        if isinstance(duration, datetime.timedelta):
+            duration = int(duration.total_seconds() * 1000)
+        return self._move({"advance": duration})
+
+    def set(self, when):
+        """Moves time forward to ``when`` (a ``datetime``, naive ones taken as UTC,
+        or an RFC 3339 string); never backwards."""
+        if isinstance(when, datetime.datetime):
+            if when.tzinfo is None:
+                when = when.replace(tzinfo=datetime.timezone.utc)
+            when = when.astimezone(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+        return self._move({"set": when})
+
+    def freeze(self):
+        """Stops time where it is (until ``advance``, ``set``, ``unfreeze`` or ``reset``)."""
+        return self._move({"freeze": True})
+
+    def unfreeze(self):
+        """Lets time run on from where it stands."""
+        return self._move({"freeze": False})
+
+    def reset(self):
+        """Back on the system clock (what expired while it was ahead stays gone)."""
+        _, _, data = self._larder._expect("DELETE", "/clock", (200,))
+        return json.loads(data)
+
+
+def _parse_time(text):
+    return datetime.datetime.strptime(text.replace("Z", "+0000"), "%Y-%m-%dT%H:%M:%S.%f%z")

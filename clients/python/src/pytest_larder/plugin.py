@@ -227,6 +227,8 @@ def larder_session(request):
 
 @pytest.fixture
 def larder(larder_session):
-    """This worker's namespace, reset to exactly the fixtures before the test."""
+    """This worker's namespace, reset to exactly the fixtures before the test;
+    its clock is put back on the system clock after it."""
     larder_session.reset()
-    return larder_session
+    yield larder_session
+    larder_session.clock.reset()

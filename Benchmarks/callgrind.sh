@@ -10,6 +10,8 @@
 #                                                      # the same way: one process, N and 2N requests)
 #   BASELINE=.build/release/larder BASELINE_FLAGS="--journal 0" bash Benchmarks/callgrind.sh
 #                                                      # one build with a feature on and off (LARDER_FLAGS: this checkout's)
+#   CLOCK_MOVE='{"advance":"1h"}' BASELINE=<the same binary> bash Benchmarks/callgrind.sh
+#                                                      # a request's cost with the namespace clock moved, and not
 #
 # In one valgrind run: warm up, then for each workload zero the counters,
 # do N requests, dump; zero, do 2N requests, dump. The difference of the
@@ -111,6 +113,12 @@ measure() {
     url=$(wait_url "$dir/stdout" "$dir/valgrind.log" 600 0.1) || exit 1
   fi
   one_kib_value "$dir/value"
+  # CLOCK_MOVE: a /clock move (`{"advance":"1h"}`) made on this checkout's
+  # server before the warm-up, to count a request's cost with the clock
+  # moved; with BASELINE= the same binary, the two are side by side.
+  if [ -n "${CLOCK_MOVE:-}" ] && [ "$name" = larder ]; then
+    curl -sf -X POST -H 'Content-Type: application/json' --data "$CLOCK_MOVE" "$url/clock" -o /dev/null
+  fi
   curl -sf -T "$dir/value" "$url/store/bench/get" -o /dev/null
   $BENCH requests "$url/store/bench/get" "$WARMUP" get
   $BENCH requests "$url/store/bench/put" "$WARMUP" put 1024

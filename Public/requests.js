@@ -61,6 +61,8 @@ export class RequestsPane {
     this.live = el('span', { class: 'live', 'data-testid': 'journal-live', 'data-state': 'connecting', role: 'status',
       title: 'The journal, followed by a long poll while this pane shows' }, 'stopped');
     this.summary = el('p', { class: 'note', 'data-testid': 'journal-summary' });
+    // The namespace's clock, shown only when a test has moved it (GET /clock).
+    this.clock = el('p', { class: 'note clock', 'data-testid': 'namespace-clock', role: 'status', hidden: true });
     this.rows = el('tbody', {});
     this.empty = el('p', { class: 'placeholder', 'data-testid': 'journal-empty', hidden: true }, 'No requests recorded (yet) that match.');
     this.error = el('p', { class: 'error', 'data-testid': 'journal-error', role: 'alert', hidden: true });
@@ -78,8 +80,11 @@ export class RequestsPane {
         el('h2', {}, 'Requests'),
         el('div', { class: 'filters', role: 'group', 'aria-label': 'Filters' }, this.method, this.statusFilter, this.prefix),
         el('div', { class: 'actions' },
+          el('button', { type: 'button', 'data-testid': 'journal-har', title: 'Save what matches the filters as an HTTP Archive (HAR)',
+            onclick: () => this.saveHAR() }, 'Save HAR'),
           el('button', { type: 'button', class: 'danger', 'data-testid': 'journal-clear', onclick: () => this.clear() }, 'Clear'),
           this.live)),
+      this.clock,
       this.summary,
       this.error,
       el('div', { class: 'table-wrap journal-wrap' },
@@ -114,7 +119,41 @@ export class RequestsPane {
     this.followedQuery = this.filterQuery().toString();
     this.rows.replaceChildren();
     this.next = null;
+    this.showClock();
     this.follow(this.run);
+  }
+
+  /** Shows the namespace's clock when it is not the system's (moved ahead, or frozen). */
+  async showClock() {
+    let state = null;
+    try {
+      const res = await request(apiURL('/clock'));
+      if (res.ok) state = await res.json();
+    } catch {
+      state = null;
+    }
+    const moved = state && (state.offsetMs !== 0 || state.frozen);
+    this.clock.hidden = !moved;
+    if (!moved) return;
+    const ahead = state.offsetMs >= 3600000 ? `${(state.offsetMs / 3600000).toFixed(1)} h`
+      : state.offsetMs >= 60000 ? `${(state.offsetMs / 60000).toFixed(1)} min` : `${(state.offsetMs / 1000).toFixed(1)} s`;
+    this.clock.dataset.now = state.now;
+    this.clock.textContent = `This namespace's clock reads ${state.now}, ${ahead} ahead of the system's`
+      + (state.frozen ? ', frozen.' : '.');
+  }
+
+  /** Saves the entries that match the filters as a HAR file (GET /journal?format=har). */
+  async saveHAR() {
+    const query = this.filterQuery();
+    query.set('format', 'har');
+    query.set('limit', '10000');
+    const res = await request(apiURL('/journal') + '?' + query);
+    if (!res.ok) return toast(await errorText(res), 'error');
+    const url = URL.createObjectURL(await res.blob());
+    const link = el('a', { href: url, download: 'larder-journal.har', 'data-testid': 'journal-har-link', hidden: true });
+    document.body.append(link);
+    link.click();
+    setTimeout(() => { URL.revokeObjectURL(url); link.remove(); }, 60000);
   }
 
   /** The filters as query parameters (only those set). */
@@ -173,6 +212,7 @@ export class RequestsPane {
         continue;
       }
       backoff = 1000;
+      this.showClock();
       this.error.hidden = true;
       this.setLive('live', 'following');
       if (this.next === null) this.rows.replaceChildren();  // a first page is the whole list

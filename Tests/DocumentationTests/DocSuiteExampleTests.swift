@@ -12,7 +12,8 @@ import LarderTestSupport
 
     /// The examples, by page and name, each run by a test below.
     static let examples = [(page, "runner"), (page, "suite-shell"), (page, "suite-namespaces"), (page, "suite-python"), (page, "suite-node"),
-                           ("docs/security.md", "token"), ("docs/journal.md", "journal-pytest")]
+                           ("docs/security.md", "token"), ("docs/journal.md", "journal-pytest"),
+                           ("docs/time.md", "clock-pytest")]
 
     /// A working directory with `fixtures/users/1.json` and the example saved as `file`.
     static func workspace(example: String, file: String, page: String = page) throws -> String {
@@ -100,6 +101,19 @@ import LarderTestSupport
         // `no:larder` first: an installed pytest-larder would register the same module twice.
         let result = try Self.run(["python3", "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:larder",
                                    "-p", "pytest_larder.plugin", "test_profiles.py"],
+                                  in: dir, environment: ["PYTHONPATH": Repository.path("clients/python/src")])
+        #expect(result.status == 0, "\(result.output)")
+        #expect(result.output.contains("3 passed"), "\(result.output)")
+    }
+
+    @Test func theClockPytestExamplePasses() throws {
+        let check = try Self.run(["python3", "-c", "import pytest, requests"], in: "/")
+        try #require(check.status == 0, "the Python example needs pytest and requests: python3 -m pip install pytest requests")
+        let dir = try Self.workspace(example: "clock-pytest", file: "test_sessions.py", page: "docs/time.md")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try Data("[pytest]\nlarder_fixtures = fixtures\n".utf8).write(to: URL(fileURLWithPath: dir + "/pytest.ini"))
+        let result = try Self.run(["python3", "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:larder",
+                                   "-p", "pytest_larder.plugin", "test_sessions.py"],
                                   in: dir, environment: ["PYTHONPATH": Repository.path("clients/python/src")])
         #expect(result.status == 0, "\(result.output)")
         #expect(result.output.contains("3 passed"), "\(result.output)")

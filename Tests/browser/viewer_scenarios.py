@@ -900,6 +900,34 @@ def requests_pane_shows_the_picked_namespace_only(ctx):
     ctx.expect_no_console_errors()
 
 
+@scenario(page=True)
+def requests_pane_shows_a_moved_clock_and_saves_a_har(ctx):
+    from selenium.webdriver.support.ui import Select
+    ns = "/ns/clock-ns"
+    ctx.http("PUT", ns + "/store/ck/a.json", '{"in":"clock-ns"}', {"Content-Type": "application/json"})
+    status, _, body = ctx.http("POST", ns + "/clock", '{"freeze":true}', {"Content-Type": "application/json"})
+    check(status == 200, f"POST /clock answered {status}: {body!r}")
+    status, _, body = ctx.http("POST", ns + "/clock", '{"set":"2030-01-02T03:04:05Z"}', {"Content-Type": "application/json"})
+    check(status == 200, f"POST /clock answered {status}: {body!r}")
+    open_requests(ctx)
+    check(not ctx.shown("namespace-clock"), "the default namespace's clock, never moved, is shown")
+    picker = ctx.one("namespace-picker")
+    wait_until("clock-ns in the picker", lambda: "clock-ns" in picker.text)
+    Select(picker).select_by_value("clock-ns")
+    wait_until("the moved clock shown", lambda: ctx.shown("namespace-clock"))
+    label = ctx.one("namespace-clock")
+    check(label.get_attribute("data-now") == "2030-01-02T03:04:05.000Z", f"clock shown: {label.text!r}")
+    check("frozen" in label.text, f"the clock is frozen but shows {label.text!r}")
+    ctx.one("journal-har").click()
+    wait_until("the HAR fetched", lambda: any("/ns/clock-ns/journal" in url and "format=har" in url for url in journal_urls(ctx)))
+    wait_until("the HAR saved through a download link",
+               lambda: ctx.driver.execute_script(
+                   "const a = document.querySelector('[data-testid=\"journal-har-link\"]');"
+                   " return a ? [a.download, a.href.startsWith('blob:')] : null;") == ["larder-journal.har", True])
+    ctx.http("DELETE", ns)
+    ctx.expect_no_console_errors()
+
+
 @scenario(group="faults", page=True)
 def a_faulted_request_shows_its_fault_badge(ctx):
     ctx.put("badge/ok.json", '{}')

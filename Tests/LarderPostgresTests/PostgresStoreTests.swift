@@ -77,7 +77,7 @@ struct PostgresStoreTests {
         let a = try Self.server(schema: schema)
         defer { a.stop() }
         let database = try TestPostgres.shared()
-        #expect(try database.psql("SELECT version FROM \(schema).larder_schema_version") == "5")
+        #expect(try database.psql("SELECT version FROM \(schema).larder_schema_version") == "6")
         _ = try a.client().put("t/1", "12345")
         _ = try a.client().put("t/2", "123")
         // A second server on the same schema migrates nothing and reports the same totals.

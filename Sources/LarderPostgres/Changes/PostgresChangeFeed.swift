@@ -35,6 +35,11 @@ final class PostgresChangeFeed: @unchecked Sendable {
     private let logger: Logger
     /// This feed's name in the notifications it sends.
     private let name = UUID().uuidString
+    /// Called when a server moved the namespace's clock (a `NOTIFY` with
+    /// `clockPayload`), and on every (re)connection of the listener, which
+    /// may have missed one (`PostgresStore+Clock`).
+    private let clockNotice = Locked<(@Sendable () -> Void)?>(nil)
+    static let clockPayload = "clock"
 
     /// Guarded by `state`.
     private struct State {
@@ -134,9 +139,26 @@ final class PostgresChangeFeed: @unchecked Sendable {
         listener.subscribe(channel, PGListener.Subscriber(
             notified: { [weak self] payload in
                 guard let self, payload != self.name else { return }
+                if payload == Self.clockPayload {
+                    self.clockNotice.withLock { $0 }?()
+                    return
+                }
                 self.readChanges()
             },
-            connected: { [weak self] in self?.readChanges() }))
+            connected: { [weak self] in
+                self?.readChanges()
+                self?.clockNotice.withLock { $0 }?()
+            }))
+    }
+
+    /// `notice` runs when the namespace's clock may have moved on another server.
+    func onClockNotice(_ notice: @escaping @Sendable () -> Void) {
+        clockNotice.withLock { $0 = notice }
+    }
+
+    /// Tells every server (this one too) that the clock moved, in `db`'s transaction.
+    func announceClock(_ db: PGConnection) async throws {
+        _ = try await db.query("SELECT pg_notify($1, $2)", [.text(channel), .text(Self.clockPayload)])
     }
 
     /// A write of this server committed: tells the other servers, and

@@ -12,13 +12,15 @@
 ///   `larder_parts` under `blob`. So head and body are the bytes the disk
 ///   store keeps in its file. Neither is compressed again by TOAST
 ///   (`STORAGE EXTERNAL`): they are gzip already.
+/// - `larder_state.clock_offset`, `clock_frozen_at`: the namespace's
+///   clock (`StoreClock.State`), which every server's copy follows.
 /// - `larder_changes`: the change feed, bounded to the last N versions;
 ///   `removed` is the version a delete or expiry removed. Trimming it
 ///   raises `larder_state.trimmed_through` to the newest version it
 ///   deleted: a feed that has not delivered that far lost changes.
 enum PostgresSchema {
     /// The newest version this code knows.
-    static let current = 5
+    static let current = 6
 
     /// Migration `n` is `migrations[n - 1]`: statements run in one
     /// transaction, then `larder_schema_version` says `n`.
@@ -100,6 +102,12 @@ enum PostgresSchema {
         // 5: the newest version the change table's trim deleted (see `PostgresChangeFeed`).
         [
             "ALTER TABLE larder_state ADD COLUMN trimmed_through bigint NOT NULL DEFAULT 0",
+        ],
+        // 6: the namespace's clock, shared by every server on the database
+        // (`PostgresStore+Clock`): an offset from the system clock, or the
+        // time it stands at while frozen.
+        [
+            "ALTER TABLE larder_state ADD COLUMN clock_offset bigint NOT NULL DEFAULT 0, ADD COLUMN clock_frozen_at bigint",
         ],
     ]
 

@@ -80,11 +80,15 @@ package final class PostgresStore: ValueStore, UploadDestination, @unchecked Sen
         connections.retain()
         let deadline = Clock.nowNanos() + Int64(startTimeout * 1e9)
         var versionBase: Int64 = 0
+        var clockState = StoreClock.State()
         while true {
             do {
-                versionBase = try pool.executor.blockingReply {
+                (versionBase, clockState) = try pool.executor.blockingReply {
                     try await PostgresSchema.migrate(pool)
-                    return try await pool.read { db in try await db.query("SELECT version_base FROM larder_state").first!.int(0)! }
+                    return try await pool.read { db in
+                        let row = try await db.query("SELECT version_base, \(Self.clockColumns) FROM larder_state").first!
+                        return (row.int(0)!, Self.clockState(row, from: 1))
+                    }
                 }.get()
                 break
             } catch StoreError.backendUnavailable(let why) where Clock.nowNanos() < deadline {
@@ -100,6 +104,7 @@ package final class PostgresStore: ValueStore, UploadDestination, @unchecked Sen
         self.readCache = readCache
         self.changes = PostgresChangeFeed(pool: pool, listener: connections.listener, channel: channel, versionBase: versionBase,
                                           history: options.changeHistory, observer: changes, readCache: readCache, logger: logger)
+        clock.adopt(clockState)
         do {
             try self.changes.start()
         } catch {
@@ -111,6 +116,7 @@ package final class PostgresStore: ValueStore, UploadDestination, @unchecked Sen
                          leeway: .milliseconds(50))
         sweeper.setEventHandler { [weak self] in self?.sweepOnce() }
         sweeper.resume()
+        self.changes.onClockNotice { [weak self] in self?.refreshClock() }
         if schema == options.schema {
             logger.notice("postgres store at \(options.redactedURL), schema \(schema)")
         } else {
@@ -332,17 +338,6 @@ package final class PostgresStore: ValueStore, UploadDestination, @unchecked Sen
         return expired
     }
 
-    /// Moves this server's copy of the namespace's clock, then sweeps until
-    /// nothing is due by its new time (a batch at a time, each its own
-    /// transaction, so writers wait one batch at most), answering after.
-    package func moveClock(_ move: StoreClock.Move) -> StoreReply<StoreClock.Reading> {
-        let reading: StoreClock.Reading
-        do { reading = try clock.apply(move) } catch { return .now(.failure(error)) }
-        return pool.executor.reply { [self] in
-            while try await sweep(now: clock.nowNanos()) {}
-            return reading
-        }
-    }
 }
 
 /// Collects one value's rows: the head and an inline body in memory, or

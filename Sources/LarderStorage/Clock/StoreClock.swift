@@ -25,7 +25,28 @@ public final class StoreClock: Sendable {
             self.frozenAtNanos = frozenAtNanos
         }
 
-        func now(system: Int64) -> Int64 { frozenAtNanos ?? system &+ offsetNanos }
+        public func now(system: Int64) -> Int64 { frozenAtNanos ?? system &+ offsetNanos }
+
+        /// The state after `move`, the system clock reading `system`.
+        public func applying(_ move: Move, system: Int64) throws(Backwards) -> State {
+            var s = self
+            let now = s.now(system: system)
+            switch move {
+            case .advance(let nanos):
+                if s.frozenAtNanos != nil { s.frozenAtNanos = now &+ max(0, nanos) } else { s.offsetNanos &+= max(0, nanos) }
+            case .set(let target):
+                guard target >= now else { throw Backwards(nowNanos: now, askedNanos: target) }
+                if s.frozenAtNanos != nil { s.frozenAtNanos = target } else { s.offsetNanos = target &- system }
+            case .freeze:
+                s.frozenAtNanos = now
+            case .unfreeze:
+                if let frozen = s.frozenAtNanos { s.offsetNanos = frozen &- system }
+                s.frozenAtNanos = nil
+            case .reset:
+                s = State()
+            }
+            return s
+        }
     }
 
     /// How a test moves it.
@@ -85,26 +106,24 @@ public final class StoreClock: Sendable {
     public func apply(_ move: Move) throws(Backwards) -> Reading {
         let result: Result<Reading, Backwards> = state.withLock { s in
             let system = Clock.nowNanos()
-            let now = s.now(system: system)
-            switch move {
-            case .advance(let nanos):
-                if s.frozenAtNanos != nil { s.frozenAtNanos = now &+ max(0, nanos) } else { s.offsetNanos &+= max(0, nanos) }
-            case .set(let target):
-                guard target >= now else { return .failure(Backwards(nowNanos: now, askedNanos: target)) }
-                if s.frozenAtNanos != nil { s.frozenAtNanos = target } else { s.offsetNanos = target &- system }
-            case .freeze:
-                s.frozenAtNanos = now
-            case .unfreeze:
-                if let frozen = s.frozenAtNanos { s.offsetNanos = frozen &- system }
-                s.frozenAtNanos = nil
-            case .reset:
-                s = State()
+            do throws(Backwards) {
+                s = try s.applying(move, system: system)
+            } catch {
+                return .failure(error)
             }
-            let isMoved = s != State()
-            moved.store(isMoved, ordering: .releasing)
+            moved.store(s != State(), ordering: .releasing)
             let after = s.now(system: system)
             return .success(Reading(state: s, nowNanos: after, offsetNanos: after &- system))
         }
         return try result.get()
+    }
+
+    /// Takes `state` as it is (another server moved the namespace's clock:
+    /// the PostgreSQL store's copy follows the database's).
+    public func adopt(_ new: State) {
+        state.withLock { s in
+            s = new
+            moved.store(s != State(), ordering: .releasing)
+        }
     }
 }

@@ -67,14 +67,15 @@ import Glibc
     }
 
     /// A presigned target for `method target` signed at `seconds`, good for `expires`.
-    static func presign(_ method: String, _ path: String, at seconds: Int64 = now, expires: Int = 300) -> String {
+    static func presign(_ method: String, _ path: String, at seconds: Int64 = now, expires: Int = 300,
+                        key: String = accessKey, keySecret: String = secret) -> String {
         let date = amzDate(seconds)
         let scope = SignatureV4.Scope(date: String(date.prefix(8)), region: "us-east-1", service: "s3")
-        let query = "X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=\(accessKey)%2F\(scope.string.replacingOccurrences(of: "/", with: "%2F"))"
+        let query = "X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=\(key)%2F\(scope.string.replacingOccurrences(of: "/", with: "%2F"))"
             + "&X-Amz-Date=\(date)&X-Amz-Expires=\(expires)&X-Amz-SignedHeaders=host"
         let request = SignatureV4.Request(method: method, path: Substring(path), query: Substring(query),
                                           headers: [("Host", "localhost")], signedHeaders: ["host"], payloadHash: "UNSIGNED-PAYLOAD")
-        return "\(path)?\(query)&X-Amz-Signature=\(SignatureV4.sign(request, secret: secret, amzDate: date, scope: scope))"
+        return "\(path)?\(query)&X-Amz-Signature=\(SignatureV4.sign(request, secret: keySecret, amzDate: date, scope: scope))"
     }
 
     static func send(_ port: Int, _ method: String, _ target: String, _ signed: Signed, body: [UInt8]? = nil) throws -> ClientResponse {

@@ -113,7 +113,8 @@ final class PostObjectSink: HTTPTruncatedBodySink {
         checked["key"] = objectKey
         // `verify` found the policy (a signed form has one).
         let policy = try PostPolicy(base64: fields["policy"] ?? "")
-        try policy.check(fields: checked, bucket: context.bucket, nowSeconds: Clock.nowNanos() / 1_000_000_000)
+        // The policy's expiration is judged by the namespace's clock, as a presigned URL's is.
+        try policy.check(fields: checked, bucket: context.bucket, nowSeconds: operations.store.clock.nowNanos() / 1_000_000_000)
         sizes = policy.contentLengthRange
         if let acl = fields["acl"] { try FixedSubresources.checkCannedACL(acl) }
         let bucket = context.bucket

@@ -70,7 +70,7 @@ final class S3Router: Route {
         let verified: SigV4Authenticator.Verified
         let namespace: any S3Namespace
         do {
-            verified = try authenticator.verify(head, query: query, nowSeconds: Clock.nowNanos() / 1_000_000_000,
+            verified = try authenticator.verify(head, query: query, nowSeconds: signingNowNanos(head) / 1_000_000_000,
                                                 virtualHostBucket: virtualHost)
             namespace = try self.namespace(of: verified.accessKey)
         } catch {
@@ -154,6 +154,19 @@ final class S3Router: Route {
         } catch {
             throw S3Error(error.status, error.code, error.message)
         }
+    }
+
+    /// The time a signature's window and a presigned URL's expiry are
+    /// judged by: the clock of the namespace the request's key works in
+    /// (API.md "Time under the test's control"), which a test may have
+    /// moved. The claim is looked at only when some key has a namespace of
+    /// its own; a namespace not open here is not opened for an unverified
+    /// request, and its clock (not moved on this server) is the system's.
+    private func signingNowNanos(_ head: HTTPRequestHead) -> Int64 {
+        let defaultClock = namespaces.defaultNamespace.store.clock
+        guard !credentials.namespaces.isEmpty, let key = S3ClaimedKey.of(head),
+              let name = credentials.namespace(for: key) else { return defaultClock.nowNanos() }
+        return namespaces.existingNamespace(name)?.store.clock.nowNanos() ?? Clock.nowNanos()
     }
 
     /// Whose journal a refused request goes in: the namespace of the key it

@@ -99,6 +99,7 @@ import Testing
             "GET /store/{prefix}/", "DELETE /store/{prefix}/", "POST /store/{prefix}/",
             "GET /events", "GET /snapshot", "POST /snapshot",
             "GET /faults", "PUT /faults", "POST /faults", "DELETE /faults", "GET /journal", "DELETE /journal",
+            "GET /clock", "POST /clock", "DELETE /clock",
             "GET /healthz", "GET /metrics", "GET /", "GET /viewer/", "GET /viewer/{file}",
         ]
         for operation in contract {

@@ -94,7 +94,7 @@ extension DiskStore {
                 let file = try existingFile(key, path: path)
                 // A damaged file (no metadata) can still be deleted; it counts as a value.
                 let meta = try? file?.metadata.get()
-                let live = meta.flatMap { $0.isExpired(nowNanos: nowNanos()) ? nil : $0 }
+                let live = meta.flatMap { $0.isExpired(now: nowNanos()) ? nil : $0 }
                 let wanted = try decide(live)
                 // An expired file goes too; to the client it was absent already.
                 guard let file, wanted || live == nil else { return false }

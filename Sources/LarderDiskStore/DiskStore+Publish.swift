@@ -120,12 +120,12 @@ extension DiskStore {
                 if let condition {
                     // A condition needs the metadata: a damaged header fails the write.
                     let current = try old?.metadata.get()
-                    let live = current.flatMap { $0.isExpired(nowNanos: nowNanos()) ? nil : $0 }
+                    let live = current.flatMap { $0.isExpired(now: nowNanos()) ? nil : $0 }
                     try condition(live)
                     liveBefore = live != nil
                 } else if case .success(let current)? = old?.metadata {
                     // A value that expired but is not swept yet was absent to every reader.
-                    liveBefore = !current.isExpired(nowNanos: nowNanos())
+                    liveBefore = !current.isExpired(now: nowNanos())
                 } else {
                     liveBefore = old != nil && !expiries.hasExpired(key, nowNanos: nowNanos())
                 }

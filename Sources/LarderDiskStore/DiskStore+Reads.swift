@@ -63,7 +63,7 @@ extension DiskStore {
                 cache.insert(key.bytes, entry, stripe: stripe, epoch: epoch)
             }
         }
-        if value.metadata.isExpired(nowNanos: nowNanos()) { throw StoreError.notFound }
+        if value.metadata.isExpired(now: nowNanos()) { throw StoreError.notFound }
         return value
     }
 }

@@ -32,8 +32,6 @@ struct HTTP1ConnectionState {
     struct Request {
         let method: HTTPMethod
         let target: String
-        /// The head's bytes, for the answer's observer (a journal's HAR).
-        let head: [UInt8]
         let started: UInt64
         let keepAlive: Bool
         let http11: Bool
@@ -122,7 +120,7 @@ struct HTTP1ConnectionState {
     /// the server's limit (`HTTPRequestHandler.maxBodyBytes(for:)`).
     mutating func begin(_ head: HTTPRequestHead, now: UInt64, routeLimit: () -> Int64?) -> Begin {
         heardFrom = true
-        request = Request(method: head.method, target: head.target, head: head.headers.bytes, started: now,
+        request = Request(method: head.method, target: head.target, started: now,
                           keepAlive: head.keepAlive && !shuttingDown, http11: head.version == .http11)
         var bodyLimit = configuration.maxBodyBytes
         if head.isChunked || (head.contentLength ?? 0) > bodyLimit, let own = routeLimit() {

@@ -16,10 +16,11 @@ extension HTTP1Session {
             abort?.abort()
             if let observer, let request {
                 observer.answered(HTTPAnsweredRequest(method: request.method, target: request.target,
-                                                  version: request.http11 ? .http11 : .http10, head: request.head, bodyBytes: bodyBytesRead,
+                                                  version: request.http11 ? .http11 : .http10, head: answeredHead.take() ?? [], bodyBytes: bodyBytesRead,
                                                       nanos: latency(since: request.started), responseBodyBytes: 0),
                                   with: response)
             }
+            answeredHead = nil
             response.discardBody()
             log.reset(request, now: now)
             resetAfterOutput = true
@@ -51,9 +52,10 @@ extension HTTP1Session {
             var full: Int64 = 0
             if case .length = start.framing { full = length ?? 0 }
             observer.answered(HTTPAnsweredRequest(method: request.method, target: request.target,
-                                                  version: request.http11 ? .http11 : .http10, head: request.head, bodyBytes: bodyBytesRead,
+                                                  version: request.http11 ? .http11 : .http10, head: answeredHead.take() ?? [], bodyBytes: bodyBytesRead,
                                                   nanos: nanos, responseBodyBytes: full), with: response)
         }
+        answeredHead = nil
         start.abort?.abort()
         let sized: Int64?, chunked: Bool
         switch start.framing {

@@ -45,6 +45,11 @@ final class HTTP1Session: SocketChannelDelegate, HTTPResponderOwner, @unchecked 
     @exclusivity(unchecked) var answeredResponder: HTTPResponder?
     /// Body bytes of that request read so far (for its answer's observer).
     @exclusivity(unchecked) var bodyBytesRead: Int64 = 0
+    /// The head's bytes of the request `state` awaits, for its answer's
+    /// observer (`HTTPAnsweredRequest.head`): kept here, once, rather than
+    /// in `state`'s request, which is copied on its way through the state
+    /// machine (a retain and a release each time); taken by the answer.
+    @exclusivity(unchecked) var answeredHead: [UInt8]?
     /// A response body still being sent; nothing else is answered meanwhile.
     @exclusivity(unchecked) var outgoing: OutgoingBody?
     /// The log line of the answer whose body is going out.
@@ -274,6 +279,7 @@ final class HTTP1Session: SocketChannelDelegate, HTTPResponderOwner, @unchecked 
         let responder = nextResponder()
         self.responder = responder
         bodyBytesRead = 0
+        answeredHead = head.headers.bytes
         switch state.begin(head, now: now, routeLimit: { handler.maxBodyBytes(for: head) }) {
         case .reject(let error):
             responder.observe(with: handler.answerObserver(forRefused: head))
@@ -360,9 +366,10 @@ final class HTTP1Session: SocketChannelDelegate, HTTPResponderOwner, @unchecked 
         // Before anything of the answer is written to the socket (that is `pump`'s).
         if let observer, let request {
             observer.answered(HTTPAnsweredRequest(method: request.method, target: request.target,
-                                                  version: request.http11 ? .http11 : .http10, head: request.head, bodyBytes: bodyBytesRead,
+                                                  version: request.http11 ? .http11 : .http10, head: answeredHead.take() ?? [], bodyBytes: bodyBytesRead,
                                                   nanos: latency, responseBodyBytes: bytes), with: response)
         }
+        answeredHead = nil  // unobserved: not kept while the connection idles
         outgoing = body
         start.abort?.abort()
         guard let body else {

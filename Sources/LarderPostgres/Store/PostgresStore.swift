@@ -149,7 +149,7 @@ package final class PostgresStore: ValueStore, UploadDestination, @unchecked Sen
     package func open(_ key: StoreKey) -> StoreReply<StoredValue> {
         if readCache.isEnabled {
             if let entry = readCache.lookup(key) {
-                if entry.metadata.isExpired(nowNanos: nowNanos()) { return .now(.failure(StoreError.notFound)) }
+                if entry.metadata.isExpired(now: nowNanos()) { return .now(.failure(StoreError.notFound)) }
                 return .now(.success(StoredValue(cached: entry, zlib: zlib)))
             }
         }

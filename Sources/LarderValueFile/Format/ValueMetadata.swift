@@ -66,6 +66,15 @@ public struct ValueMetadata: Sendable, Equatable {
         if let e = expiresNanos { return e <= nowNanos }
         return false
     }
+
+    /// `isExpired(nowNanos:)` with the clock read only for a value that
+    /// has an expiry (most have none, and a read of a namespace's clock is
+    /// a call).
+    @inlinable
+    public func isExpired(now: @autoclosure () -> Int64) -> Bool {
+        if let e = expiresNanos { return e <= now() }
+        return false
+    }
 }
 
 /// The gzip header of a value file: a standard RFC 1952 member header with

@@ -204,14 +204,21 @@ package final class SSEClient {
     /// Reads until a comment equal to `comment` has been seen; false on timeout.
     /// Events read meanwhile are returned through `skipped`.
     package func waitForComment(_ comment: String, timeout: Double, skipped: inout [SSEEvent]) throws -> Bool {
+        try waitForComments(comment, count: 1, timeout: timeout, skipped: &skipped)
+    }
+
+    /// Reads until `comment` has come `count` times in all (events read
+    /// meanwhile go to `skipped`); false at the deadline or the stream's end.
+    package func waitForComments(_ comment: String, count: Int, timeout: Double, skipped: inout [SSEEvent]) throws -> Bool {
         if !headRead { try readHead() }
         let deadline = Date().addingTimeInterval(timeout)
-        while !comments.contains(comment) {
+        func enough() -> Bool { comments.lazy.filter { $0 == comment }.count >= count }
+        while !enough() {
             decodeChunks()
             while let event = parseEvent() { skipped.append(event) }
-            if comments.contains(comment) { return true }
+            if enough() { return true }
             if ended && raw.isEmpty { return false }
-            guard fill(until: deadline) else { return comments.contains(comment) }
+            guard fill(until: deadline) else { return enough() }
         }
         return true
     }

@@ -8,6 +8,7 @@
 #
 #   bash Benchmarks/clock-advance.sh              # builds .build/release/larder (SKIP_BUILD=1 uses it; LARDER_BIN=another)
 #   KEYS=10000 bash Benchmarks/clock-advance.sh   # quicker
+#   STORE=postgres bash Benchmarks/clock-advance.sh   # on a throwaway PostgreSQL (installed with apt-get if missing)
 #
 # Not part of CI: ClockTests checks the behaviour; this is the figure.
 set -euo pipefail
@@ -19,7 +20,12 @@ need_tools curl python3
 WORK=$(mktemp -d /tmp/larder-clock.XXXXXX)
 trap bench_cleanup EXIT
 build_larder
-start_larder fast --data-dir "$WORK/larder" --no-fsync
+if [ "${STORE:-disk}" = postgres ]; then
+  start_postgres
+  start_larder fast --store "$PG_URL"
+else
+  start_larder fast --data-dir "$WORK/larder" --no-fsync
+fi
 python3 - "$URL_fast" "$KEYS" <<'PY'
 import http.client, json, sys, threading, time, urllib.parse
 url, keys = sys.argv[1], int(sys.argv[2])

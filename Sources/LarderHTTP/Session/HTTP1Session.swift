@@ -288,7 +288,9 @@ final class HTTP1Session: SocketChannelDelegate, HTTPResponderOwner, @unchecked 
             let action = handler.handle(head, responder)
             var answer: HTTPResponse?
             var sink: HTTPRequestBodySink?
-            switch action {
+            // Consumed: the answer moves out of the action, not copied (a
+            // copy of a response is a retain of each of its references).
+            switch consume action {
             case .answer(let given):
                 // Returned, not handed through the responder (one lock, no copies).
                 if responder.endInline(answeredWith: given) { answer = given } else {

@@ -157,7 +157,7 @@ struct BucketSettingsOperations: Sendable {
             do {
                 let current = try result.get()
                 var settings = BucketSettings(decoding: current?.attributes)
-                settings.createdNanos = settings.createdNanos ?? current?.modifiedNanos ?? Clock.nowNanos()
+                settings.createdNanos = settings.createdNanos ?? current?.modifiedNanos ?? store.clock.nowNanos()
                 change(&settings)
                 let encoded = settings.encoded()
                 guard encoded.count <= ValueMetadata.maxAttributeBytes else {

@@ -51,7 +51,7 @@ struct BucketOperations: Sendable {
                         created[String(value.key.dropFirst(BucketLayout.markerPrefixString.count))] =
                             BucketSettings(decoding: value.metadata.attributes).createdNanos ?? value.metadata.modifiedNanos
                     }
-                    let now = Clock.nowNanos()
+                    let now = store.clock.nowNanos()
                     for prefix in top.prefixes {
                         let name = String(prefix.dropLast())
                         if BucketLayout.isValidName(name), created[name] == nil { created[name] = now }

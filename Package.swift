@@ -211,7 +211,7 @@ let package = Package(
             "LarderEmbedded", "LarderStorage", "LarderValueFile", "LarderDiskStore", "LarderFixtures", "LarderWire", "LarderTestSupport",
         ]),
         .testTarget(name: "LarderPostgresTests", dependencies: ["LarderStoreVocabulary", 
-            "LarderPostgres", "LarderApp", "LarderServer", "LarderRouting", "LarderClient", "LarderStorage", "LarderValueFile", "LarderDiskStore", "LarderFixtures", "LarderSupport", "LarderWire", "LarderTestSupport",
+            "LarderPostgres", "LarderApp", "LarderServer", "LarderRouting", "LarderClient", "LarderStorage", "LarderValueFile", "LarderDiskStore", "LarderFixtures", "LarderSupport", "LarderWire", "LarderTestSupport", "LarderModel",
         ]),
         .testTarget(name: "LarderViewerTests", dependencies: ["LarderViewer", "LarderWire", "LarderTestSupport"]),
         // The HTTP API's behaviour through a real server: routes, middleware,

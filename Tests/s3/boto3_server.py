@@ -138,6 +138,15 @@ def journal_ops():
     check([e["op"] for e in mine] == ["CreateBucket", "PutObject"], f"w1's journal: {mine}")
     check(mine[1]["path"] == "/jrn/k", f"w1's entry path: {mine[1]}")
     check(journal(query=f"?since={seen}") == [], "nothing of w1 in the default journal")
+    # As a HAR: an S3 request's URL is the one it was sent to, its
+    # operation is `_op`, and the signature's Authorization is redacted.
+    har = plain_json("GET", "/ns/w1/journal?format=har")["log"]["entries"]
+    check([e["_op"] for e in har] == ["CreateBucket", "PutObject"], f"w1's HAR ops: {[e.get('_op') for e in har]}")
+    put_entry = har[1]["request"]
+    check(put_entry["url"] == S3_URL + "/jrn/k", f"the PutObject's URL: {put_entry['url']}")
+    auth = [h["value"] for h in put_entry["headers"] if h["name"].lower() == "authorization"]
+    check(auth == ["REDACTED"], f"the PutObject's Authorization in the HAR: {auth}")
+    check(KEYS["w1-key"][0] not in json.dumps(har), "w1's secret is not in the HAR")
     # A refused request of w1's key (a wrong secret) is in w1's journal too.
     check(error_code(client("w1-key", secret="wrong").get_object, Bucket="jrn", Key="k") == "SignatureDoesNotMatch",
           "a wrong secret")

@@ -236,8 +236,7 @@ struct HTTP1ConnectionState {
     /// and decides whether the connection outlives it. The request is no
     /// longer awaited.
     mutating func startResponse(_ response: HTTPResponse, into output: inout OutputBuffer) -> ResponseStart {
-        let answered = request
-        request = nil
+        let answered = request.take()  // moved out: no copy of its references
         let closes = response.closeConnection || (answered?.mustClose ?? false) || !(answered?.keepAlive ?? false) || shuttingDown
         let framing = ResponseEncoder.encodeHead(response, into: &output, isHead: answered?.method == .head,
                                                  close: closes, chunkedAllowed: answered?.http11 ?? false)
@@ -249,8 +248,7 @@ struct HTTP1ConnectionState {
     /// of the network): it is no longer awaited, nothing more is read.
     /// Returns it (for the log) and a body sink to abort, if one was fed.
     mutating func abandon() -> (request: Request?, abort: HTTPRequestBodySink?) {
-        let abandoned = request
-        request = nil
+        let abandoned = request.take()
         return (abandoned, endAfterOutput())
     }
 

@@ -212,7 +212,10 @@ export class RequestsPane {
         continue;
       }
       backoff = 1000;
-      this.showClock();
+      // A move of the clock shows in the journal: read the clock again then,
+      // not on every answer (the read is a request the journal records,
+      // which would wake this poll again, and again).
+      if ((body.requests ?? []).some((r) => r.path === '/clock' && r.method !== 'GET' && r.method !== 'HEAD')) this.showClock();
       this.error.hidden = true;
       this.setLive('live', 'following');
       if (this.next === null) this.rows.replaceChildren();  // a first page is the whole list

@@ -292,7 +292,9 @@ private typealias S = StoreTestSupport
         }
         #expect(WatchTests.waitForWatchers(server, 1))
         let stream = try SSEClient(port: port, target: "/events?prefix=watched/")
-        usleep(100_000)
+        // Subscribed (its head is what the fault holds), not merely sent: a
+        // sleep here lost the change on a loaded machine.
+        try Poll.until(10, "the event stream's subscription") { server.server.eventStreamCount == 1 }
         let changed = DispatchTime.now().uptimeNanoseconds
         #expect(try client.put("watched/k", "v2").status == 204)
         let (woken, at) = try watcher.wait()

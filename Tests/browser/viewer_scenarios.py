@@ -918,6 +918,16 @@ def requests_pane_shows_a_moved_clock_and_saves_a_har(ctx):
     label = ctx.one("namespace-clock")
     check(label.get_attribute("data-now") == "2030-01-02T03:04:05.000Z", f"clock shown: {label.text!r}")
     check("frozen" in label.text, f"the clock is frozen but shows {label.text!r}")
+    # A move made while the pane shows is seen through the journal.
+    status, _, body = ctx.http("POST", ns + "/clock", '{"advance":"1d"}', {"Content-Type": "application/json"})
+    check(status == 200, f"POST /clock answered {status}: {body!r}")
+    wait_until("the clock a day later", lambda: label.get_attribute("data-now") == "2030-01-03T03:04:05.000Z")
+    # Reading the clock adds requests to the journal; it must not feed itself.
+    time.sleep(1)
+    before = len(journal_now(ctx, namespace=ns)["requests"])
+    time.sleep(1.5)
+    after = len(journal_now(ctx, namespace=ns)["requests"])
+    check(after - before <= 2, f"the pane keeps asking: {after - before} journal entries in 1.5 s")
     ctx.one("journal-har").click()
     wait_until("the HAR fetched", lambda: any("/ns/clock-ns/journal" in url and "format=har" in url for url in journal_urls(ctx)))
     wait_until("the HAR saved through a download link",

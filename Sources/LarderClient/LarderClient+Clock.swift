@@ -6,9 +6,7 @@ import FoundationNetworking
 extension LarderClient {
     /// `GET /clock`: this client's namespace's clock (docs/time.md).
     public func clock() async throws -> ClockState {
-        let answer = try await transport.send(transport.request("GET", transport.url("/clock")))
-        guard answer.status == 200 else { throw ErrorMapping.error(status: answer.status, body: answer.body, key: "") }
-        return try Self.decode(ClockState.self, answer)
+        try Self.clockState(await transport.send(transport.request("GET", transport.url("/clock"))))
     }
 
     /// Moves the namespace's clock forward by `duration` (whole
@@ -44,17 +42,19 @@ extension LarderClient {
     /// `DELETE /clock`: back on the system clock.
     @discardableResult
     public func resetClock() async throws -> ClockState {
-        let answer = try await transport.send(transport.request("DELETE", transport.url("/clock")))
-        guard answer.status == 200 else { throw ErrorMapping.error(status: answer.status, body: answer.body, key: "") }
-        return try Self.decode(ClockState.self, answer)
+        try Self.clockState(await transport.send(transport.request("DELETE", transport.url("/clock"))))
     }
 
     private func moveClock(_ json: String) async throws -> ClockState {
         var request = transport.request("POST", transport.url("/clock"))
         request.setValue("application/json", forHTTPHeaderField: "Content-Type")
         request.httpBody = Data(json.utf8)
-        let answer = try await transport.send(request)
+        return try Self.clockState(await transport.send(request))
+    }
+
+    /// The state a `/clock` answer carries, or its error.
+    private static func clockState(_ answer: HTTPAnswer) throws -> ClockState {
         guard answer.status == 200 else { throw ErrorMapping.error(status: answer.status, body: answer.body, key: "") }
-        return try Self.decode(ClockState.self, answer)
+        return try decode(ClockState.self, answer)
     }
 }

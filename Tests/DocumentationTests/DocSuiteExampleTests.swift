@@ -89,34 +89,32 @@ import LarderTestSupport
         #expect(result.output.contains("4 passed"), "\(result.output)")
     }
 
-    /// docs/journal.md: the pytest plugin's `requests()`, the plugin from
-    /// this checkout (clients/python/src) as `pip install` would give it,
-    /// `larder_fixtures` as the page says, the server it starts from the PATH.
-    @Test func theJournalPytestExamplePasses() throws {
-        let check = try Self.run(["python3", "-c", "import pytest, requests"], in: "/")
+    /// A pytest example that uses the pytest plugin: the plugin from this
+    /// checkout (clients/python/src) as `pip install` would give it,
+    /// `larder_fixtures` as the pages say, the server it starts from the
+    /// PATH. It passes `passed` tests.
+    static func expectPluginExampleToPass(_ example: String, file: String, page: String, passed: Int) throws {
+        let check = try run(["python3", "-c", "import pytest, requests"], in: "/")
         try #require(check.status == 0, "the Python example needs pytest and requests: python3 -m pip install pytest requests")
-        let dir = try Self.workspace(example: "journal-pytest", file: "test_profiles.py", page: "docs/journal.md")
+        let dir = try workspace(example: example, file: file, page: page)
         defer { try? FileManager.default.removeItem(atPath: dir) }
         try Data("[pytest]\nlarder_fixtures = fixtures\n".utf8).write(to: URL(fileURLWithPath: dir + "/pytest.ini"))
         // `no:larder` first: an installed pytest-larder would register the same module twice.
-        let result = try Self.run(["python3", "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:larder",
-                                   "-p", "pytest_larder.plugin", "test_profiles.py"],
-                                  in: dir, environment: ["PYTHONPATH": Repository.path("clients/python/src")])
+        let result = try run(["python3", "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:larder",
+                              "-p", "pytest_larder.plugin", file],
+                             in: dir, environment: ["PYTHONPATH": Repository.path("clients/python/src")])
         #expect(result.status == 0, "\(result.output)")
-        #expect(result.output.contains("3 passed"), "\(result.output)")
+        #expect(result.output.contains("\(passed) passed"), "\(result.output)")
     }
 
+    /// docs/journal.md: the pytest plugin's `requests()`.
+    @Test func theJournalPytestExamplePasses() throws {
+        try Self.expectPluginExampleToPass("journal-pytest", file: "test_profiles.py", page: "docs/journal.md", passed: 3)
+    }
+
+    /// docs/time.md: the pytest plugin's `clock`.
     @Test func theClockPytestExamplePasses() throws {
-        let check = try Self.run(["python3", "-c", "import pytest, requests"], in: "/")
-        try #require(check.status == 0, "the Python example needs pytest and requests: python3 -m pip install pytest requests")
-        let dir = try Self.workspace(example: "clock-pytest", file: "test_sessions.py", page: "docs/time.md")
-        defer { try? FileManager.default.removeItem(atPath: dir) }
-        try Data("[pytest]\nlarder_fixtures = fixtures\n".utf8).write(to: URL(fileURLWithPath: dir + "/pytest.ini"))
-        let result = try Self.run(["python3", "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:larder",
-                                   "-p", "pytest_larder.plugin", "test_sessions.py"],
-                                  in: dir, environment: ["PYTHONPATH": Repository.path("clients/python/src")])
-        #expect(result.status == 0, "\(result.output)")
-        #expect(result.output.contains("3 passed"), "\(result.output)")
+        try Self.expectPluginExampleToPass("clock-pytest", file: "test_sessions.py", page: "docs/time.md", passed: 3)
     }
 
     @Test func theNodeExamplePasses() throws {

@@ -4,6 +4,7 @@ import LarderModel
 import LarderRouting
 import LarderStorage
 import LarderStoreVocabulary
+import LarderSupport
 
 /// `/clock` of a namespace (API.md "Time under the test's control"):
 ///
@@ -19,6 +20,7 @@ import LarderStoreVocabulary
 /// is not JSON).
 struct ClockRoute: Route {
     let store: any ValueStore
+    let logger: Logger
 
     static let methods = "GET, HEAD, POST, DELETE, OPTIONS"
     static let maxBody = 4096
@@ -40,7 +42,7 @@ struct ClockRoute: Route {
                         return .now(.failure(error))
                     }
                 },
-                answer: Self.answer))
+                answer: answer))
         case .options:
             return .respond(.allow(Self.methods))
         default:
@@ -50,23 +52,23 @@ struct ClockRoute: Route {
     }
 
     private func move(_ move: StoreClock.Move, _ request: RouteRequest) throws(HTTPError) -> RouteAnswer {
-        try .after(store.moveClock(move), ClosureAnswer(body: Self.answer), request.responder)
+        try .after(store.moveClock(move), ClosureAnswer(body: answer), request.responder)
     }
 
+    /// The new state, or why not: a backwards `set` here, everything else
+    /// (a body refused, a store failure) by `ErrorMapping`.
     @Sendable
-    static func answer(_ result: Result<StoreClock.Reading, any Error>) throws(HTTPError) -> HTTPResponse {
+    func answer(_ result: Result<StoreClock.Reading, any Error>) throws(HTTPError) -> HTTPResponse {
         switch result {
         case .success(let reading):
-            return response(reading)
-        case .failure(let error as HTTPError):
-            throw error
+            return Self.response(reading)
         case .failure(let error as StoreClock.Backwards):
             throw HTTPError(.badRequest, .clockBackwards,
                             "the clock cannot move backwards: it reads \(ISO8601.format(nanos: error.nowNanos, milliseconds: true)), "
                                 + "asked for \(ISO8601.format(nanos: error.askedNanos, milliseconds: true)) "
                                 + "(DELETE /clock puts it back on the system clock)")
         case .failure(let error):
-            throw ErrorMapping.httpError(error, logger: .silent(), context: "POST /clock")
+            throw ErrorMapping.httpError(error, logger: logger, context: "/clock")
         }
     }
 

@@ -19,7 +19,7 @@ enum APIRoutes {
             (.exact(HealthRoute.path), HealthRoute(store: store, logger: logger)),
             (.exact("/snapshot"), SnapshotRoute(store: store, maxValueBytes: settings.maxBodyBytes, logger: logger)),
             (.exact("/journal"), JournalRoute(journal: journal)),
-            (.exact("/clock"), ClockRoute(store: store)),
+            (.exact("/clock"), ClockRoute(store: store, logger: logger)),
         ]
         routes.append((.exact("/faults"), faults.map { FaultsRoute(book: $0) as any Route } ?? FaultsOffRoute()))
         return routes

@@ -95,7 +95,7 @@ struct JournalHAR: Encodable {
     }
 
     static func entry(_ record: JournalRecord) -> Entry {
-        let requestFields = fields(ofHead: record.head).map { NameValue(name: $0.name, value: redacted($0.name, $0.value)) }
+        let requestFields = HTTPHeaders(head: record.head).map { NameValue(name: $0.name, value: redacted($0.name, $0.value)) }
         let host = requestFields.first { $0.name.lowercased() == "host" }?.value ?? "localhost"
         let target = TargetRedaction.redact(record.sentTarget ?? record.target)
         var responseFields = record.responseHeaders
@@ -118,24 +118,6 @@ struct JournalHAR: Encodable {
             timings: Timings(wait: ms), _seq: record.seq, _fault: record.fault, _op: record.op)
     }
 
-    /// The header fields of a head the parser took (request line first,
-    /// every line ending in CRLF, names without spaces): its lines after
-    /// the first, split at the first colon, the value's spaces trimmed.
-    static func fields(ofHead head: [UInt8]) -> [(name: String, value: String)] {
-        var fields: [(name: String, value: String)] = []
-        var lines = head.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: true).dropFirst()[...]
-        while let line = lines.popFirst() {
-            let text = line.last == UInt8(ascii: "\r") ? line.dropLast() : line
-            guard let colon = text.firstIndex(of: UInt8(ascii: ":")) else { continue }
-            let isSpace = { (c: UInt8) in c == UInt8(ascii: " ") || c == UInt8(ascii: "\t") }
-            var value = text[(colon + 1)...]
-            while let c = value.first, isSpace(c) { value = value.dropFirst() }
-            while let c = value.last, isSpace(c) { value = value.dropLast() }
-            fields.append((String(decoding: text[..<colon], as: UTF8.self), String(decoding: value, as: UTF8.self)))
-        }
-        return fields
-    }
-
     static func redacted(_ name: String, _ value: String) -> String {
         secretFields.contains(name.lowercased()) ? TargetRedaction.placeholder : value
     }
@@ -153,7 +135,4 @@ struct JournalHAR: Encodable {
         }
     }
 
-    var response: HTTPResponse {
-        .json(.ok, self, headers: [("Cache-Control", "no-store")])
-    }
 }

@@ -185,7 +185,7 @@ package final class RequestJournal: HTTPAnswerObserver {
 
         var page: JournalPage { JournalPage(requests: records.map(\.entry), next: next, dropped: dropped) }
 
-        var response: HTTPResponse { har ? JournalHAR(records).response : RequestJournal.response(page) }
+        var response: HTTPResponse { har ? RequestJournal.response(JournalHAR(records)) : RequestJournal.response(page) }
     }
 
     /// The records after `filter.since` that match it, oldest first, up to
@@ -208,7 +208,8 @@ package final class RequestJournal: HTTPAnswerObserver {
         return Selection(records: records, next: next, dropped: st.dropped, har: filter.har)
     }
 
-    static func response(_ page: JournalPage) -> HTTPResponse {
-        .json(.ok, page, headers: [("Cache-Control", "no-store")])
+    /// A page, or its HAR: the journal changes with every request.
+    static func response(_ body: some Encodable) -> HTTPResponse {
+        .json(.ok, body, headers: [("Cache-Control", "no-store")])
     }
 }

@@ -9,6 +9,23 @@ public struct HTTPHeaders: Sendable, Sequence {
         self.fields = fields
     }
 
+    /// The fields of `head`, a request head the parser took (its bytes as
+    /// `HTTPAnsweredRequest.head` keeps them: the request line, then field
+    /// lines, each ending in CRLF), found again by the parser's own field
+    /// rule; a line that rule refuses (none, for a head it took) is left out.
+    public init(head: [UInt8]) {
+        var fields: [(name: Range<Int>, value: Range<Int>)] = []
+        head.withUnsafeBytes { raw in
+            guard var start = raw.firstIndex(of: 0x0A).map({ $0 + 1 }) else { return }
+            while start < raw.count, let newline = raw[start...].firstIndex(of: 0x0A) {
+                let end = newline > start && raw[newline - 1] == 0x0D ? newline - 1 : newline
+                if end > start, let field = try? HTTPFieldLine.parse(raw, from: start, to: end) { fields.append(field) }
+                start = newline + 1
+            }
+        }
+        self.init(bytes: head, fields: fields)
+    }
+
     public var count: Int { fields.count }
 
     /// The first value of the field `name` (case-insensitive).

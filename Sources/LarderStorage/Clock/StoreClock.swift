@@ -70,6 +70,13 @@ public final class StoreClock: Sendable {
         public let offsetNanos: Int64
 
         public var frozen: Bool { state.frozenAtNanos != nil }
+
+        /// `state` read with the system clock at `system`.
+        init(_ state: State, system: Int64) {
+            self.state = state
+            nowNanos = state.now(system: system)
+            offsetNanos = nowNanos &- system
+        }
     }
 
     public struct Backwards: Error, Sendable, CustomStringConvertible {
@@ -102,10 +109,7 @@ public final class StoreClock: Sendable {
 
     /// What it reads now.
     public var reading: Reading {
-        state.withLock { s in
-            let system = Clock.nowNanos(), now = s.now(system: system)
-            return Reading(state: s, nowNanos: now, offsetNanos: now &- system)
-        }
+        state.withLock { Reading($0, system: Clock.nowNanos()) }
     }
 
     /// Applies `move`; answers the state after it and the time it reads then.
@@ -119,8 +123,7 @@ public final class StoreClock: Sendable {
                 return .failure(error)
             }
             moved.store(s != State(), ordering: .releasing)
-            let after = s.now(system: system)
-            return .success(Reading(state: s, nowNanos: after, offsetNanos: after &- system))
+            return .success(Reading(s, system: system))
         }
         return try result.get()
     }

@@ -62,10 +62,7 @@ public struct ValueMetadata: Sendable, Equatable {
         }
     }
 
-    public func isExpired(nowNanos: Int64) -> Bool {
-        if let e = expiresNanos { return e <= nowNanos }
-        return false
-    }
+    public func isExpired(nowNanos: Int64) -> Bool { isExpired(now: nowNanos) }
 
     /// `isExpired(nowNanos:)` with the clock read only for a value that
     /// has an expiry (most have none, and a read of a namespace's clock is

@@ -27,8 +27,25 @@ def start(binary, data, fsync):
     line = proc.stdout.readline().decode().strip()
     if not line.startswith("http://"):
         raise SystemExit(f"larder did not start: {line!r} {proc.stderr.read().decode()[-2000:]}")
+    # Drain what the server writes later (a full pipe would block it) and
+    # keep the tail, so a server that dies on its own can say why.
+    proc.output_tail = []
+    def drain(stream):
+        for out in iter(stream.readline, b""):
+            proc.output_tail = (proc.output_tail + [out.decode(errors="replace")])[-40:]
+    for stream in (proc.stdout, proc.stderr):
+        threading.Thread(target=drain, args=(stream,), daemon=True).start()
     u = urllib.parse.urlparse(line)
     return proc, (u.hostname, u.port)
+
+def server_state(proc):
+    """What to report when a request the harness did not cut failed."""
+    try:
+        proc.wait(5)
+    except subprocess.TimeoutExpired:
+        return "the server is still running"
+    time.sleep(0.2)  # let the drain threads take the last lines
+    return f"the server exited with {proc.returncode}: " + "".join(proc.output_tail)[-3000:]
 
 def request(addr, method, path, body=None, headers=None, timeout=30):
     c = http.client.HTTPConnection(*addr, timeout=timeout)
@@ -211,7 +228,11 @@ def restore_rounds(a, rng, data):
         for round_ in (-1, 0):
             new, doc = document(round_)
             started = time.monotonic()
-            assert request(addr, "POST", "/snapshot?prefix=r/&replace=1", doc.encode(), timeout=600)[0] == 200
+            try:
+                status, _, body = request(addr, "POST", "/snapshot?prefix=r/&replace=1", doc.encode(), timeout=600)
+            except Exception as e:
+                raise SystemExit(f"an uncut restore failed: {e!r}; {server_state(proc)}")
+            assert status == 200, (status, body[:300])
         span = min(a.max_run, (time.monotonic() - started) * 2.5) if a.max_run else (time.monotonic() - started) * 2.5
         current = new
         print(json.dumps({"uncut_restore_seconds": round(time.monotonic() - started, 2), "kill_moments_up_to": round(span, 2)}),

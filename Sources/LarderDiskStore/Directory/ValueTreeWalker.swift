@@ -24,23 +24,16 @@ enum ValueTreeWalker {
     /// whether the walk went to the end.
     @discardableResult
     static func walk(_ root: String, strict: Bool = false, _ visit: (Found) -> Bool) throws -> Bool {
-        guard let dir = opendir(root) else {
-            if errno == ENOENT || errno == ENOTDIR || !strict { return true }
-            throw StoreError.posix("opendir", root)
+        let reader: DirectoryReader?
+        do {
+            reader = try DirectoryReader(root)
+        } catch {
+            if !strict { return true }
+            throw error
         }
-        defer { closedir(dir) }
-        while let entry = readdir(dir) {
-            let name: [UInt8] = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                let len = strnlen(raw.baseAddress!.assumingMemoryBound(to: CChar.self), raw.count)
-                return Array(raw[0..<len])
-            }
-            if name == [0x2E] || name == [0x2E, 0x2E] { continue }
+        guard let reader else { return true }
+        while let (name, isDirectory) = reader.next() {
             let path = root + "/" + String(decoding: name, as: UTF8.self)
-            var isDirectory = entry.pointee.d_type == UInt8(DT_DIR)
-            if entry.pointee.d_type == UInt8(DT_UNKNOWN) {
-                guard let st = try? POSIX.lstatIfExists(path) else { continue }
-                isDirectory = POSIX.isDirectory(st)
-            }
             switch DiskNames.classify(name: name, isDirectory: isDirectory) {
             case .value: if !visit(.value(path: path)) { return false }
             case .temp: if !visit(.temp(path: path, name: name)) { return false }

@@ -135,25 +135,9 @@ package enum POSIX {
 
     /// Names in a directory, without `.` and `..`. nil when it does not exist.
     package static func directoryEntries(_ path: String) throws -> [(name: [UInt8], isDirectory: Bool)]? {
-        guard let dir = opendir(path) else {
-            if errno == ENOENT || errno == ENOTDIR { return nil }
-            throw StoreError.posix("opendir", path)
-        }
-        defer { closedir(dir) }
+        guard let reader = try DirectoryReader(path) else { return nil }
         var result: [(name: [UInt8], isDirectory: Bool)] = []
-        while let entry = readdir(dir) {
-            let name: [UInt8] = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                let len = strnlen(raw.baseAddress!.assumingMemoryBound(to: CChar.self), raw.count)
-                return Array(raw[0..<len])
-            }
-            if name == [0x2E] || name == [0x2E, 0x2E] { continue }
-            var isDir = entry.pointee.d_type == UInt8(DT_DIR)
-            if entry.pointee.d_type == UInt8(DT_UNKNOWN) {
-                let full = path + "/" + String(decoding: name, as: UTF8.self)
-                if let st = try? lstatIfExists(full) { isDir = isDirectory(st) }
-            }
-            result.append((name, isDir))
-        }
+        while let entry = reader.next() { result.append(entry) }
         return result
     }
 

@@ -167,17 +167,20 @@ import Glibc
         // One command: exec'd, so stopping the process stops curl itself.
         let (process, out) = try Self.start("exec " + (try DocExample.block("docs/sharing.md", "example: events")), port: server.port)
         defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+        let printed = SharedText()
+        printed.collect(out.fileHandleForReading)
         #expect(Poll.holds(within: Poll.patience) { server.server.eventStreamCount == 1 })
         let created = try client.send("POST", "/store/jobs/", body: Array("resize img-7".utf8))
         #expect(created.status == 201)
         try client.put("other/x", "not under jobs/")
         #expect(try client.deletePrefix("jobs/").status == 200)
-        // The feed stays open; stop curl once the bulk delete is through.
-        usleep(300_000)
+        // The feed stays open: stop curl once the bulk delete has come
+        // through it (the events before it came first, in order).
+        #expect(Poll.holds(within: Poll.patience) { printed.withLock { $0.contains("event: delete\n") } })
         // SIGKILL: a child of the test process may inherit a mask that blocks SIGTERM.
         kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
-        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let text = printed.withLock { $0 }
         let key = created.json?["key"] as? String ?? "?"
         #expect(text.hasPrefix(": larder change feed\n\n"))
         #expect(text.contains("event: put\ndata: {\"key\":\"\(key)\""))

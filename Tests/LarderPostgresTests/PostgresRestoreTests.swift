@@ -129,7 +129,14 @@ struct PostgresRestoreTests {
     @Test(arguments: [false, true])
     func aRestoreCutShortPartWayLeavesExactlyTheOldValues(crashTheDatabase: Bool) throws {
         let database = try TestPostgres.makePrivate()
-        let rig = try RestoreRig(database: database) { $0.partSize = 16 * 1024 }
+        // The change table keeps more than the 20,002 changes checked at
+        // the end: with the default 10,000 a sweep's trim may take changes
+        // a slow feed has not read yet (15,000 of them delivered under
+        // AddressSanitizer), which is the trim's promise, not a failure.
+        let rig = try RestoreRig(database: database) {
+            $0.partSize = 16 * 1024
+            $0.changeHistory = 100_000
+        }
         let recorder = ChangeRecorder()
         let store = try rig.open(recorder)
         for i in 0..<300 { _ = try RestoreRig.put(store, Self.key("p/old", i), Array("old \(i)".utf8)) }

@@ -61,13 +61,8 @@ package final class ChildServer {
         guard FileManager.default.isExecutableFile(atPath: executable) else {
             throw ClientError("no larder binary at \(executable); run `swift build` first")
         }
-        for (handle, text) in [(pipe.fileHandleForReading, output), (outPipe.fileHandleForReading, standardOutput)] {
-            handle.readabilityHandler = { handle in
-                let data = handle.availableData
-                if data.isEmpty { handle.readabilityHandler = nil; text.end(); return }
-                text.withLock { $0 += String(decoding: data, as: UTF8.self) }
-            }
-        }
+        output.collect(pipe.fileHandleForReading)
+        standardOutput.collect(outPipe.fileHandleForReading)
         try process.run()
         guard waitUntilListening else { port = 0; return }
         var found: Int? = nil
@@ -161,8 +156,19 @@ package final class ChildServer {
 package final class SharedText: Sendable {
     private let text = Locked<String>("")
     private let done = Locked(false)
+    package init() {}
     package func withLock<T>(_ body: (inout String) -> T) -> T { text.withLock { body(&$0) } }
     /// The writer closed its end: nothing more will come.
     package func end() { done.withLock { $0 = true } }
     package var ended: Bool { done.withLock { $0 } }
+
+    /// Appends what `handle` (a pipe's reading end) gives, as it comes,
+    /// until its writer closes it.
+    package func collect(_ handle: FileHandle) {
+        handle.readabilityHandler = { [self] handle in
+            let data = handle.availableData
+            if data.isEmpty { handle.readabilityHandler = nil; end(); return }
+            withLock { $0 += String(decoding: data, as: UTF8.self) }
+        }
+    }
 }

@@ -32,20 +32,25 @@ def start(binary, data, fsync):
     proc.output_tail = []
     def drain(stream):
         for out in iter(stream.readline, b""):
-            proc.output_tail = (proc.output_tail + [out.decode(errors="replace")])[-40:]
-    for stream in (proc.stdout, proc.stderr):
-        threading.Thread(target=drain, args=(stream,), daemon=True).start()
+            proc.output_tail = (proc.output_tail + [out.decode(errors="replace")])[-400:]
+    proc.drains = [threading.Thread(target=drain, args=(stream,), daemon=True) for stream in (proc.stdout, proc.stderr)]
+    for t in proc.drains:
+        t.start()
     u = urllib.parse.urlparse(line)
     return proc, (u.hostname, u.port)
 
 def server_state(proc):
-    """What to report when a request the harness did not cut failed."""
+    """What to report when a request the harness did not cut failed: how
+    the server exited (a crash's backtrace is written, symbolicated, before
+    the exit), and its last output."""
     try:
-        proc.wait(5)
+        proc.wait(60)
+        state = f"the server exited with {proc.returncode}"
+        for t in proc.drains:  # they end at the pipes' end: the last lines are in
+            t.join(5)
     except subprocess.TimeoutExpired:
-        return "the server is still running"
-    time.sleep(0.2)  # let the drain threads take the last lines
-    return f"the server exited with {proc.returncode}: " + "".join(proc.output_tail)[-3000:]
+        state = "the server is still running"
+    return f"{state}; its last output:\n" + "".join(proc.output_tail)[-12000:]
 
 def request(addr, method, path, body=None, headers=None, timeout=30):
     c = http.client.HTTPConnection(*addr, timeout=timeout)
